@@ -1,0 +1,89 @@
+import { Pool as NeonPool, neonConfig } from "@neondatabase/serverless";
+import type { SQL } from "drizzle-orm";
+import { drizzle as drizzleNeon } from "drizzle-orm/neon-serverless";
+import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import pg from "pg";
+import ws from "ws";
+import * as schema from "./schema";
+
+export type Schema = typeof schema;
+/** What app code types against: either driver's drizzle instance, or a transaction of it. */
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+
+/** The node-postgres shape both drivers' pools share; pinned sessions (locks, LISTEN) use it. */
+export interface SessionClient {
+  query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+  release(destroy?: boolean): void;
+  on(event: "error", listener: (err: Error) => void): unknown;
+  on(
+    event: "notification",
+    listener: (msg: { channel: string; payload?: string }) => void,
+  ): unknown;
+}
+export interface SessionPool {
+  connect(): Promise<SessionClient>;
+  end(): Promise<void>;
+}
+
+export interface Database {
+  db: Db;
+  pool: SessionPool;
+  driver: "pg" | "neon";
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  url: string;
+  driver?: "pg" | "neon";
+  poolMax?: number;
+  /** `host:port` of a WebSocket-to-TCP proxy, for the Neon driver against plain Postgres. */
+  neonWsProxy?: string;
+  applicationName?: string;
+}
+
+// Postgres bigint (int8) and numeric come back as strings by default; counts and
+// positions here stay well inside 2^53.
+pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+
+export function createDatabase(opts: DatabaseOptions): Database {
+  const driver = opts.driver ?? "pg";
+  const max = opts.poolMax ?? 20;
+  if (driver === "neon") {
+    neonConfig.webSocketConstructor = ws;
+    if (opts.neonWsProxy) {
+      const proxy = opts.neonWsProxy;
+      neonConfig.wsProxy = (host, port) => `${proxy}/v1?address=${host}:${port}`;
+      neonConfig.useSecureWebSocket = false;
+      neonConfig.pipelineTLS = false;
+      neonConfig.pipelineConnect = false;
+    }
+    const pool = new NeonPool({ connectionString: opts.url, max });
+    pool.on("error", () => {
+      // An idle client dropped by the server: the pool replaces it on next use.
+    });
+    const db = drizzleNeon({ client: pool, schema }) as unknown as Db;
+    return {
+      db,
+      pool: pool as unknown as SessionPool,
+      driver,
+      close: () => pool.end(),
+    };
+  }
+  const pool = new pg.Pool({
+    connectionString: opts.url,
+    max,
+    application_name: opts.applicationName ?? "cellflow",
+  });
+  pool.on("error", () => {
+    // See above: idle client errors are recoverable and must not crash the process.
+  });
+  const db = drizzlePg({ client: pool, schema }) as unknown as Db;
+  return { db, pool: pool as unknown as SessionPool, driver, close: () => pool.end() };
+}
+
+/** Rows of a raw statement, whichever driver ran it (both return node-postgres results). */
+export async function queryRows<T>(db: Db, query: SQL): Promise<T[]> {
+  const result = (await db.execute(query)) as unknown as { rows: T[] };
+  return result.rows;
+}

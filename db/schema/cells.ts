@@ -1,0 +1,45 @@
+import { sql } from "drizzle-orm";
+import { index, integer, jsonb, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
+import { cellOutcome, cellStatus } from "./enums";
+import { rows, tables } from "./tables";
+
+/**
+ * One row per (row, group) that has ever been requested. Outputs live in rows.data; a
+ * cell only records where its run stands. Absent means never run or cleared.
+ */
+export const cells = pgTable(
+  "cells",
+  {
+    tableId: text("table_id")
+      .notNull()
+      .references(() => tables.id, { onDelete: "cascade" }),
+    rowId: text("row_id")
+      .notNull()
+      .references(() => rows.id, { onDelete: "cascade" }),
+    groupId: text("group_id").notNull(),
+    status: cellStatus("status").notNull(),
+    /** The only attempt allowed to write this cell. */
+    executionId: text("execution_id").notNull(),
+    dispatchId: text("dispatch_id"),
+    attempt: integer("attempt").notNull().default(0),
+    outcome: cellOutcome("outcome"),
+    error: text("error"),
+    runningBlockIds: text("running_block_ids").array().notNull().default(sql`'{}'::text[]`),
+    blockErrors: jsonb("block_errors").notNull().default({}),
+    details: jsonb("details").notNull().default({}),
+    /** The task backend's run id of the carrier, for cancel by run id. */
+    runId: text("run_id"),
+    queuedAt: timestamp("queued_at", { withTimezone: true }),
+    startedAt: timestamp("started_at", { withTimezone: true }),
+    finishedAt: timestamp("finished_at", { withTimezone: true }),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.rowId, t.groupId] }),
+    index("cells_execution_idx").on(t.executionId),
+    index("cells_table_status_idx").on(t.tableId, t.status),
+    index("cells_dispatch_status_idx")
+      .on(t.dispatchId, t.status)
+      .where(sql`${t.dispatchId} is not null`),
+  ],
+);

@@ -1,0 +1,31 @@
+import { sql } from "drizzle-orm";
+import { bigint, index, integer, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { dispatchStatus, runMode } from "./enums";
+import { tables } from "./tables";
+
+/** One per Run request; the cursor is the position of the last row handed to a carrier. */
+export const dispatches = pgTable(
+  "dispatches",
+  {
+    id: text("id").primaryKey(),
+    tableId: text("table_id")
+      .notNull()
+      .references(() => tables.id, { onDelete: "cascade" }),
+    groupIds: text("group_ids").array().notNull(),
+    mode: runMode("mode").notNull(),
+    rowIds: text("row_ids").array(),
+    rowLimit: integer("row_limit"),
+    window: integer("window").notNull(),
+    cursor: bigint("cursor", { mode: "number" }).notNull().default(-1),
+    inFlight: integer("in_flight").notNull().default(0),
+    stamped: integer("stamped").notNull().default(0),
+    status: dispatchStatus("status").notNull().default("active"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    finishedAt: timestamp("finished_at", { withTimezone: true }),
+  },
+  (t) => [
+    index("dispatches_table_status_idx").on(t.tableId, t.status, t.createdAt),
+    index("dispatches_active_idx").on(t.status).where(sql`${t.status} = 'active'`),
+  ],
+);

@@ -1,0 +1,18 @@
+import { pgEnum } from "drizzle-orm/pg-core";
+import {
+  CELL_OUTCOMES,
+  CELL_STATUSES,
+  DISPATCH_STATUSES,
+  EVENT_KINDS,
+  HOOK_ACTIONS,
+  PLANS,
+  RUN_MODES,
+} from "../../src/domain/statuses";
+
+export const cellStatus = pgEnum("cell_status", CELL_STATUSES);
+export const cellOutcome = pgEnum("cell_outcome", CELL_OUTCOMES);
+export const dispatchStatus = pgEnum("dispatch_status", DISPATCH_STATUSES);
+export const runMode = pgEnum("run_mode", RUN_MODES);
+export const hookAction = pgEnum("hook_action", HOOK_ACTIONS);
+export const eventKind = pgEnum("event_kind", EVENT_KINDS);
+export const plan = pgEnum("plan", PLANS);

@@ -1,0 +1,40 @@
+import { z } from "zod";
+
+/**
+ * Every environment variable Cellflow reads, parsed once. `.env.example` documents the
+ * same list; a test keeps the two in step.
+ */
+const emptyAsUndefined = (v: unknown) => (v === "" ? undefined : v);
+const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
+
+export const Env = z.object({
+  DATABASE_URL: optionalString,
+  DATABASE_URL_UNPOOLED: optionalString,
+  DATABASE_DRIVER: z.preprocess(emptyAsUndefined, z.enum(["pg", "neon"]).default("pg")),
+  DATABASE_POOL_MAX: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(2).default(20)),
+  NEON_WS_PROXY: optionalString,
+  CELLFLOW_DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default(".data")),
+  CELLFLOW_PG_PORT: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(65535).default(54329),
+  ),
+  PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535).default(3000)),
+  HOST: z.preprocess(emptyAsUndefined, z.string().default("127.0.0.1")),
+  CELLFLOW_API_KEY: optionalString,
+  CELLFLOW_ADMIN_TOKEN: optionalString,
+  TASK_BACKEND: z.preprocess(emptyAsUndefined, z.enum(["local", "trigger"]).default("local")),
+  LOG_LEVEL: z.preprocess(
+    emptyAsUndefined,
+    z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  ),
+});
+export type Env = z.infer<typeof Env>;
+
+export function readEnv(source: NodeJS.ProcessEnv = process.env): Env {
+  const parsed = Env.safeParse(source);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`Invalid environment:\n${lines.join("\n")}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,42 @@
+import { z } from "zod";
+
+/** Ids the client chooses (columns, groups, blocks, inputs). */
+export const ClientId = z
+  .string()
+  .regex(/^[a-z][a-z0-9_]{0,62}$/, "must match ^[a-z][a-z0-9_]{0,62}$ (lowercase, digits, _)");
+export type ClientId = z.infer<typeof ClientId>;
+
+/** Ids Cellflow generates; only their length is checked, lookups decide existence. */
+export const EntityId = z.string().min(1).max(64);
+export type EntityId = z.infer<typeof EntityId>;
+
+export const Name = z.string().trim().min(1, "must not be empty").max(200);
+export type Name = z.infer<typeof Name>;
+
+/** Expressions and templates: bounded so one request cannot store megabytes of code. */
+export const Expression = z.string().min(1, "must not be empty").max(20_000);
+export type Expression = z.infer<typeof Expression>;
+
+export const Issue = z.object({ path: z.string(), message: z.string() });
+export type Issue = z.infer<typeof Issue>;
+
+export const ERROR_CODES = [
+  "validation_failed",
+  "not_found",
+  "unauthorized",
+  "conflict",
+  "payload_too_large",
+  "limit_reached",
+  "internal",
+] as const;
+export const ErrorCode = z.enum(ERROR_CODES);
+export type ErrorCode = z.infer<typeof ErrorCode>;
+
+export const ApiError = z.object({
+  error: z.object({
+    code: ErrorCode,
+    message: z.string(),
+    issues: z.array(Issue).optional(),
+  }),
+});
+export type ApiError = z.infer<typeof ApiError>;

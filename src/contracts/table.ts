@@ -1,0 +1,98 @@
+import { z } from "zod";
+import { ClientId, EntityId, Name } from "./common";
+
+export const COLUMN_TYPES = ["text", "number", "boolean", "date", "json", "select"] as const;
+export const ColumnType = z.enum(COLUMN_TYPES);
+export type ColumnType = z.infer<typeof ColumnType>;
+
+export const Column = z
+  .strictObject({
+    id: ClientId,
+    name: Name,
+    type: ColumnType,
+    options: z.array(z.string().min(1).max(200)).min(1).max(500).optional(),
+  })
+  .superRefine((c, ctx) => {
+    if (c.type === "select" && !c.options) {
+      ctx.addIssue({ code: "custom", path: ["options"], message: "a select column needs options" });
+    }
+    if (c.type !== "select" && c.options) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["options"],
+        message: "only select columns take options",
+      });
+    }
+  });
+export type Column = z.infer<typeof Column>;
+
+export const GroupOutput = z.strictObject({
+  columnId: ClientId,
+  /** `<blockId>` or `<blockId>.<path>` for workflows; an output id for enrichments. */
+  from: z
+    .string()
+    .min(1)
+    .max(500)
+    .regex(/^[a-z][a-z0-9_]{0,62}(\.[A-Za-z0-9_]+)*$/, "must be <blockId> or <blockId>.<path>"),
+});
+export type GroupOutput = z.infer<typeof GroupOutput>;
+
+const groupBase = {
+  id: ClientId,
+  name: Name,
+  /** Input name → column id. */
+  inputs: z.record(ClientId, ClientId).default({}),
+  outputs: z.array(GroupOutput).max(100).default([]),
+  dependsOn: z.array(ClientId).max(100).default([]),
+  autoRun: z.boolean().default(false),
+};
+
+export const WorkflowGroup = z.strictObject({
+  ...groupBase,
+  kind: z.literal("workflow"),
+  workflowId: EntityId,
+  version: z.enum(["live", "deployed"]).default("live"),
+});
+export type WorkflowGroup = z.infer<typeof WorkflowGroup>;
+
+export const EnrichmentGroup = z.strictObject({
+  ...groupBase,
+  kind: z.literal("enrichment"),
+  enrichmentId: ClientId,
+});
+export type EnrichmentGroup = z.infer<typeof EnrichmentGroup>;
+
+export const Group = z.discriminatedUnion("kind", [WorkflowGroup, EnrichmentGroup]);
+export type Group = z.infer<typeof Group>;
+
+export const TableSchema = z.object({
+  columns: z.array(Column).max(500),
+  groups: z.array(Group).max(100),
+});
+export type TableSchema = z.infer<typeof TableSchema>;
+
+export const CreateTableRequest = z.strictObject({
+  name: Name,
+  columns: z.array(Column).max(500).default([]),
+  groups: z.array(Group).max(100).default([]),
+});
+export type CreateTableRequest = z.infer<typeof CreateTableRequest>;
+
+export const PatchTableRequest = z.strictObject({
+  name: Name.optional(),
+  columns: z.array(Column).max(500).optional(),
+  groups: z.array(Group).max(100).optional(),
+});
+export type PatchTableRequest = z.infer<typeof PatchTableRequest>;
+
+export const TableView = z.object({
+  id: z.string(),
+  name: z.string(),
+  columns: z.array(Column),
+  groups: z.array(Group),
+  rowCount: z.number().int(),
+  schemaVersion: z.number().int(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type TableView = z.infer<typeof TableView>;

@@ -1,0 +1,60 @@
+/**
+ * Every status in Cellflow is defined here once, as a tuple. The pgEnums in db/schema,
+ * the zod enums in contracts and the predicates below are all derived from these tuples,
+ * so adding a status is a compile error everywhere a switch forgets it.
+ */
+
+export const CELL_STATUSES = [
+  "queued",
+  "running",
+  "paused",
+  "completed",
+  "error",
+  "cancelled",
+] as const;
+export type CellStatus = (typeof CELL_STATUSES)[number];
+
+export const CELL_OUTCOMES = ["ok", "skipped", "not_found"] as const;
+export type CellOutcome = (typeof CELL_OUTCOMES)[number];
+
+export const DISPATCH_STATUSES = ["active", "completed", "cancelled", "halted"] as const;
+export type DispatchStatus = (typeof DISPATCH_STATUSES)[number];
+
+export const RUN_MODES = ["all", "incomplete", "new"] as const;
+export type RunMode = (typeof RUN_MODES)[number];
+
+export const HOOK_ACTIONS = ["insert_rows", "run"] as const;
+export type HookAction = (typeof HOOK_ACTIONS)[number];
+
+export const EVENT_KINDS = ["cell", "dispatch", "limit", "schema", "rows"] as const;
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+export const PLANS = ["free", "pro", "unlimited"] as const;
+export type Plan = (typeof PLANS)[number];
+
+/** A cell a worker may still act on: Stop turns exactly these into `cancelled`. */
+export function isInFlight(status: CellStatus): boolean {
+  switch (status) {
+    case "queued":
+    case "running":
+    case "paused":
+      return true;
+    case "completed":
+    case "error":
+    case "cancelled":
+      return false;
+    default:
+      return assertNever(status);
+  }
+}
+
+export function isTerminal(status: CellStatus): boolean {
+  return !isInFlight(status);
+}
+
+export const IN_FLIGHT_STATUSES = CELL_STATUSES.filter(isInFlight);
+export const TERMINAL_STATUSES = CELL_STATUSES.filter(isTerminal);
+
+export function assertNever(value: never): never {
+  throw new Error(`unexpected value: ${String(value)}`);
+}

@@ -1,0 +1,104 @@
+/**
+ * Invariants of a table schema: column and group ids unique; every column a group names
+ * exists; each output column has one owner; no group waits on its own outputs; the
+ * "feeds" relation between groups has no cycle, so a cascade always terminates.
+ */
+import type { Issue } from "../contracts/common";
+import type { Group, TableSchema } from "../contracts/table";
+import { findCycle } from "./graph";
+
+function duplicates(ids: string[]): Set<string> {
+  const seen = new Set<string>();
+  const dup = new Set<string>();
+  for (const id of ids) (seen.has(id) ? dup : seen).add(id);
+  return dup;
+}
+
+/** Columns a group reads: its mapped inputs and its dependencies. */
+export function columnsRead(group: Group): string[] {
+  return [...new Set([...Object.values(group.inputs), ...group.dependsOn])];
+}
+
+export function checkTableSchema(
+  schema: TableSchema,
+  knownEnrichments: ReadonlySet<string>,
+): Issue[] {
+  const issues: Issue[] = [];
+  const columnIds = new Set(schema.columns.map((c) => c.id));
+  for (const id of duplicates(schema.columns.map((c) => c.id))) {
+    issues.push({ path: "columns", message: `column id "${id}" is used twice` });
+  }
+  for (const id of duplicates(schema.groups.map((g) => g.id))) {
+    issues.push({ path: "groups", message: `group id "${id}" is used twice` });
+  }
+
+  const owner = new Map<string, string>();
+  schema.groups.forEach((g, gi) => {
+    g.outputs.forEach((o, oi) => {
+      const path = `groups.${gi}.outputs.${oi}.columnId`;
+      if (!columnIds.has(o.columnId)) {
+        issues.push({ path, message: `unknown column "${o.columnId}"` });
+        return;
+      }
+      const prev = owner.get(o.columnId);
+      if (prev !== undefined && prev !== g.id) {
+        issues.push({
+          path,
+          message: `column "${o.columnId}" is already an output of group "${prev}"`,
+        });
+      } else if (prev === g.id) {
+        issues.push({ path, message: `column "${o.columnId}" is listed twice as an output` });
+      }
+      owner.set(o.columnId, g.id);
+    });
+    for (const [name, col] of Object.entries(g.inputs)) {
+      if (!columnIds.has(col)) {
+        issues.push({ path: `groups.${gi}.inputs.${name}`, message: `unknown column "${col}"` });
+      }
+    }
+    g.dependsOn.forEach((col, di) => {
+      if (!columnIds.has(col)) {
+        issues.push({ path: `groups.${gi}.dependsOn.${di}`, message: `unknown column "${col}"` });
+      }
+    });
+    if (g.kind === "enrichment" && !knownEnrichments.has(g.enrichmentId)) {
+      issues.push({
+        path: `groups.${gi}.enrichmentId`,
+        message: `unknown enrichment "${g.enrichmentId}"`,
+      });
+    }
+  });
+
+  schema.groups.forEach((g, gi) => {
+    const own = new Set(g.outputs.map((o) => o.columnId));
+    for (const col of columnsRead(g)) {
+      if (own.has(col)) {
+        issues.push({
+          path: `groups.${gi}`,
+          message: `group "${g.id}" reads its own output column "${col}"`,
+        });
+      }
+    }
+  });
+
+  const byId = new Map(schema.groups.map((g) => [g.id, g]));
+  const cycle = findCycle(byId.keys(), (id) => {
+    const g = byId.get(id);
+    return g ? feeders(g, owner) : [];
+  });
+  if (cycle) {
+    const flow = [...cycle].reverse().join(" → ");
+    issues.push({ path: "groups", message: `dependency cycle: ${flow}` });
+  }
+  return issues;
+}
+
+/** The groups whose output columns this group reads. */
+export function feeders(group: Group, owner: ReadonlyMap<string, string>): string[] {
+  const out: string[] = [];
+  for (const col of columnsRead(group)) {
+    const o = owner.get(col);
+    if (o !== undefined && o !== group.id) out.push(o);
+  }
+  return out;
+}

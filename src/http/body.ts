@@ -1,0 +1,111 @@
+import type { z } from "zod";
+import type { Issue } from "../contracts/common";
+import { RequestError } from "../domain/errors";
+
+export const MAX_JSON_BODY = 1024 * 1024;
+
+/** Reads at most `limit` bytes; a larger body is refused without reading the rest. */
+export async function readBodyText(req: Request, limit: number): Promise<string> {
+  const declared = Number(req.headers.get("content-length") ?? "");
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  if (!req.body) return "";
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      throw tooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
+}
+
+function tooLarge(limit: number): RequestError {
+  return new RequestError("payload_too_large", `The request body is larger than ${limit} bytes`);
+}
+
+/**
+ * Strings Postgres cannot store in jsonb (NUL, unpaired surrogates) are refused here, as
+ * a 400, instead of failing later as a database error.
+ */
+export function unstorableStrings(value: unknown, path = ""): Issue[] {
+  const bad = (s: string) => s.includes("\u0000") || !s.isWellFormed();
+  if (typeof value === "string") {
+    return bad(value)
+      ? [{ path, message: "contains a NUL character or an unpaired surrogate" }]
+      : [];
+  }
+  if (Array.isArray(value))
+    return value.flatMap((v, i) => unstorableStrings(v, path ? `${path}.${i}` : String(i)));
+  if (value !== null && typeof value === "object") {
+    return Object.entries(value).flatMap(([k, v]) => {
+      const p = path ? `${path}.${k}` : k;
+      return bad(k)
+        ? [{ path: p, message: "key contains a NUL character or an unpaired surrogate" }]
+        : unstorableStrings(v, p);
+    });
+  }
+  return [];
+}
+
+export function zodIssues(error: z.ZodError): Issue[] {
+  return error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
+}
+
+export async function parseJsonBody<S extends z.ZodType>(
+  req: Request,
+  schema: S,
+  limit = MAX_JSON_BODY,
+): Promise<z.infer<S>> {
+  const text = await readBodyText(req, limit);
+  let value: unknown;
+  try {
+    value = text.trim() === "" ? undefined : JSON.parse(text);
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : "";
+    throw new RequestError("validation_failed", "The request body is not valid JSON", [
+      { path: "", message: detail },
+    ]);
+  }
+  if (value === undefined) {
+    throw new RequestError("validation_failed", "The request needs a JSON body", [
+      { path: "", message: "empty body" },
+    ]);
+  }
+  const unstorable = unstorableStrings(value);
+  if (unstorable.length > 0)
+    throw new RequestError(
+      "validation_failed",
+      "The request holds text that cannot be stored",
+      unstorable,
+    );
+  const parsed = schema.safeParse(value);
+  if (!parsed.success)
+    throw new RequestError(
+      "validation_failed",
+      "The request is not valid",
+      zodIssues(parsed.error),
+    );
+  return parsed.data;
+}
+
+/** Query parameters as an object; repeated keys keep the last value. */
+export function parseQuery<S extends z.ZodType>(req: Request, schema: S): z.infer<S> {
+  const params = Object.fromEntries(new URL(req.url).searchParams);
+  const unstorable = unstorableStrings(params);
+  if (unstorable.length > 0)
+    throw new RequestError(
+      "validation_failed",
+      "The query holds text that cannot be used",
+      unstorable,
+    );
+  const parsed = schema.safeParse(params);
+  if (!parsed.success)
+    throw new RequestError("validation_failed", "The query is not valid", zodIssues(parsed.error));
+  return parsed.data;
+}

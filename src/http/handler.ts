@@ -1,0 +1,60 @@
+import { getDatabase } from "../../db/instance";
+import { log } from "../config/log";
+import { RequestError } from "../domain/errors";
+import type { ServiceContext } from "../services/context";
+import { authenticate } from "./auth";
+import { errorResponse } from "./respond";
+
+/** Path ids are ours (generated) or client ids; anything else cannot exist, so it is a 404. */
+const PATH_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+type Params = Record<string, string>;
+interface RouteContext<P extends Params> {
+  params: Promise<P>;
+}
+
+async function guard(req: Request, run: () => Promise<Response>): Promise<Response> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof RequestError) return errorResponse(err.code, err.message, err.issues);
+    log().error({ err, method: req.method, url: new URL(req.url).pathname }, "request failed");
+    return errorResponse(
+      "internal",
+      "Something went wrong on our side; the request was not completed",
+    );
+  }
+}
+
+function checkPathIds(params: Params): void {
+  for (const value of Object.values(params)) {
+    if (!PATH_ID.test(value)) throw new RequestError("not_found", "Not found");
+  }
+}
+
+/** A route that needs no API key (health, signed webhooks, admin with its own token). */
+export function publicRoute<P extends Params = Params>(
+  fn: (req: Request, params: P) => Promise<Response>,
+): (req: Request, route: RouteContext<P>) => Promise<Response> {
+  return (req, route) =>
+    guard(req, async () => {
+      const params = await route.params;
+      checkPathIds(params);
+      return fn(req, params);
+    });
+}
+
+/** A route scoped to the workspace of the request's API key. */
+export function workspaceRoute<P extends Params = Params>(
+  fn: (req: Request, ctx: ServiceContext, params: P) => Promise<Response>,
+): (req: Request, route: RouteContext<P>) => Promise<Response> {
+  return (req, route) =>
+    guard(req, async () => {
+      const { db } = getDatabase();
+      const workspaceId = await authenticate(req, db);
+      const params = await route.params;
+      checkPathIds(params);
+      const ctx: ServiceContext = { db, workspaceId, log: log().child({ workspaceId }) };
+      return fn(req, ctx, params);
+    });
+}

@@ -1,0 +1,105 @@
+import type { InsertRowsRequest, ListRowsQuery, PatchRowRequest, RowView } from "../contracts/rows";
+import { TableSchema } from "../contracts/table";
+import { type Failure, invalid, notFound } from "../domain/errors";
+import type { Result } from "../domain/result";
+import { checkRowData } from "../domain/values";
+import { deleteRow as removeRow } from "../store/rows/delete";
+import { insertRows as appendRows } from "../store/rows/insert";
+import { patchRow as mergeRow } from "../store/rows/patch";
+import { getRow as readRow, listRows as readRows } from "../store/rows/read";
+import { getTable } from "../store/tables/read";
+import type { ServiceContext } from "./context";
+
+async function tableSchema(ctx: ServiceContext, tableId: string): Promise<TableSchema | null> {
+  const table = await getTable(ctx.db, ctx.workspaceId, tableId);
+  return table ? TableSchema.parse(table.schema) : null;
+}
+
+export async function insertRows(
+  ctx: ServiceContext,
+  tableId: string,
+  req: InsertRowsRequest,
+): Promise<Result<{ rows: RowView[] }, Failure>> {
+  const schema = await tableSchema(ctx, tableId);
+  if (!schema) return { ok: false, reason: notFound("table") };
+  const issues = req.rows.flatMap((r, i) => checkRowData(schema.columns, r.data, `rows.${i}.data`));
+  if (issues.length > 0)
+    return { ok: false, reason: invalid(issues, "Some values do not fit their columns") };
+  const rows = await appendRows(
+    ctx.db,
+    tableId,
+    req.rows.map((r) => r.data),
+  );
+  if (!rows) return { ok: false, reason: notFound("table") };
+  ctx.log.info({ tableId, count: rows.length }, "rows inserted");
+  return { ok: true, value: { rows: rows } };
+}
+
+/** Cursors are opaque to clients: the position of the last row returned, base64url. */
+function decodeCursor(cursor: string | undefined): number | null {
+  if (cursor === undefined || cursor === "") return -1;
+  const text = Buffer.from(cursor, "base64url").toString("utf8");
+  if (!/^p:\d{1,15}$/.test(text)) return null;
+  return Number(text.slice(2));
+}
+
+const encodeCursor = (position: number) =>
+  Buffer.from(`p:${position}`, "utf8").toString("base64url");
+
+export async function listRows(
+  ctx: ServiceContext,
+  tableId: string,
+  query: ListRowsQuery,
+): Promise<Result<{ rows: RowView[]; nextCursor: string | null }, Failure>> {
+  const after = decodeCursor(query.cursor);
+  if (after === null)
+    return {
+      ok: false,
+      reason: invalid([{ path: "cursor", message: "not a cursor this API returned" }]),
+    };
+  const table = await getTable(ctx.db, ctx.workspaceId, tableId);
+  if (!table) return { ok: false, reason: notFound("table") };
+  const rows = await readRows(ctx.db, tableId, after, query.limit + 1);
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  const nextCursor = rows.length > query.limit && last ? encodeCursor(last.position) : null;
+  return { ok: true, value: { rows: page, nextCursor } };
+}
+
+export async function getRow(
+  ctx: ServiceContext,
+  tableId: string,
+  rowId: string,
+): Promise<Result<RowView, Failure>> {
+  const table = await getTable(ctx.db, ctx.workspaceId, tableId);
+  const row = table ? await readRow(ctx.db, tableId, rowId) : null;
+  return row ? { ok: true, value: row } : { ok: false, reason: notFound(table ? "row" : "table") };
+}
+
+export async function patchRow(
+  ctx: ServiceContext,
+  tableId: string,
+  rowId: string,
+  req: PatchRowRequest,
+): Promise<Result<RowView, Failure>> {
+  const schema = await tableSchema(ctx, tableId);
+  if (!schema) return { ok: false, reason: notFound("table") };
+  const issues = checkRowData(schema.columns, req.data, "data");
+  if (issues.length > 0)
+    return { ok: false, reason: invalid(issues, "Some values do not fit their columns") };
+  const patched = await mergeRow(ctx.db, tableId, rowId, req.data);
+  const row = patched ? await readRow(ctx.db, tableId, rowId) : null;
+  return row ? { ok: true, value: row } : { ok: false, reason: notFound("row") };
+}
+
+export async function deleteRow(
+  ctx: ServiceContext,
+  tableId: string,
+  rowId: string,
+): Promise<Result<null, Failure>> {
+  const table = await getTable(ctx.db, ctx.workspaceId, tableId);
+  if (!table) return { ok: false, reason: notFound("table") };
+  const deleted = await removeRow(ctx.db, tableId, rowId);
+  if (deleted) ctx.log.info({ tableId, rowId }, "row deleted");
+  return deleted ? { ok: true, value: null } : { ok: false, reason: notFound("row") };
+}

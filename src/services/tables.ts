@@ -1,0 +1,117 @@
+import type { Issue } from "../contracts/common";
+import {
+  type CreateTableRequest,
+  type PatchTableRequest,
+  TableSchema,
+  type TableView,
+} from "../contracts/table";
+import { conflict, type Failure, invalid, notFound } from "../domain/errors";
+import type { Result } from "../domain/result";
+import { checkTableSchema } from "../domain/table-schema";
+import { ENRICHMENT_IDS } from "../enrichments/catalog";
+import { createTable as insertTable } from "../store/tables/create";
+import {
+  countRows,
+  getTable as readTable,
+  listTables as readTables,
+  type TableRecord,
+} from "../store/tables/read";
+import { updateTable } from "../store/tables/update";
+import { existingWorkflowIds } from "../store/workflows/read";
+import type { ServiceContext } from "./context";
+
+function view(r: TableRecord, rowCount: number): TableView {
+  const schema = TableSchema.parse(r.schema);
+  return {
+    id: r.id,
+    name: r.name,
+    columns: schema.columns,
+    groups: schema.groups,
+    rowCount,
+    schemaVersion: r.schemaVersion,
+    createdAt: r.createdAt.toISOString(),
+    updatedAt: r.updatedAt.toISOString(),
+  };
+}
+
+async function schemaIssues(ctx: ServiceContext, schema: TableSchema): Promise<Issue[]> {
+  const issues = checkTableSchema(schema, ENRICHMENT_IDS);
+  const wanted = schema.groups.flatMap((g) => (g.kind === "workflow" ? [g.workflowId] : []));
+  const known = await existingWorkflowIds(ctx.db, ctx.workspaceId, wanted);
+  schema.groups.forEach((g, i) => {
+    if (g.kind === "workflow" && !known.has(g.workflowId)) {
+      issues.push({
+        path: `groups.${i}.workflowId`,
+        message: `unknown workflow "${g.workflowId}"`,
+      });
+    }
+  });
+  return issues;
+}
+
+export async function createTable(
+  ctx: ServiceContext,
+  req: CreateTableRequest,
+): Promise<Result<TableView, Failure>> {
+  const schema: TableSchema = { columns: req.columns, groups: req.groups };
+  const issues = await schemaIssues(ctx, schema);
+  if (issues.length > 0)
+    return { ok: false, reason: invalid(issues, "The table schema is not valid") };
+  const row = await insertTable(ctx.db, ctx.workspaceId, { name: req.name, schema });
+  ctx.log.info({ tableId: row.id }, "table created");
+  return { ok: true, value: view(row, 0) };
+}
+
+export async function getTable(
+  ctx: ServiceContext,
+  id: string,
+): Promise<Result<TableView, Failure>> {
+  const row = await readTable(ctx.db, ctx.workspaceId, id);
+  if (!row) return { ok: false, reason: notFound("table") };
+  return { ok: true, value: view(row, await countRows(ctx.db, row.id)) };
+}
+
+export async function listTables(
+  ctx: ServiceContext,
+): Promise<Result<{ tables: TableView[] }, Failure>> {
+  const rows = await readTables(ctx.db, ctx.workspaceId);
+  return { ok: true, value: { tables: rows.map((r) => view(r, r.rowCount)) } };
+}
+
+const PATCH_ATTEMPTS = 3;
+
+export async function patchTable(
+  ctx: ServiceContext,
+  id: string,
+  req: PatchTableRequest,
+): Promise<Result<TableView, Failure>> {
+  // Lists given replace the current ones; a concurrent edit makes the guarded write miss,
+  // and the patch is re-applied on the newer schema (it names whole lists, so it is safe).
+  for (let attempt = 0; attempt < PATCH_ATTEMPTS; attempt++) {
+    const current = await readTable(ctx.db, ctx.workspaceId, id);
+    if (!current) return { ok: false, reason: notFound("table") };
+    const before = TableSchema.parse(current.schema);
+    const schema: TableSchema = {
+      columns: req.columns ?? before.columns,
+      groups: req.groups ?? before.groups,
+    };
+    const issues = await schemaIssues(ctx, schema);
+    if (issues.length > 0)
+      return { ok: false, reason: invalid(issues, "The table schema is not valid") };
+    const written = await updateTable(ctx.db, ctx.workspaceId, id, current.schemaVersion, {
+      name: req.name ?? current.name,
+      schema,
+    });
+    if (written.ok) {
+      ctx.log.info(
+        { tableId: id, schemaVersion: written.value.schemaVersion },
+        "table schema updated",
+      );
+      return { ok: true, value: view(written.value, await countRows(ctx.db, id)) };
+    }
+  }
+  return {
+    ok: false,
+    reason: conflict("The table was changed by someone else meanwhile; try again"),
+  };
+}

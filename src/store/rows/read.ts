@@ -1,0 +1,49 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { Db } from "../../../db/client";
+import { queryRows } from "../../../db/client";
+import type { RowView } from "../../contracts/rows";
+
+/** Rows are read straight into the API's shape: the SQL below builds exactly a RowView. */
+export type RowRecord = RowView;
+
+/** The row columns plus its cells as one JSON object, keyed by group id. */
+const rowSelect = sql`
+  r.id, r.position, r.data,
+  to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt",
+  to_char(r.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "updatedAt",
+  coalesce((
+    select jsonb_object_agg(c.group_id, jsonb_build_object(
+      'status', c.status, 'outcome', c.outcome, 'executionId', c.execution_id,
+      'dispatchId', c.dispatch_id, 'error', c.error, 'runningBlockIds', to_jsonb(c.running_block_ids),
+      'blockErrors', c.block_errors,
+      'updatedAt', to_char(c.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
+    from cells c where c.row_id = r.id
+  ), '{}'::jsonb) as cells`;
+
+export function selectRows(where: SQL, tail: SQL = sql``): SQL {
+  return sql`select ${rowSelect} from rows r where ${where} ${tail}`;
+}
+
+export async function getRow(db: Db, tableId: string, rowId: string): Promise<RowRecord | null> {
+  const rows = await queryRows<RowRecord>(
+    db,
+    selectRows(sql`r.table_id = ${tableId} and r.id = ${rowId}`),
+  );
+  return rows[0] ?? null;
+}
+
+/** Rows after position `after` in position order; one more than `limit` tells if more exist. */
+export async function listRows(
+  db: Db,
+  tableId: string,
+  after: number,
+  limit: number,
+): Promise<RowRecord[]> {
+  return queryRows<RowRecord>(
+    db,
+    selectRows(
+      sql`r.table_id = ${tableId} and r.position > ${after}`,
+      sql`order by r.position limit ${limit}`,
+    ),
+  );
+}

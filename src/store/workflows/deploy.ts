@@ -1,0 +1,28 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "../../../db/client";
+import { queryRows } from "../../../db/client";
+
+/**
+ * Freezes the current draft as the next version. One statement: the version number is
+ * taken by the UPDATE's row lock, so concurrent deploys get distinct, gapless versions.
+ */
+export async function deployWorkflow(
+  db: Db,
+  workspaceId: string,
+  id: string,
+): Promise<{ version: number } | null> {
+  const rows = await queryRows<{ version: number }>(
+    db,
+    sql`
+      with bumped as (
+        update workflows
+           set deployed_version = coalesce(deployed_version, 0) + 1
+         where id = ${id} and workspace_id = ${workspaceId}
+        returning id, deployed_version, definition
+      )
+      insert into workflow_versions (workflow_id, version, definition)
+      select id, deployed_version, definition from bumped
+      returning version`,
+  );
+  return rows[0] ?? null;
+}
