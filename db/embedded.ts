@@ -209,3 +209,26 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     },
   };
 }
+
+/** Creates database `name` on the server at `adminUrl` unless it exists; returns its URL. */
+export async function ensureDatabase(adminUrl: string, name: string): Promise<string> {
+  const { default: pg } = await import("pg");
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const found = await client.query("select 1 from pg_database where datname = $1", [name]);
+    if (found.rowCount === 0) {
+      await client
+        .query(`create database ${client.escapeIdentifier(name)}`)
+        .catch((err: { code?: string }) => {
+          // Another starter created it between our check and our create.
+          if (err.code !== "42P04") throw err;
+        });
+    }
+  } finally {
+    await client.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}

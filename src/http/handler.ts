@@ -38,7 +38,7 @@ export function publicRoute<P extends Params = Params>(
 ): (req: Request, route: RouteContext<P>) => Promise<Response> {
   return (req, route) =>
     guard(req, async () => {
-      const params = await route.params;
+      const params = ((await route?.params) ?? {}) as P;
       checkPathIds(params);
       return fn(req, params);
     });
@@ -52,7 +52,7 @@ export function workspaceRoute<P extends Params = Params>(
     guard(req, async () => {
       const { db } = getDatabase();
       const workspaceId = await authenticate(req, db);
-      const params = await route.params;
+      const params = ((await route?.params) ?? {}) as P;
       checkPathIds(params);
       const ctx: ServiceContext = { db, workspaceId, log: log().child({ workspaceId }) };
       return fn(req, ctx, params);

@@ -1,0 +1,101 @@
+/**
+ * `npm start`: the embedded default on one machine. Postgres (embedded unless DATABASE_URL
+ * is set) → migrations → the default workspace and its key → the Next.js server.
+ * Shutdown runs in reverse, and Postgres stops last, so no process outlives this one.
+ */
+import http from "node:http";
+import path from "node:path";
+import nextEnv from "@next/env";
+import type { EmbeddedPostgres } from "../../db/embedded";
+import { ensureDatabase, startEmbeddedPostgres } from "../../db/embedded";
+import { closeDatabase, getDatabase } from "../../db/instance";
+import { runMigrations } from "../../db/migrate";
+import { readEnv } from "../config/env";
+import { log } from "../config/log";
+import { ensureDefaultAccess } from "./bootstrap";
+import { ensureNextBuild } from "./next-build";
+
+const root = process.cwd();
+nextEnv.loadEnvConfig(root, false, { info: () => {}, error: console.error });
+process.env.NEXT_TELEMETRY_DISABLED = "1";
+
+const say = (line: string) => process.stdout.write(`[cellflow] ${line}\n`);
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const env = readEnv();
+  const dataDir = path.resolve(root, env.CELLFLOW_DATA_DIR);
+  const logger = log().child({ component: "server" });
+
+  let embedded: EmbeddedPostgres | undefined;
+  let server: http.Server | undefined;
+  let shuttingDown = false;
+  const shutdown = async (signal: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    say(`${signal}: shutting down`);
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    server?.closeAllConnections();
+    await closeDatabase().catch(() => {});
+    await embedded?.stop();
+    say("stopped");
+    process.exit(0);
+  };
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => void shutdown(signal));
+  }
+
+  try {
+    if (!env.DATABASE_URL) {
+      embedded = await startEmbeddedPostgres({
+        dataDir,
+        port: env.CELLFLOW_PG_PORT,
+        log: (line) => logger.debug({ postgres: line }),
+      });
+      process.env.DATABASE_URL = await ensureDatabase(embedded.url, "cellflow");
+      say(
+        `embedded PostgreSQL on 127.0.0.1:${env.CELLFLOW_PG_PORT} (data in ${path.relative(root, dataDir) || "."}/pg)`,
+      );
+    }
+    const databaseUrl = process.env.DATABASE_URL ?? "";
+    await runMigrations(env.DATABASE_URL_UNPOOLED ?? databaseUrl);
+    const access = await ensureDefaultAccess(getDatabase().db, dataDir, env.CELLFLOW_API_KEY);
+
+    const build = await ensureNextBuild(root, say);
+    const { default: next } = await import("next");
+    const app = next({ dev: false, dir: root, hostname: env.HOST, port: env.PORT });
+    await app.prepare();
+    const handle = app.getRequestHandler();
+    server = http.createServer((req, res) => {
+      handle(req, res).catch((err: unknown) => {
+        logger.error({ err }, "unhandled request error");
+        res.statusCode = 500;
+        res.end();
+      });
+    });
+    const listening = server;
+    await new Promise<void>((resolve, reject) => {
+      listening.once("error", reject);
+      listening.listen(env.PORT, env.HOST, () => resolve());
+    });
+    const address = listening.address();
+    const port = typeof address === "object" && address ? address.port : env.PORT;
+    const url = `http://${env.HOST === "0.0.0.0" ? "localhost" : env.HOST}:${port}`;
+    say(
+      `web app ${build === "built" ? "built" : "up to date"}; ready in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
+    say(`URL:     ${url}`);
+    say(
+      `API key: ${access.apiKey}${access.source === "generated" ? "  (new; kept in the data folder)" : ""}`,
+    );
+    say(`try:     curl -H "Authorization: Bearer ${access.apiKey}" ${url}/api/tables`);
+  } catch (err) {
+    logger.error({ err }, "start-up failed");
+    say(`start-up failed: ${err instanceof Error ? err.message : String(err)}`);
+    await closeDatabase().catch(() => {});
+    await embedded?.stop();
+    process.exit(1);
+  }
+}
+
+void main();
