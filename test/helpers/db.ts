@@ -1,0 +1,26 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { afterAll, inject } from "vitest";
+import { closeDatabase, getDatabase } from "../../db/instance";
+
+/**
+ * A database of this test file's own, cloned from the migrated template, and wired as the
+ * process database (getDatabase), so route handlers under test use it.
+ */
+export async function useTestDatabase(): Promise<{ url: string; adminUrl: string; name: string }> {
+  const adminUrl = inject("pgAdminUrl");
+  const name = `t_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name} template cellflow_template`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  await closeDatabase();
+  process.env.DATABASE_URL = url.toString();
+  getDatabase();
+  afterAll(async () => {
+    await closeDatabase();
+  });
+  return { url: url.toString(), adminUrl, name };
+}

@@ -1,0 +1,24 @@
+import { getDatabase } from "../../db/instance";
+import { createWorkspaceWithKey } from "../../src/services/admin";
+
+/** A fresh workspace with its own key, so tests never share tenants by accident. */
+export async function newWorkspace(name = "test"): Promise<{ id: string; key: string }> {
+  const created = await createWorkspaceWithKey(getDatabase().db, name);
+  if (!created.ok) throw new Error("workspace creation failed");
+  return { id: created.value.id, key: created.value.apiKey };
+}
+
+export const classifyDefinition = {
+  inputs: [{ name: "n", type: "number", required: true }],
+  blocks: [
+    { id: "double", type: "transform", expression: "inputs.n * 2", next: "check" },
+    {
+      id: "check",
+      type: "condition",
+      expression: "blocks.double > 10",
+      next: { true: "big", false: "small" },
+    },
+    { id: "big", type: "transform", expression: "'big'" },
+    { id: "small", type: "transform", expression: "'small'" },
+  ],
+};

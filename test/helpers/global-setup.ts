@@ -1,0 +1,50 @@
+/**
+ * One real Postgres for the whole run: embedded, in a fresh temp directory, on a free
+ * port. Migrations run once into a template database; each test file clones it.
+ */
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import type { TestProject } from "vitest/node";
+import { ensureDatabase, startEmbeddedPostgres } from "../../db/embedded";
+import { runMigrations } from "../../db/migrate";
+
+export const TEMPLATE_DB = "cellflow_template";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    pgAdminUrl: string;
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const address = srv.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-test-"));
+  fs.chmodSync(dir, 0o777);
+  const server = await startEmbeddedPostgres({ dataDir: dir, port: await freePort() });
+  const templateUrl = await ensureDatabase(server.url, TEMPLATE_DB);
+  await runMigrations(templateUrl);
+  // A template must have no connections while it is cloned.
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  await admin.query(`alter database ${TEMPLATE_DB} with is_template true allow_connections false`);
+  await admin.end();
+  project.provide("pgAdminUrl", server.url);
+  return async () => {
+    await server.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+}
