@@ -82,7 +82,7 @@ export async function listRoutes(): Promise<{ template: string; methods: string[
 export interface CallOptions {
   key?: string | null;
   body?: unknown;
-  rawBody?: string | Uint8Array;
+  rawBody?: string | Uint8Array<ArrayBuffer>;
   headers?: Record<string, string>;
 }
 
@@ -110,7 +110,7 @@ export async function call<T = unknown>(
   if (!handler) return { status: 405, body: null as T, headers: new Headers() };
   const headers = new Headers(opts.headers);
   if (opts.key) headers.set("authorization", `Bearer ${opts.key}`);
-  let body: string | Uint8Array | undefined;
+  let body: string | Uint8Array<ArrayBuffer> | undefined;
   if (opts.rawBody !== undefined) body = opts.rawBody;
   else if (opts.body !== undefined) {
     body = JSON.stringify(opts.body);

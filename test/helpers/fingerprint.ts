@@ -1,0 +1,23 @@
+import { sql } from "drizzle-orm";
+import { queryRows } from "../../db/client";
+import { getDatabase } from "../../db/instance";
+
+/** A summary of everything a request could have written; equal before and after = no write. */
+export async function dbFingerprint(): Promise<string> {
+  const [row] = await queryRows<Record<string, unknown>>(
+    getDatabase().db,
+    sql`select
+      (select count(*) from workspaces) as workspaces,
+      (select count(*) from api_keys where revoked_at is null) as keys,
+      (select count(*) from workflows) as workflows,
+      (select max(updated_at) from workflows) as workflows_at,
+      (select count(*) from workflow_versions) as versions,
+      (select count(*) from tables) as tables,
+      (select coalesce(sum(schema_version), 0) from tables) as schema_versions,
+      (select count(*) from rows) as rows,
+      (select max(updated_at) from rows) as rows_at,
+      (select count(*) from cells) as cells,
+      (select count(*) from events) as events`,
+  );
+  return JSON.stringify(row);
+}
