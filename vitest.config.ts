@@ -9,6 +9,6 @@ export default defineConfig({
     hookTimeout: 180_000,
     // Two cores: more parallel files only queue on the same Postgres.
     maxWorkers: 2,
-    env: { LOG_LEVEL: "silent", CELLFLOW_ALLOW_PRIVATE_NETWORK: "1" },
+    env: { LOG_LEVEL: "silent" },
   },
 });

@@ -171,7 +171,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
       "-c",
       "unix_socket_directories=",
     ],
-    { ...ids, stdio: ["ignore", "ignore", "pipe"] },
+    // Its own process group: a Ctrl-C or a group SIGTERM reaches our server, which then
+    // stops its work and stops Postgres last, instead of Postgres dying first under it.
+    { ...ids, stdio: ["ignore", "ignore", "pipe"], detached: true },
   );
   let output = "";
   await new Promise<void>((resolve, reject) => {

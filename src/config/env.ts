@@ -22,6 +22,7 @@ export const Env = z.object({
   HOST: z.preprocess(emptyAsUndefined, z.string().default("127.0.0.1")),
   CELLFLOW_API_KEY: optionalString,
   CELLFLOW_ADMIN_TOKEN: optionalString,
+  TRIGGER_PROJECT_REF: optionalString,
   TASK_BACKEND: z.preprocess(emptyAsUndefined, z.enum(["local", "trigger"]).default("local")),
   LOG_LEVEL: z.preprocess(
     emptyAsUndefined,
@@ -30,7 +31,7 @@ export const Env = z.object({
 });
 export type Env = z.infer<typeof Env>;
 
-export function readEnv(source: NodeJS.ProcessEnv = process.env): Env {
+export function readEnv(source: Record<string, string | undefined> = process.env): Env {
   const parsed = Env.safeParse(source);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { getDatabase } from "../../db/instance";
 import { ApiError } from "../../src/contracts/common";
 import { revokeApiKey } from "../../src/store/api-keys/revoke";
-import { getDatabase } from "../../db/instance";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { dbFingerprint } from "../helpers/fingerprint";
@@ -20,7 +20,10 @@ beforeAll(async () => {
     })
   ).body.id;
   rowId = (
-    await call<{ rows: { id: string }[] }>("POST", `/api/tables/${tableId}/rows`, { key, body: { rows: [{ data: { name: "a" } }] } })
+    await call<{ rows: { id: string }[] }>("POST", `/api/tables/${tableId}/rows`, {
+      key,
+      body: { rows: [{ data: { name: "a" } }] },
+    })
   ).body.rows[0]?.id as string;
 });
 
@@ -40,55 +43,95 @@ async function expectRefused(
 
 describe("bad input is refused with the API error shape and writes nothing", () => {
   it("malformed JSON → 400", () =>
-    expectRefused(400, "validation_failed", () => call("POST", "/api/tables", { key, rawBody: '{"name": "x",' })));
+    expectRefused(400, "validation_failed", () =>
+      call("POST", "/api/tables", { key, rawBody: '{"name": "x",' }),
+    ));
 
   it("an empty body where one is needed → 400", () =>
-    expectRefused(400, "validation_failed", () => call("POST", `/api/tables/${tableId}/rows`, { key, rawBody: "" })));
+    expectRefused(400, "validation_failed", () =>
+      call("POST", `/api/tables/${tableId}/rows`, { key, rawBody: "" }),
+    ));
 
   it("wrong types → 400", () =>
-    expectRefused(400, "validation_failed", () => call("POST", "/api/tables", { key, body: { name: 42, columns: "x" } })));
+    expectRefused(400, "validation_failed", () =>
+      call("POST", "/api/tables", { key, body: { name: 42, columns: "x" } }),
+    ));
 
   it("unknown top-level fields → 400", () =>
-    expectRefused(400, "validation_failed", () => call("POST", "/api/tables", { key, body: { name: "x", colour: "red" } })));
+    expectRefused(400, "validation_failed", () =>
+      call("POST", "/api/tables", { key, body: { name: "x", colour: "red" } }),
+    ));
 
   it("over-long strings → 400", () =>
-    expectRefused(400, "validation_failed", () => call("POST", "/api/tables", { key, body: { name: "x".repeat(201) } })));
+    expectRefused(400, "validation_failed", () =>
+      call("POST", "/api/tables", { key, body: { name: "x".repeat(201) } }),
+    ));
 
   it("over-long text values → 400", () =>
     expectRefused(400, "validation_failed", () =>
-      call("PATCH", `/api/tables/${tableId}/rows/${rowId}`, { key, body: { data: { name: "y".repeat(100_001) } } }),
+      call("PATCH", `/api/tables/${tableId}/rows/${rowId}`, {
+        key,
+        body: { data: { name: "y".repeat(100_001) } },
+      }),
     ));
 
   it("text Postgres cannot store (NUL, lone surrogate) → 400", async () => {
     await expectRefused(400, "validation_failed", () =>
-      call("PATCH", `/api/tables/${tableId}/rows/${rowId}`, { key, body: { data: { name: "a\u0000b" } } }),
+      call("PATCH", `/api/tables/${tableId}/rows/${rowId}`, {
+        key,
+        body: { data: { name: "a\u0000b" } },
+      }),
     );
     await expectRefused(400, "validation_failed", () =>
-      call("PATCH", `/api/tables/${tableId}/rows/${rowId}`, { key, rawBody: '{"data":{"name":"\\ud800"}}' }),
+      call("PATCH", `/api/tables/${tableId}/rows/${rowId}`, {
+        key,
+        rawBody: '{"data":{"name":"\\ud800"}}',
+      }),
     );
   });
 
   it("a body over 1 MiB → 413, with or without a content-length", async () => {
     const big = JSON.stringify({ rows: [{ data: { name: "z".repeat(1024 * 1024) } }] });
-    await expectRefused(413, "payload_too_large", () => call("POST", `/api/tables/${tableId}/rows`, { key, rawBody: big }));
     await expectRefused(413, "payload_too_large", () =>
-      call("POST", `/api/tables/${tableId}/rows`, { key, rawBody: "{}", headers: { "content-length": String(2 * 1024 * 1024) } }),
+      call("POST", `/api/tables/${tableId}/rows`, { key, rawBody: big }),
+    );
+    await expectRefused(413, "payload_too_large", () =>
+      call("POST", `/api/tables/${tableId}/rows`, {
+        key,
+        rawBody: "{}",
+        headers: { "content-length": String(2 * 1024 * 1024) },
+      }),
     );
   });
 
   it("unknown or malformed ids → 404", async () => {
-    await expectRefused(404, "not_found", () => call("GET", "/api/tables/tbl_doesnotexist", { key }));
-    await expectRefused(404, "not_found", () => call("GET", `/api/tables/${encodeURIComponent("x'; drop table rows;--")}`, { key }));
-    await expectRefused(404, "not_found", () => call("GET", `/api/tables/${"a".repeat(300)}`, { key }));
-    await expectRefused(404, "not_found", () => call("GET", `/api/tables/${tableId}/rows/%00`, { key }));
-    await expectRefused(404, "not_found", () => call("PATCH", `/api/tables/${tableId}/rows/row_nope`, { key, body: { data: {} } }));
-    await expectRefused(404, "not_found", () => call("POST", "/api/workflows/wf_nope/deploy", { key }));
+    await expectRefused(404, "not_found", () =>
+      call("GET", "/api/tables/tbl_doesnotexist", { key }),
+    );
+    await expectRefused(404, "not_found", () =>
+      call("GET", `/api/tables/${encodeURIComponent("x'; drop table rows;--")}`, { key }),
+    );
+    await expectRefused(404, "not_found", () =>
+      call("GET", `/api/tables/${"a".repeat(300)}`, { key }),
+    );
+    await expectRefused(404, "not_found", () =>
+      call("GET", `/api/tables/${tableId}/rows/%00`, { key }),
+    );
+    await expectRefused(404, "not_found", () =>
+      call("PATCH", `/api/tables/${tableId}/rows/row_nope`, { key, body: { data: {} } }),
+    );
+    await expectRefused(404, "not_found", () =>
+      call("POST", "/api/workflows/wf_nope/deploy", { key }),
+    );
   });
 
   it("a bad cursor → 400", () =>
-    expectRefused(400, "validation_failed", () => call("GET", `/api/tables/${tableId}/rows?cursor=garbage`, { key })));
+    expectRefused(400, "validation_failed", () =>
+      call("GET", `/api/tables/${tableId}/rows?cursor=garbage`, { key }),
+    ));
 
-  it("an unknown API path → 404 in the error shape", () => expectRefused(404, "not_found", () => call("GET", "/api/nothing/here", { key })));
+  it("an unknown API path → 404 in the error shape", () =>
+    expectRefused(404, "not_found", () => call("GET", "/api/nothing/here", { key })));
 });
 
 describe("auth", () => {
@@ -97,10 +140,14 @@ describe("auth", () => {
     expect(await revokeApiKey(getDatabase().db, fresh.key)).toBe(true);
     for (const k of [null, "not a key at all", "cf_unknownunknownunknown", fresh.key]) {
       await expectRefused(401, "unauthorized", () => call("GET", "/api/tables", { key: k }));
-      await expectRefused(401, "unauthorized", () => call("POST", "/api/tables", { key: k, body: { name: "x" } }));
+      await expectRefused(401, "unauthorized", () =>
+        call("POST", "/api/tables", { key: k, body: { name: "x" } }),
+      );
     }
     await expectRefused(401, "unauthorized", () =>
-      call("GET", "/api/tables", { headers: { authorization: `Basic ${Buffer.from("a:b").toString("base64")}` } }),
+      call("GET", "/api/tables", {
+        headers: { authorization: `Basic ${Buffer.from("a:b").toString("base64")}` },
+      }),
     );
   });
 
@@ -121,21 +168,36 @@ describe("admin workspaces", () => {
   it("refuses a wrong token, and with the right one creates a workspace whose key works", async () => {
     process.env.CELLFLOW_ADMIN_TOKEN = "admin-secret-for-tests";
     try {
-      await expectRefused(401, "unauthorized", () => call("POST", "/api/admin/workspaces", { key: "wrong", body: { name: "x" } }));
-      await expectRefused(401, "unauthorized", () => call("POST", "/api/admin/workspaces", { body: { name: "x" } }));
-      await expectRefused(400, "validation_failed", () =>
-        call("POST", "/api/admin/workspaces", { key: "admin-secret-for-tests", body: { name: "" } }),
+      await expectRefused(401, "unauthorized", () =>
+        call("POST", "/api/admin/workspaces", { key: "wrong", body: { name: "x" } }),
       );
-      const res = await call<{ id: string; name: string; apiKey: string }>("POST", "/api/admin/workspaces", {
-        key: "admin-secret-for-tests",
-        body: { name: "Acme" },
-      });
+      await expectRefused(401, "unauthorized", () =>
+        call("POST", "/api/admin/workspaces", { body: { name: "x" } }),
+      );
+      await expectRefused(400, "validation_failed", () =>
+        call("POST", "/api/admin/workspaces", {
+          key: "admin-secret-for-tests",
+          body: { name: "" },
+        }),
+      );
+      const res = await call<{ id: string; name: string; apiKey: string }>(
+        "POST",
+        "/api/admin/workspaces",
+        {
+          key: "admin-secret-for-tests",
+          body: { name: "Acme" },
+        },
+      );
       expect(res.status).toBe(201);
       expect(res.body.name).toBe("Acme");
-      const tables = await call<{ tables: unknown[] }>("GET", "/api/tables", { key: res.body.apiKey });
+      const tables = await call<{ tables: unknown[] }>("GET", "/api/tables", {
+        key: res.body.apiKey,
+      });
       expect(tables).toMatchObject({ status: 200, body: { tables: [] } });
       // The admin token is not an API key.
-      expect((await call("GET", "/api/tables", { key: "admin-secret-for-tests" })).status).toBe(401);
+      expect((await call("GET", "/api/tables", { key: "admin-secret-for-tests" })).status).toBe(
+        401,
+      );
     } finally {
       delete process.env.CELLFLOW_ADMIN_TOKEN;
     }

@@ -18,19 +18,27 @@ describe("schema and migrations", () => {
       `export default ${JSON.stringify({ dialect: "postgresql", schema: "./db/schema/index.ts", out: path.relative(root, out) })};`,
     );
     const before = fs.readdirSync(out).sort();
-    const output = execFileSync(path.join(root, "node_modules/.bin/drizzle-kit"), ["generate", "--config", config], {
-      cwd: root,
-      encoding: "utf8",
-    });
+    const output = execFileSync(
+      path.join(root, "node_modules/.bin/drizzle-kit"),
+      ["generate", "--config", config],
+      {
+        cwd: root,
+        encoding: "utf8",
+      },
+    );
     const after = fs.readdirSync(out).sort();
     fs.rmSync(tmp, { recursive: true, force: true });
-    expect(after, `schema changed without a migration; run npm run db:generate\n${output}`).toEqual(before);
+    expect(after, `schema changed without a migration; run npm run db:generate\n${output}`).toEqual(
+      before,
+    );
     expect(output).toMatch(/No schema changes/);
   });
 
   it("migrations are append-only: the journal lists every SQL file, in order", () => {
     const dir = path.join(root, "db", "migrations");
-    const journal = JSON.parse(fs.readFileSync(path.join(dir, "meta", "_journal.json"), "utf8")) as {
+    const journal = JSON.parse(
+      fs.readFileSync(path.join(dir, "meta", "_journal.json"), "utf8"),
+    ) as {
       entries: { idx: number; tag: string }[];
     };
     const files = fs

@@ -1,0 +1,180 @@
+/**
+ * The real `npm start` path, end to end: embedded Postgres, migrations, the Next.js
+ * server, the printed key; the API works through HTTP; SIGTERM leaves no postgres behind
+ * and the next start reuses the data.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { classifyDefinition } from "../helpers/fixtures";
+import { processesMentioning, waitFor } from "../helpers/processes";
+
+const root = path.resolve(import.meta.dirname, "../..");
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-e2e-"));
+fs.chmodSync(dataDir, 0o777);
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, "127.0.0.1", () => {
+      const a = srv.address();
+      srv.close(() => resolve(typeof a === "object" && a ? a.port : 0));
+    });
+  });
+}
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+  key: string;
+  output: () => string;
+  ms: number;
+}
+
+async function start(port: number, pgPort: number): Promise<Started> {
+  const began = Date.now();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    CELLFLOW_PG_PORT: String(pgPort),
+    CELLFLOW_DATA_DIR: dataDir,
+    LOG_LEVEL: "warn",
+  };
+  delete env.DATABASE_URL;
+  delete env.CELLFLOW_API_KEY;
+  // Its own process group, so signals reach npm and the server alike, as from a terminal
+  // or a service manager (npm itself does not forward SIGTERM to the script).
+  const child = spawn("npm", ["start"], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let out = "";
+  child.stdout?.on("data", (c: Buffer) => {
+    out += c.toString();
+  });
+  child.stderr?.on("data", (c: Buffer) => {
+    out += c.toString();
+  });
+  const ready = await waitFor(
+    () => /API key: (\S+)/.test(out) || child.exitCode !== null,
+    170_000,
+    100,
+  );
+  const key = /API key: (\S+)/.exec(out)?.[1];
+  if (!ready || !key) throw new Error(`npm start did not come up:\n${out}`);
+  const url = /URL:\s+(\S+)/.exec(out)?.[1] ?? `http://127.0.0.1:${port}`;
+  return { child, url, key, output: () => out, ms: Date.now() - began };
+}
+
+/** SIGTERM as a service manager would send it; true once the server said it stopped and postgres is gone. */
+async function stop(s: Started): Promise<boolean> {
+  if (s.child.exitCode === null && s.child.signalCode === null && s.child.pid)
+    process.kill(-s.child.pid, "SIGTERM");
+  const clusterDir = path.join(dataDir, "pg");
+  return waitFor(
+    () => s.output().includes("[cellflow] stopped") && processesMentioning(clusterDir).length === 0,
+    60_000,
+    100,
+  );
+}
+
+const api = async (s: Started, method: string, p: string, body?: unknown) => {
+  const res = await fetch(`${s.url}${p}`, {
+    method,
+    headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+};
+
+let running: Started | undefined;
+afterAll(async () => {
+  if (running) await stop(running);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe("npm start", () => {
+  it("serves the API on embedded Postgres, stops cleanly, and restarts on the same data", async () => {
+    const port = await freePort();
+    const pgPort = await freePort();
+    const first = await start(port, pgPort);
+    running = first;
+
+    const health = await fetch(`${first.url}/api/health`);
+    expect(await health.json()).toEqual({ ok: true, db: "ok", backend: "local" });
+
+    const wf = await api(first, "POST", "/api/workflows", {
+      name: "Classify",
+      definition: classifyDefinition,
+    });
+    expect(wf.status).toBe(201);
+    const table = await api(first, "POST", "/api/tables", {
+      name: "Numbers",
+      columns: [
+        { id: "n", name: "N", type: "number" },
+        { id: "size", name: "Size", type: "text" },
+      ],
+      groups: [
+        {
+          id: "classify",
+          name: "Classify",
+          kind: "workflow",
+          workflowId: wf.body.id,
+          inputs: { n: "n" },
+          outputs: [{ columnId: "size", from: "check" }],
+          dependsOn: ["n"],
+        },
+      ],
+    });
+    expect(table.status).toBe(201);
+    const rows = await api(first, "POST", `/api/tables/${table.body.id}/rows`, {
+      rows: [{ data: { n: 1 } }, { data: { n: 9 } }],
+    });
+    expect(rows.status).toBe(201);
+    const listed = await api(first, "GET", `/api/tables/${table.body.id}/rows`);
+    expect((listed.body.rows as { data: unknown }[]).map((r) => r.data)).toEqual([
+      { n: 1 },
+      { n: 9 },
+    ]);
+    const unauth = await fetch(`${first.url}/api/tables`);
+    expect(unauth.status).toBe(401);
+
+    expect(processesMentioning(path.join(dataDir, "pg")).length).toBeGreaterThan(0);
+    expect(await stop(first)).toBe(true);
+    expect(processesMentioning(path.join(dataDir, "pg"))).toEqual([]);
+    expect(fs.existsSync(path.join(dataDir, "pg", "postmaster.pid"))).toBe(false);
+
+    const second = await start(port, pgPort);
+    running = second;
+    expect(second.key).toBe(first.key);
+    const again = await api(second, "GET", `/api/tables/${table.body.id}`);
+    expect(again.body).toMatchObject({ name: "Numbers", rowCount: 2 });
+    expect(await stop(second)).toBe(true);
+    expect(processesMentioning(path.join(dataDir, "pg"))).toEqual([]);
+    process.stdout.write(`[e2e] first start ${first.ms} ms, restart ${second.ms} ms\n`);
+  }, 400_000);
+
+  it("a postgres orphaned by a SIGKILLed server does not block the next start", async () => {
+    const port = await freePort();
+    const pgPort = await freePort();
+    const first = await start(port, pgPort);
+    running = first;
+    // SIGKILL every node process of the server; postgres runs in its own process group
+    // and survives as an orphan, as after an OOM kill.
+    for (const pid of processesMentioning("src/server/start.ts")) process.kill(pid, "SIGKILL");
+    first.child.kill("SIGKILL");
+    await waitFor(() => first.child.exitCode !== null || first.child.signalCode !== null, 10_000);
+    expect(processesMentioning(path.join(dataDir, "pg")).length).toBeGreaterThan(0);
+
+    const second = await start(port, pgPort);
+    running = second;
+    const health = await fetch(`${second.url}/api/health`);
+    expect(health.status).toBe(200);
+    expect(await stop(second)).toBe(true);
+    expect(processesMentioning(path.join(dataDir, "pg"))).toEqual([]);
+  }, 400_000);
+});
