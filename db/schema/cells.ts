@@ -1,5 +1,14 @@
 import { sql } from "drizzle-orm";
-import { index, integer, jsonb, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from "drizzle-orm/pg-core";
 import { cellOutcome, cellStatus } from "./enums";
 import { rows, tables } from "./tables";
 
@@ -17,6 +26,8 @@ export const cells = pgTable(
       .notNull()
       .references(() => rows.id, { onDelete: "cascade" }),
     groupId: text("group_id").notNull(),
+    /** The row's position (immutable), so a dispatch walks its rows in order off one index. */
+    rowPosition: bigint("row_position", { mode: "number" }).notNull(),
     status: cellStatus("status").notNull(),
     /** The only attempt allowed to write this cell. */
     executionId: text("execution_id").notNull(),
@@ -41,5 +52,9 @@ export const cells = pgTable(
     index("cells_dispatch_status_idx")
       .on(t.dispatchId, t.status)
       .where(sql`${t.dispatchId} is not null`),
+    // The sliding window reads only a dispatch's unfinished cells, in row order.
+    index("cells_dispatch_active_idx")
+      .on(t.dispatchId, t.rowPosition)
+      .where(sql`${t.status} in ('queued', 'running')`),
   ],
 );

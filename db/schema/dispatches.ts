@@ -17,7 +17,6 @@ export const dispatches = pgTable(
     rowLimit: integer("row_limit"),
     window: integer("window").notNull(),
     cursor: bigint("cursor", { mode: "number" }).notNull().default(-1),
-    inFlight: integer("in_flight").notNull().default(0),
     stamped: integer("stamped").notNull().default(0),
     status: dispatchStatus("status").notNull().default("active"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),

@@ -23,6 +23,10 @@ export const Env = z.object({
   CELLFLOW_API_KEY: optionalString,
   CELLFLOW_ADMIN_TOKEN: optionalString,
   TRIGGER_PROJECT_REF: optionalString,
+  WORKER_CONCURRENCY: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(500).default(20),
+  ),
   TASK_BACKEND: z.preprocess(emptyAsUndefined, z.enum(["local", "trigger"]).default("local")),
   LOG_LEVEL: z.preprocess(
     emptyAsUndefined,

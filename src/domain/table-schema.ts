@@ -102,3 +102,24 @@ export function feeders(group: Group, owner: ReadonlyMap<string, string>): strin
   }
   return out;
 }
+
+/** Group ids in dependency order (feeders first); ties keep the schema's left-to-right order. */
+export function groupOrder(schema: TableSchema): string[] {
+  const owner = new Map<string, string>();
+  for (const g of schema.groups) for (const o of g.outputs) owner.set(o.columnId, g.id);
+  const byId = new Map(schema.groups.map((g) => [g.id, g]));
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const visit = (id: string, path: Set<string>) => {
+    if (seen.has(id) || path.has(id)) return;
+    const g = byId.get(id);
+    if (!g) return;
+    path.add(id);
+    for (const f of feeders(g, owner)) visit(f, path);
+    path.delete(id);
+    seen.add(id);
+    out.push(id);
+  };
+  for (const g of schema.groups) visit(g.id, new Set());
+  return out;
+}

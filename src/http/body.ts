@@ -57,15 +57,21 @@ export function zodIssues(error: z.ZodError): Issue[] {
   return error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
 }
 
+export interface BodyOptions {
+  limit?: number;
+  /** The value an empty body stands for; without it an empty body is refused. */
+  empty?: unknown;
+}
+
 export async function parseJsonBody<S extends z.ZodType>(
   req: Request,
   schema: S,
-  limit = MAX_JSON_BODY,
+  opts: BodyOptions = {},
 ): Promise<z.infer<S>> {
-  const text = await readBodyText(req, limit);
+  const text = await readBodyText(req, opts.limit ?? MAX_JSON_BODY);
   let value: unknown;
   try {
-    value = text.trim() === "" ? undefined : JSON.parse(text);
+    value = text.trim() === "" ? opts.empty : JSON.parse(text);
   } catch (err) {
     const detail = err instanceof Error ? err.message : "";
     throw new RequestError("validation_failed", "The request body is not valid JSON", [

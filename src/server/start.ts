@@ -10,10 +10,12 @@ import type { EmbeddedPostgres } from "../../db/embedded";
 import { ensureDatabase, startEmbeddedPostgres } from "../../db/embedded";
 import { closeDatabase, getDatabase } from "../../db/instance";
 import { runMigrations } from "../../db/migrate";
+import { closeBackend } from "../backends/instance";
 import { readEnv } from "../config/env";
 import { log } from "../config/log";
 import { ensureDefaultAccess } from "./bootstrap";
 import { ensureNextBuild } from "./next-build";
+import { type RunningWorker, startWorker } from "./worker-runtime";
 
 const root = process.cwd();
 nextEnv.loadEnvConfig(root, false, { info: () => {}, error: console.error });
@@ -29,6 +31,7 @@ async function main(): Promise<void> {
 
   let embedded: EmbeddedPostgres | undefined;
   let server: http.Server | undefined;
+  let worker: RunningWorker | undefined;
   let shuttingDown = false;
   const shutdown = async (signal: string) => {
     if (shuttingDown) return;
@@ -36,6 +39,8 @@ async function main(): Promise<void> {
     say(`${signal}: shutting down`);
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
     server?.closeAllConnections();
+    await worker?.stop().catch(() => {});
+    await closeBackend().catch(() => {});
     await closeDatabase().catch(() => {});
     await embedded?.stop();
     say("stopped");
@@ -60,6 +65,13 @@ async function main(): Promise<void> {
     const databaseUrl = process.env.DATABASE_URL ?? "";
     await runMigrations(env.DATABASE_URL_UNPOOLED ?? databaseUrl);
     const access = await ensureDefaultAccess(getDatabase().db, dataDir, env.CELLFLOW_API_KEY);
+    worker = await startWorker({
+      url: env.DATABASE_URL_UNPOOLED ?? databaseUrl,
+      driver: env.DATABASE_DRIVER,
+      neonWsProxy: env.NEON_WS_PROXY,
+      concurrency: env.WORKER_CONCURRENCY,
+      log: logger,
+    });
 
     const build = await ensureNextBuild(root, say);
     const { default: next } = await import("next");
@@ -92,6 +104,7 @@ async function main(): Promise<void> {
   } catch (err) {
     logger.error({ err }, "start-up failed");
     say(`start-up failed: ${err instanceof Error ? err.message : String(err)}`);
+    await worker?.stop().catch(() => {});
     await closeDatabase().catch(() => {});
     await embedded?.stop();
     process.exit(1);

@@ -1,0 +1,15 @@
+import { getBackend } from "../../../../../backends/instance";
+import { CreateRunRequest } from "../../../../../contracts/runs";
+import { parseJsonBody } from "../../../../../http/body";
+import { workspaceRoute } from "../../../../../http/handler";
+import { respond } from "../../../../../http/respond";
+import { createRun, listRuns } from "../../../../../services/runs";
+
+export const GET = workspaceRoute<{ id: string }>(async (_req, ctx, { id }) =>
+  respond(await listRuns(ctx, id)),
+);
+
+export const POST = workspaceRoute<{ id: string }>(async (req, ctx, { id }) => {
+  const body = await parseJsonBody(req, CreateRunRequest);
+  return respond(await createRun({ ...ctx, backend: getBackend() }, id, body), 202);
+});

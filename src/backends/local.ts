@@ -1,0 +1,103 @@
+/**
+ * The local task backend: graphile-worker in the same Postgres (its own schema). Jobs are
+ * added after the engine's own transaction committed, keyed per row so a row waiting for
+ * a carrier has at most one waiting job. The engine decides retries, so jobs run once.
+ */
+import {
+  makeWorkerUtils,
+  type Runner,
+  run,
+  Logger as WorkerLogger,
+  type WorkerUtils,
+} from "graphile-worker";
+import { z } from "zod";
+import type { Logger } from "../config/log";
+import {
+  type CarrierPayload,
+  type EnqueueSpec,
+  TASKS,
+  type TaskBackend,
+  type TaskHandler,
+} from "./port";
+
+const CarrierPayloadSchema = z.object({
+  tableId: z.string(),
+  rowId: z.string(),
+  dispatchId: z.string().optional(),
+}) satisfies z.ZodType<CarrierPayload>;
+
+export class LocalBackend implements TaskBackend {
+  readonly kind = "local" as const;
+  private utils: Promise<WorkerUtils> | undefined;
+
+  constructor(private readonly connectionString: string) {}
+
+  private workerUtils(): Promise<WorkerUtils> {
+    this.utils ??= (async () => {
+      const utils = await makeWorkerUtils({ connectionString: this.connectionString });
+      await utils.migrate();
+      return utils;
+    })();
+    return this.utils;
+  }
+
+  async enqueue(specs: EnqueueSpec[]): Promise<void> {
+    if (specs.length === 0) return;
+    const utils = await this.workerUtils();
+    await utils.addJobs(
+      specs.map((s) => ({
+        identifier: s.task,
+        payload: s.payload,
+        jobKey: s.idempotencyKey,
+        maxAttempts: 1,
+        ...(s.delayMs ? { runAt: new Date(Date.now() + s.delayMs) } : {}),
+      })),
+      true,
+    );
+  }
+
+  async close(): Promise<void> {
+    const utils = this.utils;
+    this.utils = undefined;
+    if (utils) await (await utils).release();
+  }
+}
+
+export interface LocalWorkerOptions {
+  connectionString: string;
+  concurrency: number;
+  carrier: TaskHandler;
+  log: Logger;
+}
+
+/** Starts a graphile-worker runner for the carrier task in this process. */
+export async function startLocalWorker(opts: LocalWorkerOptions): Promise<Runner> {
+  return run({
+    connectionString: opts.connectionString,
+    concurrency: opts.concurrency,
+    noHandleSignals: true,
+    pollInterval: 1000,
+    logger: workerLogger(opts.log),
+    taskList: {
+      [TASKS.carrier]: async (raw, helpers) => {
+        const payload = CarrierPayloadSchema.parse(raw);
+        await opts.carrier(payload, {
+          runId: String(helpers.job.id),
+          signal: helpers.abortSignal ?? new AbortController().signal,
+        });
+      },
+    },
+  });
+}
+
+/** graphile-worker's log lines through our structured logger. */
+function workerLogger(log: Logger): WorkerLogger {
+  const child = log.child({ component: "graphile-worker" });
+  return new WorkerLogger(() => (level, message, meta) => {
+    const fields = { ...(meta ?? {}) };
+    if (level === "error") child.error(fields, message);
+    else if (level === "warning") child.warn(fields, message);
+    else if (level === "info") child.debug(fields, message);
+    else child.trace(fields, message);
+  });
+}

@@ -1,0 +1,120 @@
+/**
+ * How a Stop reaches a running attempt: (1) the DB tombstone every write checks, which
+ * alone guarantees correctness; (2) this process's registry of AbortControllers keyed by
+ * execution id, for promptness; (3) a NOTIFY on `cellflow_cancel` that every worker
+ * process LISTENs to and feeds into its own registry.
+ */
+import { sql } from "drizzle-orm";
+import type { Db, SessionClient, SessionPool } from "../../db/client";
+import type { Logger } from "../config/log";
+
+export const CANCEL_CHANNEL = "cellflow_cancel";
+
+const holder = globalThis as { __cellflowAttempts?: Map<string, AbortController> };
+function registry(): Map<string, AbortController> {
+  holder.__cellflowAttempts ??= new Map();
+  return holder.__cellflowAttempts;
+}
+
+/** Registers a running attempt; the returned function unregisters it. */
+export function registerAttempt(executionId: string, controller: AbortController): () => void {
+  registry().set(executionId, controller);
+  return () => {
+    if (registry().get(executionId) === controller) registry().delete(executionId);
+  };
+}
+
+export class CancelledError extends Error {
+  constructor() {
+    super("Stopped by a user");
+    this.name = "CancelledError";
+  }
+}
+
+/** Aborts the attempts of these executions running in this process; returns how many. */
+export function abortLocal(executionIds: Iterable<string>): number {
+  let n = 0;
+  for (const id of executionIds) {
+    const controller = registry().get(id);
+    if (controller && !controller.signal.aborted) {
+      controller.abort(new CancelledError());
+      n++;
+    }
+  }
+  return n;
+}
+
+export function runningAttempts(): number {
+  return registry().size;
+}
+
+// NOTIFY payloads are capped at 8000 bytes; ids are ~35 bytes.
+const IDS_PER_NOTIFY = 150;
+
+/** Tells every worker process to abort these executions. Delivered at commit. */
+export async function publishCancel(db: Db, executionIds: string[]): Promise<void> {
+  for (let i = 0; i < executionIds.length; i += IDS_PER_NOTIFY) {
+    const chunk = executionIds.slice(i, i + IDS_PER_NOTIFY);
+    await db.execute(sql`select pg_notify(${CANCEL_CHANNEL}, ${JSON.stringify(chunk)})`);
+  }
+}
+
+/**
+ * LISTENs for cancels on a dedicated session and aborts matching local attempts.
+ * Reconnects after a dropped connection; `stop()` ends it.
+ */
+export function listenForCancels(
+  pool: SessionPool,
+  log: Logger,
+): { stop(): Promise<void>; ready: Promise<void> } {
+  let client: SessionClient | undefined;
+  let stopped = false;
+  let markReady: () => void = () => {};
+  const ready = new Promise<void>((r) => {
+    markReady = r;
+  });
+  const connect = async (): Promise<void> => {
+    while (!stopped) {
+      try {
+        const c = await pool.connect();
+        client = c;
+        c.on("notification", (msg) => {
+          if (msg.channel !== CANCEL_CHANNEL || !msg.payload) return;
+          try {
+            const ids = JSON.parse(msg.payload) as unknown;
+            if (Array.isArray(ids))
+              abortLocal(ids.filter((x): x is string => typeof x === "string"));
+          } catch {
+            log.warn(
+              { payload: msg.payload.slice(0, 200) },
+              "ignored a malformed cancel notification",
+            );
+          }
+        });
+        const dropped = new Promise<void>((resolve) => c.on("error", () => resolve()));
+        await c.query(`listen ${CANCEL_CHANNEL}`);
+        markReady();
+        await dropped;
+        c.release(true);
+        client = undefined;
+      } catch (err) {
+        if (stopped) return;
+        log.warn({ err }, "cancel listener lost its connection; reconnecting");
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  };
+  void connect();
+  return {
+    ready,
+    async stop() {
+      stopped = true;
+      const c = client;
+      client = undefined;
+      if (c) {
+        await c.query(`unlisten ${CANCEL_CHANNEL}`).catch(() => {});
+        c.release(true);
+      }
+    },
+  };
+}

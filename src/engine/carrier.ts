@@ -1,0 +1,146 @@
+/**
+ * The row carrier: "drive this row". Invariants: at most one carrier works a row at a
+ * time (session advisory lock; contention → exit, the holder drains); each step re-reads
+ * schema, row and queued cells, so edits and stamps made meanwhile are seen; after
+ * unlocking it checks once more for cells stamped while it was releasing and goes again;
+ * when done it slides the window of every dispatch whose cells it ran.
+ */
+import type { Database } from "../../db/client";
+import {
+  type CarrierPayload,
+  carrierSpec,
+  type TaskBackend,
+  type TaskContext,
+} from "../backends/port";
+import type { Logger } from "../config/log";
+import { TableSchema } from "../contracts/table";
+import { groupOrder } from "../domain/table-schema";
+import { planLimits } from "../limits/plans";
+import { failQueuedCell } from "../store/cells/fail-queued";
+import { queuedCellsOfRow } from "../store/cells/read";
+import { advanceDispatch } from "../store/dispatches/advance";
+import { cascadeStep } from "../store/engine-reads";
+import { type AttemptEnd, DeadlineError, runAttempt } from "./attempt";
+import { acquireRowLock, type RowSession } from "./row-lock";
+
+export interface EngineDeps {
+  database: Database;
+  backend: TaskBackend;
+  log: Logger;
+}
+
+export type CarrierOutcome = "done" | "contended";
+
+/** Re-acquire rounds after release before leaving the rest to the next carrier. */
+const MAX_ROUNDS = 5;
+
+export async function runCarrier(
+  deps: EngineDeps,
+  payload: CarrierPayload,
+  ctx: TaskContext,
+): Promise<CarrierOutcome> {
+  const log = deps.log.child({ tableId: payload.tableId, rowId: payload.rowId, runId: ctx.runId });
+  const dispatchIds = new Set<string>(payload.dispatchId ? [payload.dispatchId] : []);
+  let outcome: CarrierOutcome = "done";
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const session = await acquireRowLock(deps.database, payload.tableId, payload.rowId);
+    if (!session) {
+      log.debug("row lock held by another carrier; it drains the row");
+      outcome = "contended";
+      break;
+    }
+    try {
+      await cascade(session, payload, ctx, dispatchIds, log);
+    } finally {
+      await session.release();
+    }
+    if (ctx.signal.aborted) break;
+    // Cells stamped while we were releasing: their carrier may have bailed on our lock.
+    const more = await queuedCellsOfRow(deps.database.db, payload.rowId);
+    if (more.length === 0) break;
+  }
+  for (const id of dispatchIds) {
+    const next = await advanceDispatch(deps.database.db, id);
+    if (next.rowIds.length > 0) {
+      await deps.backend.enqueue(
+        next.rowIds.map((rowId) =>
+          carrierSpec({ tableId: payload.tableId, rowId, dispatchId: id }),
+        ),
+      );
+    }
+  }
+  return outcome;
+}
+
+async function cascade(
+  session: RowSession,
+  payload: CarrierPayload,
+  ctx: TaskContext,
+  dispatchIds: Set<string>,
+  log: Logger,
+): Promise<void> {
+  const { tableId, rowId } = payload;
+  let limits: ReturnType<typeof planLimits> | undefined;
+  let deadline: AbortSignal | undefined;
+  const stopped = new AbortController();
+  const onStop = (reason: unknown) => () => {
+    if (!stopped.signal.aborted) stopped.abort(reason);
+  };
+  const onShutdown = onStop(new DeadlineError("The worker stopped during the run; run it again"));
+  const onLost = onStop(
+    new DeadlineError("The worker lost its database session during the run; run it again"),
+  );
+  ctx.signal.addEventListener("abort", onShutdown, { once: true });
+  session.lost.addEventListener("abort", onLost, { once: true });
+  try {
+    for (;;) {
+      const step = await cascadeStep(session.db, tableId, rowId);
+      if (!step?.data) return;
+      const schema = TableSchema.parse(step.schema);
+      if (!limits) {
+        limits = planLimits(step.plan);
+        const ms = limits.cascadeTimeoutMs;
+        deadline = AbortSignal.timeout(ms);
+        deadline.addEventListener(
+          "abort",
+          onStop(new DeadlineError(`The row ran past its ${Math.round(ms / 60_000)} min limit`)),
+          {
+            once: true,
+          },
+        );
+      }
+      const rank = new Map(groupOrder(schema).map((g, i) => [g, i]));
+      const next = [...step.queued].sort(
+        (x, y) => (rank.get(x.groupId) ?? 1e9) - (rank.get(y.groupId) ?? 1e9),
+      )[0];
+      if (!next) return;
+      if (next.dispatchId) dispatchIds.add(next.dispatchId);
+      if (stopped.signal.aborted) {
+        // Deadline or shutdown before this cell could start: say so on every waiting cell.
+        const message =
+          stopped.signal.reason instanceof Error ? stopped.signal.reason.message : "stopped";
+        for (const cell of step.queued) {
+          await failQueuedCell(session.db, rowId, cell.groupId, cell.executionId, message);
+          if (cell.dispatchId) dispatchIds.add(cell.dispatchId);
+        }
+        return;
+      }
+      const end: AttemptEnd = await runAttempt({
+        db: session.db,
+        log,
+        tableId,
+        rowId,
+        schema,
+        data: step.data,
+        groupId: next.groupId,
+        executionId: next.executionId,
+        cascadeSignal: stopped.signal,
+        attemptTimeoutMs: limits.attemptTimeoutMs,
+      });
+      log.debug({ groupId: next.groupId, executionId: next.executionId, end }, "attempt ended");
+    }
+  } finally {
+    ctx.signal.removeEventListener("abort", onShutdown);
+    session.lost.removeEventListener("abort", onLost);
+  }
+}

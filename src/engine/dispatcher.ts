@@ -1,0 +1,57 @@
+/**
+ * A Run request: one dispatch row, set-based stamps in pages of rows (never a statement
+ * per row), then the first window of carriers, enqueued only after the stamps committed.
+ */
+import type { Db } from "../../db/client";
+import type { TaskBackend } from "../backends/port";
+import { carrierSpec } from "../backends/port";
+import type { RunMode } from "../domain/statuses";
+import { stampPage } from "../store/cells/stamp";
+import { advanceDispatch } from "../store/dispatches/advance";
+import { createDispatch } from "../store/dispatches/create";
+import { setStamped } from "../store/dispatches/read";
+
+export const STAMP_PAGE_ROWS = 1_000;
+
+export interface RunScope {
+  tableId: string;
+  groupIds: string[];
+  mode: RunMode;
+  rowIds: string[] | null;
+  limit: number | null;
+  window: number;
+}
+
+export async function startRun(
+  db: Db,
+  backend: TaskBackend,
+  scope: RunScope,
+): Promise<{ dispatchId: string; stamped: number }> {
+  const dispatchId = await createDispatch(db, {
+    tableId: scope.tableId,
+    groupIds: scope.groupIds,
+    mode: scope.mode,
+    rowIds: scope.rowIds,
+    rowLimit: scope.limit,
+    window: scope.window,
+  });
+  let after = -1;
+  let rows = 0;
+  let cells = 0;
+  for (;;) {
+    const room =
+      scope.limit === null ? STAMP_PAGE_ROWS : Math.min(STAMP_PAGE_ROWS, scope.limit - rows);
+    if (room <= 0) break;
+    const page = await stampPage(db, { ...scope, dispatchId, afterPosition: after, maxRows: room });
+    rows += page.rows;
+    cells += page.cells;
+    if (page.lastPosition === null) break;
+    after = page.lastPosition;
+  }
+  await setStamped(db, dispatchId, cells);
+  const first = await advanceDispatch(db, dispatchId);
+  await backend.enqueue(
+    first.rowIds.map((rowId) => carrierSpec({ tableId: scope.tableId, rowId, dispatchId })),
+  );
+  return { dispatchId, stamped: cells };
+}

@@ -1,0 +1,73 @@
+/**
+ * Live progress of one attempt, coalesced: a block that finishes within the flush delay
+ * costs no write at all (fast workflows write only claim and terminal), a slow one shows
+ * up as running within the delay. Every write is fenced by execution id; a rejected
+ * write means the attempt lost authority, and `onRejected` aborts it.
+ */
+import type { Db } from "../../db/client";
+import { writeProgress } from "../store/cells/progress";
+import type { LostReason } from "../store/cells/transition";
+
+export const PROGRESS_FLUSH_MS = 100;
+
+export class ProgressWriter {
+  private running = new Set<string>();
+  private outputs: Record<string, unknown> = {};
+  private dirty = false;
+  private timer: NodeJS.Timeout | undefined;
+  private chain: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly cell: { rowId: string; groupId: string; executionId: string },
+    private readonly onRejected: (reason: LostReason) => void,
+  ) {}
+
+  blockStarted(blockId: string): void {
+    this.running.add(blockId);
+    this.touch();
+  }
+
+  blockFinished(blockId: string, outputs: Record<string, unknown>): void {
+    this.running.delete(blockId);
+    Object.assign(this.outputs, outputs);
+    this.touch();
+  }
+
+  private touch(): void {
+    this.dirty = true;
+    if (!this.timer && !this.closed) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.chain = this.chain.then(() => this.flush());
+      }, PROGRESS_FLUSH_MS);
+    }
+  }
+
+  private async flush(): Promise<void> {
+    if (!this.dirty || this.closed) return;
+    this.dirty = false;
+    const outputs = Object.keys(this.outputs).length > 0 ? { ...this.outputs } : undefined;
+    const written = await writeProgress(
+      this.db,
+      this.cell.rowId,
+      this.cell.groupId,
+      this.cell.executionId,
+      {
+        runningBlockIds: [...this.running],
+        blockErrors: {},
+        outputs,
+      },
+    );
+    if (!written.ok) this.onRejected(written.reason);
+  }
+
+  /** Stops writing; waits for a write in progress so the terminal write comes after it. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.chain.catch(() => {});
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * The per-row carrier lock: a session-level advisory lock on one pinned, direct
+ * connection. Invariants: taken with pg_try_advisory_lock (never waits: contention means
+ * the holder drains the row); always unlocked before the connection goes back to the
+ * pool (or the connection is destroyed); a heartbeat notices a lost session and aborts
+ * the cascade; a crashed holder's lock dies with its connection.
+ */
+import { createHash } from "node:crypto";
+import { drizzle as drizzleNeon } from "drizzle-orm/neon-serverless";
+import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
+import type { Database, Db, SessionClient } from "../../db/client";
+import * as schema from "../../db/schema";
+
+/** 64-bit key from SHA-256, stable across Postgres versions (unlike hashtext). */
+export function rowLockKey(tableId: string, rowId: string): string {
+  const digest = createHash("sha256").update(`cascade:${tableId}:${rowId}`).digest();
+  return digest.readBigInt64BE(0).toString();
+}
+
+export interface RowSession {
+  /** Queries on the pinned connection: the carrier's writes ride the lock's session. */
+  db: Db;
+  /** Aborts when the session is lost (heartbeat failed or connection error). */
+  lost: AbortSignal;
+  release(): Promise<void>;
+}
+
+const HEARTBEAT_MS = 30_000;
+
+/** Takes the row lock; null when another session holds it. */
+export async function acquireRowLock(
+  database: Database,
+  tableId: string,
+  rowId: string,
+): Promise<RowSession | null> {
+  const client: SessionClient = await database.pool.connect();
+  const key = rowLockKey(tableId, rowId);
+  let got: boolean;
+  try {
+    const res = await client.query("select pg_try_advisory_lock($1::bigint) as got", [key]);
+    got = res.rows[0]?.got === true;
+  } catch (err) {
+    client.release(true);
+    throw err;
+  }
+  if (!got) {
+    client.release();
+    return null;
+  }
+  const lostController = new AbortController();
+  const onError = () => lostController.abort(new Error("the row lock's database session was lost"));
+  client.on("error", onError);
+  const heartbeat = setInterval(() => {
+    client
+      .query(
+        "select count(*)::int as n from pg_locks where locktype = 'advisory' and pid = pg_backend_pid() and granted",
+      )
+      .then((res) => {
+        if (res.rows[0]?.n === 0) lostController.abort(new Error("the row lock was lost"));
+      })
+      .catch(onError);
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
+  const db = (database.driver === "neon"
+    ? drizzleNeon({ client: client as never, schema })
+    : drizzlePg({ client: client as never, schema })) as unknown as Db;
+  let released = false;
+  return {
+    db,
+    lost: lostController.signal,
+    async release() {
+      if (released) return;
+      released = true;
+      clearInterval(heartbeat);
+      try {
+        await client.query("select pg_advisory_unlock($1::bigint)", [key]);
+        client.release();
+      } catch {
+        // Could not unlock: destroy the connection, which frees the lock.
+        client.release(true);
+      }
+    },
+  };
+}

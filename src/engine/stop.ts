@@ -1,0 +1,36 @@
+/**
+ * Stop. When `stopRuns` returns, no cell in scope is queued or running (one set-based
+ * UPDATE made them `cancelled`), and none can become so without a new run request:
+ * claims and attempt writes are guarded by status. Running attempts are told to abort
+ * here and in every other worker process; dispatches left with nothing to do end as
+ * `cancelled`, and those that still have work keep sliding.
+ */
+import type { Db } from "../../db/client";
+import { carrierSpec, type TaskBackend } from "../backends/port";
+import { type CancelScope, cancelCells } from "../store/cells/cancel";
+import { advanceDispatch } from "../store/dispatches/advance";
+import { finishCancelledDispatches } from "../store/dispatches/finish-cancelled";
+import { abortLocal, publishCancel } from "./cancellation";
+
+export async function stopRuns(
+  db: Db,
+  backend: TaskBackend,
+  scope: CancelScope,
+): Promise<{ cancelled: number }> {
+  const cancelled = await cancelCells(db, scope);
+  const running = cancelled.filter((c) => c.was === "running").map((c) => c.executionId);
+  abortLocal(running);
+  await publishCancel(db, running);
+  const ended = new Set(await finishCancelledDispatches(db, scope.tableId, scope.dispatchId));
+  // A partial Stop frees window slots of dispatches that go on: hand them out now.
+  const touched = new Set<string>();
+  for (const c of cancelled)
+    if (c.dispatchId && !ended.has(c.dispatchId)) touched.add(c.dispatchId);
+  for (const id of touched) {
+    const next = await advanceDispatch(db, id);
+    await backend.enqueue(
+      next.rowIds.map((rowId) => carrierSpec({ tableId: scope.tableId, rowId, dispatchId: id })),
+    );
+  }
+  return { cancelled: cancelled.length };
+}

@@ -1,0 +1,37 @@
+import type {
+  ConditionBlock,
+  FailBlock,
+  TransformBlock,
+  WaitBlock,
+} from "../../contracts/workflow";
+import { evaluate, renderTemplate } from "../expressions";
+import { BlockError, type BlockRunner } from "./types";
+
+export const runTransform: BlockRunner<TransformBlock> = async (block, ctx) => ({
+  output: await evaluate(block.expression, ctx.scope),
+});
+
+export const runCondition: BlockRunner<ConditionBlock> = async (block, ctx) => {
+  const value = await evaluate(block.expression, ctx.scope);
+  const taken = Boolean(value);
+  return { output: taken, port: taken ? "true" : "false" };
+};
+
+export const runFail: BlockRunner<FailBlock> = async (block, ctx) => {
+  throw new BlockError(block.id, await renderTemplate(block.message, ctx.scope));
+};
+
+/** Waits in process; an abort ends the wait at once. */
+export const runWait: BlockRunner<WaitBlock> = (block, ctx) =>
+  new Promise((resolve, reject) => {
+    if (ctx.signal.aborted) return reject(ctx.signal.reason);
+    const timer = setTimeout(() => {
+      ctx.signal.removeEventListener("abort", onAbort);
+      resolve({ output: { waitedMs: block.ms } });
+    }, block.ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(ctx.signal.reason);
+    };
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
+  });

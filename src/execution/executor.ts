@@ -1,0 +1,142 @@
+/**
+ * Runs a workflow DAG. Invariants: a block starts only after every predecessor has
+ * finished or been skipped, and runs if at least one of them took the edge to it (a join
+ * waits for every taken branch); parallel `next` lists run concurrently; the first block
+ * failure aborts the rest and fails the run with that block's id; an abort stops every
+ * running block.
+ */
+import type { Block, WorkflowDefinition } from "../contracts/workflow";
+import { assertNever } from "../domain/statuses";
+import { entryBlock } from "../domain/workflow-graph";
+import { runCondition, runFail, runTransform, runWait } from "./blocks/basic";
+import { type BlockContext, BlockError, type BlockResult } from "./blocks/types";
+import type { ExpressionScope } from "./expressions";
+
+export interface RunHooks {
+  onBlockStart?(blockId: string): void;
+  onBlockComplete?(blockId: string, output: unknown): void;
+}
+
+export interface RunInput {
+  definition: WorkflowDefinition;
+  inputs: Record<string, unknown>;
+  row: Record<string, unknown>;
+  executionId: string;
+  signal: AbortSignal;
+  hooks?: RunHooks;
+}
+
+export interface RunOutput {
+  /** Output of every block that ran, by id; skipped blocks are absent. */
+  blocks: Record<string, unknown>;
+}
+
+export class WorkflowError extends Error {
+  constructor(
+    readonly blockId: string,
+    message: string,
+    readonly blockErrors: Record<string, string>,
+  ) {
+    super(message);
+    this.name = "WorkflowError";
+  }
+}
+
+function runBlock(block: Block, ctx: BlockContext): Promise<BlockResult> {
+  switch (block.type) {
+    case "transform":
+      return runTransform(block, ctx);
+    case "condition":
+      return runCondition(block, ctx);
+    case "wait":
+      return runWait(block, ctx);
+    case "fail":
+      return runFail(block, ctx);
+    case "http":
+    case "foreach":
+    case "workflow":
+    case "approval":
+    case "enrichment":
+    case "llm":
+      return Promise.reject(
+        new BlockError(block.id, `the ${block.type} block is not available in this version`),
+      );
+    default:
+      return assertNever(block);
+  }
+}
+
+/** Which successors a finished block activates. */
+function takenEdges(block: Block, result: BlockResult): string[] {
+  const next = block.next;
+  if (next === undefined) return [];
+  if (typeof next === "string") return [next];
+  if (Array.isArray(next)) return next;
+  const port = result.port ?? "true";
+  const target = next[port];
+  return target ? [target] : [];
+}
+
+export async function runWorkflow(input: RunInput): Promise<RunOutput> {
+  const { definition } = input;
+  const entry = entryBlock(definition);
+  if (!entry) throw new WorkflowError("", "the workflow has no entry block", {});
+  const preds = new Map<string, string[]>();
+  for (const b of definition.blocks) {
+    const targets = b.type === "condition" ? [b.next?.true, b.next?.false] : [b.next].flat();
+    for (const t of targets) if (t) preds.set(t, [...(preds.get(t) ?? []), b.id]);
+  }
+  const byId = new Map(definition.blocks.map((b) => [b.id, b]));
+  const blocks: Record<string, unknown> = {};
+  const scope: ExpressionScope = { inputs: input.inputs, row: input.row, blocks, vars: {} };
+  const failure = new AbortController();
+  const signal = AbortSignal.any([input.signal, failure.signal]);
+  const results = new Map<string, Promise<{ ran: boolean; taken: string[] }>>();
+  let firstError: WorkflowError | undefined;
+
+  const settle = (id: string): Promise<{ ran: boolean; taken: string[] }> => {
+    const known = results.get(id);
+    if (known !== undefined) return known;
+    const p = (async () => {
+      const block = byId.get(id);
+      if (!block) return { ran: false, taken: [] };
+      const before = await Promise.all((preds.get(id) ?? []).map(settle));
+      const active = id === entry.id || before.some((r) => r.taken.includes(id));
+      if (!active || signal.aborted) return { ran: false, taken: [] };
+      input.hooks?.onBlockStart?.(id);
+      try {
+        const result = await runBlock(block, { scope, signal, executionId: input.executionId });
+        blocks[id] = result.output;
+        input.hooks?.onBlockComplete?.(id, result.output);
+        return { ran: true, taken: takenEdges(block, result) };
+      } catch (err) {
+        if (!firstError && !input.signal.aborted) {
+          const message = err instanceof Error ? err.message : String(err);
+          firstError = new WorkflowError(id, `Block "${block.name ?? id}" failed: ${message}`, {
+            [id]: message,
+          });
+          failure.abort(firstError);
+        }
+        return { ran: false, taken: [] };
+      }
+    })();
+    results.set(id, p);
+    return p;
+  };
+
+  await Promise.all(definition.blocks.map((b) => settle(b.id)));
+  if (input.signal.aborted) throw input.signal.reason;
+  if (firstError) throw firstError;
+  return { blocks };
+}
+
+/** `blockId` or `blockId.path.to.value` from the blocks' outputs; null when absent. */
+export function pickOutput(blocks: Record<string, unknown>, from: string): unknown {
+  const [head, ...path] = from.split(".");
+  let value: unknown = head === undefined ? undefined : blocks[head];
+  for (const key of path) {
+    if (value === null || typeof value !== "object") return null;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value === undefined ? null : value;
+}

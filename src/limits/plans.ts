@@ -1,0 +1,24 @@
+import type { Plan } from "../domain/statuses";
+import { assertNever } from "../domain/statuses";
+
+export interface PlanLimits {
+  /** Rows of one dispatch in flight at once. */
+  window: number;
+  /** One deadline for a whole row cascade. */
+  cascadeTimeoutMs: number;
+  /** One deadline per attempt (one group on one row). */
+  attemptTimeoutMs: number;
+}
+
+export function planLimits(plan: Plan): PlanLimits {
+  switch (plan) {
+    case "free":
+      return { window: 20, cascadeTimeoutMs: 15 * 60_000, attemptTimeoutMs: 5 * 60_000 };
+    case "pro":
+      return { window: 50, cascadeTimeoutMs: 60 * 60_000, attemptTimeoutMs: 15 * 60_000 };
+    case "unlimited":
+      return { window: 200, cascadeTimeoutMs: 6 * 60 * 60_000, attemptTimeoutMs: 60 * 60_000 };
+    default:
+      return assertNever(plan);
+  }
+}

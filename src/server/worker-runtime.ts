@@ -1,0 +1,62 @@
+/**
+ * A worker: graphile-worker running row carriers, plus the cancel listener. Its pool is
+ * its own and sized for its carriers: each running carrier pins one connection for its
+ * row lock, so the pool holds concurrency + a few for the listener and dispatch writes.
+ */
+import { createDatabase } from "../../db/client";
+import { LocalBackend, startLocalWorker } from "../backends/local";
+import type { Logger } from "../config/log";
+import { listenForCancels } from "../engine/cancellation";
+import { runCarrier } from "../engine/carrier";
+
+export interface WorkerOptions {
+  url: string;
+  driver: "pg" | "neon";
+  neonWsProxy?: string;
+  concurrency: number;
+  log: Logger;
+}
+
+export interface RunningWorker {
+  stop(): Promise<void>;
+}
+
+export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
+  const log = opts.log.child({ component: "worker" });
+  const database = createDatabase({
+    url: opts.url,
+    driver: opts.driver,
+    neonWsProxy: opts.neonWsProxy,
+    poolMax: opts.concurrency + 5,
+    applicationName: "cellflow-worker",
+  });
+  const backend = new LocalBackend(opts.url);
+  const listener = listenForCancels(database.pool, log);
+  await listener.ready;
+  const runner = await startLocalWorker({
+    connectionString: opts.url,
+    concurrency: opts.concurrency,
+    log,
+    carrier: async (payload, ctx) => {
+      try {
+        await runCarrier({ database, backend, log }, payload, ctx);
+      } catch (err) {
+        // The engine owns retries: a failed carrier leaves its cells to the re-drive.
+        log.error({ err, ...payload }, "carrier failed");
+      }
+    },
+  });
+  log.info({ concurrency: opts.concurrency }, "worker started");
+  let stopping: Promise<void> | undefined;
+  return {
+    stop() {
+      stopping ??= (async () => {
+        await runner.stop();
+        await listener.stop();
+        await backend.close();
+        await database.close();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,41 @@
+/**
+ * `npm run worker`: a worker process on its own, against DATABASE_URL (several may run
+ * against one database). SIGINT/SIGTERM finish running carriers' current step and exit.
+ */
+import nextEnv from "@next/env";
+import { runMigrations } from "../../db/migrate";
+import { readEnv } from "../config/env";
+import { log } from "../config/log";
+import { startWorker } from "./worker-runtime";
+
+nextEnv.loadEnvConfig(process.cwd(), false, { info: () => {}, error: console.error });
+
+async function main(): Promise<void> {
+  const env = readEnv();
+  const url = env.DATABASE_URL_UNPOOLED ?? env.DATABASE_URL;
+  if (!url) {
+    process.stderr.write(
+      "DATABASE_URL is not set: point the worker at the database `npm start` uses\n",
+    );
+    process.exit(2);
+  }
+  await runMigrations(url);
+  const worker = await startWorker({
+    url,
+    driver: env.DATABASE_DRIVER,
+    neonWsProxy: env.NEON_WS_PROXY,
+    concurrency: env.WORKER_CONCURRENCY,
+    log: log(),
+  });
+  process.stdout.write(`[cellflow] worker ready (pid ${process.pid})\n`);
+  let stopping = false;
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      void worker.stop().then(() => process.exit(0));
+    });
+  }
+}
+
+void main();

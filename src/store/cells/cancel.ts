@@ -1,0 +1,63 @@
+/**
+ * Stop: every in-flight cell in scope becomes `cancelled`, set-based, whatever its
+ * execution id. The tombstone is authoritative: claim and every attempt write require
+ * `queued`/`running` with their own id, so no worker can revive a cancelled cell. The
+ * rows are locked first so a concurrent claim either lands before (and is cancelled
+ * as running) or after (and finds the tombstone).
+ */
+import { type SQL, sql } from "drizzle-orm";
+import type { Db } from "../../../db/client";
+import { queryRows } from "../../../db/client";
+import type { CellStatus } from "../../domain/statuses";
+import { textArray } from "../sql";
+import { cellEventData } from "./transition";
+
+export interface CancelScope {
+  tableId: string;
+  dispatchId?: string;
+  rowIds?: string[];
+  groupIds?: string[];
+}
+
+export interface CancelledCell {
+  rowId: string;
+  groupId: string;
+  executionId: string;
+  was: CellStatus;
+  runId: string | null;
+  dispatchId: string | null;
+}
+
+export async function cancelCells(db: Db, scope: CancelScope): Promise<CancelledCell[]> {
+  const terms: SQL[] = [
+    sql`table_id = ${scope.tableId}`,
+    sql`status in ('queued', 'running', 'paused')`,
+  ];
+  if (scope.dispatchId) terms.push(sql`dispatch_id = ${scope.dispatchId}`);
+  if (scope.rowIds) terms.push(sql`row_id = any(${textArray(scope.rowIds)})`);
+  if (scope.groupIds) terms.push(sql`group_id = any(${textArray(scope.groupIds)})`);
+  return queryRows<CancelledCell>(
+    db,
+    sql`with target as (
+          select row_id, group_id, status as was from cells where ${sql.join(terms, sql` and `)}
+          order by row_id, group_id
+          for update
+        ),
+        upd as (
+          update cells c set status = 'cancelled', finished_at = now(), running_block_ids = '{}', updated_at = now()
+            from target t
+           where c.row_id = t.row_id and c.group_id = t.group_id and c.status in ('queued', 'running', 'paused')
+          returning c.table_id, c.row_id, c.group_id, c.status, c.outcome, c.execution_id, c.error,
+                    c.running_block_ids, c.block_errors, c.run_id, c.dispatch_id, t.was
+        ),
+        ev as (
+          insert into events (table_id, kind, data)
+          select table_id, 'cell', ${cellEventData} from upd
+          returning table_id
+        ),
+        wake as (select pg_notify('cellflow_events', ${scope.tableId}) where exists (select 1 from ev))
+        select row_id as "rowId", group_id as "groupId", execution_id as "executionId", was, run_id as "runId", dispatch_id as "dispatchId",
+               (select count(*) from wake) as woke
+          from upd`,
+  );
+}

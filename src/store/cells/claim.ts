@@ -1,0 +1,19 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "../../../db/client";
+import { type TransitionOutcome, transitionCell } from "./transition";
+
+/** queued(e) → running, by the carrier that holds the row lock. */
+export function claimCell(
+  db: Db,
+  rowId: string,
+  groupId: string,
+  executionId: string,
+): Promise<TransitionOutcome> {
+  return transitionCell(db, {
+    rowId,
+    groupId,
+    guard: sql`status = 'queued' and execution_id = ${executionId}`,
+    set: sql`status = 'running', started_at = now(), attempt = attempt + 1,
+             running_block_ids = '{}', block_errors = '{}'::jsonb, outcome = null, error = null`,
+  });
+}

@@ -1,0 +1,26 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "../../../db/client";
+import { textArray } from "../sql";
+import { type TransitionOutcome, transitionCell } from "./transition";
+
+/** running(e) → running with new progress: the blocks running now and outputs so far. */
+export function writeProgress(
+  db: Db,
+  rowId: string,
+  groupId: string,
+  executionId: string,
+  progress: {
+    runningBlockIds: string[];
+    blockErrors: Record<string, string>;
+    outputs?: Record<string, unknown>;
+  },
+): Promise<TransitionOutcome> {
+  return transitionCell(db, {
+    rowId,
+    groupId,
+    guard: sql`status = 'running' and execution_id = ${executionId}`,
+    set: sql`running_block_ids = ${textArray(progress.runningBlockIds)},
+             block_errors = ${JSON.stringify(progress.blockErrors)}::jsonb`,
+    outputs: progress.outputs,
+  });
+}

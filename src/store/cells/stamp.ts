@@ -1,0 +1,103 @@
+/**
+ * Stamps `queued` cells for a run, set-based, one page of rows per statement. Each cell
+ * gets a fresh execution id: the new authority. Mode guards live in the conflict clause,
+ * so a stamp racing another writer can never replace what its mode must leave alone:
+ * `new` never touches an existing cell; `incomplete` only re-arms `error`/`cancelled`
+ * cells (in-flight ones are already on their way); `all` replaces anything, and the
+ * attempt it replaces becomes stale.
+ */
+import { type SQL, sql } from "drizzle-orm";
+import type { Db } from "../../../db/client";
+import { queryRows } from "../../../db/client";
+import { assertNever, type RunMode } from "../../domain/statuses";
+import { textArray } from "../sql";
+import { cellEventData } from "./transition";
+
+export interface StampPage {
+  tableId: string;
+  dispatchId: string | null;
+  groupIds: string[];
+  mode: RunMode;
+  rowIds: string[] | null;
+  afterPosition: number;
+  maxRows: number;
+}
+
+export interface StampResult {
+  rows: number;
+  cells: number;
+  /** Position of the last row looked at, or null when no row was left in scope. */
+  lastPosition: number | null;
+}
+
+/** Which existing cell (alias c, possibly absent) this mode may stamp. */
+function eligible(mode: RunMode): SQL {
+  switch (mode) {
+    case "all":
+      return sql`true`;
+    case "incomplete":
+      return sql`(c.status is null or c.status in ('error', 'cancelled'))`;
+    case "new":
+      return sql`c.status is null`;
+    default:
+      return assertNever(mode);
+  }
+}
+
+function replaceable(mode: RunMode): SQL {
+  switch (mode) {
+    case "all":
+      return sql`true`;
+    case "incomplete":
+      return sql`cells.status in ('error', 'cancelled')`;
+    case "new":
+      return sql`false`;
+    default:
+      return assertNever(mode);
+  }
+}
+
+export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
+  const groups = textArray(page.groupIds);
+  const rowFilter = page.rowIds ? sql`and r.id = any(${textArray(page.rowIds)})` : sql``;
+  const [result] = await queryRows<{ cells: number; rows: number; last: number | null }>(
+    db,
+    sql`with page_rows as (
+          select r.id as row_id, r.position from rows r
+           where r.table_id = ${page.tableId} and r.position > ${page.afterPosition} ${rowFilter}
+             and exists (select 1 from unnest(${groups}) as g(group_id)
+                          left join cells c on c.row_id = r.id and c.group_id = g.group_id
+                         where ${eligible(page.mode)})
+           order by r.position
+           limit ${page.maxRows}
+        ),
+        ins as (
+          insert into cells (table_id, row_id, group_id, row_position, status, execution_id, dispatch_id, queued_at, updated_at)
+          select ${page.tableId}, p.row_id, g.group_id, p.position, 'queued',
+                 'ex_' || replace(gen_random_uuid()::text, '-', ''), ${page.dispatchId}, now(), now()
+            from page_rows p
+           cross join unnest(${groups}) as g(group_id)
+            left join cells c on c.row_id = p.row_id and c.group_id = g.group_id
+           where ${eligible(page.mode)}
+          on conflict (row_id, group_id) do update set
+            status = 'queued', execution_id = excluded.execution_id, dispatch_id = excluded.dispatch_id,
+            outcome = null, error = null, running_block_ids = '{}', block_errors = '{}'::jsonb,
+            details = '{}'::jsonb, run_id = null, queued_at = now(), started_at = null,
+            finished_at = null, updated_at = now()
+          where ${replaceable(page.mode)}
+          returning table_id, row_id, group_id, status, outcome, execution_id, error, running_block_ids,
+                    block_errors, dispatch_id
+        ),
+        ev as (
+          insert into events (table_id, kind, data)
+          select table_id, 'cell', ${cellEventData} || jsonb_build_object('dispatchId', dispatch_id) from ins
+          returning table_id
+        ),
+        wake as (select pg_notify('cellflow_events', ${page.tableId}) where exists (select 1 from ev))
+        select (select count(*) from ins)::int as cells,
+               (select count(distinct row_id) from ins)::int as rows,
+               (select max(position) from page_rows) as last,
+               (select count(*) from wake)::int as woke`,
+  );
+  return { cells: result?.cells ?? 0, rows: result?.rows ?? 0, lastPosition: result?.last ?? null };
+}

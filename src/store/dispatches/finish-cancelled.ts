@@ -1,0 +1,31 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { Db } from "../../../db/client";
+import { queryRows } from "../../../db/client";
+
+/**
+ * After a Stop: active dispatches of the table (or the one named) with nothing queued or
+ * running left become `cancelled`, each with its `dispatch` event.
+ */
+export async function finishCancelledDispatches(
+  db: Db,
+  tableId: string,
+  dispatchId?: string,
+): Promise<string[]> {
+  const only: SQL = dispatchId ? sql`and d.id = ${dispatchId}` : sql``;
+  const rows = await queryRows<{ id: string }>(
+    db,
+    sql`with done as (
+          update dispatches d set status = 'cancelled', finished_at = now(), updated_at = now()
+           where d.table_id = ${tableId} and d.status = 'active' ${only}
+             and not exists (select 1 from cells c where c.dispatch_id = d.id and c.status in ('queued', 'running'))
+          returning d.id, d.table_id
+        ),
+        ev as (
+          insert into events (table_id, kind, data)
+          select table_id, 'dispatch', jsonb_build_object('dispatchId', id, 'status', 'cancelled') from done
+          returning table_id
+        )
+        select id, (select count(*) from ev) as events from done`,
+  );
+  return rows.map((r) => r.id);
+}

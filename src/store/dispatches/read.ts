@@ -1,0 +1,67 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { Db } from "../../../db/client";
+import { queryRows } from "../../../db/client";
+import type { DispatchStatus, RunMode } from "../../domain/statuses";
+import { isoTime } from "../sql";
+
+export interface DispatchView {
+  id: string;
+  status: DispatchStatus;
+  mode: RunMode;
+  groupIds: string[];
+  window: number;
+  stamped: number;
+  counts: {
+    queued: number;
+    running: number;
+    paused: number;
+    completed: number;
+    error: number;
+    cancelled: number;
+  };
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+const select = (where: SQL, tail: SQL = sql``) => sql`
+  select d.id, d.status, d.mode, d.group_ids as "groupIds", d."window", d.stamped,
+         ${isoTime(sql`d.created_at`)} as "createdAt",
+         case when d.finished_at is null then null else ${isoTime(sql`d.finished_at`)} end as "finishedAt",
+         (select jsonb_build_object(
+            'queued', count(*) filter (where c.status = 'queued'),
+            'running', count(*) filter (where c.status = 'running'),
+            'paused', count(*) filter (where c.status = 'paused'),
+            'completed', count(*) filter (where c.status = 'completed'),
+            'error', count(*) filter (where c.status = 'error'),
+            'cancelled', count(*) filter (where c.status = 'cancelled'))
+            from cells c where c.dispatch_id = d.id) as counts
+    from dispatches d where ${where} ${tail}`;
+
+export async function getDispatch(
+  db: Db,
+  tableId: string,
+  id: string,
+): Promise<DispatchView | null> {
+  const rows = await queryRows<DispatchView>(
+    db,
+    select(sql`d.table_id = ${tableId} and d.id = ${id}`),
+  );
+  return rows[0] ?? null;
+}
+
+/** Active first, then newest first. */
+export function listDispatches(db: Db, tableId: string, limit = 50): Promise<DispatchView[]> {
+  return queryRows<DispatchView>(
+    db,
+    select(
+      sql`d.table_id = ${tableId}`,
+      sql`order by (d.status = 'active') desc, d.created_at desc limit ${limit}`,
+    ),
+  );
+}
+
+export async function setStamped(db: Db, id: string, stamped: number): Promise<void> {
+  await db.execute(
+    sql`update dispatches set stamped = ${stamped}, updated_at = now() where id = ${id}`,
+  );
+}

@@ -1,0 +1,16 @@
+import { type SQL, sql } from "drizzle-orm";
+
+/** A text[] parameter, sent as one JSON value (drizzle would spread a JS array into a list). */
+export function textArray(values: readonly string[]): SQL {
+  return sql`array(select jsonb_array_elements_text(${JSON.stringify(values)}::jsonb))`;
+}
+
+/** A jsonb parameter. */
+export function jsonb(value: unknown): SQL {
+  return sql`${JSON.stringify(value)}::jsonb`;
+}
+
+/** ISO-8601 UTC text of a timestamptz column, as the API returns timestamps. */
+export function isoTime(column: SQL): SQL {
+  return sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}
