@@ -50,6 +50,7 @@ export async function acquireRowLock(
   const lostController = new AbortController();
   const onError = () => lostController.abort(new Error("the row lock's database session was lost"));
   client.on("error", onError);
+  const detach = () => (client as unknown as NodeJS.EventEmitter).removeListener("error", onError);
   const heartbeat = setInterval(() => {
     client
       .query(
@@ -72,6 +73,7 @@ export async function acquireRowLock(
       if (released) return;
       released = true;
       clearInterval(heartbeat);
+      detach();
       try {
         await client.query("select pg_advisory_unlock($1::bigint)", [key]);
         client.release();

@@ -18,7 +18,13 @@ export const classifyDefinition = {
       expression: "blocks.double > 10",
       next: { true: "big", false: "small" },
     },
-    { id: "big", type: "transform", expression: "'big'" },
-    { id: "small", type: "transform", expression: "'small'" },
+    { id: "big", type: "transform", expression: "'big'", next: "result" },
+    { id: "small", type: "transform", expression: "'small'", next: "result" },
+    // A join: runs once whichever branch was taken has finished.
+    {
+      id: "result",
+      type: "transform",
+      expression: "$exists(blocks.big) ? blocks.big : blocks.small",
+    },
   ],
 };

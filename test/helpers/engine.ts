@@ -1,0 +1,51 @@
+import { sql } from "drizzle-orm";
+import { afterAll } from "vitest";
+import { queryRows } from "../../db/client";
+import { getDatabase } from "../../db/instance";
+import { closeBackend } from "../../src/backends/instance";
+import { log } from "../../src/config/log";
+import { type RunningWorker, startWorker } from "../../src/server/worker-runtime";
+import { call } from "./api";
+import { waitFor } from "./processes";
+
+/** An in-process worker on the test database, stopped after the file. */
+export async function useWorker(url: string, concurrency = 10): Promise<RunningWorker> {
+  const worker = await startWorker({ url, driver: "pg", concurrency, log: log() });
+  afterAll(async () => {
+    await worker.stop();
+    await closeBackend();
+  });
+  return worker;
+}
+
+export async function cellCounts(tableId: string): Promise<Record<string, number>> {
+  const rows = await queryRows<{ status: string; n: number }>(
+    getDatabase().db,
+    sql`select status, count(*)::int as n from cells where table_id = ${tableId} group by status`,
+  );
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+}
+
+export async function waitForDispatch(
+  key: string,
+  tableId: string,
+  dispatchId: string,
+  timeoutMs = 60_000,
+): Promise<string> {
+  let status = "";
+  const done = await waitFor(
+    async () => {
+      const res = await call<{ status: string }>(
+        "GET",
+        `/api/tables/${tableId}/runs/${dispatchId}`,
+        { key },
+      );
+      status = res.body.status;
+      return status !== "active";
+    },
+    timeoutMs,
+    50,
+  );
+  if (!done) throw new Error(`dispatch ${dispatchId} still active after ${timeoutMs} ms`);
+  return status;
+}
