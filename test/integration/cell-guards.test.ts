@@ -1,0 +1,258 @@
+/**
+ * The cell state machine at the store level, with the interleavings forced by hand:
+ * each test runs the racing writes in the order that used to corrupt cells elsewhere.
+ */
+import { sql } from "drizzle-orm";
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { queryRows } from "../../db/client";
+import { getDatabase } from "../../db/instance";
+import type { CellStatus } from "../../src/domain/statuses";
+import { cancelCells } from "../../src/store/cells/cancel";
+import { claimCell } from "../../src/store/cells/claim";
+import { failQueuedCell } from "../../src/store/cells/fail-queued";
+import { completeCell, failCell } from "../../src/store/cells/finish";
+import { writeProgress } from "../../src/store/cells/progress";
+import { stampPage } from "../../src/store/cells/stamp";
+import { insertRows } from "../../src/store/rows/insert";
+import { createTable } from "../../src/store/tables/create";
+import { useTestDatabase } from "../helpers/db";
+import { newWorkspace } from "../helpers/fixtures";
+
+let tableId: string;
+const db = () => getDatabase().db;
+
+beforeAll(async () => {
+  await useTestDatabase();
+  const ws = await newWorkspace();
+  const t = await createTable(db(), ws.id, {
+    name: "guards",
+    schema: { columns: [{ id: "out", name: "Out", type: "text" }], groups: [] },
+  });
+  tableId = t.id;
+});
+
+async function newRow(): Promise<string> {
+  const rows = await insertRows(db(), tableId, [{}]);
+  return rows?.[0]?.id as string;
+}
+
+async function stamp(rowId: string, mode: "all" | "new" | "incomplete" = "all"): Promise<string | null> {
+  await stampPage(db(), { tableId, dispatchId: null, groupIds: ["g"], mode, rowIds: [rowId], afterPosition: -1, maxRows: 10 });
+  return (await cell(rowId))?.execution_id ?? null;
+}
+
+async function cell(rowId: string) {
+  const rows = await queryRows<{ status: CellStatus; execution_id: string; error: string | null }>(
+    db(),
+    sql`select status, execution_id, error from cells where row_id = ${rowId} and group_id = 'g'`,
+  );
+  return rows[0] ?? null;
+}
+
+async function out(rowId: string): Promise<unknown> {
+  const rows = await queryRows<{ data: Record<string, unknown> }>(db(), sql`select data from rows where id = ${rowId}`);
+  return rows[0]?.data.out;
+}
+
+const progress = (rowId: string, e: string) =>
+  writeProgress(db(), rowId, "g", e, { runningBlockIds: ["b"], blockErrors: {}, outputs: { out: "partial" } });
+const complete = (rowId: string, e: string) => completeCell(db(), rowId, "g", e, "ok", { blockErrors: {}, outputs: { out: "done" } });
+const fail = (rowId: string, e: string) => failCell(db(), rowId, "g", e, "boom", { blockErrors: {} });
+
+describe("cell guards", () => {
+  it("a cancelled cell is never revived by any worker write, whatever the interleaving", async () => {
+    // Stop before the claim.
+    const r1 = await newRow();
+    const e1 = (await stamp(r1)) as string;
+    await cancelCells(db(), { tableId, rowIds: [r1] });
+    expect(await claimCell(db(), r1, "g", e1)).toEqual({ ok: false, reason: "cancelled" });
+    expect(await failQueuedCell(db(), r1, "g", e1, "late")).toEqual({ ok: false, reason: "cancelled" });
+    // Stop while running: progress, complete and fail all bounce, and no output lands.
+    const r2 = await newRow();
+    const e2 = (await stamp(r2)) as string;
+    expect(await claimCell(db(), r2, "g", e2)).toEqual({ ok: true });
+    await cancelCells(db(), { tableId, rowIds: [r2] });
+    for (const write of [progress, complete, fail]) {
+      expect(await write(r2, e2)).toEqual({ ok: false, reason: "cancelled" });
+    }
+    expect((await cell(r2))?.status).toBe("cancelled");
+    expect(await out(r2)).toBeUndefined();
+    // A second claim with the same id cannot resurrect it either.
+    expect(await claimCell(db(), r2, "g", e2)).toEqual({ ok: false, reason: "cancelled" });
+  });
+
+  it("after a re-run, every write of the old attempt is rejected", async () => {
+    const r = await newRow();
+    const old = (await stamp(r)) as string;
+    expect(await claimCell(db(), r, "g", old)).toEqual({ ok: true });
+    const fresh = (await stamp(r, "all")) as string;
+    expect(fresh).not.toBe(old);
+    for (const write of [progress, complete, fail]) expect(await write(r, old)).toEqual({ ok: false, reason: "stale" });
+    expect(await claimCell(db(), r, "g", old)).toEqual({ ok: false, reason: "stale" });
+    expect(await out(r)).toBeUndefined();
+    expect(await claimCell(db(), r, "g", fresh)).toEqual({ ok: true });
+    expect(await complete(r, fresh)).toEqual({ ok: true });
+    expect(await out(r)).toBe("done");
+  });
+
+  it("a terminal write happens once: a second terminal write of the same attempt is rejected", async () => {
+    const r = await newRow();
+    const e = (await stamp(r)) as string;
+    await claimCell(db(), r, "g", e);
+    expect(await complete(r, e)).toEqual({ ok: true });
+    expect(await fail(r, e)).toEqual({ ok: false, reason: "stale" });
+    expect(await complete(r, e)).toEqual({ ok: false, reason: "stale" });
+    expect((await cell(r))?.status).toBe("completed");
+  });
+
+  it("mode new never replaces a cell; incomplete never replaces one in flight or completed", async () => {
+    const r = await newRow();
+    const e = (await stamp(r)) as string;
+    expect(await stamp(r, "new")).toBe(e);
+    expect(await stamp(r, "incomplete")).toBe(e);
+    await claimCell(db(), r, "g", e);
+    expect(await stamp(r, "incomplete")).toBe(e);
+    await fail(r, e);
+    const again = await stamp(r, "incomplete");
+    expect(again).not.toBe(e);
+    expect((await cell(r))?.status).toBe("queued");
+  });
+
+  it("a writes on a deleted row report gone and write nothing", async () => {
+    const r = await newRow();
+    const e = (await stamp(r)) as string;
+    await claimCell(db(), r, "g", e);
+    await db().execute(sql`delete from rows where id = ${r}`);
+    expect(await complete(r, e)).toEqual({ ok: false, reason: "gone" });
+  });
+
+  it("every successful transition appends exactly one cell event", async () => {
+    const r = await newRow();
+    const e = (await stamp(r)) as string;
+    await claimCell(db(), r, "g", e);
+    await progress(r, e);
+    await complete(r, e);
+    await complete(r, e); // rejected: no event
+    const events = await queryRows<{ status: string }>(
+      db(),
+      sql`select data->>'status' as status from events where kind = 'cell' and data->>'rowId' = ${r} order by id`,
+    );
+    expect(events.map((x) => x.status)).toEqual(["queued", "running", "running", "completed"]);
+  });
+});
+
+/**
+ * Model-based: random sequences of stamp / claim / progress / terminal / cancel / re-stamp
+ * from concurrent actors (each actor holds the execution id it last saw), run against
+ * real Postgres, each step checked against the state machine of DESIGN.md §4.
+ */
+type Op =
+  | { kind: "stamp"; mode: "all" | "new" | "incomplete" }
+  | { kind: "claim" | "progress" | "complete" | "fail" | "failQueued"; actor: number }
+  | { kind: "cancel" }
+  | { kind: "observe"; actor: number };
+
+interface Model {
+  status: CellStatus | null;
+  exec: string | null;
+}
+
+describe("model-based", () => {
+  it("random interleavings from concurrent actors always follow the cell state machine", async () => {
+    const opArb: fc.Arbitrary<Op> = fc.oneof(
+      fc.record({ kind: fc.constant("stamp" as const), mode: fc.constantFrom("all" as const, "new" as const, "incomplete" as const) }),
+      fc.record({
+        kind: fc.constantFrom("claim" as const, "progress" as const, "complete" as const, "fail" as const, "failQueued" as const),
+        actor: fc.integer({ min: 0, max: 2 }),
+      }),
+      fc.constant({ kind: "cancel" as const }),
+      fc.record({ kind: fc.constant("observe" as const), actor: fc.integer({ min: 0, max: 2 }) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 25 }), async (ops) => {
+        const r = await newRow();
+        const model: Model = { status: null, exec: null };
+        const seen: (string | null)[] = [null, null, null];
+        for (const op of ops) {
+          switch (op.kind) {
+            case "stamp": {
+              const before = { ...model };
+              await stampPage(db(), { tableId, dispatchId: null, groupIds: ["g"], mode: op.mode, rowIds: [r], afterPosition: -1, maxRows: 1 });
+              const now = await cell(r);
+              const allowed =
+                op.mode === "all" ||
+                before.status === null ||
+                (op.mode === "incomplete" && (before.status === "error" || before.status === "cancelled"));
+              if (allowed) {
+                expect(now?.status).toBe("queued");
+                expect(now?.execution_id).not.toBe(before.exec);
+                model.status = "queued";
+                model.exec = now?.execution_id ?? null;
+              } else {
+                expect(now?.status ?? null).toBe(before.status);
+                expect(now?.execution_id ?? null).toBe(before.exec);
+              }
+              break;
+            }
+            case "observe":
+              seen[op.actor] = model.exec;
+              break;
+            case "cancel": {
+              const n = (await cancelCells(db(), { tableId, rowIds: [r] })).length;
+              const inFlight = model.status === "queued" || model.status === "running" || model.status === "paused";
+              expect(n).toBe(inFlight ? 1 : 0);
+              if (inFlight) model.status = "cancelled";
+              break;
+            }
+            default: {
+              const e = seen[op.actor];
+              if (!e) break;
+              const mine = e === model.exec;
+              const from: CellStatus = op.kind === "claim" || op.kind === "failQueued" ? "queued" : "running";
+              const res =
+                op.kind === "claim"
+                  ? await claimCell(db(), r, "g", e)
+                  : op.kind === "failQueued"
+                    ? await failQueuedCell(db(), r, "g", e, "x")
+                    : op.kind === "progress"
+                      ? await progress(r, e)
+                      : op.kind === "complete"
+                        ? await complete(r, e)
+                        : await fail(r, e);
+              const shouldWin = mine && model.status === from;
+              expect(res.ok, `${op.kind} by actor ${op.actor} in ${model.status}`).toBe(shouldWin);
+              if (!res.ok && model.status === "cancelled") expect(res.reason).toBe("cancelled");
+              if (shouldWin) {
+                model.status =
+                  op.kind === "claim" || op.kind === "progress" ? "running" : op.kind === "complete" ? "completed" : "error";
+              }
+            }
+          }
+          const now = await cell(r);
+          expect(now?.status ?? null).toBe(model.status);
+        }
+      }),
+      { numRuns: 60 },
+    );
+  }, 120_000);
+
+  it("concurrent claims of one queued cell: exactly one wins", async () => {
+    for (let i = 0; i < 20; i++) {
+      const r = await newRow();
+      const e = (await stamp(r)) as string;
+      const results = await Promise.all(Array.from({ length: 5 }, () => claimCell(db(), r, "g", e)));
+      expect(results.filter((x) => x.ok)).toHaveLength(1);
+    }
+  });
+
+  it("cancel racing a claim: the cell ends cancelled either way", async () => {
+    for (let i = 0; i < 20; i++) {
+      const r = await newRow();
+      const e = (await stamp(r)) as string;
+      await Promise.all([claimCell(db(), r, "g", e), cancelCells(db(), { tableId, rowIds: [r] })]);
+      expect((await cell(r))?.status).toBe("cancelled");
+      expect(await complete(r, e)).toEqual({ ok: false, reason: "cancelled" });
+    }
+  });
+});
