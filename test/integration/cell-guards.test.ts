@@ -37,8 +37,19 @@ async function newRow(): Promise<string> {
   return rows?.[0]?.id as string;
 }
 
-async function stamp(rowId: string, mode: "all" | "new" | "incomplete" = "all"): Promise<string | null> {
-  await stampPage(db(), { tableId, dispatchId: null, groupIds: ["g"], mode, rowIds: [rowId], afterPosition: -1, maxRows: 10 });
+async function stamp(
+  rowId: string,
+  mode: "all" | "new" | "incomplete" = "all",
+): Promise<string | null> {
+  await stampPage(db(), {
+    tableId,
+    dispatchId: null,
+    groupIds: ["g"],
+    mode,
+    rowIds: [rowId],
+    afterPosition: -1,
+    maxRows: 10,
+  });
   return (await cell(rowId))?.execution_id ?? null;
 }
 
@@ -51,14 +62,23 @@ async function cell(rowId: string) {
 }
 
 async function out(rowId: string): Promise<unknown> {
-  const rows = await queryRows<{ data: Record<string, unknown> }>(db(), sql`select data from rows where id = ${rowId}`);
+  const rows = await queryRows<{ data: Record<string, unknown> }>(
+    db(),
+    sql`select data from rows where id = ${rowId}`,
+  );
   return rows[0]?.data.out;
 }
 
 const progress = (rowId: string, e: string) =>
-  writeProgress(db(), rowId, "g", e, { runningBlockIds: ["b"], blockErrors: {}, outputs: { out: "partial" } });
-const complete = (rowId: string, e: string) => completeCell(db(), rowId, "g", e, "ok", { blockErrors: {}, outputs: { out: "done" } });
-const fail = (rowId: string, e: string) => failCell(db(), rowId, "g", e, "boom", { blockErrors: {} });
+  writeProgress(db(), rowId, "g", e, {
+    runningBlockIds: ["b"],
+    blockErrors: {},
+    outputs: { out: "partial" },
+  });
+const complete = (rowId: string, e: string) =>
+  completeCell(db(), rowId, "g", e, "ok", { blockErrors: {}, outputs: { out: "done" } });
+const fail = (rowId: string, e: string) =>
+  failCell(db(), rowId, "g", e, "boom", { blockErrors: {} });
 
 describe("cell guards", () => {
   it("a cancelled cell is never revived by any worker write, whatever the interleaving", async () => {
@@ -67,7 +87,10 @@ describe("cell guards", () => {
     const e1 = (await stamp(r1)) as string;
     await cancelCells(db(), { tableId, rowIds: [r1] });
     expect(await claimCell(db(), r1, "g", e1)).toEqual({ ok: false, reason: "cancelled" });
-    expect(await failQueuedCell(db(), r1, "g", e1, "late")).toEqual({ ok: false, reason: "cancelled" });
+    expect(await failQueuedCell(db(), r1, "g", e1, "late")).toEqual({
+      ok: false,
+      reason: "cancelled",
+    });
     // Stop while running: progress, complete and fail all bounce, and no output lands.
     const r2 = await newRow();
     const e2 = (await stamp(r2)) as string;
@@ -88,7 +111,8 @@ describe("cell guards", () => {
     expect(await claimCell(db(), r, "g", old)).toEqual({ ok: true });
     const fresh = (await stamp(r, "all")) as string;
     expect(fresh).not.toBe(old);
-    for (const write of [progress, complete, fail]) expect(await write(r, old)).toEqual({ ok: false, reason: "stale" });
+    for (const write of [progress, complete, fail])
+      expect(await write(r, old)).toEqual({ ok: false, reason: "stale" });
     expect(await claimCell(db(), r, "g", old)).toEqual({ ok: false, reason: "stale" });
     expect(await out(r)).toBeUndefined();
     expect(await claimCell(db(), r, "g", fresh)).toEqual({ ok: true });
@@ -161,9 +185,18 @@ interface Model {
 describe("model-based", () => {
   it("random interleavings from concurrent actors always follow the cell state machine", async () => {
     const opArb: fc.Arbitrary<Op> = fc.oneof(
-      fc.record({ kind: fc.constant("stamp" as const), mode: fc.constantFrom("all" as const, "new" as const, "incomplete" as const) }),
       fc.record({
-        kind: fc.constantFrom("claim" as const, "progress" as const, "complete" as const, "fail" as const, "failQueued" as const),
+        kind: fc.constant("stamp" as const),
+        mode: fc.constantFrom("all" as const, "new" as const, "incomplete" as const),
+      }),
+      fc.record({
+        kind: fc.constantFrom(
+          "claim" as const,
+          "progress" as const,
+          "complete" as const,
+          "fail" as const,
+          "failQueued" as const,
+        ),
         actor: fc.integer({ min: 0, max: 2 }),
       }),
       fc.constant({ kind: "cancel" as const }),
@@ -178,12 +211,21 @@ describe("model-based", () => {
           switch (op.kind) {
             case "stamp": {
               const before = { ...model };
-              await stampPage(db(), { tableId, dispatchId: null, groupIds: ["g"], mode: op.mode, rowIds: [r], afterPosition: -1, maxRows: 1 });
+              await stampPage(db(), {
+                tableId,
+                dispatchId: null,
+                groupIds: ["g"],
+                mode: op.mode,
+                rowIds: [r],
+                afterPosition: -1,
+                maxRows: 1,
+              });
               const now = await cell(r);
               const allowed =
                 op.mode === "all" ||
                 before.status === null ||
-                (op.mode === "incomplete" && (before.status === "error" || before.status === "cancelled"));
+                (op.mode === "incomplete" &&
+                  (before.status === "error" || before.status === "cancelled"));
               if (allowed) {
                 expect(now?.status).toBe("queued");
                 expect(now?.execution_id).not.toBe(before.exec);
@@ -200,7 +242,10 @@ describe("model-based", () => {
               break;
             case "cancel": {
               const n = (await cancelCells(db(), { tableId, rowIds: [r] })).length;
-              const inFlight = model.status === "queued" || model.status === "running" || model.status === "paused";
+              const inFlight =
+                model.status === "queued" ||
+                model.status === "running" ||
+                model.status === "paused";
               expect(n).toBe(inFlight ? 1 : 0);
               if (inFlight) model.status = "cancelled";
               break;
@@ -209,7 +254,8 @@ describe("model-based", () => {
               const e = seen[op.actor];
               if (!e) break;
               const mine = e === model.exec;
-              const from: CellStatus = op.kind === "claim" || op.kind === "failQueued" ? "queued" : "running";
+              const from: CellStatus =
+                op.kind === "claim" || op.kind === "failQueued" ? "queued" : "running";
               const res =
                 op.kind === "claim"
                   ? await claimCell(db(), r, "g", e)
@@ -225,7 +271,11 @@ describe("model-based", () => {
               if (!res.ok && model.status === "cancelled") expect(res.reason).toBe("cancelled");
               if (shouldWin) {
                 model.status =
-                  op.kind === "claim" || op.kind === "progress" ? "running" : op.kind === "complete" ? "completed" : "error";
+                  op.kind === "claim" || op.kind === "progress"
+                    ? "running"
+                    : op.kind === "complete"
+                      ? "completed"
+                      : "error";
               }
             }
           }
@@ -241,7 +291,9 @@ describe("model-based", () => {
     for (let i = 0; i < 20; i++) {
       const r = await newRow();
       const e = (await stamp(r)) as string;
-      const results = await Promise.all(Array.from({ length: 5 }, () => claimCell(db(), r, "g", e)));
+      const results = await Promise.all(
+        Array.from({ length: 5 }, () => claimCell(db(), r, "g", e)),
+      );
       expect(results.filter((x) => x.ok)).toHaveLength(1);
     }
   });

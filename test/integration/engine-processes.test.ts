@@ -1,0 +1,231 @@
+/**
+ * Engine invariants with several real worker processes on one database.
+ */
+import { sql } from "drizzle-orm";
+import { beforeAll, describe, expect, it } from "vitest";
+import { queryRows } from "../../db/client";
+import { getDatabase } from "../../db/instance";
+import { getBackend } from "../../src/backends/instance";
+import { carrierSpec } from "../../src/backends/port";
+import { call } from "../helpers/api";
+import { useTestDatabase } from "../helpers/db";
+import { cellCounts, waitForDispatch } from "../helpers/engine";
+import { newWorkspace } from "../helpers/fixtures";
+import { waitFor } from "../helpers/processes";
+import { spawnWorker, type WorkerProcess } from "../helpers/workers";
+
+let key: string;
+let url: string;
+let workers: WorkerProcess[] = [];
+const db = () => getDatabase().db;
+
+async function workflow(ms: number): Promise<string> {
+  const res = await call<{ id: string }>("POST", "/api/workflows", {
+    key,
+    body: {
+      name: `wait ${ms}`,
+      definition: {
+        blocks: [
+          { id: "pause", type: "wait", ms, next: "done" },
+          { id: "done", type: "transform", expression: "'ok'" },
+        ],
+      },
+    },
+  });
+  return res.body.id;
+}
+
+async function table(
+  groups: number,
+  ms: number,
+  rows: number,
+): Promise<{ id: string; rowIds: string[] }> {
+  const wf = await workflow(ms);
+  const t = await call<{ id: string }>("POST", "/api/tables", {
+    key,
+    body: {
+      name: "procs",
+      columns: Array.from({ length: groups }, (_, i) => ({
+        id: `c${i}`,
+        name: `C${i}`,
+        type: "text",
+      })),
+      groups: Array.from({ length: groups }, (_, i) => ({
+        id: `g${i}`,
+        name: `G${i}`,
+        kind: "workflow",
+        workflowId: wf,
+        outputs: [{ columnId: `c${i}`, from: "done" }],
+      })),
+    },
+  });
+  const rowIds: string[] = [];
+  for (let i = 0; i < rows; i += 1000) {
+    const batch = Array.from({ length: Math.min(1000, rows - i) }, () => ({ data: {} }));
+    const ins = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
+      key,
+      body: { rows: batch },
+    });
+    rowIds.push(...ins.body.rows.map((r) => r.id));
+  }
+  return { id: t.body.id, rowIds };
+}
+
+beforeAll(async () => {
+  ({ url } = await useTestDatabase());
+  const ws = await newWorkspace();
+  key = ws.key;
+  await db().execute(sql`update workspaces set plan = 'pro' where id = ${ws.id}`);
+  workers = await Promise.all([spawnWorker(url, 10), spawnWorker(url, 10)]);
+}, 120_000);
+
+describe("with two worker processes", () => {
+  it("two carriers for one row never run groups of that row at the same time", async () => {
+    const t = await table(3, 15, 40);
+    const run = await call<{ dispatchId: string }>("POST", `/api/tables/${t.id}/runs`, {
+      key,
+      body: { mode: "all", window: 40 },
+    });
+    // Duplicate carriers for every row, delivered to both processes.
+    for (let i = 0; i < 3; i++) {
+      await getBackend().enqueue(
+        t.rowIds.map((rowId) => ({
+          ...carrierSpec({ tableId: t.id, rowId }),
+          idempotencyKey: `dup${i}:${rowId}`,
+        })),
+      );
+    }
+    expect(await waitForDispatch(key, t.id, run.body.dispatchId)).toBe("completed");
+    const events = await queryRows<{ row: string; exec: string; status: string; outputs: boolean }>(
+      db(),
+      sql`select data->>'rowId' as row, data->>'executionId' as exec, data->>'status' as status, data ? 'outputs' as outputs
+            from events where table_id = ${t.id} and kind = 'cell' order by id`,
+    );
+    const active = new Map<string, string>();
+    let overlaps = 0;
+    for (const e of events) {
+      const current = active.get(e.row);
+      if (e.status === "running" && !e.outputs) {
+        if (current && current !== e.exec) overlaps++;
+        active.set(e.row, e.exec);
+      } else if (e.status === "completed" || e.status === "error" || e.status === "cancelled") {
+        if (current === e.exec) active.delete(e.row);
+      }
+    }
+    expect(overlaps).toBe(0);
+    expect(await cellCounts(t.id)).toEqual({ completed: 120 });
+  }, 120_000);
+
+  it("every cell of a dispatch ends terminal exactly once, the dispatch completes, in flight never exceeds the window", async () => {
+    const window = 7;
+    const t = await table(1, 5, 300);
+    const run = await call<{ dispatchId: string }>("POST", `/api/tables/${t.id}/runs`, {
+      key,
+      body: { mode: "all", window },
+    });
+    const d = run.body.dispatchId;
+    let maxRunning = 0;
+    let maxHanded = 0;
+    const sampled = await waitFor(
+      async () => {
+        const [s] = await queryRows<{ running: number; handed: number; status: string }>(
+          db(),
+          sql`select (select count(distinct row_id)::int from cells where dispatch_id = ${d} and status = 'running') as running,
+                     (select count(distinct c.row_id)::int from cells c join dispatches x on x.id = c.dispatch_id
+                       where c.dispatch_id = ${d} and c.status in ('queued', 'running') and c.row_position <= x."cursor") as handed,
+                     (select status::text from dispatches where id = ${d}) as status`,
+        );
+        maxRunning = Math.max(maxRunning, s?.running ?? 0);
+        maxHanded = Math.max(maxHanded, s?.handed ?? 0);
+        return s?.status !== "active";
+      },
+      120_000,
+      5,
+    );
+    expect(sampled).toBe(true);
+    expect(maxRunning).toBeGreaterThan(1);
+    expect(maxRunning).toBeLessThanOrEqual(window);
+    expect(maxHanded).toBeLessThanOrEqual(window);
+    const terminal = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from events where table_id = ${t.id} and kind = 'cell'
+            and data->>'status' in ('completed', 'error', 'cancelled') group by data->>'rowId', data->>'groupId'`,
+    );
+    expect(terminal).toHaveLength(300);
+    expect(terminal.every((x) => x.n === 1)).toBe(true);
+    const view = await call<{ status: string; counts: Record<string, number> }>(
+      "GET",
+      `/api/tables/${t.id}/runs/${d}`,
+      { key },
+    );
+    expect(view.body).toMatchObject({
+      status: "completed",
+      counts: { completed: 300, queued: 0, running: 0 },
+    });
+  }, 120_000);
+
+  it("Stop on a 2,000-row dispatch leaves no queued or running cell, and none reappears while workers keep running", async () => {
+    const t = await table(1, 300, 2000);
+    const run = await call<{ dispatchId: string }>("POST", `/api/tables/${t.id}/runs`, {
+      key,
+      body: { mode: "all", window: 20 },
+    });
+    expect(await waitFor(async () => ((await cellCounts(t.id)).running ?? 0) >= 5, 30_000)).toBe(
+      true,
+    );
+    const stop = await call<{ cancelled: number }>("POST", `/api/tables/${t.id}/runs/cancel`, {
+      key,
+      body: {},
+    });
+    expect(stop.status).toBe(200);
+    const after = await cellCounts(t.id);
+    expect(after.queued ?? 0).toBe(0);
+    expect(after.running ?? 0).toBe(0);
+    expect(stop.body.cancelled).toBe(2000 - (after.completed ?? 0));
+    // Let every carrier already handed out run to its end, then look again.
+    const drained = await waitFor(async () => {
+      const [j] = await queryRows<{ n: number }>(
+        db(),
+        sql`select count(*)::int as n from graphile_worker.jobs`,
+      );
+      return j?.n === 0;
+    }, 60_000);
+    expect(drained).toBe(true);
+    const later = await cellCounts(t.id);
+    expect(later.queued ?? 0).toBe(0);
+    expect(later.running ?? 0).toBe(0);
+    expect(later.cancelled).toBe(after.cancelled);
+    const view = await call<{ status: string }>(
+      "GET",
+      `/api/tables/${t.id}/runs/${run.body.dispatchId}`,
+      { key },
+    );
+    expect(view.body.status).toBe("cancelled");
+  }, 180_000);
+
+  it("a worker process killed with SIGKILL mid-cascade frees its row lock at once", async () => {
+    const t = await table(1, 60_000, 1);
+    const victim = await spawnWorker(url, 2);
+    // Stop the others taking this row: only the victim is left listening.
+    await Promise.all(workers.map((w) => w.kill("SIGTERM")));
+    await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all" } });
+    const lockHolder = async () => {
+      const rows = await queryRows<{ pid: number }>(
+        db(),
+        sql`select pid from pg_locks where locktype = 'advisory' and granted and objsubid = 1
+              and pid in (select pid from pg_stat_activity where application_name = 'cellflow-worker')`,
+      );
+      return rows[0]?.pid ?? null;
+    };
+    expect(
+      await waitFor(
+        async () => (await lockHolder()) !== null && ((await cellCounts(t.id)).running ?? 0) === 1,
+        30_000,
+      ),
+    ).toBe(true);
+    const killedAt = Date.now();
+    await victim.kill("SIGKILL");
+    expect(await waitFor(async () => (await lockHolder()) === null, 5_000, 10)).toBe(true);
+    expect(Date.now() - killedAt).toBeLessThan(5_000);
+  }, 120_000);
+});
