@@ -75,8 +75,9 @@ export async function startLocalWorker(opts: LocalWorkerOptions): Promise<Runner
   return run({
     connectionString: opts.connectionString,
     concurrency: opts.concurrency,
+    maxPoolSize: opts.concurrency + 2,
     noHandleSignals: true,
-    pollInterval: 1000,
+    pollInterval: Number(process.env.GW_POLL ?? 1000),
     logger: workerLogger(opts.log),
     taskList: {
       [TASKS.carrier]: async (raw, helpers) => {

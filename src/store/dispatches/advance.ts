@@ -27,16 +27,22 @@ export async function advanceDispatch(db: Db, dispatchId: string): Promise<Advan
     if (!locked) return { rowIds: [], completed: false };
     const [step] = await queryRows<{ row_ids: string[] | null; completed: boolean }>(
       tx,
-      sql`with d as (select id, table_id, "cursor", "window" from dispatches where id = ${dispatchId}),
+      sql`with d as (select id, table_id, "cursor", "window", group_ids from dispatches where id = ${dispatchId}),
           flying as (
             select count(distinct c.row_id)::int as n from cells c, d
              where c.dispatch_id = d.id and c.status in ('queued', 'running') and c.row_position <= d."cursor"
           ),
-          nxt as (
-            select distinct c.row_id, c.row_position from cells c, d
+          room as (select greatest(d."window" - flying.n, 0) as k, cardinality(d.group_ids) as g from d, flying),
+          -- Each row has at most g cells, so the first k rows lie within the first k·g cells:
+          -- the index walk stops there instead of sorting every queued cell of the dispatch.
+          nxt_cells as (
+            select c.row_id, c.row_position from cells c, d
              where c.dispatch_id = d.id and c.status = 'queued' and c.row_position > d."cursor"
              order by c.row_position
-             limit greatest((select "window" from d) - (select n from flying), 0)
+             limit (select k * g from room)
+          ),
+          nxt as (
+            select distinct row_id, row_position from nxt_cells order by row_position limit (select k from room)
           ),
           moved as (
             update dispatches set "cursor" = (select max(row_position) from nxt), updated_at = now()
