@@ -125,7 +125,7 @@ describe("npm start", () => {
           kind: "workflow",
           workflowId: wf.body.id,
           inputs: { n: "n" },
-          outputs: [{ columnId: "size", from: "check" }],
+          outputs: [{ columnId: "size", from: "result" }],
           dependsOn: ["n"],
         },
       ],
@@ -143,6 +143,47 @@ describe("npm start", () => {
     const unauth = await fetch(`${first.url}/api/tables`);
     expect(unauth.status).toBe(401);
 
+    // A run through the in-process worker completes, and a Stop holds.
+    const many = await api(first, "POST", `/api/tables/${table.body.id}/rows`, {
+      rows: Array.from({ length: 198 }, (_, i) => ({ data: { n: i } })),
+    });
+    expect(many.status).toBe(201);
+    const run = await api(first, "POST", `/api/tables/${table.body.id}/runs`, { mode: "all" });
+    expect(run).toMatchObject({ status: 202, body: { stamped: 200 } });
+    const finished = await waitFor(
+      async () => (await api(first, "GET", `/api/tables/${table.body.id}/runs/${run.body.dispatchId}`)).body.status === "completed",
+      60_000,
+      100,
+    );
+    expect(finished).toBe(true);
+    const after = await api(first, "GET", `/api/tables/${table.body.id}/rows?limit=3`);
+    expect((after.body.rows as { data: unknown }[]).map((r) => r.data)).toEqual([
+      { n: 1, size: "small" },
+      { n: 9, size: "big" },
+      { n: 0, size: "small" },
+    ]);
+    const slow = await api(first, "POST", "/api/workflows", {
+      name: "Slow",
+      definition: { blocks: [{ id: "w", type: "wait", ms: 30_000 }] },
+    });
+    await api(first, "PATCH", `/api/tables/${table.body.id}`, {
+      columns: [
+        { id: "n", name: "N", type: "number" },
+        { id: "size", name: "Size", type: "text" },
+        { id: "slow", name: "Slow", type: "json" },
+      ],
+      groups: [
+        ...(table.body.groups as unknown[]),
+        { id: "slow", name: "Slow", kind: "workflow", workflowId: slow.body.id, outputs: [{ columnId: "slow", from: "w" }] },
+      ],
+    });
+    const slowRun = await api(first, "POST", `/api/tables/${table.body.id}/runs`, { mode: "all", groupIds: ["slow"] });
+    expect(slowRun.body.stamped).toBe(200);
+    const stopped = await api(first, "POST", `/api/tables/${table.body.id}/runs/cancel`, {});
+    expect(stopped).toMatchObject({ status: 200, body: { cancelled: 200 } });
+    const held = await api(first, "GET", `/api/tables/${table.body.id}/runs/${slowRun.body.dispatchId}`);
+    expect(held.body).toMatchObject({ status: "cancelled", counts: { queued: 0, running: 0, cancelled: 200 } });
+
     expect(processesMentioning(path.join(dataDir, "pg")).length).toBeGreaterThan(0);
     expect(await stop(first)).toBe(true);
     expect(processesMentioning(path.join(dataDir, "pg"))).toEqual([]);
@@ -152,7 +193,7 @@ describe("npm start", () => {
     running = second;
     expect(second.key).toBe(first.key);
     const again = await api(second, "GET", `/api/tables/${table.body.id}`);
-    expect(again.body).toMatchObject({ name: "Numbers", rowCount: 2 });
+    expect(again.body).toMatchObject({ name: "Numbers", rowCount: 200 });
     expect(await stop(second)).toBe(true);
     expect(processesMentioning(path.join(dataDir, "pg"))).toEqual([]);
     process.stdout.write(`[e2e] first start ${first.ms} ms, restart ${second.ms} ms\n`);
