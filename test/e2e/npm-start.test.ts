@@ -151,7 +151,9 @@ describe("npm start", () => {
     const run = await api(first, "POST", `/api/tables/${table.body.id}/runs`, { mode: "all" });
     expect(run).toMatchObject({ status: 202, body: { stamped: 200 } });
     const finished = await waitFor(
-      async () => (await api(first, "GET", `/api/tables/${table.body.id}/runs/${run.body.dispatchId}`)).body.status === "completed",
+      async () =>
+        (await api(first, "GET", `/api/tables/${table.body.id}/runs/${run.body.dispatchId}`)).body
+          .status === "completed",
       60_000,
       100,
     );
@@ -174,15 +176,31 @@ describe("npm start", () => {
       ],
       groups: [
         ...(table.body.groups as unknown[]),
-        { id: "slow", name: "Slow", kind: "workflow", workflowId: slow.body.id, outputs: [{ columnId: "slow", from: "w" }] },
+        {
+          id: "slow",
+          name: "Slow",
+          kind: "workflow",
+          workflowId: slow.body.id,
+          outputs: [{ columnId: "slow", from: "w" }],
+        },
       ],
     });
-    const slowRun = await api(first, "POST", `/api/tables/${table.body.id}/runs`, { mode: "all", groupIds: ["slow"] });
+    const slowRun = await api(first, "POST", `/api/tables/${table.body.id}/runs`, {
+      mode: "all",
+      groupIds: ["slow"],
+    });
     expect(slowRun.body.stamped).toBe(200);
     const stopped = await api(first, "POST", `/api/tables/${table.body.id}/runs/cancel`, {});
     expect(stopped).toMatchObject({ status: 200, body: { cancelled: 200 } });
-    const held = await api(first, "GET", `/api/tables/${table.body.id}/runs/${slowRun.body.dispatchId}`);
-    expect(held.body).toMatchObject({ status: "cancelled", counts: { queued: 0, running: 0, cancelled: 200 } });
+    const held = await api(
+      first,
+      "GET",
+      `/api/tables/${table.body.id}/runs/${slowRun.body.dispatchId}`,
+    );
+    expect(held.body).toMatchObject({
+      status: "cancelled",
+      counts: { queued: 0, running: 0, cancelled: 200 },
+    });
 
     expect(processesMentioning(path.join(dataDir, "pg")).length).toBeGreaterThan(0);
     expect(await stop(first)).toBe(true);

@@ -12,8 +12,10 @@ import { cancelCells } from "../../src/store/cells/cancel";
 import { claimCell } from "../../src/store/cells/claim";
 import { failQueuedCell } from "../../src/store/cells/fail-queued";
 import { completeCell, failCell } from "../../src/store/cells/finish";
+import { pauseCell, resumeCell } from "../../src/store/cells/pause";
 import { writeProgress } from "../../src/store/cells/progress";
 import { stampPage } from "../../src/store/cells/stamp";
+import { unstampCell } from "../../src/store/cells/unstamp";
 import { insertRows } from "../../src/store/rows/insert";
 import { createTable } from "../../src/store/tables/create";
 import { useTestDatabase } from "../helpers/db";
@@ -143,7 +145,35 @@ describe("cell guards", () => {
     expect((await cell(r))?.status).toBe("queued");
   });
 
-  it("a writes on a deleted row report gone and write nothing", async () => {
+  it("pause and resume are fenced like every write; Stop on a paused cell holds", async () => {
+    const r = await newRow();
+    const e = (await stamp(r)) as string;
+    expect(await resumeCell(db(), r, "g", e)).toEqual({ ok: false, reason: "stale" });
+    await claimCell(db(), r, "g", e);
+    expect(await pauseCell(db(), r, "g", "ex_other")).toEqual({ ok: false, reason: "stale" });
+    expect(await pauseCell(db(), r, "g", e)).toEqual({ ok: true });
+    expect(await complete(r, e)).toEqual({ ok: false, reason: "stale" });
+    expect(await resumeCell(db(), r, "g", e)).toEqual({ ok: true });
+    expect(await pauseCell(db(), r, "g", e)).toEqual({ ok: true });
+    expect((await cancelCells(db(), { tableId, rowIds: [r] })).map((c) => c.was)).toEqual([
+      "paused",
+    ]);
+    expect(await resumeCell(db(), r, "g", e)).toEqual({ ok: false, reason: "cancelled" });
+  });
+
+  it("unstamp returns only a still-queued cell of that execution to never-run", async () => {
+    const r = await newRow();
+    const e = (await stamp(r)) as string;
+    expect(await unstampCell(db(), r, "g", "ex_other")).toEqual({ ok: false, reason: "stale" });
+    expect(await unstampCell(db(), r, "g", e)).toEqual({ ok: true });
+    expect(await cell(r)).toBeNull();
+    const e2 = (await stamp(r, "new")) as string;
+    await claimCell(db(), r, "g", e2);
+    expect(await unstampCell(db(), r, "g", e2)).toEqual({ ok: false, reason: "stale" });
+    expect((await cell(r))?.status).toBe("running");
+  });
+
+  it("writes on a deleted row report gone and write nothing", async () => {
     const r = await newRow();
     const e = (await stamp(r)) as string;
     await claimCell(db(), r, "g", e);
@@ -167,13 +197,17 @@ describe("cell guards", () => {
 });
 
 /**
- * Model-based: random sequences of stamp / claim / progress / terminal / cancel / re-stamp
+ * Model-based: random sequences of stamp / claim / progress / pause / resume / terminal / cancel /
+ * re-stamp
  * from concurrent actors (each actor holds the execution id it last saw), run against
  * real Postgres, each step checked against the state machine of DESIGN.md §4.
  */
 type Op =
   | { kind: "stamp"; mode: "all" | "new" | "incomplete" }
-  | { kind: "claim" | "progress" | "complete" | "fail" | "failQueued"; actor: number }
+  | {
+      kind: "claim" | "progress" | "complete" | "fail" | "failQueued" | "pause" | "resume";
+      actor: number;
+    }
   | { kind: "cancel" }
   | { kind: "observe"; actor: number };
 
