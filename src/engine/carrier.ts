@@ -17,7 +17,6 @@ import { TableSchema } from "../contracts/table";
 import { groupOrder } from "../domain/table-schema";
 import { planLimits } from "../limits/plans";
 import { failQueuedCell } from "../store/cells/fail-queued";
-import { queuedCellsOfRow } from "../store/cells/read";
 import { advanceDispatch } from "../store/dispatches/advance";
 import { cascadeStep } from "../store/engine-reads";
 import { type AttemptEnd, DeadlineError, runAttempt } from "./attempt";
@@ -49,15 +48,13 @@ export async function runCarrier(
       outcome = "contended";
       break;
     }
+    let more = false;
     try {
       await cascade(session, payload, ctx, dispatchIds, log);
     } finally {
-      await session.release();
+      more = (await session.release()).moreQueued;
     }
-    if (ctx.signal.aborted) break;
-    // Cells stamped while we were releasing: their carrier may have bailed on our lock.
-    const more = await queuedCellsOfRow(deps.database.db, payload.rowId);
-    if (more.length === 0) break;
+    if (ctx.signal.aborted || !more) break;
   }
   for (const id of dispatchIds) {
     const next = await advanceDispatch(deps.database.db, id);

@@ -22,7 +22,11 @@ export interface RowSession {
   db: Db;
   /** Aborts when the session is lost (heartbeat failed or connection error). */
   lost: AbortSignal;
-  release(): Promise<void>;
+  /**
+   * Unlocks and, in the same round trip, tells whether the row has queued cells: ones
+   * stamped while we were finishing, whose own carrier may have bailed on our lock.
+   */
+  release(): Promise<{ moreQueued: boolean }>;
 }
 
 const HEARTBEAT_MS = 30_000;
@@ -70,16 +74,22 @@ export async function acquireRowLock(
     db,
     lost: lostController.signal,
     async release() {
-      if (released) return;
+      if (released) return { moreQueued: false };
       released = true;
       clearInterval(heartbeat);
       detach();
       try {
-        await client.query("select pg_advisory_unlock($1::bigint)", [key]);
+        const res = await client.query(
+          `select pg_advisory_unlock($1::bigint) as unlocked,
+                  exists (select 1 from cells where row_id = $2 and status = 'queued') as more`,
+          [key, rowId],
+        );
         client.release();
+        return { moreQueued: res.rows[0]?.more === true };
       } catch {
         // Could not unlock: destroy the connection, which frees the lock.
         client.release(true);
+        return { moreQueued: true };
       }
     },
   };
