@@ -17,11 +17,21 @@ export async function stopRuns(
   backend: TaskBackend,
   scope: CancelScope,
 ): Promise<{ cancelled: number }> {
-  const cancelled = await cancelCells(db, scope);
-  const running = cancelled.filter((c) => c.was === "running").map((c) => c.executionId);
-  abortLocal(running);
-  await publishCancel(db, running);
-  const ended = new Set(await finishCancelledDispatches(db, scope.tableId, scope.dispatchId));
+  // One transaction: when the tombstones become visible, the dispatches they emptied are
+  // already `cancelled`, so a carrier advancing meanwhile cannot call them `completed`.
+  // The cancel NOTIFYs are delivered at the same commit.
+  const { cancelled, ended } = await db.transaction(async (tx) => {
+    const cells = await cancelCells(tx, scope);
+    await publishCancel(
+      tx,
+      cells.filter((c) => c.was === "running").map((c) => c.executionId),
+    );
+    return {
+      cancelled: cells,
+      ended: new Set(await finishCancelledDispatches(tx, scope.tableId, scope.dispatchId)),
+    };
+  });
+  abortLocal(cancelled.filter((c) => c.was === "running").map((c) => c.executionId));
   // A partial Stop frees window slots of dispatches that go on: hand them out now.
   const touched = new Set<string>();
   for (const c of cancelled)
