@@ -14,9 +14,11 @@ import {
 } from "../backends/port";
 import type { Logger } from "../config/log";
 import { TableSchema } from "../contracts/table";
+import { nextAutoGroup } from "../domain/auto-run";
 import { groupOrder } from "../domain/table-schema";
 import { planLimits } from "../limits/plans";
 import { failQueuedCell } from "../store/cells/fail-queued";
+import { stampPage } from "../store/cells/stamp";
 import { advanceDispatch } from "../store/dispatches/advance";
 import { cascadeStep } from "../store/engine-reads";
 import { type AttemptEnd, DeadlineError, runAttempt } from "./attempt";
@@ -89,6 +91,7 @@ async function cascade(
   );
   ctx.signal.addEventListener("abort", onShutdown, { once: true });
   session.lost.addEventListener("abort", onLost, { once: true });
+  let lastGroup: string | undefined;
   try {
     for (;;) {
       const step = await cascadeStep(session.db, tableId, rowId);
@@ -110,7 +113,29 @@ async function cascade(
       const next = [...step.queued].sort(
         (x, y) => (rank.get(x.groupId) ?? 1e9) - (rank.get(y.groupId) ?? 1e9),
       )[0];
-      if (!next) return;
+      if (!next) {
+        // Explicit work done: fire the next auto-run group this row now qualifies for
+        // (never the one that just finished), then go round to run it.
+        const auto = stopped.signal.aborted
+          ? undefined
+          : nextAutoGroup(schema, step.data, new Set(step.present), lastGroup);
+        if (!auto) return;
+        const group = schema.groups.find((g) => g.id === auto);
+        const stamped = await stampPage(session.db, {
+          tableId,
+          dispatchId: null,
+          groupIds: [auto],
+          mode: "new",
+          rowIds: [rowId],
+          afterPosition: -1,
+          maxRows: 1,
+          dependsOn: { [auto]: group?.dependsOn ?? [] },
+        });
+        if (stamped.cells === 0) return;
+        lastGroup = undefined;
+        continue;
+      }
+      lastGroup = next.groupId;
       if (next.dispatchId) dispatchIds.add(next.dispatchId);
       if (stopped.signal.aborted) {
         // Deadline or shutdown before this cell could start: say so on every waiting cell.

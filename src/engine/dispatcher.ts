@@ -20,6 +20,8 @@ export interface RunScope {
   rowIds: string[] | null;
   limit: number | null;
   window: number;
+  /** Auto-fire: per-group dependencies that must be met (see StampPage.dependsOn). */
+  dependsOn?: Record<string, string[]>;
 }
 
 export async function startRun(

@@ -1,4 +1,5 @@
 import { getDatabase } from "../../db/instance";
+import { getBackend } from "../backends/instance";
 import { log } from "../config/log";
 import { RequestError } from "../domain/errors";
 import type { ServiceContext } from "../services/context";
@@ -54,7 +55,12 @@ export function workspaceRoute<P extends Params = Params>(
       const workspaceId = await authenticate(req, db);
       const params = ((await route?.params) ?? {}) as P;
       checkPathIds(params);
-      const ctx: ServiceContext = { db, workspaceId, log: log().child({ workspaceId }) };
+      const ctx: ServiceContext = {
+        db,
+        workspaceId,
+        log: log().child({ workspaceId }),
+        backend: getBackend(),
+      };
       return fn(req, ctx, params);
     });
 }

@@ -1,4 +1,5 @@
 import type { Db } from "../../db/client";
+import type { TaskBackend } from "../backends/port";
 import type { Logger } from "../config/log";
 
 /** What every workspace-scoped service call gets: the database and who is asking. */
@@ -6,4 +7,6 @@ export interface ServiceContext {
   db: Db;
   workspaceId: string;
   log: Logger;
+  /** Where carriers are enqueued (runs, auto-run). */
+  backend: TaskBackend;
 }

@@ -3,6 +3,8 @@ import { TableSchema } from "../contracts/table";
 import { type Failure, invalid, notFound } from "../domain/errors";
 import type { Result } from "../domain/result";
 import { checkRowData } from "../domain/values";
+import { applyEdit, autoFire } from "../engine/auto-run";
+import { abortLocal, publishCancel } from "../engine/cancellation";
 import { deleteRow as removeRow } from "../store/rows/delete";
 import { insertRows as appendRows } from "../store/rows/insert";
 import { patchRow as mergeRow } from "../store/rows/patch";
@@ -31,7 +33,13 @@ export async function insertRows(
     req.rows.map((r) => r.data),
   );
   if (!rows) return { ok: false, reason: notFound("table") };
-  ctx.log.info({ tableId, count: rows.length }, "rows inserted");
+  const fired = await autoFire(
+    ctx.db,
+    ctx.backend,
+    tableId,
+    rows.map((r) => r.id),
+  );
+  ctx.log.info({ tableId, count: rows.length, autoRun: fired }, "rows inserted");
   return { ok: true, value: { rows: rows } };
 }
 
@@ -88,6 +96,7 @@ export async function patchRow(
   if (issues.length > 0)
     return { ok: false, reason: invalid(issues, "Some values do not fit their columns") };
   const patched = await mergeRow(ctx.db, tableId, rowId, req.data);
+  if (patched) await applyEdit(ctx.db, ctx.backend, tableId, rowId, Object.keys(req.data));
   const row = patched ? await readRow(ctx.db, tableId, rowId) : null;
   return row ? { ok: true, value: row } : { ok: false, reason: notFound("row") };
 }
@@ -100,6 +109,11 @@ export async function deleteRow(
   const table = await getTable(ctx.db, ctx.workspaceId, tableId);
   if (!table) return { ok: false, reason: notFound("table") };
   const deleted = await removeRow(ctx.db, tableId, rowId);
-  if (deleted) ctx.log.info({ tableId, rowId }, "row deleted");
+  if (deleted) {
+    // Its cells went with it; attempts still running stop now rather than at their next write.
+    abortLocal(deleted.running);
+    await publishCancel(ctx.db, deleted.running);
+    ctx.log.info({ tableId, rowId }, "row deleted");
+  }
   return deleted ? { ok: true, value: null } : { ok: false, reason: notFound("row") };
 }

@@ -1,4 +1,3 @@
-import type { TaskBackend } from "../backends/port";
 import type { CancelRunsRequest, CreateRunRequest } from "../contracts/runs";
 import { TableSchema } from "../contracts/table";
 import { type Failure, invalid, notFound } from "../domain/errors";
@@ -10,9 +9,7 @@ import { type DispatchView, getDispatch, listDispatches } from "../store/dispatc
 import { tableForEngine } from "../store/engine-reads";
 import type { ServiceContext } from "./context";
 
-export interface RunContext extends ServiceContext {
-  backend: TaskBackend;
-}
+type RunContext = ServiceContext;
 
 async function ownTable(ctx: ServiceContext, tableId: string) {
   const table = await tableForEngine(ctx.db, tableId);

@@ -8,6 +8,7 @@ import {
 import { conflict, type Failure, invalid, notFound } from "../domain/errors";
 import type { Result } from "../domain/result";
 import { checkTableSchema } from "../domain/table-schema";
+import { autoFire } from "../engine/auto-run";
 import { ENRICHMENT_IDS } from "../enrichments/catalog";
 import { createTable as insertTable } from "../store/tables/create";
 import {
@@ -103,8 +104,14 @@ export async function patchTable(
       schema,
     });
     if (written.ok) {
+      // Groups added with autoRun, or switched to it, run where their dependencies are met.
+      const wasAuto = new Set(before.groups.filter((g) => g.autoRun).map((g) => g.id));
+      const armed = new Set(
+        schema.groups.filter((g) => g.autoRun && !wasAuto.has(g.id)).map((g) => g.id),
+      );
+      const fired = armed.size > 0 ? await autoFire(ctx.db, ctx.backend, id, null, armed) : null;
       ctx.log.info(
-        { tableId: id, schemaVersion: written.value.schemaVersion },
+        { tableId: id, schemaVersion: written.value.schemaVersion, autoRun: fired },
         "table schema updated",
       );
       return { ok: true, value: view(written.value, await countRows(ctx.db, id)) };

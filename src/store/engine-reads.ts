@@ -60,6 +60,8 @@ export interface CascadeStep {
   /** null when the row is gone. */
   data: Record<string, unknown> | null;
   queued: { groupId: string; executionId: string; dispatchId: string | null }[];
+  /** Groups that have a cell on this row, in any status. */
+  present: string[];
 }
 
 /** Everything one cascade step needs, in one round trip; null when the table is gone. */
@@ -73,7 +75,8 @@ export async function cascadeStep(
     sql`select t.schema, w.plan, r.data,
                coalesce((select jsonb_agg(jsonb_build_object('groupId', c.group_id, 'executionId', c.execution_id,
                                                              'dispatchId', c.dispatch_id) order by c.queued_at, c.group_id)
-                           from cells c where c.row_id = ${rowId} and c.status = 'queued'), '[]'::jsonb) as queued
+                           from cells c where c.row_id = ${rowId} and c.status = 'queued'), '[]'::jsonb) as queued,
+               coalesce((select array_agg(c.group_id) from cells c where c.row_id = ${rowId}), '{}') as present
           from tables t
           join workspaces w on w.id = t.workspace_id
           left join rows r on r.id = ${rowId} and r.table_id = t.id

@@ -18,6 +18,12 @@ export interface StampPage {
   dispatchId: string | null;
   groupIds: string[];
   mode: RunMode;
+  /**
+   * Auto-fire: each group's `dependsOn` columns, which must all be non-empty (not null,
+   * "", false, [] or {}) in the row for its cell to be stamped. Absent for manual runs,
+   * which ignore dependencies.
+   */
+  dependsOn?: Record<string, string[]>;
   rowIds: string[] | null;
   afterPosition: number;
   maxRows: number;
@@ -57,17 +63,30 @@ function replaceable(mode: RunMode): SQL {
   }
 }
 
+/** The groups to stamp (alias g) and whether row `r` meets g's dependencies. */
+function groupSource(page: StampPage): { from: SQL; depsMet: SQL } {
+  if (!page.dependsOn)
+    return { from: sql`unnest(${textArray(page.groupIds)}) as g(group_id)`, depsMet: sql`true` };
+  const deps = Object.fromEntries(page.groupIds.map((g) => [g, page.dependsOn?.[g] ?? []]));
+  return {
+    from: sql`jsonb_each(${JSON.stringify(deps)}::jsonb) as g(group_id, deps)`,
+    depsMet: sql`jsonb_array_length(g.deps) > 0 and not exists (
+      select 1 from jsonb_array_elements_text(g.deps) as dep(col)
+       where coalesce(r.data -> dep.col, 'null'::jsonb) in ('null'::jsonb, '""'::jsonb, 'false'::jsonb, '[]'::jsonb, '{}'::jsonb))`,
+  };
+}
+
 export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
-  const groups = textArray(page.groupIds);
+  const groups = groupSource(page);
   const rowFilter = page.rowIds ? sql`and r.id = any(${textArray(page.rowIds)})` : sql``;
   const [result] = await queryRows<{ cells: number; rows: number; last: number | null }>(
     db,
     sql`with page_rows as (
-          select r.id as row_id, r.position from rows r
+          select r.id as row_id, r.position, r.data from rows r
            where r.table_id = ${page.tableId} and r.position > ${page.afterPosition} ${rowFilter}
-             and exists (select 1 from unnest(${groups}) as g(group_id)
+             and exists (select 1 from ${groups.from}
                           left join cells c on c.row_id = r.id and c.group_id = g.group_id
-                         where ${eligible(page.mode)})
+                         where ${eligible(page.mode)} and ${groups.depsMet})
            order by r.position
            limit ${page.maxRows}
         ),
@@ -76,9 +95,10 @@ export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
           select ${page.tableId}, p.row_id, g.group_id, p.position, 'queued',
                  'ex_' || replace(gen_random_uuid()::text, '-', ''), ${page.dispatchId}, now(), now()
             from page_rows p
-           cross join unnest(${groups}) as g(group_id)
+           cross join lateral (select p.row_id as id, p.data) as r
+           cross join ${groups.from}
             left join cells c on c.row_id = p.row_id and c.group_id = g.group_id
-           where ${eligible(page.mode)}
+           where ${eligible(page.mode)} and ${groups.depsMet}
           on conflict (row_id, group_id) do update set
             status = 'queued', execution_id = excluded.execution_id, dispatch_id = excluded.dispatch_id,
             outcome = null, error = null, running_block_ids = '{}', block_errors = '{}'::jsonb,

@@ -65,3 +65,10 @@ export async function setStamped(db: Db, id: string, stamped: number): Promise<v
     sql`update dispatches set stamped = ${stamped}, updated_at = now() where id = ${id}`,
   );
 }
+
+/** Removes a dispatch that stamped no cell (auto-fire that found nothing to run). */
+export async function discardDispatch(db: Db, id: string): Promise<void> {
+  await db.execute(
+    sql`delete from dispatches d where d.id = ${id} and not exists (select 1 from cells c where c.dispatch_id = d.id)`,
+  );
+}

@@ -1,20 +1,29 @@
-import { and, eq } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
-import { rows } from "../../../db/schema";
+import { queryRows } from "../../../db/client";
 import { appendEvent } from "../events/append";
 
 /**
  * Deletes a row. Its cells go with it (foreign key cascade), so any attempt still running
- * for it finds no cell to write and stops as stale.
+ * for it finds no cell to write and stops as `gone`; the execution ids of those running
+ * are returned so the caller can stop them at once.
  */
-export async function deleteRow(db: Db, tableId: string, rowId: string): Promise<boolean> {
+export async function deleteRow(
+  db: Db,
+  tableId: string,
+  rowId: string,
+): Promise<{ running: string[] } | null> {
   return db.transaction(async (tx) => {
-    const deleted = await tx
-      .delete(rows)
-      .where(and(eq(rows.tableId, tableId), eq(rows.id, rowId)))
-      .returning({ id: rows.id });
-    if (deleted.length === 0) return false;
+    const [row] = await queryRows<{ id: string; running: string[] }>(
+      tx,
+      sql`with doomed as (
+            select c.execution_id from cells c where c.row_id = ${rowId} and c.status = 'running'
+          ),
+          del as (delete from rows where table_id = ${tableId} and id = ${rowId} returning id)
+          select id, coalesce((select array_agg(execution_id) from doomed), '{}') as running from del`,
+    );
+    if (!row) return null;
     await appendEvent(tx, tableId, "rows", { op: "delete", rowIds: [rowId] });
-    return true;
+    return { running: row.running };
   });
 }

@@ -1,4 +1,3 @@
-import { getBackend } from "../../../../../backends/instance";
 import { CreateRunRequest } from "../../../../../contracts/runs";
 import { parseJsonBody } from "../../../../../http/body";
 import { workspaceRoute } from "../../../../../http/handler";
@@ -11,5 +10,5 @@ export const GET = workspaceRoute<{ id: string }>(async (_req, ctx, { id }) =>
 
 export const POST = workspaceRoute<{ id: string }>(async (req, ctx, { id }) => {
   const body = await parseJsonBody(req, CreateRunRequest);
-  return respond(await createRun({ ...ctx, backend: getBackend() }, id, body), 202);
+  return respond(await createRun(ctx, id, body), 202);
 });

@@ -1,4 +1,3 @@
-import { getBackend } from "../../../../../../backends/instance";
 import { CancelRunsRequest } from "../../../../../../contracts/runs";
 import { parseJsonBody } from "../../../../../../http/body";
 import { workspaceRoute } from "../../../../../../http/handler";
@@ -8,5 +7,5 @@ import { cancelRuns } from "../../../../../../services/runs";
 /** An empty body stops everything in flight in the table. */
 export const POST = workspaceRoute<{ id: string }>(async (req, ctx, { id }) => {
   const body = await parseJsonBody(req, CancelRunsRequest, { empty: {} });
-  return respond(await cancelRuns({ ...ctx, backend: getBackend() }, id, body));
+  return respond(await cancelRuns(ctx, id, body));
 });

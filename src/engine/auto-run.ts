@@ -1,0 +1,72 @@
+/**
+ * Auto-run entry points: rows inserted, a value edited, groups added or switched to
+ * auto-run. Each goes through a dispatch (mode `new`, dependencies required), so a bulk
+ * insert is paced by the window like any run. See domain/auto-run.ts for the rules.
+ */
+import type { Db } from "../../db/client";
+import type { TaskBackend } from "../backends/port";
+import { TableSchema } from "../contracts/table";
+import { autoRunDependencies, reArmedByEdit } from "../domain/auto-run";
+import { planLimits } from "../limits/plans";
+import { clearGroupCells } from "../store/cells/clear";
+import { discardDispatch } from "../store/dispatches/read";
+import { tableForEngine } from "../store/engine-reads";
+import { abortLocal, publishCancel } from "./cancellation";
+import { startRun } from "./dispatcher";
+
+export interface AutoFired {
+  dispatchId: string | null;
+  stamped: number;
+}
+
+/** Stamps and dispatches the auto-run groups (optionally only some) whose dependencies are met. */
+export async function autoFire(
+  db: Db,
+  backend: TaskBackend,
+  tableId: string,
+  rowIds: string[] | null,
+  only?: ReadonlySet<string>,
+): Promise<AutoFired> {
+  const table = await tableForEngine(db, tableId);
+  if (!table) return { dispatchId: null, stamped: 0 };
+  const deps = autoRunDependencies(TableSchema.parse(table.schema), only);
+  const groupIds = Object.keys(deps);
+  if (groupIds.length === 0) return { dispatchId: null, stamped: 0 };
+  const run = await startRun(db, backend, {
+    tableId,
+    groupIds,
+    mode: "new",
+    rowIds,
+    limit: null,
+    window: planLimits(table.plan).window,
+    dependsOn: deps,
+  });
+  if (run.stamped > 0) return run;
+  // Nothing was eligible: no point keeping an empty run in the table's history.
+  await discardDispatch(db, run.dispatchId);
+  return { dispatchId: null, stamped: 0 };
+}
+
+/**
+ * After `changed` columns of a row were edited: the groups reading them (and, in turn,
+ * their dependents) lose their cells and outputs, an attempt of theirs still running is
+ * stopped, and whatever is now eligible fires.
+ */
+export async function applyEdit(
+  db: Db,
+  backend: TaskBackend,
+  tableId: string,
+  rowId: string,
+  changed: string[],
+): Promise<AutoFired> {
+  const table = await tableForEngine(db, tableId);
+  if (!table) return { dispatchId: null, stamped: 0 };
+  const { groupIds, clearColumns } = reArmedByEdit(TableSchema.parse(table.schema), changed);
+  const removed = await clearGroupCells(db, tableId, rowId, groupIds, clearColumns);
+  const running = removed.filter((r) => r.was === "running").map((r) => r.executionId);
+  if (running.length > 0) {
+    abortLocal(running);
+    await publishCancel(db, running);
+  }
+  return autoFire(db, backend, tableId, [rowId]);
+}
