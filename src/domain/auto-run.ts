@@ -43,7 +43,7 @@ export function nextAutoGroup(
 }
 
 /**
- * Groups an edit of `changed` columns re-arms: those reading a changed column, then,
+ * Auto-run groups an edit of `changed` columns re-arms: those reading a changed column, then,
  * left to right through output columns, those reading what the former write. Returns
  * them in dependency order with the output columns to clear (never a column the edit
  * itself set: the person's value wins).
@@ -57,7 +57,8 @@ export function reArmedByEdit(
   const byId = new Map(schema.groups.map((g) => [g.id, g]));
   for (const id of groupOrder(schema)) {
     const g = byId.get(id);
-    if (!g || !columnsRead(g).some((c) => dirty.has(c))) continue;
+    // Only auto-run groups re-arm: clearing a manual group's results would lose them.
+    if (!g?.autoRun || !columnsRead(g).some((c) => dirty.has(c))) continue;
     hit.add(id);
     for (const o of g.outputs) dirty.add(o.columnId);
   }

@@ -1,0 +1,360 @@
+import { sql } from "drizzle-orm";
+import { beforeAll, describe, expect, it } from "vitest";
+import { queryRows } from "../../db/client";
+import { getDatabase } from "../../db/instance";
+import { call } from "../helpers/api";
+import { useTestDatabase } from "../helpers/db";
+import { useWorker } from "../helpers/engine";
+import { newWorkspace } from "../helpers/fixtures";
+import { waitFor } from "../helpers/processes";
+
+let key: string;
+const db = () => getDatabase().db;
+
+type Row = {
+  id: string;
+  data: Record<string, unknown>;
+  cells: Record<string, { status: string; executionId: string; outcome: string | null }>;
+};
+
+async function wf(blocks: unknown[], inputs: unknown[] = []): Promise<string> {
+  const r = await call<{ id: string }>("POST", "/api/workflows", {
+    key,
+    body: { name: "w", definition: { inputs, blocks } },
+  });
+  return r.body.id;
+}
+
+const row = async (t: string, id: string) =>
+  (await call<Row>("GET", `/api/tables/${t}/rows/${id}`, { key })).body;
+const settled = (r: Row) =>
+  Object.values(r.cells).every((c) => !["queued", "running"].includes(c.status));
+
+async function waitRow(t: string, id: string, check: (r: Row) => boolean): Promise<Row> {
+  let last: Row | undefined;
+  const ok = await waitFor(async () => {
+    last = await row(t, id);
+    return check(last);
+  }, 30_000);
+  if (!ok) throw new Error(`row never reached the expected state: ${JSON.stringify(last)}`);
+  return last as Row;
+}
+
+let upper: string;
+let slowUpper: string;
+let empty: string;
+let failing: string;
+
+beforeAll(async () => {
+  const { url } = await useTestDatabase();
+  await useWorker(url);
+  key = (await newWorkspace()).key;
+  const textIn = [{ name: "v", type: "text", required: true }];
+  upper = await wf([{ id: "out", type: "transform", expression: "$uppercase(inputs.v)" }], textIn);
+  slowUpper = await wf(
+    [
+      { id: "pause", type: "wait", ms: 1500, next: "out" },
+      { id: "out", type: "transform", expression: "$uppercase(inputs.v)" },
+    ],
+    textIn,
+  );
+  empty = await wf([{ id: "out", type: "transform", expression: "null" }]);
+  failing = await wf([{ id: "out", type: "fail", message: "nope" }]);
+});
+
+async function chainTable(extra: unknown[] = []): Promise<string> {
+  const t = await call<{ id: string }>("POST", "/api/tables", {
+    key,
+    body: {
+      name: "chain",
+      columns: ["src", "a", "b", "flag", "e", "f", "m"].map((id) => ({
+        id,
+        name: id,
+        type: id === "flag" ? "boolean" : "text",
+      })),
+      groups: [
+        {
+          id: "ga",
+          name: "A",
+          kind: "workflow",
+          workflowId: upper,
+          inputs: { v: "src" },
+          outputs: [{ columnId: "a", from: "out" }],
+          dependsOn: ["src"],
+          autoRun: true,
+        },
+        {
+          id: "gb",
+          name: "B",
+          kind: "workflow",
+          workflowId: upper,
+          inputs: { v: "a" },
+          outputs: [{ columnId: "b", from: "out" }],
+          dependsOn: ["a", "flag"],
+          autoRun: true,
+        },
+        ...extra,
+      ],
+    },
+  });
+  return t.body.id;
+}
+
+describe("auto-run", () => {
+  it("inserted rows fire the groups whose dependencies are met, and the cascade chains them", async () => {
+    const t = await chainTable();
+    const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${t}/rows`, {
+      key,
+      body: {
+        rows: [
+          { data: { src: "x", flag: true } },
+          { data: { src: "y", flag: false } },
+          { data: {} },
+        ],
+      },
+    });
+    const [r1, r2, r3] = ins.body.rows.map((r) => r.id) as [string, string, string];
+    expect((await waitRow(t, r1, (r) => r.cells.gb?.status === "completed")).data).toEqual({
+      src: "x",
+      flag: true,
+      a: "X",
+      b: "X",
+    });
+    // flag false: a checkbox that is off is an unmet dependency, so B never fires.
+    const second = await waitRow(t, r2, (r) => r.cells.ga?.status === "completed");
+    expect(second.data).toEqual({ src: "y", flag: false, a: "Y" });
+    expect(second.cells.gb).toBeUndefined();
+    expect((await row(t, r3)).cells).toEqual({});
+    // Ticking the box fires B.
+    await call("PATCH", `/api/tables/${t}/rows/${r2}`, { key, body: { data: { flag: true } } });
+    expect((await waitRow(t, r2, (r) => r.cells.gb?.status === "completed")).data.b).toBe("Y");
+  });
+
+  it("an edit of a dependency re-runs exactly its dependents, left to right", async () => {
+    const t = await chainTable([
+      {
+        id: "gm",
+        name: "M",
+        kind: "workflow",
+        workflowId: upper,
+        inputs: { v: "src" },
+        outputs: [{ columnId: "m", from: "out" }],
+        dependsOn: ["src"],
+        autoRun: false,
+      },
+    ]);
+    const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${t}/rows`, {
+      key,
+      body: { rows: [{ data: { src: "p", flag: true, e: "keep" } }] },
+    });
+    const id = ins.body.rows[0]?.id as string;
+    const first = await waitRow(t, id, (r) => r.cells.gb?.status === "completed");
+    // A manual run of the non-auto group ignores dependencies and keeps its result on edits.
+    const manual = await call<{ dispatchId: string }>("POST", `/api/tables/${t}/runs`, {
+      key,
+      body: { mode: "all", groupIds: ["gm"] },
+    });
+    expect(manual.status).toBe(202);
+    await waitRow(t, id, (r) => r.cells.gm?.status === "completed");
+
+    await call("PATCH", `/api/tables/${t}/rows/${id}`, { key, body: { data: { a: "hand" } } });
+    const afterA = await waitRow(
+      t,
+      id,
+      (r) =>
+        r.cells.gb?.status === "completed" &&
+        r.cells.gb.executionId !== first.cells.gb?.executionId,
+    );
+    expect(afterA.data).toMatchObject({ src: "p", a: "hand", b: "HAND", m: "P" });
+    expect(afterA.cells.ga?.executionId).toBe(first.cells.ga?.executionId);
+
+    await call("PATCH", `/api/tables/${t}/rows/${id}`, { key, body: { data: { src: "q" } } });
+    const afterSrc = await waitRow(t, id, (r) => r.data.b === "Q" && settled(r));
+    expect(afterSrc.data).toMatchObject({ src: "q", a: "Q", b: "Q", e: "keep", m: "P" });
+    expect(afterSrc.cells.ga?.executionId).not.toBe(first.cells.ga?.executionId);
+  });
+
+  it("a group that completed with empty outputs does not loop; error and cancelled cells are not retried", async () => {
+    const t = await call<{ id: string }>("POST", "/api/tables", {
+      key,
+      body: {
+        name: "loops",
+        columns: ["src", "e", "f", "other"].map((id) => ({ id, name: id, type: "text" })),
+        groups: [
+          {
+            id: "ge",
+            name: "E",
+            kind: "workflow",
+            workflowId: empty,
+            outputs: [{ columnId: "e", from: "out" }],
+            dependsOn: ["src"],
+            autoRun: true,
+          },
+          {
+            id: "gf",
+            name: "F",
+            kind: "workflow",
+            workflowId: failing,
+            outputs: [{ columnId: "f", from: "out" }],
+            dependsOn: ["src"],
+            autoRun: true,
+          },
+        ],
+      },
+    });
+    const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${t.body.id}/rows`, {
+      key,
+      body: { rows: [{ data: { src: "s" } }] },
+    });
+    const id = ins.body.rows[0]?.id as string;
+    const done = await waitRow(
+      t.body.id,
+      id,
+      (r) => r.cells.ge?.status === "completed" && r.cells.gf?.status === "error",
+    );
+    await call("PATCH", `/api/tables/${t.body.id}/rows/${id}`, {
+      key,
+      body: { data: { other: "unrelated edit" } },
+    });
+    // Wait until the worker is idle, then check nothing ran again.
+    expect(
+      await waitFor(async () => {
+        const [j] = await queryRows<{ n: number }>(
+          db(),
+          sql`select count(*)::int as n from graphile_worker.jobs`,
+        );
+        return j?.n === 0;
+      }, 30_000),
+    ).toBe(true);
+    const again = await row(t.body.id, id);
+    expect(again.cells.ge?.executionId).toBe(done.cells.ge?.executionId);
+    expect(again.cells.gf?.executionId).toBe(done.cells.gf?.executionId);
+    const [attempts] = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from events where kind = 'cell' and data->>'rowId' = ${id} and data->>'status' = 'running'`,
+    );
+    expect(attempts?.n).toBe(2);
+  });
+
+  it("an edit during a run cancels the stale attempt and re-runs it on the new value", async () => {
+    const t = await call<{ id: string }>("POST", "/api/tables", {
+      key,
+      body: {
+        name: "slow",
+        columns: ["src", "a"].map((id) => ({ id, name: id, type: "text" })),
+        groups: [
+          {
+            id: "ga",
+            name: "A",
+            kind: "workflow",
+            workflowId: slowUpper,
+            inputs: { v: "src" },
+            outputs: [{ columnId: "a", from: "out" }],
+            dependsOn: ["src"],
+            autoRun: true,
+          },
+        ],
+      },
+    });
+    const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${t.body.id}/rows`, {
+      key,
+      body: { rows: [{ data: { src: "old" } }] },
+    });
+    const id = ins.body.rows[0]?.id as string;
+    const running = await waitRow(t.body.id, id, (r) => r.cells.ga?.status === "running");
+    await call("PATCH", `/api/tables/${t.body.id}/rows/${id}`, {
+      key,
+      body: { data: { src: "new" } },
+    });
+    const final = await waitRow(t.body.id, id, (r) => r.cells.ga?.status === "completed");
+    expect(final.data.a).toBe("NEW");
+    expect(final.cells.ga?.executionId).not.toBe(running.cells.ga?.executionId);
+    const stale = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from events where kind = 'cell' and data->>'executionId' = ${running.cells.ga?.executionId ?? ""}
+            and data->>'status' = 'completed'`,
+    );
+    expect(stale[0]?.n).toBe(0);
+  });
+
+  it("adding an auto-run group runs it on the rows where it is eligible", async () => {
+    const t = await call<{ id: string; columns: unknown[] }>("POST", "/api/tables", {
+      key,
+      body: { name: "later", columns: ["src", "a"].map((id) => ({ id, name: id, type: "text" })) },
+    });
+    const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${t.body.id}/rows`, {
+      key,
+      body: { rows: [{ data: { src: "k" } }, { data: {} }] },
+    });
+    const [with_, without] = ins.body.rows.map((r) => r.id) as [string, string];
+    await call("PATCH", `/api/tables/${t.body.id}`, {
+      key,
+      body: {
+        groups: [
+          {
+            id: "ga",
+            name: "A",
+            kind: "workflow",
+            workflowId: upper,
+            inputs: { v: "src" },
+            outputs: [{ columnId: "a", from: "out" }],
+            dependsOn: ["src"],
+            autoRun: true,
+          },
+        ],
+      },
+    });
+    expect(
+      (await waitRow(t.body.id, with_, (r) => r.cells.ga?.status === "completed")).data.a,
+    ).toBe("K");
+    expect((await row(t.body.id, without)).cells).toEqual({});
+  });
+
+  it("a row deleted mid-run stops its cells and nothing errors", async () => {
+    const t = await call<{ id: string }>("POST", "/api/tables", {
+      key,
+      body: {
+        name: "delete",
+        columns: ["src", "a"].map((id) => ({ id, name: id, type: "text" })),
+        groups: [
+          {
+            id: "ga",
+            name: "A",
+            kind: "workflow",
+            workflowId: slowUpper,
+            inputs: { v: "src" },
+            outputs: [{ columnId: "a", from: "out" }],
+            dependsOn: ["src"],
+            autoRun: true,
+          },
+        ],
+      },
+    });
+    const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${t.body.id}/rows`, {
+      key,
+      body: { rows: [{ data: { src: "bye" } }] },
+    });
+    const id = ins.body.rows[0]?.id as string;
+    await waitRow(t.body.id, id, (r) => r.cells.ga?.status === "running");
+    expect((await call("DELETE", `/api/tables/${t.body.id}/rows/${id}`, { key })).status).toBe(204);
+    expect(
+      await waitFor(async () => {
+        const [j] = await queryRows<{ n: number }>(
+          db(),
+          sql`select count(*)::int as n from graphile_worker.jobs`,
+        );
+        return j?.n === 0;
+      }, 30_000),
+    ).toBe(true);
+    const [left] = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from cells where row_id = ${id}`,
+    );
+    expect(left?.n).toBe(0);
+    const [errors] = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from events where table_id = ${t.body.id} and kind = 'cell' and data->>'status' = 'error'`,
+    );
+    expect(errors?.n).toBe(0);
+  });
+});
