@@ -1,6 +1,23 @@
-import { bigserial, index, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  bigserial,
+  index,
+  jsonb,
+  pgSequence,
+  pgTable,
+  text,
+  timestamp,
+} from "drizzle-orm/pg-core";
 import { eventKind } from "./enums";
 import { tables } from "./tables";
+
+/**
+ * Stream positions, handed out in commit order by store/events/sequence.ts. The insert
+ * id cannot serve as a cursor: ids are drawn before commit, so a later id can become
+ * visible before an earlier one, and a reader that moved past it would lose the event.
+ */
+export const eventSeq = pgSequence("event_seq");
 
 /** Append-only, written in the transaction of the change it describes. */
 export const events = pgTable(
@@ -12,10 +29,14 @@ export const events = pgTable(
       .references(() => tables.id, { onDelete: "cascade" }),
     kind: eventKind("kind").notNull(),
     data: jsonb("data").notNull(),
+    /** The stream position (the SSE id); null until sequenced. */
+    seq: bigint("seq", { mode: "number" }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
     index("events_table_id_idx").on(t.tableId, t.id),
     index("events_created_idx").on(t.createdAt),
+    index("events_table_seq_idx").on(t.tableId, t.seq),
+    index("events_unsequenced_idx").on(t.tableId, t.id).where(sql`${t.seq} is null`),
   ],
 );

@@ -63,10 +63,19 @@ export class LocalBackend implements TaskBackend {
   }
 }
 
+export interface CronJob {
+  /** Task id, also the crontab identifier. */
+  id: string;
+  /** Crontab pattern (minute hour day month weekday). */
+  pattern: string;
+  run(): Promise<void>;
+}
+
 export interface LocalWorkerOptions {
   connectionString: string;
   concurrency: number;
   carrier: TaskHandler;
+  crons?: CronJob[];
   log: Logger;
 }
 
@@ -79,7 +88,10 @@ export async function startLocalWorker(opts: LocalWorkerOptions): Promise<Runner
     noHandleSignals: true,
     pollInterval: Number(process.env.GW_POLL ?? 1000),
     logger: workerLogger(opts.log),
+    // Cron runs are deduplicated by graphile-worker across every worker process.
+    crontab: (opts.crons ?? []).map((c) => `${c.pattern} ${c.id} ?max=1`).join("\n"),
     taskList: {
+      ...Object.fromEntries((opts.crons ?? []).map((c) => [c.id, async () => c.run()])),
       [TASKS.carrier]: async (raw, helpers) => {
         const payload = CarrierPayloadSchema.parse(raw);
         await opts.carrier(payload, {

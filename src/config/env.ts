@@ -23,6 +23,14 @@ export const Env = z.object({
   CELLFLOW_API_KEY: optionalString,
   CELLFLOW_ADMIN_TOKEN: optionalString,
   TRIGGER_PROJECT_REF: optionalString,
+  EVENTS_RETENTION_HOURS: z.preprocess(
+    emptyAsUndefined,
+    z.coerce
+      .number()
+      .min(1)
+      .max(24 * 365)
+      .default(72),
+  ),
   WORKER_CONCURRENCY: z.preprocess(
     emptyAsUndefined,
     z.coerce.number().int().min(1).max(500).default(20),

@@ -13,6 +13,7 @@ import { runMigrations } from "../../db/migrate";
 import { closeBackend } from "../backends/instance";
 import { readEnv } from "../config/env";
 import { log } from "../config/log";
+import { closeEventHub } from "../events/instance";
 import { ensureDefaultAccess } from "./bootstrap";
 import { ensureNextBuild } from "./next-build";
 import { type RunningWorker, startWorker } from "./worker-runtime";
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
     server?.closeAllConnections();
     await worker?.stop().catch(() => {});
     await closeBackend().catch(() => {});
+    await closeEventHub().catch(() => {});
     await closeDatabase().catch(() => {});
     await embedded?.stop();
     say("stopped");
@@ -70,6 +72,7 @@ async function main(): Promise<void> {
       driver: env.DATABASE_DRIVER,
       neonWsProxy: env.NEON_WS_PROXY,
       concurrency: env.WORKER_CONCURRENCY,
+      eventsRetentionHours: env.EVENTS_RETENTION_HOURS,
       log: logger,
     });
 

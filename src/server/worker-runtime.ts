@@ -8,12 +8,14 @@ import { LocalBackend, startLocalWorker } from "../backends/local";
 import type { Logger } from "../config/log";
 import { listenForCancels } from "../engine/cancellation";
 import { runCarrier } from "../engine/carrier";
+import { pruneEvents } from "../store/events/prune";
 
 export interface WorkerOptions {
   url: string;
   driver: "pg" | "neon";
   neonWsProxy?: string;
   concurrency: number;
+  eventsRetentionHours?: number;
   log: Logger;
 }
 
@@ -37,6 +39,16 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     connectionString: opts.url,
     concurrency: opts.concurrency,
     log,
+    crons: [
+      {
+        id: "prune-events",
+        pattern: "*/10 * * * *",
+        run: async () => {
+          const n = await pruneEvents(database.db, opts.eventsRetentionHours ?? 72);
+          if (n > 0) log.info({ pruned: n }, "old events pruned");
+        },
+      },
+    ],
     carrier: async (payload, ctx) => {
       try {
         await runCarrier({ database, backend, log }, payload, ctx);

@@ -25,6 +25,7 @@ async function main(): Promise<void> {
     driver: env.DATABASE_DRIVER,
     neonWsProxy: env.NEON_WS_PROXY,
     concurrency: env.WORKER_CONCURRENCY,
+    eventsRetentionHours: env.EVENTS_RETENTION_HOURS,
     log: log(),
   });
   process.stdout.write(`[cellflow] worker ready (pid ${process.pid})\n`);

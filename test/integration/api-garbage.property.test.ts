@@ -35,7 +35,8 @@ beforeAll(async () => {
       body: { name: "W", definition: classifyDefinition },
     })
   ).body.id;
-  routes = await listRoutes();
+  // The event stream stays open by design; its bad-input cases have their own tests.
+  routes = (await listRoutes()).filter((r) => !r.template.endsWith("/events"));
 });
 
 const segment = fc.oneof(

@@ -1,0 +1,76 @@
+/**
+ * One LISTEN per process for `cellflow_events` (payload: table id), fanned out to the
+ * SSE streams of that table. Streams then read the events table from their own cursor,
+ * so a notification is only a wake-up: a missed one costs latency, never an event.
+ */
+import type { SessionClient, SessionPool } from "../../db/client";
+import type { Logger } from "../config/log";
+
+export const EVENTS_CHANNEL = "cellflow_events";
+
+type Wake = () => void;
+
+export class EventHub {
+  private subscribers = new Map<string, Set<Wake>>();
+  private client: SessionClient | undefined;
+  private connecting: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly pool: SessionPool,
+    private readonly log: Logger,
+  ) {}
+
+  /** Registers a wake-up for the table's events; resolves once LISTEN is active. */
+  async subscribe(tableId: string, wake: Wake): Promise<() => void> {
+    let set = this.subscribers.get(tableId);
+    if (!set) {
+      set = new Set();
+      this.subscribers.set(tableId, set);
+    }
+    set.add(wake);
+    await this.ensureListening();
+    return () => {
+      const s = this.subscribers.get(tableId);
+      s?.delete(wake);
+      if (s && s.size === 0) this.subscribers.delete(tableId);
+    };
+  }
+
+  private ensureListening(): Promise<void> {
+    if (this.client) return Promise.resolve();
+    this.connecting ??= (async () => {
+      const client = await this.pool.connect();
+      client.on("notification", (msg) => {
+        if (msg.channel !== EVENTS_CHANNEL || !msg.payload) return;
+        for (const wake of this.subscribers.get(msg.payload) ?? []) wake();
+      });
+      client.on("error", (err) => {
+        this.log.warn(
+          { err },
+          "event listener lost its connection; streams fall back to their poll until it is back",
+        );
+        this.client = undefined;
+        client.release(true);
+        // Wake everyone: they re-read from their cursors, so nothing is missed.
+        for (const set of this.subscribers.values()) for (const wake of set) wake();
+      });
+      await client.query(`listen ${EVENTS_CHANNEL}`);
+      this.client = client;
+    })().finally(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const c = this.client;
+    this.client = undefined;
+    if (c) c.release(true);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+}

@@ -1,0 +1,171 @@
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { queryRows } from "../../db/client";
+import { getDatabase } from "../../db/instance";
+import { closeEventHub } from "../../src/events/instance";
+import { appendEvent } from "../../src/store/events/append";
+import { sequenceEvents } from "../../src/store/events/sequence";
+import { call } from "../helpers/api";
+import { useTestDatabase } from "../helpers/db";
+import { useWorker, waitForDispatch } from "../helpers/engine";
+import { classifyDefinition, newWorkspace } from "../helpers/fixtures";
+import { openEvents } from "../helpers/sse";
+
+let key: string;
+let tableId: string;
+const db = () => getDatabase().db;
+
+beforeAll(async () => {
+  const { url } = await useTestDatabase();
+  await useWorker(url);
+  key = (await newWorkspace()).key;
+  const wf = await call<{ id: string }>("POST", "/api/workflows", {
+    key,
+    body: { name: "C", definition: classifyDefinition },
+  });
+  const t = await call<{ id: string }>("POST", "/api/tables", {
+    key,
+    body: {
+      name: "events",
+      columns: [
+        { id: "n", name: "N", type: "number" },
+        { id: "size", name: "Size", type: "text" },
+      ],
+      groups: [
+        {
+          id: "classify",
+          name: "C",
+          kind: "workflow",
+          workflowId: wf.body.id,
+          inputs: { n: "n" },
+          outputs: [{ columnId: "size", from: "result" }],
+        },
+      ],
+    },
+  });
+  tableId = t.body.id;
+  await call("POST", `/api/tables/${tableId}/rows`, {
+    key,
+    body: { rows: Array.from({ length: 10 }, (_, i) => ({ data: { n: i } })) },
+  });
+});
+afterAll(() => closeEventHub());
+
+async function allEventIdsAfter(after: number): Promise<number[]> {
+  await sequenceEvents(db(), tableId);
+  const rows = await queryRows<{ id: number }>(
+    db(),
+    sql`select seq as id from events where table_id = ${tableId} and seq > ${after} order by seq`,
+  );
+  return rows.map((r) => r.id);
+}
+
+describe("events over SSE", () => {
+  it("streams a run's cell and dispatch events live, in order, with the outputs in cell events", async () => {
+    const stream = await openEvents(key, tableId);
+    expect(stream.status).toBe(200);
+    expect(stream.contentType).toContain("text/event-stream");
+    const run = await call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
+      key,
+      body: { mode: "all" },
+    });
+    await stream.waitFor((ev) =>
+      ev.some((e) => e.event === "dispatch" && e.data.status === "completed"),
+    );
+    await stream.close();
+    const ids = stream.events.map((e) => e.id);
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(new Set(ids).size).toBe(ids.length);
+    const cells = stream.events.filter((e) => e.event === "cell");
+    expect(cells.filter((e) => e.data.status === "queued")).toHaveLength(10);
+    const completed = cells.filter((e) => e.data.status === "completed");
+    expect(completed).toHaveLength(10);
+    for (const e of completed) {
+      expect(e.data).toMatchObject({
+        groupId: "classify",
+        executionId: expect.any(String),
+        outputs: { size: expect.any(String) },
+      });
+    }
+    expect(await waitForDispatch(key, tableId, run.body.dispatchId)).toBe("completed");
+  });
+
+  it("after a drop, reconnecting with Last-Event-ID gets exactly the missed events, in order", async () => {
+    const first = await openEvents(key, tableId);
+    const run = await call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
+      key,
+      body: { mode: "all", limit: 4 },
+    });
+    await first.waitFor((ev) => ev.filter((e) => e.event === "cell").length >= 3);
+    await first.close();
+    const last = first.events.at(-1)?.id ?? 0;
+    await waitForDispatch(key, tableId, run.body.dispatchId);
+    const rows = await call<{ rows: { id: string }[] }>(
+      "GET",
+      `/api/tables/${tableId}/rows?limit=1`,
+      { key },
+    );
+    await call("PATCH", `/api/tables/${tableId}/rows/${rows.body.rows[0]?.id}`, {
+      key,
+      body: { data: { n: 100 } },
+    });
+
+    const expected = await allEventIdsAfter(last);
+    expect(expected.length).toBeGreaterThan(0);
+    const again = await openEvents(key, tableId, { lastEventId: last });
+    await again.waitFor((ev) => ev.length >= expected.length);
+    await again.close();
+    expect(again.events.map((e) => e.id)).toEqual(expected);
+    expect(again.events.some((e) => e.event === "rows")).toBe(true);
+    // ?after= works the same way.
+    const viaQuery = await openEvents(key, tableId, { after: last });
+    await viaQuery.waitFor((ev) => ev.length >= expected.length);
+    await viaQuery.close();
+    expect(viaQuery.events.map((e) => e.id)).toEqual(expected);
+  });
+
+  it("an event whose transaction commits after a later one is still delivered (no skip on commit order)", async () => {
+    const slow = await getDatabase().pool.connect();
+    try {
+      await slow.query("begin");
+      await slow.query("insert into events (table_id, kind, data) values ($1, 'rows', $2)", [
+        tableId,
+        JSON.stringify({ probe: "first-id" }),
+      ]);
+      const stream = await openEvents(key, tableId);
+      await appendEvent(db(), tableId, "rows", { probe: "second-id" });
+      await db().execute(sql`select pg_notify('cellflow_events', ${tableId})`);
+      await stream.waitFor((ev) => ev.some((e) => e.data.probe === "second-id"));
+      await slow.query("commit");
+      await db().execute(sql`select pg_notify('cellflow_events', ${tableId})`);
+      await stream.waitFor((ev) => ev.some((e) => e.data.probe === "first-id"));
+      await stream.close();
+      const probes = stream.events.filter((e) => e.data.probe).map((e) => e.data.probe);
+      expect(probes).toEqual(["second-id", "first-id"]);
+    } finally {
+      slow.release();
+    }
+  });
+
+  it("a cursor older than retention gets one reset event", async () => {
+    await call("PATCH", `/api/tables/${tableId}`, { key, body: { name: "renamed" } });
+    await sequenceEvents(db(), tableId);
+    const [oldest] = await queryRows<{ seq: number }>(
+      db(),
+      sql`select min(seq)::bigint as seq from events`,
+    );
+    await db().execute(sql`delete from events where seq < ${(oldest?.seq ?? 0) + 5}`);
+    const stream = await openEvents(key, tableId, { lastEventId: 1 });
+    await stream.waitFor((ev) => ev.length >= 1);
+    await stream.close();
+    expect(stream.events.filter((e) => e.event === "reset")).toHaveLength(1);
+    expect(stream.events[0]?.event).toBe("reset");
+  });
+
+  it("refuses a bad cursor, another workspace's table and a missing key", async () => {
+    expect((await openEvents(key, tableId, { after: -1 as number })).status).toBe(400);
+    const other = await newWorkspace("other");
+    expect((await openEvents(other.key, tableId)).status).toBe(404);
+    expect((await openEvents("cf_nobody", tableId)).status).toBe(401);
+  });
+});
