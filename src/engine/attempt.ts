@@ -76,14 +76,20 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptEnd> {
     );
     return "error";
   }
-  const claimed = await claimCell(db, rowId, groupId, executionId);
+  // Registered before the claim: a Stop landing between the claim's commit and the
+  // start of the work still finds this attempt and aborts it.
+  const controller = new AbortController();
+  const unregister = registerAttempt(executionId, controller);
+  const claimed = await claimCell(db, rowId, groupId, executionId).catch((err: unknown) => {
+    unregister();
+    throw err;
+  });
   if (!claimed.ok) {
+    unregister();
     log.debug({ reason: claimed.reason }, "claim lost");
     return claimed.reason;
   }
 
-  const controller = new AbortController();
-  const unregister = registerAttempt(executionId, controller);
   const timer = setTimeout(
     () =>
       controller.abort(

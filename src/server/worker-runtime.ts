@@ -33,6 +33,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     applicationName: "cellflow-worker",
   });
   const backend = new LocalBackend(opts.url);
+  const stopping = new AbortController();
   const listener = listenForCancels(database.pool, log);
   await listener.ready;
   const runner = await startLocalWorker({
@@ -51,7 +52,9 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     ],
     carrier: async (payload, ctx) => {
       try {
-        await runCarrier({ database, backend, log }, payload, ctx);
+        // Our stop() aborts at once; graphile-worker's own signal only after its grace period.
+        const signal = AbortSignal.any([ctx.signal, stopping.signal]);
+        await runCarrier({ database, backend, log }, payload, { ...ctx, signal });
       } catch (err) {
         // The engine owns retries: a failed carrier leaves its cells to the re-drive.
         log.error({ err, ...payload }, "carrier failed");
@@ -59,16 +62,17 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     },
   });
   log.info({ concurrency: opts.concurrency }, "worker started");
-  let stopping: Promise<void> | undefined;
+  let stopped: Promise<void> | undefined;
   return {
     stop() {
-      stopping ??= (async () => {
+      stopped ??= (async () => {
+        stopping.abort(new Error("worker stopping"));
         await runner.stop();
         await listener.stop();
         await backend.close();
         await database.close();
       })();
-      return stopping;
+      return stopped;
     },
   };
 }
