@@ -8,8 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
-import { makeWorkerUtils, run } from "graphile-worker";
-import pg from "pg";
+import { Logger, makeWorkerUtils, run } from "graphile-worker";
 import { createDatabase, queryRows } from "../db/client";
 import { ensureDatabase, startEmbeddedPostgres } from "../db/embedded";
 import { runMigrations } from "../db/migrate";
@@ -72,7 +71,12 @@ async function engineRun(url: string): Promise<{ cellsPerSec: number; cells: num
       table.id,
       Array.from({ length: Math.min(1000, ROWS - i) }, () => ({})),
     );
-  const worker = await startWorker({ url, driver: "pg", concurrency: 50, log: log() });
+  const worker = await startWorker({
+    url,
+    driver: "pg",
+    concurrency: Number(process.env.BENCH_CONCURRENCY ?? 50),
+    log: log(),
+  });
   const backend = new LocalBackend(url);
   const started = Date.now();
   const { dispatchId, stamped } = await startRun(db, backend, {
@@ -99,7 +103,9 @@ async function engineRun(url: string): Promise<{ cellsPerSec: number; cells: num
 }
 
 async function peerRun(url: string): Promise<number> {
-  const utils = await makeWorkerUtils({ connectionString: url });
+  // Silent, as the engine's worker is: console logging per job would slow the peer down.
+  const logger = new Logger(() => () => {});
+  const utils = await makeWorkerUtils({ connectionString: url, logger });
   await utils.migrate();
   let done = 0;
   let finish: () => void = () => {};
@@ -111,6 +117,7 @@ async function peerRun(url: string): Promise<number> {
     concurrency: 50,
     noHandleSignals: true,
     pollInterval: 1000,
+    logger,
     taskList: {
       noop: async () => {
         done++;
@@ -163,7 +170,6 @@ async function main(): Promise<void> {
   } finally {
     await server.stop();
     fs.rmSync(dir, { recursive: true, force: true });
-    void pg;
   }
 }
 

@@ -35,20 +35,57 @@ export type CarrierOutcome = "done" | "contended";
 /** Re-acquire rounds after release before leaving the rest to the next carrier. */
 const MAX_ROUNDS = 5;
 
+/** How long one carrier job keeps taking the next handed-out row itself before queueing it. */
+const CHAIN_MS = 5 * 60_000;
+
+/**
+ * Drives the row, slides the window of every dispatch it ran cells for, and then takes
+ * one of the rows just handed out itself instead of queueing it: a job round trip
+ * through the queue saved per row, while the window still bounds what is in flight.
+ */
 export async function runCarrier(
   deps: EngineDeps,
   payload: CarrierPayload,
   ctx: TaskContext,
 ): Promise<CarrierOutcome> {
+  const started = Date.now();
+  let current: CarrierPayload | undefined = payload;
+  let outcome: CarrierOutcome = "done";
+  let first = true;
+  while (current) {
+    const { contended, dispatchIds } = await driveRow(deps, current, ctx);
+    if (first) outcome = contended ? "contended" : "done";
+    first = false;
+    let continuation: CarrierPayload | undefined;
+    for (const id of dispatchIds) {
+      const next = await advanceDispatch(deps.database.db, id);
+      const rows = next.rowIds.map((rowId) => ({
+        tableId: current?.tableId ?? payload.tableId,
+        rowId,
+        dispatchId: id,
+      }));
+      if (!continuation && !ctx.signal.aborted && Date.now() - started < CHAIN_MS)
+        continuation = rows.shift();
+      if (rows.length > 0) await deps.backend.enqueue(rows.map(carrierSpec));
+    }
+    current = continuation;
+  }
+  return outcome;
+}
+
+/** The row lock, the cascade, and re-acquiring for cells stamped while we released. */
+async function driveRow(
+  deps: EngineDeps,
+  payload: CarrierPayload,
+  ctx: TaskContext,
+): Promise<{ contended: boolean; dispatchIds: Set<string> }> {
   const log = deps.log.child({ tableId: payload.tableId, rowId: payload.rowId, runId: ctx.runId });
   const dispatchIds = new Set<string>(payload.dispatchId ? [payload.dispatchId] : []);
-  let outcome: CarrierOutcome = "done";
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const session = await acquireRowLock(deps.database, payload.tableId, payload.rowId);
     if (!session) {
       log.debug("row lock held by another carrier; it drains the row");
-      outcome = "contended";
-      break;
+      return { contended: true, dispatchIds };
     }
     let more = false;
     try {
@@ -58,17 +95,7 @@ export async function runCarrier(
     }
     if (ctx.signal.aborted || !more) break;
   }
-  for (const id of dispatchIds) {
-    const next = await advanceDispatch(deps.database.db, id);
-    if (next.rowIds.length > 0) {
-      await deps.backend.enqueue(
-        next.rowIds.map((rowId) =>
-          carrierSpec({ tableId: payload.tableId, rowId, dispatchId: id }),
-        ),
-      );
-    }
-  }
-  return outcome;
+  return { contended: false, dispatchIds };
 }
 
 async function cascade(
@@ -82,12 +109,15 @@ async function cascade(
   let limits: ReturnType<typeof planLimits> | undefined;
   let deadline: AbortSignal | undefined;
   const stopped = new AbortController();
-  const onStop = (reason: unknown) => () => {
-    if (!stopped.signal.aborted) stopped.abort(reason);
+  // Reasons are built only when they happen: an Error captures a stack, and this runs per row.
+  const onStop = (reason: () => unknown) => () => {
+    if (!stopped.signal.aborted) stopped.abort(reason());
   };
-  const onShutdown = onStop(new DeadlineError("The worker stopped during the run; run it again"));
+  const onShutdown = onStop(
+    () => new DeadlineError("The worker stopped during the run; run it again"),
+  );
   const onLost = onStop(
-    new DeadlineError("The worker lost its database session during the run; run it again"),
+    () => new DeadlineError("The worker lost its database session during the run; run it again"),
   );
   ctx.signal.addEventListener("abort", onShutdown, { once: true });
   session.lost.addEventListener("abort", onLost, { once: true });
@@ -103,7 +133,9 @@ async function cascade(
         deadline = AbortSignal.timeout(ms);
         deadline.addEventListener(
           "abort",
-          onStop(new DeadlineError(`The row ran past its ${Math.round(ms / 60_000)} min limit`)),
+          onStop(
+            () => new DeadlineError(`The row ran past its ${Math.round(ms / 60_000)} min limit`),
+          ),
           {
             once: true,
           },
