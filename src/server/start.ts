@@ -10,12 +10,13 @@ import type { EmbeddedPostgres } from "../../db/embedded";
 import { ensureDatabase, startEmbeddedPostgres } from "../../db/embedded";
 import { closeDatabase, getDatabase } from "../../db/instance";
 import { runMigrations } from "../../db/migrate";
-import { closeBackend } from "../backends/instance";
+import { closeBackend, getBackend } from "../backends/instance";
 import { readEnv } from "../config/env";
 import { log } from "../config/log";
 import { closeEventHub } from "../events/instance";
 import { ensureDefaultAccess } from "./bootstrap";
 import { ensureNextBuild } from "./next-build";
+import { seedDemo } from "./seed";
 import { type RunningWorker, startWorker } from "./worker-runtime";
 
 const root = process.cwd();
@@ -76,6 +77,13 @@ async function main(): Promise<void> {
       log: logger,
     });
 
+    const demo = await seedDemo({
+      db: getDatabase().db,
+      workspaceId: access.workspaceId,
+      log: logger,
+      backend: getBackend(),
+    });
+    if (demo) say(`seeded a demo table (${demo}); its cells fill in the background`);
     const build = await ensureNextBuild(root, say);
     const { default: next } = await import("next");
     const app = next({ dev: false, dir: root, hostname: env.HOST, port: env.PORT });

@@ -107,6 +107,24 @@ describe("npm start", () => {
     const health = await fetch(`${first.url}/api/health`);
     expect(await health.json()).toEqual({ ok: true, db: "ok", backend: "local" });
 
+    // The seeded demo fills itself through auto-run.
+    const tables = await api(first, "GET", "/api/tables");
+    const demo = (tables.body.tables as { id: string; name: string }[]).find(
+      (t) => t.name === "Demo: accounts",
+    );
+    expect(demo).toBeDefined();
+    const demoFilled = await waitFor(
+      async () => {
+        const r = await api(first, "GET", `/api/tables/${demo?.id}/rows`);
+        return (r.body.rows as { data: Record<string, unknown> }[]).every(
+          (x) => typeof x.data.pitch === "string",
+        );
+      },
+      60_000,
+      200,
+    );
+    expect(demoFilled).toBe(true);
+
     const wf = await api(first, "POST", "/api/workflows", {
       name: "Classify",
       definition: classifyDefinition,
