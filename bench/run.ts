@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import { Logger, makeWorkerUtils, run } from "graphile-worker";
+import pg from "pg";
 import { createDatabase, queryRows } from "../db/client";
 import { ensureDatabase, startEmbeddedPostgres } from "../db/embedded";
 import { runMigrations } from "../db/migrate";
@@ -22,9 +23,22 @@ import { createWorkflow } from "../src/store/workflows/create";
 import { createWorkspace } from "../src/store/workspaces/create";
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 2_000);
+
+/** Every query any pg client in this process sends, lock calls included. */
+let queries = 0;
+const originalQuery = pg.Client.prototype.query;
+pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
+  queries++;
+  return (originalQuery as (...a: unknown[]) => unknown).apply(this, args);
+} as typeof pg.Client.prototype.query;
 const PEER_JOBS = Number(process.env.BENCH_PEER_JOBS ?? 4_000);
 
-async function engineRun(url: string): Promise<{ cellsPerSec: number; cells: number }> {
+async function engineRun(url: string): Promise<{
+  cellsPerSec: number;
+  cells: number;
+  roundTripsPerCell: number;
+  commitsPerCell: number;
+}> {
   const database = createDatabase({ url, poolMax: 10 });
   const db = database.db;
   const ws = await createWorkspace(db, "bench", "pro");
@@ -78,6 +92,8 @@ async function engineRun(url: string): Promise<{ cellsPerSec: number; cells: num
     log: log(),
   });
   const backend = new LocalBackend(url);
+  const commitsBefore = await commits(db);
+  const queriesBefore = queries;
   const started = Date.now();
   const { dispatchId, stamped } = await startRun(db, backend, {
     tableId: table.id,
@@ -96,10 +112,25 @@ async function engineRun(url: string): Promise<{ cellsPerSec: number; cells: num
     await new Promise((r) => setTimeout(r, 20));
   }
   const secs = (Date.now() - started) / 1000;
+  const roundTrips = queries - queriesBefore;
+  const committed = (await commits(db)) - commitsBefore;
   await worker.stop();
   await backend.close();
   await database.close();
-  return { cellsPerSec: stamped / secs, cells: stamped };
+  return {
+    cellsPerSec: stamped / secs,
+    cells: stamped,
+    roundTripsPerCell: roundTrips / stamped,
+    commitsPerCell: committed / stamped,
+  };
+}
+
+async function commits(db: ReturnType<typeof createDatabase>["db"]): Promise<number> {
+  const [row] = await queryRows<{ n: number }>(
+    db,
+    sql`select xact_commit::bigint as n from pg_stat_database where datname = current_database()`,
+  );
+  return Number(row?.n ?? 0);
 }
 
 async function peerRun(url: string): Promise<number> {
@@ -161,10 +192,13 @@ async function main(): Promise<void> {
         cellsPerSec: Math.round(engine.cellsPerSec),
         peerJobsPerSec: Math.round(peer),
         ratio: +(engine.cellsPerSec / peer).toFixed(3),
+        roundTripsPerCell: +engine.roundTripsPerCell.toFixed(2),
+        commitsPerCell: +engine.commitsPerCell.toFixed(2),
       },
     };
     process.stdout.write(
-      `W1  cells/s ${result.w1.cellsPerSec}  peer jobs/s ${result.w1.peerJobsPerSec}  ratio ${result.w1.ratio}\n`,
+      `W1  cells/s ${result.w1.cellsPerSec}  peer jobs/s ${result.w1.peerJobsPerSec}  ratio ${result.w1.ratio}  ` +
+        `round trips/cell ${result.w1.roundTripsPerCell}  commits/cell ${result.w1.commitsPerCell}\n`,
     );
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {

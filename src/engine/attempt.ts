@@ -7,14 +7,14 @@
 import type { Db } from "../../db/client";
 import type { Logger } from "../config/log";
 import type { Group, TableSchema } from "../contracts/table";
-import { WorkflowDefinition } from "../contracts/workflow";
 import { pickOutput, runWorkflow, WorkflowError } from "../execution/executor";
 import { claimCell } from "../store/cells/claim";
 import { failQueuedCell } from "../store/cells/fail-queued";
 import { completeCell, failCell } from "../store/cells/finish";
 import type { LostReason } from "../store/cells/transition";
-import { workflowDefinition } from "../store/engine-reads";
+import type { CascadeStep } from "../store/engine-reads";
 import { CancelledError, registerAttempt } from "./cancellation";
+import { definitionOf } from "./definitions";
 import { ProgressWriter } from "./progress";
 
 export type AttemptEnd = "completed" | "skipped" | "error" | "cancelled" | LostReason;
@@ -44,6 +44,7 @@ export interface AttemptInput {
   executionId: string;
   cascadeSignal: AbortSignal;
   attemptTimeoutMs: number;
+  workflows: CascadeStep["workflows"];
 }
 
 function groupOutputs(
@@ -117,17 +118,22 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptEnd> {
     if (group.kind === "enrichment") {
       return await fail(`The enrichment "${group.enrichmentId}" is not available in this version`);
     }
-    const found = await workflowDefinition(db, group.workflowId, group.version);
-    if (!found) {
+    const found = await definitionOf(
+      db,
+      group.workflowId,
+      group.version,
+      a.workflows[group.workflowId],
+    );
+    if (!found.ok) {
       return await fail(
-        group.version === "deployed"
+        found.reason === "not_deployed"
           ? "The workflow has no deployed version; deploy it or set the group to run the live draft"
-          : "The workflow no longer exists",
+          : found.reason === "invalid"
+            ? "The workflow definition is not valid any more"
+            : "The workflow no longer exists",
       );
     }
-    const parsed = WorkflowDefinition.safeParse(found.definition);
-    if (!parsed.success) return await fail("The workflow definition is not valid any more");
-    const definition = parsed.data;
+    const definition = found.definition;
 
     const inputs: Record<string, unknown> = {};
     for (const [name, columnId] of Object.entries(group.inputs))

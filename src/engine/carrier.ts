@@ -13,7 +13,6 @@ import {
   type TaskContext,
 } from "../backends/port";
 import type { Logger } from "../config/log";
-import { TableSchema } from "../contracts/table";
 import { nextAutoGroup } from "../domain/auto-run";
 import { groupOrder } from "../domain/table-schema";
 import { planLimits } from "../limits/plans";
@@ -22,6 +21,7 @@ import { stampPage } from "../store/cells/stamp";
 import { advanceDispatch } from "../store/dispatches/advance";
 import { cascadeStep } from "../store/engine-reads";
 import { type AttemptEnd, DeadlineError, runAttempt } from "./attempt";
+import { tableSchemaOf } from "./definitions";
 import { acquireRowLock, type RowSession } from "./row-lock";
 
 export interface EngineDeps {
@@ -126,7 +126,7 @@ async function cascade(
     for (;;) {
       const step = await cascadeStep(session.db, tableId, rowId);
       if (!step?.data) return;
-      const schema = TableSchema.parse(step.schema);
+      const schema = tableSchemaOf(tableId, step.schemaVersion, step.schema);
       if (!limits) {
         limits = planLimits(step.plan);
         const ms = limits.cascadeTimeoutMs;
@@ -190,6 +190,7 @@ async function cascade(
         executionId: next.executionId,
         cascadeSignal: stopped.signal,
         attemptTimeoutMs: limits.attemptTimeoutMs,
+        workflows: step.workflows,
       });
       log.debug({ groupId: next.groupId, executionId: next.executionId, end }, "attempt ended");
     }

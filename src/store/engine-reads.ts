@@ -56,6 +56,9 @@ export async function workflowDefinition(
 
 export interface CascadeStep {
   schema: unknown;
+  schemaVersion: number;
+  /** Per workflow the table's groups name: when its draft changed and its deployed version. */
+  workflows: Record<string, { updatedAt: string; deployed: number | null }>;
   plan: Plan;
   /** null when the row is gone. */
   data: Record<string, unknown> | null;
@@ -72,7 +75,12 @@ export async function cascadeStep(
 ): Promise<CascadeStep | null> {
   const rows = await queryRows<CascadeStep>(
     db,
-    sql`select t.schema, w.plan, r.data,
+    sql`select t.schema, t.schema_version as "schemaVersion", w.plan, r.data,
+               coalesce((select jsonb_object_agg(wf.id, jsonb_build_object(
+                          'updatedAt', extract(epoch from wf.updated_at)::text, 'deployed', wf.deployed_version))
+                           from workflows wf
+                          where wf.id in (select g->>'workflowId' from jsonb_array_elements(t.schema->'groups') g)),
+                        '{}'::jsonb) as workflows,
                coalesce((select jsonb_agg(jsonb_build_object('groupId', c.group_id, 'executionId', c.execution_id,
                                                              'dispatchId', c.dispatch_id) order by c.queued_at, c.group_id)
                            from cells c where c.row_id = ${rowId} and c.status = 'queued'), '[]'::jsonb) as queued,
