@@ -5,25 +5,15 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { classifyDefinition } from "../helpers/fixtures";
-import { processesMentioning, waitFor } from "../helpers/processes";
+import { freePort, processesMentioning, waitFor } from "../helpers/processes";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-e2e-"));
 fs.chmodSync(dataDir, 0o777);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, "127.0.0.1", () => {
-      const a = srv.address();
-      srv.close(() => resolve(typeof a === "object" && a ? a.port : 0));
-    });
-  });
-}
 
 interface Started {
   child: ChildProcess;

@@ -3,13 +3,13 @@
  * port. Migrations run once into a template database; each test file clones it.
  */
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { ensureDatabase, startEmbeddedPostgres } from "../../db/embedded";
 import { runMigrations } from "../../db/migrate";
+import { freePort } from "./processes";
 
 export const TEMPLATE_DB = "cellflow_template";
 
@@ -17,18 +17,6 @@ declare module "vitest" {
   export interface ProvidedContext {
     pgAdminUrl: string;
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {

@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import net from "node:net";
 
 /** Pids of processes whose command line mentions `needle` (e.g. a data directory). */
 export function processesMentioning(needle: string): number[] {
@@ -27,4 +28,17 @@ export async function waitFor(
     if (Date.now() > deadline) return false;
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/** A TCP port free on loopback right now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const address = srv.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
 }

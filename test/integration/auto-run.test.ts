@@ -62,6 +62,34 @@ beforeAll(async () => {
   failing = await wf([{ id: "out", type: "fail", message: "nope" }]);
 });
 
+/** A table whose one auto-run group takes 1.5 s, and a row that starts it. */
+async function slowRow(src: string): Promise<{ t: string; id: string }> {
+  const table = await call<{ id: string }>("POST", "/api/tables", {
+    key,
+    body: {
+      name: "slow",
+      columns: ["src", "a"].map((id) => ({ id, name: id, type: "text" })),
+      groups: [
+        {
+          id: "ga",
+          name: "A",
+          kind: "workflow",
+          workflowId: slowUpper,
+          inputs: { v: "src" },
+          outputs: [{ columnId: "a", from: "out" }],
+          dependsOn: ["src"],
+          autoRun: true,
+        },
+      ],
+    },
+  });
+  const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${table.body.id}/rows`, {
+    key,
+    body: { rows: [{ data: { src } }] },
+  });
+  return { t: table.body.id, id: ins.body.rows[0]?.id as string };
+}
+
 async function chainTable(extra: unknown[] = []): Promise<string> {
   const t = await call<{ id: string }>("POST", "/api/tables", {
     key,
@@ -237,36 +265,13 @@ describe("auto-run", () => {
   });
 
   it("an edit during a run cancels the stale attempt and re-runs it on the new value", async () => {
-    const t = await call<{ id: string }>("POST", "/api/tables", {
-      key,
-      body: {
-        name: "slow",
-        columns: ["src", "a"].map((id) => ({ id, name: id, type: "text" })),
-        groups: [
-          {
-            id: "ga",
-            name: "A",
-            kind: "workflow",
-            workflowId: slowUpper,
-            inputs: { v: "src" },
-            outputs: [{ columnId: "a", from: "out" }],
-            dependsOn: ["src"],
-            autoRun: true,
-          },
-        ],
-      },
-    });
-    const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-      key,
-      body: { rows: [{ data: { src: "old" } }] },
-    });
-    const id = ins.body.rows[0]?.id as string;
-    const running = await waitRow(t.body.id, id, (r) => r.cells.ga?.status === "running");
-    await call("PATCH", `/api/tables/${t.body.id}/rows/${id}`, {
+    const { t, id } = await slowRow("old");
+    const running = await waitRow(t, id, (r) => r.cells.ga?.status === "running");
+    await call("PATCH", `/api/tables/${t}/rows/${id}`, {
       key,
       body: { data: { src: "new" } },
     });
-    const final = await waitRow(t.body.id, id, (r) => r.cells.ga?.status === "completed");
+    const final = await waitRow(t, id, (r) => r.cells.ga?.status === "completed");
     expect(final.data.a).toBe("NEW");
     expect(final.cells.ga?.executionId).not.toBe(running.cells.ga?.executionId);
     const stale = await queryRows<{ n: number }>(
@@ -311,32 +316,9 @@ describe("auto-run", () => {
   });
 
   it("a row deleted mid-run stops its cells and nothing errors", async () => {
-    const t = await call<{ id: string }>("POST", "/api/tables", {
-      key,
-      body: {
-        name: "delete",
-        columns: ["src", "a"].map((id) => ({ id, name: id, type: "text" })),
-        groups: [
-          {
-            id: "ga",
-            name: "A",
-            kind: "workflow",
-            workflowId: slowUpper,
-            inputs: { v: "src" },
-            outputs: [{ columnId: "a", from: "out" }],
-            dependsOn: ["src"],
-            autoRun: true,
-          },
-        ],
-      },
-    });
-    const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-      key,
-      body: { rows: [{ data: { src: "bye" } }] },
-    });
-    const id = ins.body.rows[0]?.id as string;
-    await waitRow(t.body.id, id, (r) => r.cells.ga?.status === "running");
-    expect((await call("DELETE", `/api/tables/${t.body.id}/rows/${id}`, { key })).status).toBe(204);
+    const { t, id } = await slowRow("bye");
+    await waitRow(t, id, (r) => r.cells.ga?.status === "running");
+    expect((await call("DELETE", `/api/tables/${t}/rows/${id}`, { key })).status).toBe(204);
     expect(
       await waitFor(async () => {
         const [j] = await queryRows<{ n: number }>(
@@ -353,7 +335,7 @@ describe("auto-run", () => {
     expect(left?.n).toBe(0);
     const [errors] = await queryRows<{ n: number }>(
       db(),
-      sql`select count(*)::int as n from events where table_id = ${t.body.id} and kind = 'cell' and data->>'status' = 'error'`,
+      sql`select count(*)::int as n from events where table_id = ${t} and kind = 'cell' and data->>'status' = 'error'`,
     );
     expect(errors?.n).toBe(0);
   });
