@@ -1,210 +1,122 @@
 /**
- * `npm run bench` (first cut): W1 — rows × 2 chained no-op groups through the real engine
- * (dispatcher, one worker process in-process, window 50) against graphile-worker no-op
- * jobs in the same run. Prints cells/s, the peer's jobs/s and their ratio. The full
- * workload set (W2–W4) lands with the benchmark issue.
+ * `npm run bench`: the engine's workloads against its own embedded PostgreSQL (a temp
+ * directory), with graphile-worker no-op jobs as the peer in the same run. Figures move
+ * between runs on a shared 2-core machine: compare ratios, read medians and spreads.
+ * See docs/benchmarks.md.
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { sql } from "drizzle-orm";
-import { Logger, makeWorkerUtils, run } from "graphile-worker";
-import pg from "pg";
-import { createDatabase, queryRows } from "../db/client";
-import { ensureDatabase, startEmbeddedPostgres } from "../db/embedded";
-import { runMigrations } from "../db/migrate";
-import { LocalBackend } from "../src/backends/local";
-import { log } from "../src/config/log";
-import { startRun } from "../src/engine/dispatcher";
-import { startWorker } from "../src/server/worker-runtime";
-import { insertRows } from "../src/store/rows/insert";
-import { createTable } from "../src/store/tables/create";
-import { createWorkflow } from "../src/store/workflows/create";
-import { createWorkspace } from "../src/store/workspaces/create";
+import { startEmbeddedPostgres } from "../db/embedded";
+import { freePortish } from "./port";
+import { median } from "./setup";
+import { peerJobsPerSec, stampToRunning, w1, w2, w3, w4 } from "./workloads";
 
-const ROWS = Number(process.env.BENCH_ROWS ?? 2_000);
+const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const REPEAT = env("BENCH_REPEAT", 3);
+const W1_ROWS = env("BENCH_ROWS", 10_000);
+const PEER_JOBS = env("BENCH_PEER_JOBS", 20_000);
+const CONCURRENCY = env("BENCH_CONCURRENCY", 50);
+const W2_ROWS = env("BENCH_W2_ROWS", 100_000);
+const W3_RUNNING = env("BENCH_W3_RUNNING", 80);
+const W3_QUEUED = env("BENCH_W3_QUEUED", 10_000);
+const W4_CELLS = env("BENCH_W4_CELLS", 2_000);
 
-/** Every query any pg client in this process sends, lock calls included. */
-let queries = 0;
-const originalQuery = pg.Client.prototype.query;
-pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
-  queries++;
-  return (originalQuery as (...a: unknown[]) => unknown).apply(this, args);
-} as typeof pg.Client.prototype.query;
-const PEER_JOBS = Number(process.env.BENCH_PEER_JOBS ?? 4_000);
-
-async function engineRun(url: string): Promise<{
-  cellsPerSec: number;
-  cells: number;
-  roundTripsPerCell: number;
-  commitsPerCell: number;
-}> {
-  const database = createDatabase({ url, poolMax: 10 });
-  const db = database.db;
-  const ws = await createWorkspace(db, "bench", "pro");
-  const wf = await createWorkflow(db, ws.id, {
-    name: "noop",
-    definition: { inputs: [], blocks: [{ id: "v", type: "transform", expression: "1" }] },
-  });
-  const table = await createTable(db, ws.id, {
-    name: "w1",
-    schema: {
-      columns: [
-        { id: "a", name: "A", type: "number" },
-        { id: "b", name: "B", type: "number" },
-      ],
-      groups: [
-        {
-          id: "ga",
-          name: "GA",
-          kind: "workflow",
-          workflowId: wf.id,
-          version: "live",
-          inputs: {},
-          outputs: [{ columnId: "a", from: "v" }],
-          dependsOn: [],
-          autoRun: false,
-        },
-        {
-          id: "gb",
-          name: "GB",
-          kind: "workflow",
-          workflowId: wf.id,
-          version: "live",
-          inputs: { x: "a" },
-          outputs: [{ columnId: "b", from: "v" }],
-          dependsOn: [],
-          autoRun: false,
-        },
-      ],
-    },
-  });
-  for (let i = 0; i < ROWS; i += 1000)
-    await insertRows(
-      db,
-      table.id,
-      Array.from({ length: Math.min(1000, ROWS - i) }, () => ({})),
-    );
-  const worker = await startWorker({
-    url,
-    driver: "pg",
-    concurrency: Number(process.env.BENCH_CONCURRENCY ?? 50),
-    log: log(),
-  });
-  const backend = new LocalBackend(url);
-  const commitsBefore = await commits(db);
-  const queriesBefore = queries;
-  const started = Date.now();
-  const { dispatchId, stamped } = await startRun(db, backend, {
-    tableId: table.id,
-    groupIds: ["ga", "gb"],
-    mode: "all",
-    rowIds: null,
-    limit: null,
-    window: 50,
-  });
-  for (;;) {
-    const [d] = await queryRows<{ status: string }>(
-      db,
-      sql`select status from dispatches where id = ${dispatchId}`,
-    );
-    if (d?.status !== "active") break;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  const secs = (Date.now() - started) / 1000;
-  const roundTrips = queries - queriesBefore;
-  const committed = (await commits(db)) - commitsBefore;
-  await worker.stop();
-  await backend.close();
-  await database.close();
-  return {
-    cellsPerSec: stamped / secs,
-    cells: stamped,
-    roundTripsPerCell: roundTrips / stamped,
-    commitsPerCell: committed / stamped,
-  };
-}
-
-async function commits(db: ReturnType<typeof createDatabase>["db"]): Promise<number> {
-  const [row] = await queryRows<{ n: number }>(
-    db,
-    sql`select xact_commit::bigint as n from pg_stat_database where datname = current_database()`,
-  );
-  return Number(row?.n ?? 0);
-}
-
-async function peerRun(url: string): Promise<number> {
-  // Silent, as the engine's worker is: console logging per job would slow the peer down.
-  const logger = new Logger(() => () => {});
-  const utils = await makeWorkerUtils({ connectionString: url, logger });
-  await utils.migrate();
-  let done = 0;
-  let finish: () => void = () => {};
-  const all = new Promise<void>((r) => {
-    finish = r;
-  });
-  const runner = await run({
-    connectionString: url,
-    concurrency: 50,
-    noHandleSignals: true,
-    pollInterval: 1000,
-    logger,
-    taskList: {
-      noop: async () => {
-        done++;
-        if (done === PEER_JOBS) finish();
-      },
-    },
-  });
-  const started = Date.now();
-  for (let i = 0; i < PEER_JOBS; i += 500) {
-    await utils.addJobs(
-      Array.from({ length: Math.min(500, PEER_JOBS - i) }, () => ({
-        identifier: "noop",
-        payload: {},
-      })),
-    );
-  }
-  await all;
-  const rate = PEER_JOBS / ((Date.now() - started) / 1000);
-  await runner.stop();
-  await utils.release();
-  return rate;
-}
+const spread = (xs: number[]) => ({
+  median: +median(xs).toFixed(3),
+  min: +Math.min(...xs).toFixed(3),
+  max: +Math.max(...xs).toFixed(3),
+});
+const say = (line: string) => process.stdout.write(`${line}\n`);
 
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-bench-"));
   fs.chmodSync(dir, 0o777);
-  const server = await startEmbeddedPostgres({
-    dataDir: dir,
-    port: 54000 + Math.floor(Math.random() * 900),
-  });
+  const server = await startEmbeddedPostgres({ dataDir: dir, port: await freePortish() });
+  const only = new Set((process.env.BENCH_ONLY ?? "w1,w2,w3,w4").split(","));
+  const result: Record<string, unknown> = {};
   try {
-    const engineUrl = await ensureDatabase(server.url, "bench_engine");
-    const peerUrl = await ensureDatabase(server.url, "bench_peer");
-    await runMigrations(engineUrl);
-    const peer = await peerRun(peerUrl);
-    const engine = await engineRun(engineUrl);
-    const result = {
-      w1: {
-        rows: ROWS,
-        cells: engine.cells,
-        cellsPerSec: Math.round(engine.cellsPerSec),
-        peerJobsPerSec: Math.round(peer),
-        ratio: +(engine.cellsPerSec / peer).toFixed(3),
-        roundTripsPerCell: +engine.roundTripsPerCell.toFixed(2),
-        commitsPerCell: +engine.commitsPerCell.toFixed(2),
-      },
-    };
-    process.stdout.write(
-      `W1  cells/s ${result.w1.cellsPerSec}  peer jobs/s ${result.w1.peerJobsPerSec}  ratio ${result.w1.ratio}  ` +
-        `round trips/cell ${result.w1.roundTripsPerCell}  commits/cell ${result.w1.commitsPerCell}\n`,
-    );
-    process.stdout.write(`${JSON.stringify(result)}\n`);
+    if (only.has("w1")) {
+      const engine: number[] = [];
+      const peer: number[] = [];
+      const ratio: number[] = [];
+      const rt: number[] = [];
+      const commits: number[] = [];
+      for (let i = 0; i < REPEAT; i++) {
+        const p = await peerJobsPerSec(server.url, PEER_JOBS, CONCURRENCY);
+        const e = await w1(server.url, W1_ROWS, 50, CONCURRENCY);
+        engine.push(e.cellsPerSec);
+        peer.push(p);
+        ratio.push(e.cellsPerSec / p);
+        rt.push(e.roundTripsPerCell);
+        commits.push(e.commitsPerCell);
+        say(
+          `W1 run ${i + 1}: ${e.cellsPerSec.toFixed(0)} cells/s, peer ${p.toFixed(0)} jobs/s, ratio ${(e.cellsPerSec / p).toFixed(3)}`,
+        );
+      }
+      const latency = await stampToRunning(server.url);
+      result.w1 = {
+        rows: W1_ROWS,
+        cellsPerSec: spread(engine),
+        peerJobsPerSec: spread(peer),
+        ratio: spread(ratio),
+        roundTripsPerCell: spread(rt),
+        commitsPerCell: spread(commits),
+        stampToRunningMs: { p50: +latency.p50.toFixed(2), p99: +latency.p99.toFixed(2) },
+      };
+    }
+    if (only.has("w2")) {
+      const r = await w2(server.url, W2_ROWS);
+      say(
+        `W2: ${r.stamped} cells stamped; request ${r.requestMs.toFixed(0)} ms; first running ${r.firstRunningMs.toFixed(0)} ms later`,
+      );
+      result.w2 = {
+        rows: W2_ROWS,
+        requestMs: Math.round(r.requestMs),
+        firstRunningMs: Math.round(r.firstRunningMs),
+      };
+    }
+    if (only.has("w3")) {
+      const r = await w3(server.url, W3_RUNNING, W3_QUEUED);
+      say(
+        `W3: ${r.cancelled} cancelled; none in flight after ${r.noneInFlightMs.toFixed(0)} ms; every attempt stopped after ${r.allStoppedMs.toFixed(0)} ms`,
+      );
+      result.w3 = {
+        running: W3_RUNNING,
+        queued: W3_QUEUED,
+        noneInFlightMs: Math.round(r.noneInFlightMs),
+        allStoppedMs: Math.round(r.allStoppedMs),
+      };
+    }
+    if (only.has("w4")) {
+      const sliding: number[] = [];
+      const scan: number[] = [];
+      for (let i = 0; i < Math.max(1, REPEAT - 1); i++) {
+        sliding.push((await w4(server.url, W4_CELLS, 20, false)).cellsPerSec);
+        scan.push((await w4(server.url, W4_CELLS, 20, true)).cellsPerSec);
+        say(
+          `W4 run ${i + 1}: sliding ${sliding.at(-1)?.toFixed(1)} cells/s, scan-line ${scan.at(-1)?.toFixed(1)} cells/s`,
+        );
+      }
+      result.w4 = {
+        cells: W4_CELLS,
+        window: 20,
+        sliding: spread(sliding),
+        scanline: spread(scan),
+        ratio: +(median(sliding) / median(scan)).toFixed(2),
+      };
+    }
+    say("");
+    say(JSON.stringify(result, null, 2));
   } finally {
     await server.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
-void main();
+main().catch((err: unknown) => {
+  process.stderr.write(
+    `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  process.exit(1);
+});

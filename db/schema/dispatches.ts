@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, index, integer, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { bigint, boolean, index, integer, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import { dispatchStatus, runMode } from "./enums";
 import { tables } from "./tables";
 
@@ -16,6 +16,8 @@ export const dispatches = pgTable(
     rowIds: text("row_ids").array(),
     rowLimit: integer("row_limit"),
     window: integer("window").notNull(),
+    /** Benchmark only: refill the window only once all of it finished (the peer behaviour). */
+    scanline: boolean("scanline").notNull().default(false),
     cursor: bigint("cursor", { mode: "number" }).notNull().default(-1),
     stamped: integer("stamped").notNull().default(0),
     status: dispatchStatus("status").notNull().default("active"),

@@ -76,11 +76,15 @@ export type ApprovalBlock = z.infer<typeof ApprovalBlock>;
 export const WaitBlock = z.strictObject({
   ...base,
   type: z.literal("wait"),
-  ms: z
-    .number()
-    .int()
-    .min(0)
-    .max(30 * 24 * 3_600_000),
+  /** Milliseconds, or an expression giving them (e.g. `inputs.delayMs`). */
+  ms: z.union([
+    z
+      .number()
+      .int()
+      .min(0)
+      .max(30 * 24 * 3_600_000),
+    Expression,
+  ]),
   next: Next.optional(),
 });
 export type WaitBlock = z.infer<typeof WaitBlock>;

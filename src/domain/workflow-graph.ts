@@ -50,7 +50,7 @@ function sources(block: Block): { path: string; expression?: string; template?: 
     case "llm":
       return [{ path: "prompt", template: block.prompt }];
     case "wait":
-      return [];
+      return typeof block.ms === "string" ? [{ path: "ms", expression: block.ms }] : [];
     default:
       return assertNever(block);
   }

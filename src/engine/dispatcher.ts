@@ -20,6 +20,8 @@ export interface RunScope {
   rowIds: string[] | null;
   limit: number | null;
   window: number;
+  /** Benchmarks only: refill the window only once all of it finished. */
+  scanline?: boolean;
   /** Auto-fire: per-group dependencies that must be met (see StampPage.dependsOn). */
   dependsOn?: Record<string, string[]>;
 }
@@ -36,6 +38,7 @@ export async function startRun(
     rowIds: scope.rowIds,
     rowLimit: scope.limit,
     window: scope.window,
+    scanline: scope.scanline ?? false,
   });
   let after = -1;
   let rows = 0;

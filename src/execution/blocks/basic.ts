@@ -21,17 +21,28 @@ export const runFail: BlockRunner<FailBlock> = async (block, ctx) => {
   throw new BlockError(block.id, await renderTemplate(block.message, ctx.scope));
 };
 
+const MAX_WAIT_MS = 30 * 24 * 3_600_000;
+
 /** Waits in process; an abort ends the wait at once. */
-export const runWait: BlockRunner<WaitBlock> = (block, ctx) =>
-  new Promise((resolve, reject) => {
+export const runWait: BlockRunner<WaitBlock> = async (block, ctx) => {
+  const value = typeof block.ms === "number" ? block.ms : await evaluate(block.ms, ctx.scope);
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+    throw new BlockError(
+      block.id,
+      `the wait time must be a number of milliseconds, got ${JSON.stringify(value)}`,
+    );
+  }
+  const ms = Math.min(Math.round(value), MAX_WAIT_MS);
+  return new Promise((resolve, reject) => {
     if (ctx.signal.aborted) return reject(ctx.signal.reason);
     const timer = setTimeout(() => {
       ctx.signal.removeEventListener("abort", onAbort);
-      resolve({ output: { waitedMs: block.ms } });
-    }, block.ms);
+      resolve({ output: { waitedMs: ms } });
+    }, ms);
     const onAbort = () => {
       clearTimeout(timer);
       reject(ctx.signal.reason);
     };
     ctx.signal.addEventListener("abort", onAbort, { once: true });
   });
+};

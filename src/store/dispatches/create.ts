@@ -10,6 +10,7 @@ export interface NewDispatch {
   rowIds: string[] | null;
   rowLimit: number | null;
   window: number;
+  scanline?: boolean;
 }
 
 export async function createDispatch(db: Db, d: NewDispatch): Promise<string> {

@@ -1,0 +1,134 @@
+/** Shared pieces of the benchmark: a database per run, a workspace, tables, a worker. */
+import { sql } from "drizzle-orm";
+import pg from "pg";
+import { createDatabase, type Database, queryRows } from "../db/client";
+import { ensureDatabase } from "../db/embedded";
+import { runMigrations } from "../db/migrate";
+import type { WorkflowDefinition } from "../src/contracts/workflow";
+import { insertRows } from "../src/store/rows/insert";
+import { createTable } from "../src/store/tables/create";
+import { createWorkflow } from "../src/store/workflows/create";
+import { createWorkspace } from "../src/store/workspaces/create";
+
+/** Every query any pg client in this process sends, lock calls included. */
+export const counter = { queries: 0 };
+const originalQuery = pg.Client.prototype.query;
+pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
+  counter.queries++;
+  return (originalQuery as (...a: unknown[]) => unknown).apply(this, args);
+} as typeof pg.Client.prototype.query;
+
+let dbCounter = 0;
+
+/** A fresh, migrated database on the bench server. */
+export async function freshDatabase(
+  adminUrl: string,
+): Promise<{ url: string; database: Database }> {
+  const url = await ensureDatabase(adminUrl, `bench_${process.pid}_${dbCounter++}`);
+  await runMigrations(url);
+  return { url, database: createDatabase({ url, poolMax: 20 }) };
+}
+
+export async function commits(database: Database): Promise<number> {
+  const [row] = await queryRows<{ n: number }>(
+    database.db,
+    sql`select xact_commit::bigint as n from pg_stat_database where datname = current_database()`,
+  );
+  return Number(row?.n ?? 0);
+}
+
+export interface GroupSpec {
+  id: string;
+  definition: WorkflowDefinition;
+  inputs?: Record<string, string>;
+  output: { columnId: string; from: string };
+}
+
+/** A pro-plan workspace, a table with the given number-typed columns and groups, and rows. */
+export async function benchTable(
+  database: Database,
+  columns: string[],
+  groups: GroupSpec[],
+  rows: Record<string, unknown>[],
+): Promise<string> {
+  const db = database.db;
+  const ws = await createWorkspace(db, "bench", "unlimited");
+  const built = [];
+  for (const g of groups) {
+    const wf = await createWorkflow(db, ws.id, { name: g.id, definition: g.definition });
+    built.push({
+      id: g.id,
+      name: g.id,
+      kind: "workflow" as const,
+      workflowId: wf.id,
+      version: "live" as const,
+      inputs: g.inputs ?? {},
+      outputs: [g.output],
+      dependsOn: [],
+      autoRun: false,
+    });
+  }
+  const table = await createTable(db, ws.id, {
+    name: "bench",
+    schema: {
+      columns: columns.map((id) => ({ id, name: id, type: "json" as const })),
+      groups: built,
+    },
+  });
+  for (let i = 0; i < rows.length; i += 1000)
+    await insertRows(db, table.id, rows.slice(i, i + 1000));
+  return table.id;
+}
+
+export async function waitForDispatch(
+  database: Database,
+  dispatchId: string,
+  pollMs = 10,
+): Promise<void> {
+  for (;;) {
+    const [d] = await queryRows<{ status: string }>(
+      database.db,
+      sql`select status from dispatches where id = ${dispatchId}`,
+    );
+    if (d?.status !== "active") return;
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
+
+/** Fails loudly unless every cell of the dispatch is terminal exactly once. */
+export async function checkTerminalOnce(
+  database: Database,
+  tableId: string,
+  expected: number,
+): Promise<void> {
+  const [row] = await queryRows<{ cells: number; dup: number; open: number }>(
+    database.db,
+    sql`select (select count(*)::int from cells where table_id = ${tableId} and status in ('completed', 'error', 'cancelled')) as cells,
+               (select count(*)::int from cells where table_id = ${tableId} and status in ('queued', 'running')) as open,
+               (select count(*)::int from (
+                  select 1 from events where table_id = ${tableId} and kind = 'cell'
+                     and data->>'status' in ('completed', 'error', 'cancelled')
+                   group by data->>'rowId', data->>'groupId', data->>'executionId' having count(*) > 1) x) as dup`,
+  );
+  if (!row || row.cells !== expected || row.dup !== 0 || row.open !== 0) {
+    throw new Error(
+      `invariant broken: ${JSON.stringify(row)} (expected ${expected} terminal cells, each once)`,
+    );
+  }
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
+}
+
+export function percentile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
+}
+
+export const noop = (id: string): WorkflowDefinition => ({
+  inputs: [],
+  blocks: [{ id, type: "transform", expression: "1" }],
+});

@@ -1,0 +1,311 @@
+/** The benchmark workloads; each checks its invariants and throws when one breaks. */
+import { sql } from "drizzle-orm";
+import { Logger, makeWorkerUtils, run } from "graphile-worker";
+import { queryRows } from "../db/client";
+import { LocalBackend } from "../src/backends/local";
+import { log } from "../src/config/log";
+import { runningAttempts } from "../src/engine/cancellation";
+import { startRun } from "../src/engine/dispatcher";
+import { stopRuns } from "../src/engine/stop";
+import { startWorker } from "../src/server/worker-runtime";
+import {
+  benchTable,
+  checkTerminalOnce,
+  commits,
+  counter,
+  freshDatabase,
+  noop,
+  percentile,
+  waitForDispatch,
+} from "./setup";
+
+const silent = new Logger(() => () => {});
+
+export async function peerJobsPerSec(
+  adminUrl: string,
+  jobs: number,
+  concurrency: number,
+): Promise<number> {
+  const { url, database } = await freshDatabase(adminUrl);
+  const utils = await makeWorkerUtils({ connectionString: url, logger: silent });
+  await utils.migrate();
+  let done = 0;
+  let finish: () => void = () => {};
+  const all = new Promise<void>((r) => {
+    finish = r;
+  });
+  const runner = await run({
+    connectionString: url,
+    concurrency,
+    maxPoolSize: concurrency + 2,
+    noHandleSignals: true,
+    logger: silent,
+    taskList: {
+      noop: async () => {
+        done++;
+        if (done === jobs) finish();
+      },
+    },
+  });
+  const started = performance.now();
+  for (let i = 0; i < jobs; i += 1000) {
+    await utils.addJobs(
+      Array.from({ length: Math.min(1000, jobs - i) }, () => ({ identifier: "noop", payload: {} })),
+    );
+  }
+  await all;
+  const rate = jobs / ((performance.now() - started) / 1000);
+  await runner.stop();
+  await utils.release();
+  await database.close();
+  return rate;
+}
+
+export interface W1Result {
+  cellsPerSec: number;
+  roundTripsPerCell: number;
+  commitsPerCell: number;
+}
+
+/** W1: rows × 2 chained no-op groups, one dispatch, one worker. */
+export async function w1(
+  adminUrl: string,
+  rows: number,
+  window: number,
+  concurrency: number,
+): Promise<W1Result> {
+  const { url, database } = await freshDatabase(adminUrl);
+  const tableId = await benchTable(
+    database,
+    ["a", "b"],
+    [
+      { id: "ga", definition: noop("v"), output: { columnId: "a", from: "v" } },
+      { id: "gb", definition: noop("v"), inputs: { x: "a" }, output: { columnId: "b", from: "v" } },
+    ],
+    Array.from({ length: rows }, () => ({})),
+  );
+  const worker = await startWorker({ url, driver: "pg", concurrency, log: log() });
+  const backend = new LocalBackend(url);
+  const commitsBefore = await commits(database);
+  const queriesBefore = counter.queries;
+  const started = performance.now();
+  const run = await startRun(database.db, backend, {
+    tableId,
+    groupIds: ["ga", "gb"],
+    mode: "all",
+    rowIds: null,
+    limit: null,
+    window,
+  });
+  await waitForDispatch(database, run.dispatchId);
+  const secs = (performance.now() - started) / 1000;
+  const queries = counter.queries - queriesBefore;
+  const committed = (await commits(database)) - commitsBefore;
+  await checkTerminalOnce(database, tableId, rows * 2);
+  await worker.stop();
+  await backend.close();
+  await database.close();
+  return {
+    cellsPerSec: run.stamped / secs,
+    roundTripsPerCell: queries / run.stamped,
+    commitsPerCell: committed / run.stamped,
+  };
+}
+
+/** Stamp → running latency at low load: 50 single-cell rows, window 5. */
+export async function stampToRunning(adminUrl: string): Promise<{ p50: number; p99: number }> {
+  const { url, database } = await freshDatabase(adminUrl);
+  const tableId = await benchTable(
+    database,
+    ["a"],
+    [{ id: "ga", definition: noop("v"), output: { columnId: "a", from: "v" } }],
+    [],
+  );
+  const worker = await startWorker({ url, driver: "pg", concurrency: 5, log: log() });
+  const backend = new LocalBackend(url);
+  const { insertRows } = await import("../src/store/rows/insert");
+  const latencies: number[] = [];
+  for (let i = 0; i < 50; i++) {
+    const rows = await insertRows(database.db, tableId, [{}]);
+    const rowId = rows?.[0]?.id ?? "";
+    const run = await startRun(database.db, backend, {
+      tableId,
+      groupIds: ["ga"],
+      mode: "all",
+      rowIds: [rowId],
+      limit: null,
+      window: 5,
+    });
+    await waitForDispatch(database, run.dispatchId, 2);
+    const [c] = await queryRows<{ ms: number }>(
+      database.db,
+      sql`select extract(epoch from (started_at - queued_at)) * 1000 as ms from cells where row_id = ${rowId}`,
+    );
+    latencies.push(Number(c?.ms ?? 0));
+  }
+  await worker.stop();
+  await backend.close();
+  await database.close();
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
+/** W2: POST /runs over many rows: request latency and time to the first running cell. */
+export async function w2(
+  adminUrl: string,
+  rows: number,
+): Promise<{ requestMs: number; firstRunningMs: number; stamped: number }> {
+  const { url, database } = await freshDatabase(adminUrl);
+  const tableId = await benchTable(
+    database,
+    ["a"],
+    [
+      {
+        id: "ga",
+        definition: { inputs: [], blocks: [{ id: "w", type: "wait", ms: 10 }] },
+        output: { columnId: "a", from: "w" },
+      },
+    ],
+    Array.from({ length: rows }, () => ({})),
+  );
+  const worker = await startWorker({ url, driver: "pg", concurrency: 20, log: log() });
+  const backend = new LocalBackend(url);
+  const started = performance.now();
+  const run = await startRun(database.db, backend, {
+    tableId,
+    groupIds: ["ga"],
+    mode: "all",
+    rowIds: null,
+    limit: null,
+    window: 50,
+  });
+  const returned = performance.now();
+  for (;;) {
+    const [r] = await queryRows<{ n: number }>(
+      database.db,
+      sql`select count(*)::int as n from cells where dispatch_id = ${run.dispatchId} and started_at is not null`,
+    );
+    if ((r?.n ?? 0) > 0) break;
+    await new Promise((res) => setTimeout(res, 2));
+  }
+  const firstRunning = performance.now();
+  await stopRuns(database.db, backend, { tableId, dispatchId: run.dispatchId });
+  await worker.stop();
+  await backend.close();
+  await database.close();
+  return {
+    requestMs: returned - started,
+    firstRunningMs: firstRunning - returned,
+    stamped: run.stamped,
+  };
+}
+
+/** W3: Stop with `running` cells in cancellable waits and `queued` more behind them. */
+export async function w3(
+  adminUrl: string,
+  running: number,
+  queued: number,
+): Promise<{ noneInFlightMs: number; allStoppedMs: number; cancelled: number }> {
+  const { url, database } = await freshDatabase(adminUrl);
+  const tableId = await benchTable(
+    database,
+    ["a"],
+    [
+      {
+        id: "ga",
+        definition: { inputs: [], blocks: [{ id: "w", type: "wait", ms: 600_000 }] },
+        output: { columnId: "a", from: "w" },
+      },
+    ],
+    Array.from({ length: running + queued }, () => ({})),
+  );
+  const worker = await startWorker({ url, driver: "pg", concurrency: running, log: log() });
+  const backend = new LocalBackend(url);
+  await startRun(database.db, backend, {
+    tableId,
+    groupIds: ["ga"],
+    mode: "all",
+    rowIds: null,
+    limit: null,
+    window: running,
+  });
+  while (runningAttempts() < running) await new Promise((r) => setTimeout(r, 20));
+  const started = performance.now();
+  const stop = await stopRuns(database.db, backend, { tableId });
+  const returned = performance.now();
+  const [open] = await queryRows<{ n: number }>(
+    database.db,
+    sql`select count(*)::int as n from cells where table_id = ${tableId} and status in ('queued', 'running')`,
+  );
+  if ((open?.n ?? 1) !== 0)
+    throw new Error(`invariant broken: ${open?.n} cells still in flight after Stop returned`);
+  while (runningAttempts() > 0) await new Promise((r) => setTimeout(r, 1));
+  const allStopped = performance.now();
+  await worker.stop();
+  await backend.close();
+  await database.close();
+  return {
+    noneInFlightMs: returned - started,
+    allStoppedMs: allStopped - started,
+    cancelled: stop.cancelled,
+  };
+}
+
+/** Log-normal durations: median `medianMs`, capped. */
+function heavyTail(n: number, medianMs: number, sigma: number, capMs: number): number[] {
+  const out: number[] = [];
+  let seed = 42;
+  const rand = () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+    return (seed + 1) / (2 ** 31 + 1);
+  };
+  for (let i = 0; i < n; i++) {
+    const z = Math.sqrt(-2 * Math.log(rand())) * Math.cos(2 * Math.PI * rand());
+    out.push(Math.min(capMs, Math.round(medianMs * Math.exp(sigma * z))));
+  }
+  return out;
+}
+
+/** W4: heavy-tailed cells, sliding window against the same dispatcher in scan-line mode. */
+export async function w4(
+  adminUrl: string,
+  cells: number,
+  window: number,
+  scanline: boolean,
+): Promise<{ cellsPerSec: number }> {
+  const { url, database } = await freshDatabase(adminUrl);
+  const tableId = await benchTable(
+    database,
+    ["d", "a"],
+    [
+      {
+        id: "ga",
+        definition: {
+          inputs: [{ name: "d", type: "number", required: true }],
+          blocks: [{ id: "w", type: "wait", ms: "inputs.d" }],
+        },
+        inputs: { d: "d" },
+        output: { columnId: "a", from: "w" },
+      },
+    ],
+    heavyTail(cells, 50, 1.2, 5_000).map((d) => ({ d })),
+  );
+  const worker = await startWorker({ url, driver: "pg", concurrency: window, log: log() });
+  const backend = new LocalBackend(url);
+  const started = performance.now();
+  const run = await startRun(database.db, backend, {
+    tableId,
+    groupIds: ["ga"],
+    mode: "all",
+    rowIds: null,
+    limit: null,
+    window,
+    scanline,
+  });
+  await waitForDispatch(database, run.dispatchId);
+  const secs = (performance.now() - started) / 1000;
+  await checkTerminalOnce(database, tableId, cells);
+  await worker.stop();
+  await backend.close();
+  await database.close();
+  return { cellsPerSec: cells / secs };
+}

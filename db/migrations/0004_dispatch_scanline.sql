@@ -1,0 +1,1 @@
+ALTER TABLE "dispatches" ADD COLUMN "scanline" boolean DEFAULT false NOT NULL;
