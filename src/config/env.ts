@@ -23,6 +23,14 @@ export const Env = z.object({
   CELLFLOW_API_KEY: optionalString,
   CELLFLOW_ADMIN_TOKEN: optionalString,
   TRIGGER_PROJECT_REF: optionalString,
+  CELLFLOW_CASCADE_TIMEOUT_MS: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(100).optional(),
+  ),
+  CELLFLOW_ATTEMPT_TIMEOUT_MS: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(100).optional(),
+  ),
   EVENTS_RETENTION_HOURS: z.preprocess(
     emptyAsUndefined,
     z.coerce

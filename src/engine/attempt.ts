@@ -7,6 +7,7 @@
 import type { Db } from "../../db/client";
 import type { Logger } from "../config/log";
 import type { Group, TableSchema } from "../contracts/table";
+import { formatDuration } from "../domain/durations";
 import { pickOutput, runWorkflow, WorkflowError } from "../execution/executor";
 import { claimCell } from "../store/cells/claim";
 import { failQueuedCell } from "../store/cells/fail-queued";
@@ -93,9 +94,7 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptEnd> {
 
   const timer = setTimeout(
     () =>
-      controller.abort(
-        new DeadlineError(`Timed out after ${Math.round(a.attemptTimeoutMs / 1000)} s`),
-      ),
+      controller.abort(new DeadlineError(`Timed out after ${formatDuration(a.attemptTimeoutMs)}`)),
     a.attemptTimeoutMs,
   );
   const onCascadeAbort = () => controller.abort(a.cascadeSignal.reason);

@@ -14,6 +14,7 @@ import {
 } from "../backends/port";
 import type { Logger } from "../config/log";
 import { nextAutoGroup } from "../domain/auto-run";
+import { formatDuration } from "../domain/durations";
 import { groupOrder } from "../domain/table-schema";
 import { planLimits } from "../limits/plans";
 import { failQueuedCell } from "../store/cells/fail-queued";
@@ -133,9 +134,7 @@ async function cascade(
         deadline = AbortSignal.timeout(ms);
         deadline.addEventListener(
           "abort",
-          onStop(
-            () => new DeadlineError(`The row ran past its ${Math.round(ms / 60_000)} min limit`),
-          ),
+          onStop(() => new DeadlineError(`The row ran past its ${formatDuration(ms)} limit`)),
           {
             once: true,
           },

@@ -1,3 +1,4 @@
+import { readEnv } from "../config/env";
 import type { Plan } from "../domain/statuses";
 import { assertNever } from "../domain/statuses";
 
@@ -10,7 +11,21 @@ export interface PlanLimits {
   attemptTimeoutMs: number;
 }
 
+/**
+ * The plan's limits, with the deadlines overridable for the whole deployment
+ * (CELLFLOW_CASCADE_TIMEOUT_MS, CELLFLOW_ATTEMPT_TIMEOUT_MS).
+ */
 export function planLimits(plan: Plan): PlanLimits {
+  const base = planDefaults(plan);
+  const env = readEnv();
+  return {
+    ...base,
+    cascadeTimeoutMs: env.CELLFLOW_CASCADE_TIMEOUT_MS ?? base.cascadeTimeoutMs,
+    attemptTimeoutMs: env.CELLFLOW_ATTEMPT_TIMEOUT_MS ?? base.attemptTimeoutMs,
+  };
+}
+
+function planDefaults(plan: Plan): PlanLimits {
   switch (plan) {
     case "free":
       return { window: 20, cascadeTimeoutMs: 15 * 60_000, attemptTimeoutMs: 5 * 60_000 };

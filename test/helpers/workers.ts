@@ -12,7 +12,11 @@ export interface WorkerProcess {
 }
 
 /** A real `npm run worker` process (tsx src/server/worker.ts) against the test database. */
-export async function spawnWorker(url: string, concurrency = 10): Promise<WorkerProcess> {
+export async function spawnWorker(
+  url: string,
+  concurrency = 10,
+  extraEnv: Record<string, string> = {},
+): Promise<WorkerProcess> {
   const child = spawn(path.join(root, "node_modules/.bin/tsx"), ["src/server/worker.ts"], {
     cwd: root,
     env: {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { TableSchema } from "../../src/contracts/table";
 import { WorkflowDefinition } from "../../src/contracts/workflow";
+import { formatDuration } from "../../src/domain/durations";
 import { findCycle } from "../../src/domain/graph";
 import { newId } from "../../src/domain/ids";
 import { CELL_STATUSES, isInFlight, isTerminal } from "../../src/domain/statuses";
@@ -13,6 +14,17 @@ describe("statuses", () => {
   it("every status is exactly one of in flight or terminal", () => {
     for (const s of CELL_STATUSES) expect(isInFlight(s)).toBe(!isTerminal(s));
     expect(CELL_STATUSES.filter(isInFlight)).toEqual(["queued", "running", "paused"]);
+  });
+});
+
+describe("durations", () => {
+  it("read like a person would say them", () => {
+    expect([300, 45_000, 15 * 60_000, 6 * 3_600_000].map(formatDuration)).toEqual([
+      "300 ms",
+      "45 s",
+      "15 min",
+      "6 h",
+    ]);
   });
 });
 
