@@ -24,6 +24,7 @@ export async function spawnWorker(
       DATABASE_URL: url,
       WORKER_CONCURRENCY: String(concurrency),
       LOG_LEVEL: "warn",
+      ...extraEnv,
     },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
