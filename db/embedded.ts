@@ -203,8 +203,14 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     stop() {
       stopping ??= new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        // SIGINT is Postgres' "fast" shutdown: roll back open transactions, checkpoint, exit.
+        // SIGINT is Postgres' "fast" shutdown: roll back open transactions, checkpoint,
+        // exit. If that has not finished in 15 s, SIGQUIT ("immediate"): recovery runs at
+        // the next start, nothing committed is lost.
+        const escalate = setTimeout(() => child.kill("SIGQUIT"), 15_000);
+        child.once("exit", () => {
+          clearTimeout(escalate);
+          resolve();
+        });
         child.kill("SIGINT");
       });
       return stopping;

@@ -39,13 +39,28 @@ async function main(): Promise<void> {
     if (shuttingDown) return;
     shuttingDown = true;
     say(`${signal}: shutting down`);
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    server?.closeAllConnections();
+    // A deadline for the graceful part: whatever hangs, Postgres is still stopped and the
+    // process still exits, so nothing outlives it.
+    const forced = setTimeout(() => {
+      say("graceful shutdown took over 20 s; stopping Postgres and exiting");
+      void (embedded?.stop() ?? Promise.resolve()).finally(() => process.exit(1));
+    }, 20_000);
+    forced.unref();
+    if (server) {
+      const closed = new Promise<void>((resolve) => server?.close(() => resolve()));
+      // Idle keep-alive sockets go now; requests still running get 5 s, and open event
+      // streams are cut then too.
+      server.closeIdleConnections();
+      const cut = setTimeout(() => server?.closeAllConnections(), 5_000);
+      await closed;
+      clearTimeout(cut);
+    }
     await worker?.stop().catch(() => {});
     await closeBackend().catch(() => {});
     await closeEventHub().catch(() => {});
     await closeDatabase().catch(() => {});
     await embedded?.stop();
+    clearTimeout(forced);
     say("stopped");
     process.exit(0);
   };

@@ -211,7 +211,7 @@ describe("npm start", () => {
     });
 
     expect(processesMentioning(path.join(dataDir, "pg")).length).toBeGreaterThan(0);
-    expect(await stop(first)).toBe(true);
+    expect(await stop(first), first.output().slice(-3000)).toBe(true);
     expect(processesMentioning(path.join(dataDir, "pg"))).toEqual([]);
     expect(fs.existsSync(path.join(dataDir, "pg", "postmaster.pid"))).toBe(false);
 
