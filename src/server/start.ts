@@ -55,11 +55,19 @@ async function main(): Promise<void> {
       await closed;
       clearTimeout(cut);
     }
-    await worker?.stop().catch(() => {});
-    await closeBackend().catch(() => {});
-    await closeEventHub().catch(() => {});
-    await closeDatabase().catch(() => {});
-    await embedded?.stop();
+    const step = async (what: string, run: () => Promise<unknown> | undefined) => {
+      const t0 = Date.now();
+      await Promise.resolve(run()).catch((err: unknown) =>
+        logger.warn({ err }, `${what} failed during shutdown`),
+      );
+      const ms = Date.now() - t0;
+      if (ms > 1_000) say(`${what} took ${(ms / 1000).toFixed(1)} s to stop`);
+    };
+    await step("the worker", () => worker?.stop());
+    await step("the task backend", () => closeBackend());
+    await step("the event hub", () => closeEventHub());
+    await step("the database pool", () => closeDatabase());
+    await step("PostgreSQL", () => embedded?.stop());
     clearTimeout(forced);
     say("stopped");
     process.exit(0);

@@ -67,7 +67,7 @@ async function stop(s: Started): Promise<boolean> {
   const clusterDir = path.join(dataDir, "pg");
   return waitFor(
     () => s.output().includes("[cellflow] stopped") && processesMentioning(clusterDir).length === 0,
-    60_000,
+    120_000,
     100,
   );
 }
@@ -220,7 +220,7 @@ describe("npm start", () => {
     expect(second.key).toBe(first.key);
     const again = await api(second, "GET", `/api/tables/${table.body.id}`);
     expect(again.body).toMatchObject({ name: "Numbers", rowCount: 200 });
-    expect(await stop(second)).toBe(true);
+    expect(await stop(second), second.output().slice(-3000)).toBe(true);
     expect(processesMentioning(path.join(dataDir, "pg"))).toEqual([]);
     process.stdout.write(`[e2e] first start ${first.ms} ms, restart ${second.ms} ms\n`);
   }, 400_000);
@@ -241,7 +241,7 @@ describe("npm start", () => {
     running = second;
     const health = await fetch(`${second.url}/api/health`);
     expect(health.status).toBe(200);
-    expect(await stop(second)).toBe(true);
+    expect(await stop(second), second.output().slice(-3000)).toBe(true);
     expect(processesMentioning(path.join(dataDir, "pg"))).toEqual([]);
   }, 400_000);
 });
