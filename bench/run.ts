@@ -33,6 +33,15 @@ async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-bench-"));
   fs.chmodSync(dir, 0o777);
   const server = await startEmbeddedPostgres({ dataDir: dir, port: await freePortish() });
+  // Interrupted: stop our Postgres (it runs in its own process group) and leave.
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      void server.stop().finally(() => {
+        fs.rmSync(dir, { recursive: true, force: true });
+        process.exit(130);
+      });
+    });
+  }
   const only = new Set((process.env.BENCH_ONLY ?? "w1,w2,w3,w4").split(","));
   const result: Record<string, unknown> = {};
   try {
