@@ -12,7 +12,7 @@ import { clearGroupCells } from "../store/cells/clear";
 import { discardDispatch } from "../store/dispatches/read";
 import { tableForEngine } from "../store/engine-reads";
 import { abortLocal, publishCancel } from "./cancellation";
-import { startRun } from "./dispatcher";
+import { launchRun, stampRun } from "./dispatcher";
 
 export interface AutoFired {
   dispatchId: string | null;
@@ -32,7 +32,7 @@ export async function autoFire(
   const deps = autoRunDependencies(TableSchema.parse(table.schema), only);
   const groupIds = Object.keys(deps);
   if (groupIds.length === 0) return { dispatchId: null, stamped: 0 };
-  const run = await startRun(db, backend, {
+  const run = await stampRun(db, {
     tableId,
     groupIds,
     mode: "new",
@@ -41,10 +41,13 @@ export async function autoFire(
     window: planLimits(table.plan).window,
     dependsOn: deps,
   });
-  if (run.stamped > 0) return run;
-  // Nothing was eligible: no point keeping an empty run in the table's history.
-  await discardDispatch(db, run.dispatchId);
-  return { dispatchId: null, stamped: 0 };
+  if (run.stamped === 0) {
+    // Nothing was eligible: no run in the table's history, no events about one.
+    await discardDispatch(db, run.dispatchId);
+    return { dispatchId: null, stamped: 0 };
+  }
+  await launchRun(db, backend, tableId, run.dispatchId);
+  return run;
 }
 
 /**

@@ -31,6 +31,16 @@ export async function startRun(
   backend: TaskBackend,
   scope: RunScope,
 ): Promise<{ dispatchId: string; stamped: number }> {
+  const run = await stampRun(db, scope);
+  await launchRun(db, backend, scope.tableId, run.dispatchId);
+  return run;
+}
+
+/** Creates the dispatch and stamps its cells; nothing runs until `launchRun`. */
+export async function stampRun(
+  db: Db,
+  scope: RunScope,
+): Promise<{ dispatchId: string; stamped: number }> {
   const dispatchId = await createDispatch(db, {
     tableId: scope.tableId,
     groupIds: scope.groupIds,
@@ -54,9 +64,16 @@ export async function startRun(
     after = page.lastPosition;
   }
   await setStamped(db, dispatchId, cells);
-  const first = await advanceDispatch(db, dispatchId);
-  await backend.enqueue(
-    first.rowIds.map((rowId) => carrierSpec({ tableId: scope.tableId, rowId, dispatchId })),
-  );
   return { dispatchId, stamped: cells };
+}
+
+/** Hands the first window of rows to carriers (or completes a dispatch with nothing to do). */
+export async function launchRun(
+  db: Db,
+  backend: TaskBackend,
+  tableId: string,
+  dispatchId: string,
+): Promise<void> {
+  const first = await advanceDispatch(db, dispatchId);
+  await backend.enqueue(first.rowIds.map((rowId) => carrierSpec({ tableId, rowId, dispatchId })));
 }

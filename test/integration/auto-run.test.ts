@@ -153,6 +153,11 @@ describe("auto-run", () => {
     expect(second.data).toEqual({ src: "y", flag: false, a: "Y" });
     expect(second.cells.gb).toBeUndefined();
     expect((await row(t, r3)).cells).toEqual({});
+    // Edits that make nothing eligible leave no trace in the table's runs.
+    const before = await call<{ runs: unknown[] }>("GET", `/api/tables/${t}/runs`, { key });
+    await call("PATCH", `/api/tables/${t}/rows/${r3}`, { key, body: { data: { e: "unrelated" } } });
+    const after = await call<{ runs: unknown[] }>("GET", `/api/tables/${t}/runs`, { key });
+    expect(after.body.runs).toHaveLength(before.body.runs.length);
     // Ticking the box fires B.
     await call("PATCH", `/api/tables/${t}/rows/${r2}`, { key, body: { data: { flag: true } } });
     expect((await waitRow(t, r2, (r) => r.cells.gb?.status === "completed")).data.b).toBe("Y");
