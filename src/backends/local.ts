@@ -86,7 +86,8 @@ export async function startLocalWorker(opts: LocalWorkerOptions): Promise<Runner
     concurrency: opts.concurrency,
     maxPoolSize: opts.concurrency + 2,
     noHandleSignals: true,
-    pollInterval: Number(process.env.GW_POLL ?? 1000),
+    // New jobs arrive by LISTEN/NOTIFY; the poll only covers a lost notification.
+    pollInterval: 2000,
     logger: workerLogger(opts.log),
     // Cron runs are deduplicated by graphile-worker across every worker process.
     crontab: (opts.crons ?? []).map((c) => `${c.pattern} ${c.id} ?max=1`).join("\n"),
