@@ -203,6 +203,28 @@ describe("with two worker processes", () => {
     expect(view.body.status).toBe("cancelled");
   }, 180_000);
 
+  it("Stop aborts attempts running in other worker processes at once (cancel channel)", async () => {
+    const t = await table(1, 120_000, 6);
+    await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all", window: 6 } });
+    expect(await waitFor(async () => ((await cellCounts(t.id)).running ?? 0) === 6, 30_000)).toBe(
+      true,
+    );
+    const stoppedAt = Date.now();
+    await call("POST", `/api/tables/${t.id}/runs/cancel`, { key, body: {} });
+    // Each attempt waits 2 minutes: the jobs can only finish this soon if the abort reached
+    // the worker processes (this test process runs no worker).
+    const drained = await waitFor(async () => {
+      const [j] = await queryRows<{ n: number }>(
+        db(),
+        sql`select count(*)::int as n from graphile_worker.jobs`,
+      );
+      return j?.n === 0;
+    }, 20_000);
+    expect(drained).toBe(true);
+    expect(Date.now() - stoppedAt).toBeLessThan(20_000);
+    expect(await cellCounts(t.id)).toEqual({ cancelled: 6 });
+  }, 120_000);
+
   it("a worker process killed with SIGKILL mid-cascade frees its row lock at once", async () => {
     const t = await table(1, 60_000, 1);
     const victim = await spawnWorker(url, 2);
