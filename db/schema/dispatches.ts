@@ -20,6 +20,12 @@ export const dispatches = pgTable(
     scanline: boolean("scanline").notNull().default(false),
     cursor: bigint("cursor", { mode: "number" }).notNull().default(-1),
     stamped: integer("stamped").notNull().default(0),
+    /** True while a background job is still stamping the rest of a large run. */
+    stamping: boolean("stamping").notNull().default(false),
+    /** Position of the last row looked at by stamping (where the background job resumes). */
+    stampAfter: bigint("stamp_after", { mode: "number" }).notNull().default(-1),
+    /** Rows stamped so far (for `limit`). */
+    stampedRows: integer("stamped_rows").notNull().default(0),
     status: dispatchStatus("status").notNull().default("active"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 /**
  * The local task backend: graphile-worker in the same Postgres (its own schema). Jobs are
  * added after the engine's own transaction committed, keyed per row so a row waiting for
@@ -15,6 +16,8 @@ import type { Logger } from "../config/log";
 import {
   type CarrierPayload,
   type EnqueueSpec,
+  type StampHandler,
+  type StampPayload,
   TASKS,
   type TaskBackend,
   type TaskHandler,
@@ -25,6 +28,11 @@ const CarrierPayloadSchema = z.object({
   rowId: z.string(),
   dispatchId: z.string().optional(),
 }) satisfies z.ZodType<CarrierPayload>;
+
+const StampPayloadSchema = z.object({
+  tableId: z.string(),
+  dispatchId: z.string(),
+}) satisfies z.ZodType<StampPayload>;
 
 export class LocalBackend implements TaskBackend {
   readonly kind = "local" as const;
@@ -75,6 +83,7 @@ export interface LocalWorkerOptions {
   connectionString: string;
   concurrency: number;
   carrier: TaskHandler;
+  stamper: StampHandler;
   crons?: CronJob[];
   log: Logger;
 }
@@ -94,14 +103,26 @@ export async function startLocalWorker(opts: LocalWorkerOptions): Promise<Runner
     taskList: {
       ...Object.fromEntries((opts.crons ?? []).map((c) => [c.id, async () => c.run()])),
       [TASKS.carrier]: async (raw, helpers) => {
-        const payload = CarrierPayloadSchema.parse(raw);
-        await opts.carrier(payload, {
+        await opts.carrier(CarrierPayloadSchema.parse(raw), {
           runId: String(helpers.job.id),
-          signal: helpers.abortSignal ?? new AbortController().signal,
+          signal: sharedSignal(helpers.abortSignal),
+        });
+      },
+      [TASKS.stamper]: async (raw, helpers) => {
+        await opts.stamper(StampPayloadSchema.parse(raw), {
+          runId: String(helpers.job.id),
+          signal: sharedSignal(helpers.abortSignal),
         });
       },
     },
   });
+}
+
+/** One shutdown signal is shared by every running job, each listening once. */
+function sharedSignal(signal: AbortSignal | undefined): AbortSignal {
+  const s = signal ?? new AbortController().signal;
+  setMaxListeners(0, s);
+  return s;
 }
 
 /** graphile-worker's log lines through our structured logger. */

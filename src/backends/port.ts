@@ -1,6 +1,6 @@
 /** The task backend port: what the engine needs from graphile-worker or trigger.dev. */
 
-export const TASKS = { carrier: "row-carrier" } as const;
+export const TASKS = { carrier: "row-carrier", stamper: "stamp-dispatch" } as const;
 
 export interface CarrierPayload {
   tableId: string;
@@ -9,15 +9,22 @@ export interface CarrierPayload {
   dispatchId?: string;
 }
 
-export interface EnqueueSpec {
-  task: (typeof TASKS)[keyof typeof TASKS];
-  payload: CarrierPayload;
+/** A large run's remaining stamping, done in the background page by page. */
+export interface StampPayload {
+  tableId: string;
+  dispatchId: string;
+}
+
+export type EnqueueSpec = (
+  | { task: typeof TASKS.carrier; payload: CarrierPayload }
+  | { task: typeof TASKS.stamper; payload: StampPayload }
+) & {
   /** Dedupes: a second enqueue with the same key while the first waits is a no-op. */
   idempotencyKey: string;
   concurrencyKey?: string;
   tags?: string[];
   delayMs?: number;
-}
+};
 
 export interface TaskBackend {
   readonly kind: "local" | "trigger";
@@ -31,6 +38,17 @@ export interface TaskContext {
 }
 
 export type TaskHandler = (payload: CarrierPayload, ctx: TaskContext) => Promise<void>;
+export type StampHandler = (payload: StampPayload, ctx: TaskContext) => Promise<void>;
+
+export function stamperSpec(payload: StampPayload): EnqueueSpec {
+  return {
+    task: TASKS.stamper,
+    payload,
+    idempotencyKey: `stamp:${payload.dispatchId}`,
+    concurrencyKey: payload.tableId,
+    tags: [`table:${payload.tableId}`, `dispatch:${payload.dispatchId}`],
+  };
+}
 
 export function carrierSpec(payload: CarrierPayload): EnqueueSpec {
   return {

@@ -4,7 +4,7 @@
  * insert is paced by the window like any run. See domain/auto-run.ts for the rules.
  */
 import type { Db } from "../../db/client";
-import type { TaskBackend } from "../backends/port";
+import { stamperSpec, type TaskBackend } from "../backends/port";
 import { TableSchema } from "../contracts/table";
 import { autoRunDependencies, reArmedByEdit } from "../domain/auto-run";
 import { planLimits } from "../limits/plans";
@@ -47,6 +47,7 @@ export async function autoFire(
     return { dispatchId: null, stamped: 0 };
   }
   await launchRun(db, backend, tableId, run.dispatchId);
+  if (run.stamping) await backend.enqueue([stamperSpec({ tableId, dispatchId: run.dispatchId })]);
   return run;
 }
 

@@ -4,14 +4,17 @@
  */
 import type { Db } from "../../db/client";
 import type { TaskBackend } from "../backends/port";
-import { carrierSpec } from "../backends/port";
+import { carrierSpec, stamperSpec } from "../backends/port";
 import type { RunMode } from "../domain/statuses";
 import { stampPage } from "../store/cells/stamp";
 import { advanceDispatch } from "../store/dispatches/advance";
 import { createDispatch } from "../store/dispatches/create";
 import { setStamped } from "../store/dispatches/read";
+import { continueStampingLater } from "../store/dispatches/stamp-next";
 
 export const STAMP_PAGE_ROWS = 1_000;
+/** Rows a Run request stamps before it returns; the rest is stamped by a background job. */
+export const SYNC_STAMP_ROWS = 5_000;
 
 export interface RunScope {
   tableId: string;
@@ -20,6 +23,8 @@ export interface RunScope {
   rowIds: string[] | null;
   limit: number | null;
   window: number;
+  /** Rows to stamp before returning (default SYNC_STAMP_ROWS); the rest goes to the background. */
+  syncRows?: number;
   /** Benchmarks only: refill the window only once all of it finished. */
   scanline?: boolean;
   /** Auto-fire: per-group dependencies that must be met (see StampPage.dependsOn). */
@@ -30,9 +35,11 @@ export async function startRun(
   db: Db,
   backend: TaskBackend,
   scope: RunScope,
-): Promise<{ dispatchId: string; stamped: number }> {
+): Promise<{ dispatchId: string; stamped: number; stamping: boolean }> {
   const run = await stampRun(db, scope);
   await launchRun(db, backend, scope.tableId, run.dispatchId);
+  if (run.stamping)
+    await backend.enqueue([stamperSpec({ tableId: scope.tableId, dispatchId: run.dispatchId })]);
   return run;
 }
 
@@ -40,7 +47,7 @@ export async function startRun(
 export async function stampRun(
   db: Db,
   scope: RunScope,
-): Promise<{ dispatchId: string; stamped: number }> {
+): Promise<{ dispatchId: string; stamped: number; stamping: boolean }> {
   const dispatchId = await createDispatch(db, {
     tableId: scope.tableId,
     groupIds: scope.groupIds,
@@ -50,6 +57,7 @@ export async function stampRun(
     window: scope.window,
     scanline: scope.scanline ?? false,
   });
+  const syncRows = scope.syncRows ?? SYNC_STAMP_ROWS;
   let after = -1;
   let rows = 0;
   let cells = 0;
@@ -57,6 +65,11 @@ export async function stampRun(
     const room =
       scope.limit === null ? STAMP_PAGE_ROWS : Math.min(STAMP_PAGE_ROWS, scope.limit - rows);
     if (room <= 0) break;
+    if (rows >= syncRows) {
+      // A large run: the request returns now and a background job stamps the rest.
+      await continueStampingLater(db, dispatchId, { after, rows, cells });
+      return { dispatchId, stamped: cells, stamping: true };
+    }
     const page = await stampPage(db, { ...scope, dispatchId, afterPosition: after, maxRows: room });
     rows += page.rows;
     cells += page.cells;
@@ -64,7 +77,7 @@ export async function stampRun(
     after = page.lastPosition;
   }
   await setStamped(db, dispatchId, cells);
-  return { dispatchId, stamped: cells };
+  return { dispatchId, stamped: cells, stamping: false };
 }
 
 /** Hands the first window of rows to carriers (or completes a dispatch with nothing to do). */

@@ -10,6 +10,7 @@ import { carrierSpec, type TaskBackend } from "../backends/port";
 import { type CancelScope, cancelCells } from "../store/cells/cancel";
 import { advanceDispatch } from "../store/dispatches/advance";
 import { finishCancelledDispatches } from "../store/dispatches/finish-cancelled";
+import { endStamping } from "../store/dispatches/stamp-next";
 import { abortLocal, publishCancel } from "./cancellation";
 
 export async function stopRuns(
@@ -21,6 +22,11 @@ export async function stopRuns(
   // already `cancelled`, so a carrier advancing meanwhile cannot call them `completed`.
   // The cancel NOTIFYs are delivered at the same commit.
   const { cancelled, ended } = await db.transaction(async (tx) => {
+    // First the dispatches: a background stamping page in progress is waited for (its
+    // cells are then seen and cancelled below) and no further page follows. Any Stop
+    // ends the stamping of the runs in its scope, even a Stop of a few rows: the rest of
+    // such a run stays unstamped rather than restart rows someone just stopped.
+    await endStamping(tx, scope.tableId, scope.dispatchId);
     const cells = await cancelCells(tx, scope);
     await publishCancel(
       tx,

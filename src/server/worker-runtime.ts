@@ -8,6 +8,7 @@ import { LocalBackend, startLocalWorker } from "../backends/local";
 import type { Logger } from "../config/log";
 import { listenForCancels } from "../engine/cancellation";
 import { runCarrier } from "../engine/carrier";
+import { runStamper } from "../engine/stamper";
 import { pruneEvents } from "../store/events/prune";
 
 export interface WorkerOptions {
@@ -50,6 +51,16 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
         },
       },
     ],
+    stamper: async (payload, ctx) => {
+      try {
+        await runStamper(database.db, backend, payload, {
+          ...ctx,
+          signal: AbortSignal.any([ctx.signal, stopping.signal]),
+        });
+      } catch (err) {
+        log.error({ err, ...payload }, "background stamping failed");
+      }
+    },
     carrier: async (payload, ctx) => {
       try {
         // Our stop() aborts at once; graphile-worker's own signal only after its grace period.

@@ -11,6 +11,8 @@ export interface DispatchView {
   groupIds: string[];
   window: number;
   stamped: number;
+  /** True while a background job is still stamping the rest of a large run. */
+  stamping: boolean;
   counts: {
     queued: number;
     running: number;
@@ -24,7 +26,7 @@ export interface DispatchView {
 }
 
 const select = (where: SQL, tail: SQL = sql``) => sql`
-  select d.id, d.status, d.mode, d.group_ids as "groupIds", d."window", d.stamped,
+  select d.id, d.status, d.mode, d.group_ids as "groupIds", d."window", d.stamped, d.stamping,
          ${isoTime(sql`d.created_at`)} as "createdAt",
          case when d.finished_at is null then null else ${isoTime(sql`d.finished_at`)} end as "finishedAt",
          (select jsonb_build_object(

@@ -1,0 +1,42 @@
+/**
+ * The background half of a large run: stamps the remaining pages, sliding the window after
+ * each so carriers start on rows as soon as they are stamped, and finishes by letting the
+ * window complete the dispatch. Safe to run twice (the dispatch row is locked per page and
+ * the resume cursor moves with each page's commit).
+ */
+import type { Db } from "../../db/client";
+import {
+  carrierSpec,
+  type StampPayload,
+  stamperSpec,
+  type TaskBackend,
+  type TaskContext,
+} from "../backends/port";
+import { advanceDispatch } from "../store/dispatches/advance";
+import { stampNextPage } from "../store/dispatches/stamp-next";
+import { STAMP_PAGE_ROWS } from "./dispatcher";
+
+export async function runStamper(
+  db: Db,
+  backend: TaskBackend,
+  payload: StampPayload,
+  ctx: TaskContext,
+): Promise<number> {
+  let cells = 0;
+  for (;;) {
+    const page = await stampNextPage(db, payload.dispatchId, STAMP_PAGE_ROWS);
+    cells += page.cells;
+    const next = await advanceDispatch(db, payload.dispatchId);
+    await backend.enqueue(
+      next.rowIds.map((rowId) =>
+        carrierSpec({ tableId: payload.tableId, rowId, dispatchId: payload.dispatchId }),
+      ),
+    );
+    if (!page.more) return cells;
+    if (ctx.signal.aborted) {
+      // Shutting down mid-way: the next worker resumes from the stored cursor.
+      await backend.enqueue([{ ...stamperSpec(payload), delayMs: 1_000 }]);
+      return cells;
+    }
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * Large runs return after the first rows are stamped and a background job stamps the
+ * rest; the window, completion and Stop keep their guarantees across that split.
+ */
+import { sql } from "drizzle-orm";
+import { beforeAll, describe, expect, it } from "vitest";
+import { queryRows } from "../../db/client";
+import { getDatabase } from "../../db/instance";
+import { getBackend } from "../../src/backends/instance";
+import { startRun } from "../../src/engine/dispatcher";
+import { stopRuns } from "../../src/engine/stop";
+import { call } from "../helpers/api";
+import { useTestDatabase } from "../helpers/db";
+import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
+import { newWorkspace } from "../helpers/fixtures";
+import { waitFor } from "../helpers/processes";
+
+let key: string;
+const db = () => getDatabase().db;
+
+beforeAll(async () => {
+  const { url } = await useTestDatabase();
+  await useWorker(url, 10);
+  key = (await newWorkspace()).key;
+});
+
+async function table(waitMs: number, rows: number): Promise<string> {
+  const wf = await call<{ id: string }>("POST", "/api/workflows", {
+    key,
+    body: { name: "w", definition: { blocks: [{ id: "w", type: "wait", ms: waitMs }] } },
+  });
+  const t = await call<{ id: string }>("POST", "/api/tables", {
+    key,
+    body: {
+      name: "big",
+      columns: [{ id: "a", name: "A", type: "json" }],
+      groups: [
+        {
+          id: "g",
+          name: "G",
+          kind: "workflow",
+          workflowId: wf.body.id,
+          outputs: [{ columnId: "a", from: "w" }],
+        },
+      ],
+    },
+  });
+  for (let i = 0; i < rows; i += 1000) {
+    await call("POST", `/api/tables/${t.body.id}/rows`, {
+      key,
+      body: { rows: Array.from({ length: Math.min(1000, rows - i) }, () => ({ data: {} })) },
+    });
+  }
+  return t.body.id;
+}
+
+describe("background stamping", () => {
+  it("a large run returns after the first pages and still runs every row exactly once", async () => {
+    const tableId = await table(0, 2_500);
+    const run = await startRun(db(), getBackend(), {
+      tableId,
+      groupIds: ["g"],
+      mode: "all",
+      rowIds: null,
+      limit: null,
+      window: 20,
+      syncRows: 1_000,
+    });
+    expect(run).toMatchObject({ stamped: 1_000, stamping: true });
+    expect(await waitForDispatch(key, tableId, run.dispatchId, 120_000)).toBe("completed");
+    const view = await call<{ stamped: number; stamping: boolean; counts: Record<string, number> }>(
+      "GET",
+      `/api/tables/${tableId}/runs/${run.dispatchId}`,
+      { key },
+    );
+    expect(view.body).toMatchObject({
+      stamped: 2_500,
+      stamping: false,
+      counts: { completed: 2_500, queued: 0, running: 0 },
+    });
+    const [dup] = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from (select 1 from events where table_id = ${tableId} and kind = 'cell'
+            and data->>'status' = 'completed' group by data->>'rowId' having count(*) > 1) x`,
+    );
+    expect(dup?.n).toBe(0);
+  }, 180_000);
+
+  it("a limit is honoured across the split", async () => {
+    const tableId = await table(0, 2_200);
+    const run = await startRun(db(), getBackend(), {
+      tableId,
+      groupIds: ["g"],
+      mode: "all",
+      rowIds: null,
+      limit: 1_700,
+      window: 20,
+      syncRows: 1_000,
+    });
+    expect(await waitForDispatch(key, tableId, run.dispatchId, 120_000)).toBe("completed");
+    expect(await cellCounts(tableId)).toEqual({ completed: 1_700 });
+  }, 180_000);
+
+  it("Stop during background stamping leaves nothing queued or running, now or later", async () => {
+    const tableId = await table(60_000, 4_000);
+    const run = await startRun(db(), getBackend(), {
+      tableId,
+      groupIds: ["g"],
+      mode: "all",
+      rowIds: null,
+      limit: null,
+      window: 5,
+      syncRows: 1_000,
+    });
+    expect(run.stamping).toBe(true);
+    const stop = await stopRuns(db(), getBackend(), { tableId });
+    const now = await cellCounts(tableId);
+    expect(now.queued ?? 0).toBe(0);
+    expect(now.running ?? 0).toBe(0);
+    expect(stop.cancelled).toBe(now.cancelled);
+    expect(
+      await waitFor(async () => {
+        const [j] = await queryRows<{ n: number }>(
+          db(),
+          sql`select count(*)::int as n from graphile_worker.jobs`,
+        );
+        return j?.n === 0;
+      }, 60_000),
+    ).toBe(true);
+    const later = await cellCounts(tableId);
+    expect(later).toEqual(now);
+    const view = await call<{ status: string; stamping: boolean }>(
+      "GET",
+      `/api/tables/${tableId}/runs/${run.dispatchId}`,
+      { key },
+    );
+    expect(view.body).toMatchObject({ status: "cancelled", stamping: false });
+  }, 180_000);
+});
