@@ -227,9 +227,19 @@ describe("with two worker processes", () => {
 
   it("a worker process killed with SIGKILL mid-cascade frees its row lock at once", async () => {
     const t = await table(1, 60_000, 1);
-    const victim = await spawnWorker(url, 2);
-    // Stop the others taking this row: only the victim is left listening.
+    // Stop the others first and wait until their sessions are gone: the victim must be the
+    // only worker, so the lock we watch can only be its.
     await Promise.all(workers.map((w) => w.kill("SIGTERM")));
+    expect(
+      await waitFor(async () => {
+        const [a] = await queryRows<{ n: number }>(
+          db(),
+          sql`select count(*)::int as n from pg_stat_activity where application_name = 'cellflow-worker'`,
+        );
+        return a?.n === 0;
+      }, 30_000),
+    ).toBe(true);
+    const victim = await spawnWorker(url, 2);
     await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all" } });
     const lockHolder = async () => {
       const rows = await queryRows<{ pid: number }>(
