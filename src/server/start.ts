@@ -42,32 +42,47 @@ async function main(): Promise<void> {
     // A deadline for the graceful part: whatever hangs, Postgres is still stopped and the
     // process still exits, so nothing outlives it.
     const forced = setTimeout(() => {
-      say("graceful shutdown took over 20 s; stopping Postgres and exiting");
+      say("graceful shutdown took over 70 s; stopping Postgres and exiting");
       void (embedded?.stop() ?? Promise.resolve()).finally(() => process.exit(1));
-    }, 20_000);
-    forced.unref();
-    if (server) {
-      const closed = new Promise<void>((resolve) => server?.close(() => resolve()));
-      // Idle keep-alive sockets go now; requests still running get 5 s, and open event
-      // streams are cut then too.
-      server.closeIdleConnections();
-      const cut = setTimeout(() => server?.closeAllConnections(), 5_000);
-      await closed;
-      clearTimeout(cut);
-    }
-    const step = async (what: string, run: () => Promise<unknown> | undefined) => {
+    }, 70_000);
+    // Each step gets a bound: one that hangs is reported and skipped, so Postgres is
+    // always stopped and the process always ends.
+    const step = async (what: string, run: () => Promise<unknown> | undefined, bound = 8_000) => {
       const t0 = Date.now();
-      await Promise.resolve(run()).catch((err: unknown) =>
-        logger.warn({ err }, `${what} failed during shutdown`),
-      );
-      const ms = Date.now() - t0;
-      if (ms > 1_000) say(`${what} took ${(ms / 1000).toFixed(1)} s to stop`);
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<"timeout">((resolve) => {
+        timer = setTimeout(() => resolve("timeout"), bound);
+      });
+      const outcome = await Promise.race([
+        Promise.resolve(run()).catch((err: unknown) =>
+          logger.warn({ err }, `${what} failed during shutdown`),
+        ),
+        timedOut,
+      ]);
+      clearTimeout(timer);
+      if (outcome === "timeout") say(`${what} did not stop within ${bound / 1000} s; moving on`);
+      else if (Date.now() - t0 > 1_000)
+        say(`${what} took ${((Date.now() - t0) / 1000).toFixed(1)} s to stop`);
     };
+    await step(
+      "the web server",
+      async () => {
+        if (!server) return;
+        const closed = new Promise<void>((resolve) => server?.close(() => resolve()));
+        // Idle keep-alive sockets go now; requests still running get 5 s, and open event
+        // streams are cut then too.
+        server.closeIdleConnections();
+        const cut = setTimeout(() => server?.closeAllConnections(), 5_000);
+        await closed;
+        clearTimeout(cut);
+      },
+      10_000,
+    );
     await step("the worker", () => worker?.stop());
     await step("the task backend", () => closeBackend());
     await step("the event hub", () => closeEventHub());
     await step("the database pool", () => closeDatabase());
-    await step("PostgreSQL", () => embedded?.stop());
+    await step("PostgreSQL", () => embedded?.stop(), 20_000);
     clearTimeout(forced);
     say("stopped");
     process.exit(0);

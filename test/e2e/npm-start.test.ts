@@ -65,11 +65,15 @@ async function stop(s: Started): Promise<boolean> {
   if (s.child.exitCode === null && s.child.signalCode === null && s.child.pid)
     process.kill(-s.child.pid, "SIGTERM");
   const clusterDir = path.join(dataDir, "pg");
-  return waitFor(
+  const done = await waitFor(
     () => s.output().includes("[cellflow] stopped") && processesMentioning(clusterDir).length === 0,
     120_000,
     100,
   );
+  // Slow shutdown steps are worth seeing even when the test passes.
+  for (const line of s.output().split("\n"))
+    if (/did not stop|to stop$/.test(line)) process.stdout.write(`[e2e] ${line}\n`);
+  return done;
 }
 
 const api = async (s: Started, method: string, p: string, body?: unknown) => {
