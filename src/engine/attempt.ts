@@ -20,6 +20,10 @@ import { ProgressWriter } from "./progress";
 
 export type AttemptEnd = "completed" | "skipped" | "error" | "cancelled" | LostReason;
 
+function isNamed(value: unknown, name: string): boolean {
+  return value instanceof Error && value.name === name;
+}
+
 export class DeadlineError extends Error {
   constructor(message: string) {
     super(message);
@@ -173,9 +177,11 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptEnd> {
   } catch (err) {
     await progress.close();
     const reason: unknown = controller.signal.aborted ? controller.signal.reason : err;
-    if (reason instanceof CancelledError) return "cancelled";
+    // By name: the web server's bundle has its own copy of these classes, and a Stop
+    // issued there aborts attempts registered here.
+    if (isNamed(reason, CancelledError.name)) return "cancelled";
     if (reason instanceof LostAuthority) return reason.reason;
-    if (reason instanceof DeadlineError) return fail(reason.message);
+    if (isNamed(reason, DeadlineError.name)) return fail((reason as Error).message);
     if (reason instanceof WorkflowError) return fail(reason.message, reason.blockErrors);
     log.error({ err: reason }, "attempt failed unexpectedly");
     return fail(`Internal error: ${reason instanceof Error ? reason.message : String(reason)}`);
