@@ -17,7 +17,9 @@ export async function spawnWorker(
   concurrency = 10,
   extraEnv: Record<string, string> = {},
 ): Promise<WorkerProcess> {
-  const child = spawn(path.join(root, "node_modules/.bin/tsx"), ["src/server/worker.ts"], {
+  // tsx as a loader, not its CLI: the CLI's signal relay SIGKILLs a child that is slow to
+  // acknowledge a signal, which a worker shutting down gracefully can be.
+  const child = spawn(process.execPath, ["--import", "tsx", "src/server/worker.ts"], {
     cwd: root,
     env: {
       ...process.env,
