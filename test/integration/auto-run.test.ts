@@ -62,6 +62,27 @@ beforeAll(async () => {
   failing = await wf([{ id: "out", type: "fail", message: "nope" }]);
 });
 
+/** A workflow group reading column `input` as `v` and writing block "out" to `output`. */
+function autoGroup(
+  id: string,
+  workflowId: string,
+  input: string,
+  output: string,
+  dependsOn: string[],
+  autoRun = true,
+) {
+  return {
+    id,
+    name: id.toUpperCase(),
+    kind: "workflow",
+    workflowId,
+    inputs: { v: input },
+    outputs: [{ columnId: output, from: "out" }],
+    dependsOn,
+    autoRun,
+  };
+}
+
 /** A table whose one auto-run group takes 1.5 s, and a row that starts it. */
 async function slowRow(src: string): Promise<{ t: string; id: string }> {
   const table = await call<{ id: string }>("POST", "/api/tables", {
@@ -69,18 +90,7 @@ async function slowRow(src: string): Promise<{ t: string; id: string }> {
     body: {
       name: "slow",
       columns: ["src", "a"].map((id) => ({ id, name: id, type: "text" })),
-      groups: [
-        {
-          id: "ga",
-          name: "A",
-          kind: "workflow",
-          workflowId: slowUpper,
-          inputs: { v: "src" },
-          outputs: [{ columnId: "a", from: "out" }],
-          dependsOn: ["src"],
-          autoRun: true,
-        },
-      ],
+      groups: [autoGroup("ga", slowUpper, "src", "a", ["src"], true)],
     },
   });
   const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${table.body.id}/rows`, {
@@ -101,26 +111,8 @@ async function chainTable(extra: unknown[] = []): Promise<string> {
         type: id === "flag" ? "boolean" : "text",
       })),
       groups: [
-        {
-          id: "ga",
-          name: "A",
-          kind: "workflow",
-          workflowId: upper,
-          inputs: { v: "src" },
-          outputs: [{ columnId: "a", from: "out" }],
-          dependsOn: ["src"],
-          autoRun: true,
-        },
-        {
-          id: "gb",
-          name: "B",
-          kind: "workflow",
-          workflowId: upper,
-          inputs: { v: "a" },
-          outputs: [{ columnId: "b", from: "out" }],
-          dependsOn: ["a", "flag"],
-          autoRun: true,
-        },
+        autoGroup("ga", upper, "src", "a", ["src"], true),
+        autoGroup("gb", upper, "a", "b", ["a", "flag"], true),
         ...extra,
       ],
     },
@@ -164,18 +156,7 @@ describe("auto-run", () => {
   });
 
   it("an edit of a dependency re-runs exactly its dependents, left to right", async () => {
-    const t = await chainTable([
-      {
-        id: "gm",
-        name: "M",
-        kind: "workflow",
-        workflowId: upper,
-        inputs: { v: "src" },
-        outputs: [{ columnId: "m", from: "out" }],
-        dependsOn: ["src"],
-        autoRun: false,
-      },
-    ]);
+    const t = await chainTable([autoGroup("gm", upper, "src", "m", ["src"], false)]);
     const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${t}/rows`, {
       key,
       body: { rows: [{ data: { src: "p", flag: true, e: "keep" } }] },
@@ -300,18 +281,7 @@ describe("auto-run", () => {
     await call("PATCH", `/api/tables/${t.body.id}`, {
       key,
       body: {
-        groups: [
-          {
-            id: "ga",
-            name: "A",
-            kind: "workflow",
-            workflowId: upper,
-            inputs: { v: "src" },
-            outputs: [{ columnId: "a", from: "out" }],
-            dependsOn: ["src"],
-            autoRun: true,
-          },
-        ],
+        groups: [autoGroup("ga", upper, "src", "a", ["src"], true)],
       },
     });
     expect(
