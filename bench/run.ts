@@ -32,7 +32,18 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-bench-"));
   fs.chmodSync(dir, 0o777);
-  const server = await startEmbeddedPostgres({ dataDir: dir, port: await freePortish() });
+  // BENCH_PROFILE=1: W1 also prints where Postgres spent its time, per statement.
+  const profile = process.env.BENCH_PROFILE === "1";
+  const server = await startEmbeddedPostgres({
+    dataDir: dir,
+    port: await freePortish(),
+    settings: profile
+      ? {
+          shared_preload_libraries: "pg_stat_statements",
+          "pg_stat_statements.track_planning": "on",
+        }
+      : {},
+  });
   // Interrupted: stop our Postgres (it runs in its own process group) and leave.
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.once(signal, () => {
@@ -53,7 +64,7 @@ async function main(): Promise<void> {
       const commits: number[] = [];
       for (let i = 0; i < REPEAT; i++) {
         const p = await peerJobsPerSec(server.url, PEER_JOBS, CONCURRENCY);
-        const e = await w1(server.url, W1_ROWS, 50, CONCURRENCY);
+        const e = await w1(server.url, W1_ROWS, 50, CONCURRENCY, profile ? say : undefined);
         engine.push(e.cellsPerSec);
         peer.push(p);
         ratio.push(e.cellsPerSec / p);

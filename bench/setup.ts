@@ -12,6 +12,8 @@ import { createWorkspace } from "../src/store/workspaces/create";
 
 /** Every query any pg client in this process sends, lock calls included. */
 export const counter = { queries: 0 };
+/** The benchmark's own polling, subtracted from the engine's figures. */
+export const polls = { queries: 0 };
 const originalQuery = pg.Client.prototype.query;
 pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
   counter.queries++;
@@ -86,6 +88,7 @@ export async function waitForDispatch(
   pollMs = 10,
 ): Promise<void> {
   for (;;) {
+    polls.queries++;
     const [d] = await queryRows<{ status: string }>(
       database.db,
       sql`select status from dispatches where id = ${dispatchId}`,
@@ -132,3 +135,30 @@ export const noop = (id: string): WorkflowDefinition => ({
   inputs: [],
   blocks: [{ id, type: "transform", expression: "1" }],
 });
+
+/** Resets pg_stat_statements (the server must preload it: BENCH_PROFILE=1). */
+export async function startStatementProfile(database: Database): Promise<void> {
+  await database.db.execute(sql`create extension if not exists pg_stat_statements`);
+  await database.db.execute(sql`select pg_stat_statements_reset()`);
+}
+
+/** The statements that cost Postgres the most time in this database since the reset. */
+export async function printStatementProfile(
+  database: Database,
+  say: (line: string) => void,
+): Promise<void> {
+  const top = await queryRows<{ calls: number; plan: number; exec: number; query: string }>(
+    database.db,
+    sql`select calls::int, total_plan_time as plan, total_exec_time as exec,
+               regexp_replace(left(query, 140), '[[:space:]]+', ' ', 'g') as query
+          from pg_stat_statements
+         where dbid = (select oid from pg_database where datname = current_database())
+         order by total_plan_time + total_exec_time desc limit 12`,
+  );
+  say("calls      plan ms   exec ms  statement");
+  for (const s of top) {
+    say(
+      `${String(s.calls).padStart(6)} ${s.plan.toFixed(0).padStart(9)} ${s.exec.toFixed(0).padStart(9)}  ${s.query}`,
+    );
+  }
+}

@@ -16,6 +16,9 @@ import {
   freshDatabase,
   noop,
   percentile,
+  polls,
+  printStatementProfile,
+  startStatementProfile,
   waitForDispatch,
 } from "./setup";
 
@@ -73,8 +76,10 @@ export async function w1(
   rows: number,
   window: number,
   concurrency: number,
+  profile?: (line: string) => void,
 ): Promise<W1Result> {
   const { url, database } = await freshDatabase(adminUrl);
+  if (profile) await startStatementProfile(database);
   const tableId = await benchTable(
     database,
     ["a", "b"],
@@ -88,6 +93,7 @@ export async function w1(
   const backend = new LocalBackend(url);
   const commitsBefore = await commits(database);
   const queriesBefore = counter.queries;
+  const pollsBefore = polls.queries;
   const started = performance.now();
   const run = await startRun(database.db, backend, {
     tableId,
@@ -99,8 +105,11 @@ export async function w1(
   });
   await waitForDispatch(database, run.dispatchId);
   const secs = (performance.now() - started) / 1000;
-  const queries = counter.queries - queriesBefore;
-  const committed = (await commits(database)) - commitsBefore;
+  // Each poll is one query and one (read-only) commit of the benchmark's, not the engine's.
+  const polled = polls.queries - pollsBefore;
+  const queries = counter.queries - queriesBefore - polled;
+  const committed = (await commits(database)) - commitsBefore - polled;
+  if (profile) await printStatementProfile(database, profile);
   await checkTerminalOnce(database, tableId, rows * 2);
   await worker.stop();
   await backend.close();

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { Pool as NeonPool, neonConfig } from "@neondatabase/serverless";
 import type { SQL } from "drizzle-orm";
 import { drizzle as drizzleNeon } from "drizzle-orm/neon-serverless";
@@ -14,6 +15,12 @@ export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 /** The node-postgres shape both drivers' pools share; pinned sessions (locks, LISTEN) use it. */
 export interface SessionClient {
   query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+  /** A named (prepared) statement: parsed and planned once per connection. */
+  query(config: {
+    name: string;
+    text: string;
+    values: unknown[];
+  }): Promise<{ rows: Record<string, unknown>[] }>;
   release(destroy?: boolean): void;
   on(event: "error", listener: (err: Error) => void): unknown;
   on(
@@ -74,6 +81,9 @@ export function createDatabase(opts: DatabaseOptions): Database {
     connectionString: opts.url,
     max,
     application_name: opts.applicationName ?? "cellflow",
+    // Only statements we name are prepared (the engine's per-cell ones, all by key):
+    // plan them once per connection instead of re-planning their first executions.
+    options: "-c plan_cache_mode=force_generic_plan",
   });
   pool.on("error", () => {
     // See above: idle client errors are recoverable and must not crash the process.
@@ -82,8 +92,45 @@ export function createDatabase(opts: DatabaseOptions): Database {
   return { db, pool: pool as unknown as SessionPool, driver, close: () => pool.end() };
 }
 
-/** Rows of a raw statement, whichever driver ran it (both return node-postgres results). */
-export async function queryRows<T>(db: Db, query: SQL): Promise<T[]> {
-  const result = (await db.execute(query)) as unknown as { rows: T[] };
+/** What `db.execute` does inside drizzle, reached to give the statement a name. */
+interface DrizzleInternals {
+  dialect: { sqlToQuery(query: SQL): { sql: string; params: unknown[] } };
+  session: {
+    prepareQuery(
+      query: { sql: string; params: unknown[] },
+      fields: undefined,
+      name: string | undefined,
+      arrayMode: boolean,
+    ): { execute(): Promise<unknown> };
+  };
+}
+
+const statementNames = new Map<string, string>();
+
+/**
+ * Rows of a raw statement, whichever driver ran it (both return node-postgres results).
+ * `prepare` names the statement after a hash of its text, so each connection parses and
+ * plans it once and then only binds: for the few statements the engine sends per cell,
+ * whose texts do not vary with their values. Never for statements whose text does.
+ */
+export async function queryRows<T>(
+  db: Db,
+  query: SQL,
+  opts: { prepare?: boolean } = {},
+): Promise<T[]> {
+  if (!opts.prepare) {
+    const result = (await db.execute(query)) as unknown as { rows: T[] };
+    return result.rows;
+  }
+  const inner = db as unknown as DrizzleInternals;
+  const built = inner.dialect.sqlToQuery(query);
+  let name = statementNames.get(built.sql);
+  if (!name) {
+    name = `cf_${createHash("sha1").update(built.sql).digest("hex").slice(0, 20)}`;
+    statementNames.set(built.sql, name);
+  }
+  const result = (await inner.session.prepareQuery(built, undefined, name, false).execute()) as {
+    rows: T[];
+  };
   return result.rows;
 }

@@ -22,6 +22,8 @@ export interface EmbeddedOptions {
   dataDir: string;
   port: number;
   log?: (line: string) => void;
+  /** Extra server settings (`-c name=value`), e.g. for profiling. */
+  settings?: Record<string, string>;
 }
 
 export interface EmbeddedPostgres {
@@ -170,6 +172,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
       "max_connections=200",
       "-c",
       "unix_socket_directories=",
+      ...Object.entries(opts.settings ?? {}).flatMap(([k, v]) => ["-c", `${k}=${v}`]),
     ],
     // Its own process group: a Ctrl-C or a group SIGTERM reaches our server, which then
     // stops its work and stops Postgres last, instead of Postgres dying first under it.

@@ -2,7 +2,8 @@
  * One attempt: one group on one row, by the carrier holding the row lock. Invariant:
  * every write is fenced by the execution id (claim, progress, terminal); the first write
  * that is rejected ends the attempt at once, and an attempt that ends because of a Stop
- * writes nothing (the tombstone is already there).
+ * writes nothing (the tombstone is already there). The terminal write is returned, not
+ * made: the carrier sends it with its next step (`row-step.ts`), fenced the same way.
  */
 import type { Db } from "../../db/client";
 import type { Logger } from "../config/log";
@@ -11,7 +12,7 @@ import { formatDuration } from "../domain/durations";
 import { pickOutput, runWorkflow, WorkflowError } from "../execution/executor";
 import { claimCell } from "../store/cells/claim";
 import { failQueuedCell } from "../store/cells/fail-queued";
-import { completeCell, failCell } from "../store/cells/finish";
+import type { Terminal } from "../store/cells/finish";
 import type { LostReason } from "../store/cells/transition";
 import type { CascadeStep } from "../store/engine-reads";
 import { CancelledError, registerAttempt } from "./cancellation";
@@ -50,7 +51,24 @@ export interface AttemptInput {
   cascadeSignal: AbortSignal;
   attemptTimeoutMs: number;
   workflows: CascadeStep["workflows"];
+  /** The carrier already claimed the cell (in its step statement); else the attempt claims. */
+  claimed: boolean;
 }
+
+/** How an attempt ended: with a terminal write for the carrier to make, or without one. */
+export type AttemptResult =
+  | { kind: "write"; terminal: Terminal; end: "completed" | "skipped" | "error" }
+  | { kind: "ended"; end: AttemptEnd };
+
+const ended = (end: AttemptEnd): AttemptResult => ({ kind: "ended", end });
+const write = (terminal: Terminal): AttemptResult => ({
+  kind: "write",
+  terminal,
+  end:
+    terminal.kind === "fail" ? "error" : terminal.outcome === "skipped" ? "skipped" : "completed",
+});
+const failure = (message: string, blockErrors: Record<string, string> = {}): AttemptResult =>
+  write({ kind: "fail", message, finish: { blockErrors } });
 
 function groupOutputs(
   group: Group,
@@ -68,32 +86,34 @@ function groupOutputs(
 const blank = (group: Group) => Object.fromEntries(group.outputs.map((o) => [o.columnId, null]));
 const missing = (v: unknown) => v === undefined || v === null || v === "";
 
-export async function runAttempt(a: AttemptInput): Promise<AttemptEnd> {
+export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
   const { db, rowId, groupId, executionId } = a;
   const log = a.log.child({ groupId, executionId });
   const group = a.schema.groups.find((g) => g.id === groupId);
-  if (!group) {
-    await failQueuedCell(
-      db,
-      rowId,
-      groupId,
-      executionId,
-      "The group was removed from the table before it ran",
-    );
-    return "error";
+  const removed = "The group was removed from the table before it ran";
+  if (!group && !a.claimed) {
+    await failQueuedCell(db, rowId, groupId, executionId, removed);
+    return ended("error");
   }
   // Registered before the claim: a Stop landing between the claim's commit and the
-  // start of the work still finds this attempt and aborts it.
+  // start of the work still finds this attempt and aborts it. (A claim made by the
+  // carrier's step is covered by the registry remembering cancels it could not match.)
   const controller = new AbortController();
   const unregister = registerAttempt(executionId, controller);
-  const claimed = await claimCell(db, rowId, groupId, executionId).catch((err: unknown) => {
+  if (!a.claimed) {
+    const claimed = await claimCell(db, rowId, groupId, executionId).catch((err: unknown) => {
+      unregister();
+      throw err;
+    });
+    if (!claimed.ok) {
+      unregister();
+      log.debug({ reason: claimed.reason }, "claim lost");
+      return ended(claimed.reason);
+    }
+  }
+  if (!group) {
     unregister();
-    throw err;
-  });
-  if (!claimed.ok) {
-    unregister();
-    log.debug({ reason: claimed.reason }, "claim lost");
-    return claimed.reason;
+    return failure(removed);
   }
 
   const timer = setTimeout(
@@ -108,18 +128,11 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptEnd> {
   const progress = new ProgressWriter(db, { rowId, groupId, executionId }, (reason) =>
     controller.abort(new LostAuthority(reason)),
   );
-  const fail = async (
-    message: string,
-    blockErrors: Record<string, string> = {},
-  ): Promise<AttemptEnd> => {
-    await progress.close();
-    const w = await failCell(db, rowId, groupId, executionId, message, { blockErrors });
-    return w.ok ? "error" : w.reason;
-  };
 
   try {
+    if (controller.signal.aborted) throw controller.signal.reason;
     if (group.kind === "enrichment") {
-      return await fail(`The enrichment "${group.enrichmentId}" is not available in this version`);
+      return failure(`The enrichment "${group.enrichmentId}" is not available in this version`);
     }
     const found = await definitionOf(
       db,
@@ -128,7 +141,7 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptEnd> {
       a.workflows[group.workflowId],
     );
     if (!found.ok) {
-      return await fail(
+      return failure(
         found.reason === "not_deployed"
           ? "The workflow has no deployed version; deploy it or set the group to run the live draft"
           : found.reason === "invalid"
@@ -145,12 +158,11 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptEnd> {
       .filter((i) => i.required && missing(inputs[i.name]))
       .map((i) => i.name);
     if (absent.length > 0) {
-      await progress.close();
-      const w = await completeCell(db, rowId, groupId, executionId, "skipped", {
-        blockErrors: {},
-        outputs: blank(group),
+      return write({
+        kind: "complete",
+        outcome: "skipped",
+        finish: { blockErrors: {}, outputs: blank(group) },
       });
-      return w.ok ? "skipped" : w.reason;
     }
     const row: Record<string, unknown> = {};
     for (const c of a.schema.columns) row[c.name] = a.data[c.id] ?? null;
@@ -169,23 +181,24 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptEnd> {
     });
     await progress.close();
     if (controller.signal.aborted) throw controller.signal.reason;
-    const w = await completeCell(db, rowId, groupId, executionId, "ok", {
-      blockErrors: {},
-      outputs: groupOutputs(group, result.blocks),
+    return write({
+      kind: "complete",
+      outcome: "ok",
+      finish: { blockErrors: {}, outputs: groupOutputs(group, result.blocks) },
     });
-    return w.ok ? "completed" : w.reason;
   } catch (err) {
-    await progress.close();
     const reason: unknown = controller.signal.aborted ? controller.signal.reason : err;
     // By name: the web server's bundle has its own copy of these classes, and a Stop
     // issued there aborts attempts registered here.
-    if (isNamed(reason, CancelledError.name)) return "cancelled";
-    if (reason instanceof LostAuthority) return reason.reason;
-    if (isNamed(reason, DeadlineError.name)) return fail((reason as Error).message);
-    if (reason instanceof WorkflowError) return fail(reason.message, reason.blockErrors);
+    if (isNamed(reason, CancelledError.name)) return ended("cancelled");
+    if (reason instanceof LostAuthority) return ended(reason.reason);
+    if (isNamed(reason, DeadlineError.name)) return failure((reason as Error).message);
+    if (reason instanceof WorkflowError) return failure(reason.message, reason.blockErrors);
     log.error({ err: reason }, "attempt failed unexpectedly");
-    return fail(`Internal error: ${reason instanceof Error ? reason.message : String(reason)}`);
+    return failure(`Internal error: ${reason instanceof Error ? reason.message : String(reason)}`);
   } finally {
+    // Before the terminal write, which the carrier makes after this returns.
+    await progress.close();
     clearTimeout(timer);
     a.cascadeSignal.removeEventListener("abort", onCascadeAbort);
     unregister();

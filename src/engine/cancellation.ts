@@ -10,15 +10,45 @@ import type { Logger } from "../config/log";
 
 export const CANCEL_CHANNEL = "cellflow_cancel";
 
-const holder = globalThis as { __cellflowAttempts?: Map<string, AbortController> };
+const holder = globalThis as {
+  __cellflowAttempts?: Map<string, AbortController>;
+  __cellflowCancelled?: Map<string, number>;
+};
 function registry(): Map<string, AbortController> {
   holder.__cellflowAttempts ??= new Map();
   return holder.__cellflowAttempts;
 }
 
-/** Registers a running attempt; the returned function unregisters it. */
+/**
+ * Cancels that found no attempt here, remembered for a while: a carrier that claims a
+ * cell in the same statement as its read registers the attempt only after the claim
+ * committed, and a Stop's notice can arrive in between.
+ */
+function cancelledRecently(): Map<string, number> {
+  holder.__cellflowCancelled ??= new Map();
+  return holder.__cellflowCancelled;
+}
+const REMEMBER_MS = 10 * 60_000;
+const REMEMBER_MAX = 100_000;
+
+function remember(executionId: string): void {
+  const seen = cancelledRecently();
+  const now = Date.now();
+  seen.set(executionId, now);
+  // Insertion order is age order: drop from the front while too many or too old.
+  for (const [id, at] of seen) {
+    if (seen.size <= REMEMBER_MAX && now - at < REMEMBER_MS) break;
+    seen.delete(id);
+  }
+}
+
+/**
+ * Registers a running attempt; the returned function unregisters it. An attempt whose
+ * cancel already arrived is aborted at once.
+ */
 export function registerAttempt(executionId: string, controller: AbortController): () => void {
   registry().set(executionId, controller);
+  if (cancelledRecently().delete(executionId)) controller.abort(new CancelledError());
   return () => {
     if (registry().get(executionId) === controller) registry().delete(executionId);
   };
@@ -36,7 +66,8 @@ export function abortLocal(executionIds: Iterable<string>): number {
   let n = 0;
   for (const id of executionIds) {
     const controller = registry().get(id);
-    if (controller && !controller.signal.aborted) {
+    if (!controller) remember(id);
+    else if (!controller.signal.aborted) {
       controller.abort(new CancelledError());
       n++;
     }

@@ -1,9 +1,13 @@
 /**
  * The row carrier: "drive this row". Invariants: at most one carrier works a row at a
  * time (session advisory lock; contention → exit, the holder drains); each step re-reads
- * schema, row and queued cells, so edits and stamps made meanwhile are seen; after
- * unlocking it checks once more for cells stamped while it was releasing and goes again;
- * when done it slides the window of every dispatch whose cells it ran.
+ * schema, row and queued cells, so edits and stamps made meanwhile are seen; a cell is
+ * claimed only under the schema version whose group order chose it; after unlocking it
+ * checks once more for cells stamped while it was releasing and goes again; when done it
+ * slides the window of every dispatch whose cells it ran.
+ *
+ * Round trips per row with n cells: lock, n + 1 steps (each writes the last attempt's
+ * terminal state and claims the next cell), unlock-and-advance: n + 3.
  */
 import type { Database } from "../../db/client";
 import {
@@ -15,14 +19,14 @@ import {
 import type { Logger } from "../config/log";
 import { nextAutoGroup } from "../domain/auto-run";
 import { formatDuration } from "../domain/durations";
-import { groupOrder } from "../domain/table-schema";
 import { planLimits } from "../limits/plans";
 import { failQueuedCell } from "../store/cells/fail-queued";
+import { failCell } from "../store/cells/finish";
+import { type RowStepInput, rowStep } from "../store/cells/row-step";
 import { stampPage } from "../store/cells/stamp";
 import { advanceDispatch } from "../store/dispatches/advance";
-import { cascadeStep } from "../store/engine-reads";
-import { type AttemptEnd, DeadlineError, runAttempt } from "./attempt";
-import { tableSchemaOf } from "./definitions";
+import { type AttemptResult, DeadlineError, runAttempt } from "./attempt";
+import { groupOrderOf, lastGroupOrder, tableSchemaOf } from "./definitions";
 import { acquireRowLock, type RowSession } from "./row-lock";
 
 export interface EngineDeps {
@@ -54,16 +58,15 @@ export async function runCarrier(
   let outcome: CarrierOutcome = "done";
   let first = true;
   while (current) {
-    const { contended, dispatchIds } = await driveRow(deps, current, ctx);
+    const { contended, handedOut } = await driveRow(deps, current, ctx);
     if (first) outcome = contended ? "contended" : "done";
     first = false;
     let continuation: CarrierPayload | undefined;
-    for (const id of dispatchIds) {
-      const next = await advanceDispatch(deps.database.db, id);
-      const rows = next.rowIds.map((rowId) => ({
+    for (const [dispatchId, rowIds] of handedOut) {
+      const rows = rowIds.map((rowId) => ({
         tableId: current?.tableId ?? payload.tableId,
         rowId,
-        dispatchId: id,
+        dispatchId,
       }));
       if (!continuation && !ctx.signal.aborted && Date.now() - started < CHAIN_MS)
         continuation = rows.shift();
@@ -74,29 +77,45 @@ export async function runCarrier(
   return outcome;
 }
 
-/** The row lock, the cascade, and re-acquiring for cells stamped while we released. */
+/**
+ * The row lock, the cascade, and re-acquiring for cells stamped while we released.
+ * Returns the rows each dispatch's window handed out meanwhile.
+ */
 async function driveRow(
   deps: EngineDeps,
   payload: CarrierPayload,
   ctx: TaskContext,
-): Promise<{ contended: boolean; dispatchIds: Set<string> }> {
+): Promise<{ contended: boolean; handedOut: Map<string, string[]> }> {
   const log = deps.log.child({ tableId: payload.tableId, rowId: payload.rowId, runId: ctx.runId });
   const dispatchIds = new Set<string>(payload.dispatchId ? [payload.dispatchId] : []);
+  const handedOut = new Map<string, string[]>();
+  const hand = (dispatchId: string, rowIds: string[]) =>
+    handedOut.set(dispatchId, [...(handedOut.get(dispatchId) ?? []), ...rowIds]);
+  let contended = false;
+  let advanced = false;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const session = await acquireRowLock(deps.database, payload.tableId, payload.rowId);
     if (!session) {
       log.debug("row lock held by another carrier; it drains the row");
-      return { contended: true, dispatchIds };
+      contended = round === 0;
+      break;
     }
     let more = false;
     try {
       await cascade(session, payload, ctx, dispatchIds, log);
     } finally {
-      more = (await session.release()).moreQueued;
+      const released = await session.release([...dispatchIds]);
+      more = released.moreQueued;
+      advanced = released.advances !== null;
+      for (const a of released.advances ?? []) hand(a.dispatchId, a.rowIds);
     }
     if (ctx.signal.aborted || !more) break;
   }
-  return { contended: false, dispatchIds };
+  // Unlock could not advance (or the lock was contended): slide the windows on their own.
+  if (!advanced) {
+    for (const id of dispatchIds) hand(id, (await advanceDispatch(deps.database.db, id)).rowIds);
+  }
+  return { contended, handedOut };
 }
 
 async function cascade(
@@ -123,11 +142,22 @@ async function cascade(
   ctx.signal.addEventListener("abort", onShutdown, { once: true });
   session.lost.addEventListener("abort", onLost, { once: true });
   let lastGroup: string | undefined;
+  let pending: RowStepInput["finish"];
   try {
     for (;;) {
-      const step = await cascadeStep(session.db, tableId, rowId);
+      const hint = stopped.signal.aborted ? undefined : lastGroupOrder(tableId);
+      const { step, claimed, finished } = await rowStep(session.db, {
+        tableId,
+        rowId,
+        finish: pending,
+        claim: hint,
+      });
+      if (pending && finished && !finished.ok)
+        log.debug({ groupId: pending.groupId, reason: finished.reason }, "terminal write lost");
+      pending = undefined;
       if (!step?.data) return;
       const schema = tableSchemaOf(tableId, step.schemaVersion, step.schema);
+      const order = groupOrderOf(tableId, step.schemaVersion, schema);
       if (!limits) {
         limits = planLimits(step.plan);
         const ms = limits.cascadeTimeoutMs;
@@ -135,15 +165,15 @@ async function cascade(
         deadline.addEventListener(
           "abort",
           onStop(() => new DeadlineError(`The row ran past its ${formatDuration(ms)} limit`)),
-          {
-            once: true,
-          },
+          { once: true },
         );
       }
-      const rank = new Map(groupOrder(schema).map((g, i) => [g, i]));
-      const next = [...step.queued].sort(
-        (x, y) => (rank.get(x.groupId) ?? 1e9) - (rank.get(y.groupId) ?? 1e9),
-      )[0];
+      const rank = new Map(order.map((g, i) => [g, i]));
+      const next =
+        claimed ??
+        [...step.queued].sort(
+          (x, y) => (rank.get(x.groupId) ?? 1e9) - (rank.get(y.groupId) ?? 1e9),
+        )[0];
       if (!next) {
         // Explicit work done: fire the next auto-run group this row now qualifies for
         // (never the one that just finished), then go round to run it.
@@ -172,13 +202,17 @@ async function cascade(
         // Deadline or shutdown before this cell could start: say so on every waiting cell.
         const message =
           stopped.signal.reason instanceof Error ? stopped.signal.reason.message : "stopped";
+        if (claimed)
+          await failCell(session.db, rowId, claimed.groupId, claimed.executionId, message, {
+            blockErrors: {},
+          });
         for (const cell of step.queued) {
           await failQueuedCell(session.db, rowId, cell.groupId, cell.executionId, message);
           if (cell.dispatchId) dispatchIds.add(cell.dispatchId);
         }
         return;
       }
-      const end: AttemptEnd = await runAttempt({
+      const result: AttemptResult = await runAttempt({
         db: session.db,
         log,
         tableId,
@@ -190,8 +224,15 @@ async function cascade(
         cascadeSignal: stopped.signal,
         attemptTimeoutMs: limits.attemptTimeoutMs,
         workflows: step.workflows,
+        claimed: claimed !== null,
       });
-      log.debug({ groupId: next.groupId, executionId: next.executionId, end }, "attempt ended");
+      // The terminal write rides the next step's statement.
+      if (result.kind === "write")
+        pending = { groupId: next.groupId, executionId: next.executionId, end: result.terminal };
+      log.debug(
+        { groupId: next.groupId, executionId: next.executionId, end: result.end },
+        "attempt ended",
+      );
     }
   } finally {
     ctx.signal.removeEventListener("abort", onShutdown);

@@ -6,6 +6,7 @@
 import type { Db } from "../../db/client";
 import { TableSchema } from "../contracts/table";
 import { WorkflowDefinition } from "../contracts/workflow";
+import { groupOrder } from "../domain/table-schema";
 import { workflowDefinition } from "../store/engine-reads";
 
 const LIMIT = 1_000;
@@ -40,6 +41,34 @@ export function tableSchemaOf(tableId: string, version: number, raw: unknown): T
     schemas.set(key, schema);
   }
   return schema;
+}
+
+const orders = new WeakMap<TableSchema, readonly string[]>();
+const lastSeen = new Lru<{ schemaVersion: number; order: readonly string[] }>();
+
+/** The order a row's groups run in; remembered as the table's latest known order. */
+export function groupOrderOf(
+  tableId: string,
+  version: number,
+  schema: TableSchema,
+): readonly string[] {
+  let order = orders.get(schema);
+  if (!order) {
+    order = groupOrder(schema);
+    orders.set(schema, order);
+  }
+  lastSeen.set(tableId, { schemaVersion: version, order });
+  return order;
+}
+
+/**
+ * The group order of the table's last schema version seen here, for a claim made in the
+ * same statement as the read (which claims nothing if the version moved on).
+ */
+export function lastGroupOrder(
+  tableId: string,
+): { schemaVersion: number; order: readonly string[] } | undefined {
+  return lastSeen.get(tableId);
 }
 
 export type DefinitionLookup =

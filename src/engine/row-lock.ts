@@ -10,6 +10,7 @@ import { drizzle as drizzleNeon } from "drizzle-orm/neon-serverless";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
 import type { Database, Db, SessionClient } from "../../db/client";
 import * as schema from "../../db/schema";
+import { type Release, unlockAndAdvance } from "../store/dispatches/advance";
 
 /** 64-bit key from SHA-256, stable across Postgres versions (unlike hashtext). */
 export function rowLockKey(tableId: string, rowId: string): string {
@@ -23,10 +24,15 @@ export interface RowSession {
   /** Aborts when the session is lost (heartbeat failed or connection error). */
   lost: AbortSignal;
   /**
-   * Unlocks and, in the same round trip, tells whether the row has queued cells: ones
-   * stamped while we were finishing, whose own carrier may have bailed on our lock.
+   * Unlocks and, in the same round trip, tells whether the row has queued cells (ones
+   * stamped while we were finishing, whose own carrier may have bailed on our lock) and
+   * slides the windows of these dispatches. `advances` is null when that could not be
+   * done (the connection was destroyed instead, which frees the lock).
    */
-  release(): Promise<{ moreQueued: boolean }>;
+  release(dispatchIds?: readonly string[]): Promise<{
+    moreQueued: boolean;
+    advances: Release["advances"] | null;
+  }>;
 }
 
 const HEARTBEAT_MS = 30_000;
@@ -41,7 +47,11 @@ export async function acquireRowLock(
   const key = rowLockKey(tableId, rowId);
   let got: boolean;
   try {
-    const res = await client.query("select pg_try_advisory_lock($1::bigint) as got", [key]);
+    const res = await client.query({
+      name: "cf_row_lock",
+      text: "select pg_try_advisory_lock($1::bigint) as got",
+      values: [key],
+    });
     got = res.rows[0]?.got === true;
   } catch (err) {
     client.release(true);
@@ -73,23 +83,19 @@ export async function acquireRowLock(
   return {
     db,
     lost: lostController.signal,
-    async release() {
-      if (released) return { moreQueued: false };
+    async release(dispatchIds = []) {
+      if (released) return { moreQueued: false, advances: null };
       released = true;
       clearInterval(heartbeat);
       detach();
       try {
-        const res = await client.query(
-          `select pg_advisory_unlock($1::bigint) as unlocked,
-                  exists (select 1 from cells where row_id = $2 and status = 'queued') as more`,
-          [key, rowId],
-        );
+        const done = await unlockAndAdvance(db, key, rowId, dispatchIds);
         client.release();
-        return { moreQueued: res.rows[0]?.more === true };
+        return done;
       } catch {
         // Could not unlock: destroy the connection, which frees the lock.
         client.release(true);
-        return { moreQueued: true };
+        return { moreQueued: true, advances: null };
       }
     },
   };

@@ -54,6 +54,7 @@ export async function workflowDefinition(
   return rows[0] ?? null;
 }
 
+/** What a carrier decides a cascade step on (read by `cells/row-step.ts`). */
 export interface CascadeStep {
   schema: unknown;
   schemaVersion: number;
@@ -65,30 +66,4 @@ export interface CascadeStep {
   queued: { groupId: string; executionId: string; dispatchId: string | null }[];
   /** Groups that have a cell on this row, in any status. */
   present: string[];
-}
-
-/** Everything one cascade step needs, in one round trip; null when the table is gone. */
-export async function cascadeStep(
-  db: Db,
-  tableId: string,
-  rowId: string,
-): Promise<CascadeStep | null> {
-  const rows = await queryRows<CascadeStep>(
-    db,
-    sql`select t.schema, t.schema_version as "schemaVersion", w.plan, r.data,
-               coalesce((select jsonb_object_agg(wf.id, jsonb_build_object(
-                          'updatedAt', extract(epoch from wf.updated_at)::text, 'deployed', wf.deployed_version))
-                           from workflows wf
-                          where wf.id in (select g->>'workflowId' from jsonb_array_elements(t.schema->'groups') g)),
-                        '{}'::jsonb) as workflows,
-               coalesce((select jsonb_agg(jsonb_build_object('groupId', c.group_id, 'executionId', c.execution_id,
-                                                             'dispatchId', c.dispatch_id) order by c.queued_at, c.group_id)
-                           from cells c where c.row_id = ${rowId} and c.status = 'queued'), '[]'::jsonb) as queued,
-               coalesce((select array_agg(c.group_id) from cells c where c.row_id = ${rowId}), '{}') as present
-          from tables t
-          join workspaces w on w.id = t.workspace_id
-          left join rows r on r.id = ${rowId} and r.table_id = t.id
-         where t.id = ${tableId}`,
-  );
-  return rows[0] ?? null;
 }

@@ -1,14 +1,38 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import type { CellOutcome } from "../../domain/statuses";
-import { type TransitionOutcome, transitionCell } from "./transition";
+import { type TransitionOutcome, type TransitionSpec, transitionCell } from "./transition";
 
 export interface Finish {
   blockErrors: Record<string, string>;
   outputs?: Record<string, unknown>;
 }
 
-/** running(e) → completed with an outcome, outputs merged into the row in the same statement. */
+/** The terminal write of an attempt: completed with an outcome, or error with a message. */
+export type Terminal =
+  | { kind: "complete"; outcome: CellOutcome; finish: Finish }
+  | { kind: "fail"; message: string; finish: Finish };
+
+/**
+ * running(e) → completed (outputs merged into the row in the same statement) or
+ * running(e) → error with a plain message (failed, timed out, or limit exhausted).
+ */
+export function terminalSpec(
+  rowId: string,
+  groupId: string,
+  executionId: string,
+  end: Terminal,
+): TransitionSpec {
+  const guard = sql`status = 'running' and execution_id = ${executionId}`;
+  const common = sql`finished_at = now(), running_block_ids = '{}',
+             block_errors = ${JSON.stringify(end.finish.blockErrors)}::jsonb`;
+  const set =
+    end.kind === "complete"
+      ? sql`status = 'completed', outcome = ${end.outcome}, error = null, ${common}`
+      : sql`status = 'error', outcome = null, error = ${end.message}, ${common}`;
+  return { rowId, groupId, guard, set, outputs: end.finish.outputs };
+}
+
 export function completeCell(
   db: Db,
   rowId: string,
@@ -17,17 +41,12 @@ export function completeCell(
   outcome: CellOutcome,
   finish: Finish,
 ): Promise<TransitionOutcome> {
-  return transitionCell(db, {
-    rowId,
-    groupId,
-    guard: sql`status = 'running' and execution_id = ${executionId}`,
-    set: sql`status = 'completed', outcome = ${outcome}, error = null, finished_at = now(),
-             running_block_ids = '{}', block_errors = ${JSON.stringify(finish.blockErrors)}::jsonb`,
-    outputs: finish.outputs,
-  });
+  return transitionCell(
+    db,
+    terminalSpec(rowId, groupId, executionId, { kind: "complete", outcome, finish }),
+  );
 }
 
-/** running(e) → error with a plain message (failed, timed out, or limit exhausted). */
 export function failCell(
   db: Db,
   rowId: string,
@@ -36,12 +55,8 @@ export function failCell(
   message: string,
   finish: Finish,
 ): Promise<TransitionOutcome> {
-  return transitionCell(db, {
-    rowId,
-    groupId,
-    guard: sql`status = 'running' and execution_id = ${executionId}`,
-    set: sql`status = 'error', outcome = null, error = ${message}, finished_at = now(),
-             running_block_ids = '{}', block_errors = ${JSON.stringify(finish.blockErrors)}::jsonb`,
-    outputs: finish.outputs,
-  });
+  return transitionCell(
+    db,
+    terminalSpec(rowId, groupId, executionId, { kind: "fail", message, finish }),
+  );
 }

@@ -30,39 +30,59 @@ export const cellEventData = sql`jsonb_build_object(
   'executionId', execution_id, 'error', error,
   'runningBlockIds', to_jsonb(running_block_ids), 'blockErrors', block_errors)`;
 
-export async function transitionCell(db: Db, spec: TransitionSpec): Promise<TransitionOutcome> {
+/** The `cell` event's data for a transition, with the outputs it wrote if any. */
+export function transitionEventData(spec: TransitionSpec): SQL {
+  return spec.outputs
+    ? sql`${cellEventData} || jsonb_build_object('outputs', ${jsonb(spec.outputs)})`
+    : cellEventData;
+}
+
+/**
+ * The CTEs of a guarded transition, `<name>_upd` and `<name>_merged`, without its event,
+ * for statements that do more than one thing in a round trip and write their events in
+ * one ordered insert (see `row-step.ts`).
+ */
+export function transitionCtes(spec: TransitionSpec, name: string): SQL {
   const outputs = spec.outputs;
   const set = outputs
     ? Object.fromEntries(Object.entries(outputs).filter(([, v]) => v !== null))
     : {};
   const clear = outputs ? Object.keys(outputs).filter((k) => outputs[k] === null) : [];
+  const upd = sql.raw(`${name}_upd`);
   const mergeRow = outputs
-    ? sql`, merged as (
+    ? sql`, ${sql.raw(`${name}_merged`)} as (
         update rows set data = (rows.data || ${jsonb(set)}) - ${textArray(clear)}, updated_at = now()
-          from upd where rows.id = upd.row_id
+          from ${upd} where rows.id = ${upd}.row_id
         returning rows.id)`
     : sql``;
-  const eventData = outputs
-    ? sql`${cellEventData} || jsonb_build_object('outputs', ${jsonb(outputs)})`
-    : cellEventData;
-  const [row] = await queryRows<{ updated: number; current: CellStatus | null }>(
-    db,
-    sql`with upd as (
+  return sql`${upd} as (
           update cells set ${spec.set}, updated_at = now()
            where row_id = ${spec.rowId} and group_id = ${spec.groupId} and ${spec.guard}
           returning table_id, row_id, group_id, status, outcome, execution_id, error, running_block_ids, block_errors
-        )${mergeRow},
-        ev as (
+        )${mergeRow}`;
+}
+
+/** What a loser learns from the cell's current status (null: the cell is gone). */
+export function lostOutcome(updated: number, current: CellStatus | null): TransitionOutcome {
+  if (updated === 1) return { ok: true };
+  if (!current) return { ok: false, reason: "gone" };
+  return { ok: false, reason: current === "cancelled" ? "cancelled" : "stale" };
+}
+
+export async function transitionCell(db: Db, spec: TransitionSpec): Promise<TransitionOutcome> {
+  const [row] = await queryRows<{ updated: number; current: CellStatus | null }>(
+    db,
+    sql`with ${transitionCtes(spec, "t")},
+        t_ev as (
           insert into events (table_id, kind, data)
-          select table_id, 'cell', ${eventData} from upd
+          select table_id, 'cell', ${transitionEventData(spec)} from t_upd
           returning table_id
         ),
-        wake as (select pg_notify('cellflow_events', table_id) from ev)
-        select (select count(*) from upd)::int as updated,
+        wake as (select pg_notify('cellflow_events', table_id) from t_ev)
+        select (select count(*) from t_upd)::int as updated,
                (select count(*) from wake)::int as woke,
                (select status from cells where row_id = ${spec.rowId} and group_id = ${spec.groupId}) as current`,
+    { prepare: true },
   );
-  if (row && row.updated === 1) return { ok: true };
-  if (!row?.current) return { ok: false, reason: "gone" };
-  return { ok: false, reason: row.current === "cancelled" ? "cancelled" : "stale" };
+  return lostOutcome(row?.updated ?? 0, row?.current ?? null);
 }

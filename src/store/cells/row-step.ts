@@ -1,0 +1,137 @@
+/**
+ * One cascade step of a row carrier in one round trip: the previous attempt's terminal
+ * write (guarded like every transition), the claim of the row's next queued cell, and
+ * the fresh read the carrier decides on. Invariants: the claim is made only under the
+ * schema version whose group order the caller passed (a schema edit in between makes it
+ * claim nothing, and the caller decides on the fresh read instead); the claim is the
+ * same guarded queued → running UPDATE as `claim.ts`, so a Stop that committed first
+ * wins; the read is the statement's snapshot, taken before both writes, so the caller
+ * applies the finished outputs to the row data itself.
+ */
+import { sql } from "drizzle-orm";
+import type { Db } from "../../../db/client";
+import { queryRows } from "../../../db/client";
+import type { CellStatus } from "../../domain/statuses";
+import type { CascadeStep } from "../engine-reads";
+import { textArray } from "../sql";
+import { claimSet } from "./claim";
+import { type Terminal, terminalSpec } from "./finish";
+import {
+  cellEventData,
+  lostOutcome,
+  type TransitionOutcome,
+  transitionCtes,
+  transitionEventData,
+} from "./transition";
+
+export interface RowStepInput {
+  tableId: string;
+  rowId: string;
+  /** The terminal write of the attempt that just ended, if any. */
+  finish?: { groupId: string; executionId: string; end: Terminal };
+  /** Claim the next queued cell in this group order, if the schema is still this version. */
+  claim?: { schemaVersion: number; order: readonly string[] };
+}
+
+export interface ClaimedCell {
+  groupId: string;
+  executionId: string;
+  dispatchId: string | null;
+}
+
+export interface RowStep {
+  /** null when the table is gone. */
+  step: CascadeStep | null;
+  finished?: TransitionOutcome;
+  claimed: ClaimedCell | null;
+}
+
+export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
+  const { tableId, rowId, finish, claim } = input;
+  const spec = finish
+    ? terminalSpec(rowId, finish.groupId, finish.executionId, finish.end)
+    : undefined;
+  const fin = spec ? sql`${transitionCtes(spec, "fin")},` : sql``;
+  // One insert, ordered: the finished cell's event before the claimed one's, so a reader
+  // of the stream never sees the row's next cell running before its last one ended.
+  const finEvent = spec
+    ? sql`select 1 as ord, table_id, ${transitionEventData(spec)} as data from fin_upd union all`
+    : sql``;
+  const candidate = claim
+    ? sql`select c.group_id from cells c join tables t on t.id = ${tableId}
+           where t.schema_version = ${claim.schemaVersion} and c.row_id = ${rowId} and c.status = 'queued'
+           order by array_position(${textArray(claim.order)}, c.group_id) nulls last, c.queued_at, c.group_id
+           limit 1`
+    : sql`select null::text as group_id where false`;
+  const [row] = await queryRows<
+    Omit<CascadeStep, "data"> & {
+      data: Record<string, unknown> | null;
+      tableFound: boolean;
+      finishedCount: number;
+      finishCurrent: CellStatus | null;
+      claimed: ClaimedCell | null;
+    }
+  >(
+    db,
+    sql`with ${fin}
+        cand as (${candidate}),
+        clm as (
+          update cells c set ${claimSet}, updated_at = now()
+            from cand
+           where c.row_id = ${rowId} and c.group_id = cand.group_id and c.status = 'queued'
+          returning c.table_id, c.row_id, c.group_id, c.status, c.outcome, c.execution_id, c.error,
+                    c.running_block_ids, c.block_errors, c.dispatch_id),
+        ev as (
+          insert into events (table_id, kind, data)
+          select table_id, 'cell', data
+            from (${finEvent} select 2 as ord, table_id, ${cellEventData} as data from clm) x
+           order by ord
+          returning table_id),
+        wake as (select pg_notify('cellflow_events', ${tableId}) where exists (select 1 from ev))
+        select t.id is not null as "tableFound", t.schema, t.schema_version as "schemaVersion", w.plan, r.data,
+               coalesce((select jsonb_object_agg(wf.id, jsonb_build_object(
+                          'updatedAt', extract(epoch from wf.updated_at)::text, 'deployed', wf.deployed_version))
+                           from workflows wf
+                          where wf.id in (select g->>'workflowId' from jsonb_array_elements(t.schema->'groups') g)),
+                        '{}'::jsonb) as workflows,
+               coalesce((select jsonb_agg(jsonb_build_object('groupId', c.group_id, 'executionId', c.execution_id,
+                                                             'dispatchId', c.dispatch_id) order by c.queued_at, c.group_id)
+                           from cells c where c.row_id = ${rowId} and c.status = 'queued'), '[]'::jsonb) as queued,
+               coalesce((select array_agg(c.group_id) from cells c where c.row_id = ${rowId}), '{}') as present,
+               ${finish ? sql`(select count(*) from fin_upd)::int` : sql`0`} as "finishedCount",
+               ${finish ? sql`(select status from cells where row_id = ${rowId} and group_id = ${finish.groupId})` : sql`null::text`} as "finishCurrent",
+               (select jsonb_build_object('groupId', group_id, 'executionId', execution_id, 'dispatchId', dispatch_id)
+                  from clm) as claimed,
+               (select count(*) from wake)::int as woke
+          from (select 1) one
+          left join tables t on t.id = ${tableId}
+          left join workspaces w on w.id = t.workspace_id
+          left join rows r on r.id = ${rowId} and r.table_id = t.id`,
+    { prepare: true },
+  );
+  const finished = finish
+    ? lostOutcome(row?.finishedCount ?? 0, row?.finishCurrent ?? null)
+    : undefined;
+  const claimed = row?.claimed ?? null;
+  if (!row?.tableFound) return { step: null, finished, claimed };
+  let data = row.data;
+  // The read predates this statement's own writes: apply the outputs it just merged.
+  const outputs = finish?.end.finish.outputs;
+  if (data && outputs && finished?.ok) {
+    data = { ...data };
+    for (const [k, v] of Object.entries(outputs)) {
+      if (v === null) delete data[k];
+      else data[k] = v;
+    }
+  }
+  const step: CascadeStep = {
+    schema: row.schema,
+    schemaVersion: row.schemaVersion,
+    workflows: row.workflows,
+    plan: row.plan,
+    data,
+    queued: row.queued.filter((c) => c.groupId !== claimed?.groupId),
+    present: row.present,
+  };
+  return { step, finished, claimed };
+}
