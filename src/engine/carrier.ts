@@ -19,6 +19,7 @@ import {
 import type { Logger } from "../config/log";
 import { nextAutoGroup } from "../domain/auto-run";
 import { formatDuration } from "../domain/durations";
+import { wakeTable } from "../events/waker";
 import { planLimits } from "../limits/plans";
 import { failQueuedCell } from "../store/cells/fail-queued";
 import { failCell } from "../store/cells/finish";
@@ -102,7 +103,7 @@ async function driveRow(
     }
     let more = false;
     try {
-      await cascade(session, payload, ctx, dispatchIds, log);
+      await cascade(deps.database, session, payload, ctx, dispatchIds, log);
     } finally {
       const released = await session.release([...dispatchIds]);
       more = released.moreQueued;
@@ -119,6 +120,7 @@ async function driveRow(
 }
 
 async function cascade(
+  database: Database,
   session: RowSession,
   payload: CarrierPayload,
   ctx: TaskContext,
@@ -146,12 +148,13 @@ async function cascade(
   try {
     for (;;) {
       const hint = stopped.signal.aborted ? undefined : lastGroupOrder(tableId);
-      const { step, claimed, finished } = await rowStep(session.db, {
+      const { step, claimed, finished, eventsWritten } = await rowStep(session.db, {
         tableId,
         rowId,
         finish: pending,
         claim: hint,
       });
+      if (eventsWritten) wakeTable(database, tableId);
       if (pending && finished && !finished.ok)
         log.debug({ groupId: pending.groupId, reason: finished.reason }, "terminal write lost");
       pending = undefined;

@@ -7,6 +7,11 @@
  * same guarded queued → running UPDATE as `claim.ts`, so a Stop that committed first
  * wins; the read is the statement's snapshot, taken before both writes, so the caller
  * applies the finished outputs to the row data itself.
+ *
+ * A step that only claims commits asynchronously (no wait for the WAL flush): a claim
+ * lost in a crash leaves the cell queued instead of running, and both are re-driven the
+ * same way; WAL is flushed in order, so the attempt's terminal write, which is
+ * synchronous, makes the claim durable first. A step with a terminal write waits.
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
@@ -44,6 +49,11 @@ export interface RowStep {
   step: CascadeStep | null;
   finished?: TransitionOutcome;
   claimed: ClaimedCell | null;
+  /**
+   * It wrote `cell` events. The statement sends no NOTIFY (see `events/waker.ts`): the
+   * caller wakes the table's streams once it returned.
+   */
+  eventsWritten: boolean;
 }
 
 export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
@@ -70,6 +80,7 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
       finishedCount: number;
       finishCurrent: CellStatus | null;
       claimed: ClaimedCell | null;
+      eventsWritten: number;
     }
   >(
     db,
@@ -86,9 +97,9 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
           select table_id, 'cell', data
             from (${finEvent} select 2 as ord, table_id, ${cellEventData} as data from clm) x
            order by ord
-          returning table_id),
-        wake as (select pg_notify('cellflow_events', ${tableId}) where exists (select 1 from ev))
-        select t.id is not null as "tableFound", t.schema, t.schema_version as "schemaVersion", w.plan, r.data,
+          returning table_id)
+        select ${finish ? sql`` : sql`set_config('synchronous_commit', 'off', true) as async,`}
+               t.id is not null as "tableFound", t.schema, t.schema_version as "schemaVersion", w.plan, r.data,
                coalesce((select jsonb_object_agg(wf.id, jsonb_build_object(
                           'updatedAt', extract(epoch from wf.updated_at)::text, 'deployed', wf.deployed_version))
                            from workflows wf
@@ -102,7 +113,7 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
                ${finish ? sql`(select status from cells where row_id = ${rowId} and group_id = ${finish.groupId})` : sql`null::text`} as "finishCurrent",
                (select jsonb_build_object('groupId', group_id, 'executionId', execution_id, 'dispatchId', dispatch_id)
                   from clm) as claimed,
-               (select count(*) from wake)::int as woke
+               (select count(*) from ev)::int as "eventsWritten"
           from (select 1) one
           left join tables t on t.id = ${tableId}
           left join workspaces w on w.id = t.workspace_id
@@ -113,7 +124,8 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
     ? lostOutcome(row?.finishedCount ?? 0, row?.finishCurrent ?? null)
     : undefined;
   const claimed = row?.claimed ?? null;
-  if (!row?.tableFound) return { step: null, finished, claimed };
+  const eventsWritten = (row?.eventsWritten ?? 0) > 0;
+  if (!row?.tableFound) return { step: null, finished, claimed, eventsWritten };
   let data = row.data;
   // The read predates this statement's own writes: apply the outputs it just merged.
   const outputs = finish?.end.finish.outputs;
@@ -133,5 +145,5 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
     queued: row.queued.filter((c) => c.groupId !== claimed?.groupId),
     present: row.present,
   };
-  return { step, finished, claimed };
+  return { step, finished, claimed, eventsWritten };
 }

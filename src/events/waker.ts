@@ -1,0 +1,37 @@
+/**
+ * Coalesced wake-ups for a table's event streams, for the carrier's per-cell statements.
+ * A NOTIFY in a transaction takes one database-wide lock from its pre-commit until the
+ * commit is flushed, so every notifying commit in the cluster waits for the one before:
+ * with one NOTIFY per cell write, the engine's throughput was the disk's flush rate.
+ * Here the write commits without one, and at most one NOTIFY per table per interval
+ * follows it, on the pool, after the commit (a reader woken by it finds the events).
+ * A wake lost to a crash costs a stream its safety poll's latency, never an event.
+ */
+import { sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { log } from "../config/log";
+import { EVENTS_CHANNEL } from "./hub";
+
+export const WAKE_COALESCE_MS = 20;
+
+const pendingByDatabase = new WeakMap<Database, Set<string>>();
+
+/** Schedules one NOTIFY for the table's streams within WAKE_COALESCE_MS. */
+export function wakeTable(database: Database, tableId: string): void {
+  let pending = pendingByDatabase.get(database);
+  if (!pending) {
+    pending = new Set();
+    pendingByDatabase.set(database, pending);
+  }
+  if (pending.has(tableId)) return;
+  pending.add(tableId);
+  const set = pending;
+  setTimeout(() => {
+    set.delete(tableId);
+    database.db
+      .execute(sql`select pg_notify(${EVENTS_CHANNEL}, ${tableId})`)
+      .catch((err: unknown) => {
+        log().warn({ err, tableId }, "could not wake the table's event streams");
+      });
+  }, WAKE_COALESCE_MS).unref();
+}
