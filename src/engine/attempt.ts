@@ -19,7 +19,13 @@ import { CancelledError, registerAttempt } from "./cancellation";
 import { definitionOf } from "./definitions";
 import { ProgressWriter } from "./progress";
 
-export type AttemptEnd = "completed" | "skipped" | "error" | "cancelled" | LostReason;
+export type AttemptEnd =
+  | "completed"
+  | "skipped"
+  | "error"
+  | "cancelled"
+  | "interrupted"
+  | LostReason;
 
 function isNamed(value: unknown, name: string): boolean {
   return value instanceof Error && value.name === name;
@@ -29,6 +35,14 @@ export class DeadlineError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "DeadlineError";
+  }
+}
+
+/** The worker is shutting down: the attempt stops and its cell goes back to the queue. */
+export class InterruptedError extends Error {
+  constructor() {
+    super("The worker stopped during the run");
+    this.name = "InterruptedError";
   }
 }
 
@@ -55,9 +69,13 @@ export interface AttemptInput {
   claimed: boolean;
 }
 
-/** How an attempt ended: with a terminal write for the carrier to make, or without one. */
+/**
+ * How an attempt ended: with a terminal write for the carrier to make, interrupted by a
+ * shutdown (the carrier hands the cell back to the queue), or with nothing to write.
+ */
 export type AttemptResult =
   | { kind: "write"; terminal: Terminal; end: "completed" | "skipped" | "error" }
+  | { kind: "interrupted"; end: "interrupted" }
   | { kind: "ended"; end: AttemptEnd };
 
 const ended = (end: AttemptEnd): AttemptResult => ({ kind: "ended", end });
@@ -191,6 +209,7 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
     // By name: the web server's bundle has its own copy of these classes, and a Stop
     // issued there aborts attempts registered here.
     if (isNamed(reason, CancelledError.name)) return ended("cancelled");
+    if (isNamed(reason, InterruptedError.name)) return { kind: "interrupted", end: "interrupted" };
     if (reason instanceof LostAuthority) return ended(reason.reason);
     if (isNamed(reason, DeadlineError.name)) return failure((reason as Error).message);
     if (reason instanceof WorkflowError) return failure(reason.message, reason.blockErrors);

@@ -23,10 +23,11 @@ import { wakeTable } from "../events/waker";
 import { planLimits } from "../limits/plans";
 import { failQueuedCell } from "../store/cells/fail-queued";
 import { failCell } from "../store/cells/finish";
+import { requeueCell } from "../store/cells/requeue";
 import { type RowStepInput, rowStep } from "../store/cells/row-step";
 import { stampPage } from "../store/cells/stamp";
 import { advanceDispatch } from "../store/dispatches/advance";
-import { type AttemptResult, DeadlineError, runAttempt } from "./attempt";
+import { type AttemptResult, DeadlineError, InterruptedError, runAttempt } from "./attempt";
 import { groupOrderOf, lastGroupOrder, tableSchemaOf } from "./definitions";
 import { acquireRowLock, type RowSession } from "./row-lock";
 
@@ -59,8 +60,11 @@ export async function runCarrier(
   let outcome: CarrierOutcome = "done";
   let first = true;
   while (current) {
-    const { contended, handedOut } = await driveRow(deps, current, ctx);
+    const { contended, handedOut, moreQueued } = await driveRow(deps, current, ctx);
     if (first) outcome = contended ? "contended" : "done";
+    // Stopped with work left on the row (shutdown): hand it to the next carrier now
+    // rather than waiting for the re-drive.
+    if (moreQueued && ctx.signal.aborted) await deps.backend.enqueue([carrierSpec(current)]);
     first = false;
     let continuation: CarrierPayload | undefined;
     for (const [dispatchId, rowIds] of handedOut) {
@@ -86,7 +90,7 @@ async function driveRow(
   deps: EngineDeps,
   payload: CarrierPayload,
   ctx: TaskContext,
-): Promise<{ contended: boolean; handedOut: Map<string, string[]> }> {
+): Promise<{ contended: boolean; handedOut: Map<string, string[]>; moreQueued: boolean }> {
   const log = deps.log.child({ tableId: payload.tableId, rowId: payload.rowId, runId: ctx.runId });
   const dispatchIds = new Set<string>(payload.dispatchId ? [payload.dispatchId] : []);
   const handedOut = new Map<string, string[]>();
@@ -94,6 +98,7 @@ async function driveRow(
     handedOut.set(dispatchId, [...(handedOut.get(dispatchId) ?? []), ...rowIds]);
   let contended = false;
   let advanced = false;
+  let more = false;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const session = await acquireRowLock(deps.database, payload.tableId, payload.rowId);
     if (!session) {
@@ -101,7 +106,6 @@ async function driveRow(
       contended = round === 0;
       break;
     }
-    let more = false;
     try {
       await cascade(deps.database, session, payload, ctx, dispatchIds, log);
     } finally {
@@ -116,8 +120,11 @@ async function driveRow(
   if (!advanced) {
     for (const id of dispatchIds) hand(id, (await advanceDispatch(deps.database.db, id)).rowIds);
   }
-  return { contended, handedOut };
+  return { contended, handedOut, moreQueued: more };
 }
+
+const isInterrupted = (signal: AbortSignal) =>
+  signal.aborted && signal.reason instanceof Error && signal.reason.name === InterruptedError.name;
 
 async function cascade(
   database: Database,
@@ -135,9 +142,7 @@ async function cascade(
   const onStop = (reason: () => unknown) => () => {
     if (!stopped.signal.aborted) stopped.abort(reason());
   };
-  const onShutdown = onStop(
-    () => new DeadlineError("The worker stopped during the run; run it again"),
-  );
+  const onShutdown = onStop(() => new InterruptedError());
   const onLost = onStop(
     () => new DeadlineError("The worker lost its database session during the run; run it again"),
   );
@@ -201,8 +206,14 @@ async function cascade(
       }
       lastGroup = next.groupId;
       if (next.dispatchId) dispatchIds.add(next.dispatchId);
+      if (isInterrupted(stopped.signal)) {
+        // Shutting down: the claimed cell goes back to the queue, the queued ones stay,
+        // and the row gets a new carrier (see runCarrier), elsewhere or after a restart.
+        if (claimed) await requeueCell(session.db, rowId, claimed.groupId, claimed.executionId);
+        return;
+      }
       if (stopped.signal.aborted) {
-        // Deadline or shutdown before this cell could start: say so on every waiting cell.
+        // Deadline or lost session before this cell could start: say so on every waiting cell.
         const message =
           stopped.signal.reason instanceof Error ? stopped.signal.reason.message : "stopped";
         if (claimed)
@@ -229,6 +240,8 @@ async function cascade(
         workflows: step.workflows,
         claimed: claimed !== null,
       });
+      if (result.kind === "interrupted")
+        await requeueCell(session.db, rowId, next.groupId, next.executionId);
       // The terminal write rides the next step's statement.
       if (result.kind === "write")
         pending = { groupId: next.groupId, executionId: next.executionId, end: result.terminal };

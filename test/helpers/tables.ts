@@ -1,0 +1,55 @@
+/** Tables for engine tests, built through the API like a user would. */
+import { call } from "./api";
+
+/** A workflow that waits `ms` (cancellably) and then outputs "ok". */
+export async function waitWorkflow(key: string, ms: number): Promise<string> {
+  const res = await call<{ id: string }>("POST", "/api/workflows", {
+    key,
+    body: {
+      name: `wait ${ms}`,
+      definition: {
+        blocks: [
+          { id: "pause", type: "wait", ms, next: "done" },
+          { id: "done", type: "transform", expression: "'ok'" },
+        ],
+      },
+    },
+  });
+  return res.body.id;
+}
+
+/** A table with `groups` text columns, each filled by its own group of the wait workflow. */
+export async function waitTable(
+  key: string,
+  spec: { groups: number; ms: number; rows: number },
+): Promise<{ id: string; rowIds: string[] }> {
+  const wf = await waitWorkflow(key, spec.ms);
+  const t = await call<{ id: string }>("POST", "/api/tables", {
+    key,
+    body: {
+      name: "engine",
+      columns: Array.from({ length: spec.groups }, (_, i) => ({
+        id: `c${i}`,
+        name: `C${i}`,
+        type: "text",
+      })),
+      groups: Array.from({ length: spec.groups }, (_, i) => ({
+        id: `g${i}`,
+        name: `G${i}`,
+        kind: "workflow",
+        workflowId: wf,
+        outputs: [{ columnId: `c${i}`, from: "done" }],
+      })),
+    },
+  });
+  const rowIds: string[] = [];
+  for (let i = 0; i < spec.rows; i += 1000) {
+    const batch = Array.from({ length: Math.min(1000, spec.rows - i) }, () => ({ data: {} }));
+    const ins = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
+      key,
+      body: { rows: batch },
+    });
+    rowIds.push(...ins.body.rows.map((r) => r.id));
+  }
+  return { id: t.body.id, rowIds };
+}

@@ -1,0 +1,154 @@
+/**
+ * The re-drive heals what a dead worker left: its `running` cells (row locks freed by
+ * the crash) run again exactly once, a cell lost too often ends as an error, a queued
+ * cell nobody carries gets a carrier, and passes racing each other do no work twice.
+ */
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDatabase, type Database, queryRows } from "../../db/client";
+import { getDatabase } from "../../db/instance";
+import { LocalBackend } from "../../src/backends/local";
+import { log } from "../../src/config/log";
+import { MAX_ATTEMPTS, redriveOrphans } from "../../src/engine/redrive";
+import { call } from "../helpers/api";
+import { useTestDatabase } from "../helpers/db";
+import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
+import { newWorkspace } from "../helpers/fixtures";
+import { waitFor } from "../helpers/processes";
+import { waitTable } from "../helpers/tables";
+import { spawnWorker } from "../helpers/workers";
+
+let key: string;
+let url: string;
+const db = () => getDatabase().db;
+const opened: { database: Database; backend: LocalBackend }[] = [];
+
+/** What a second machine would have: its own pool and its own backend client. */
+function machine(): { database: Database; backend: LocalBackend } {
+  const m = { database: createDatabase({ url, poolMax: 5 }), backend: new LocalBackend(url) };
+  opened.push(m);
+  return m;
+}
+
+beforeAll(async () => {
+  ({ url } = await useTestDatabase());
+  const ws = await newWorkspace();
+  key = ws.key;
+});
+
+afterAll(async () => {
+  for (const m of opened) {
+    await m.backend.close();
+    await m.database.close();
+  }
+});
+
+const workerLocks = async () => {
+  const [r] = await queryRows<{ n: number }>(
+    db(),
+    sql`select count(*)::int as n from pg_locks where locktype = 'advisory' and granted and objsubid = 1
+          and pid in (select pid from pg_stat_activity where application_name = 'cellflow-worker')`,
+  );
+  return r?.n ?? 0;
+};
+
+describe("re-drive", () => {
+  it("a cell whose worker was lost too often ends as an error instead of running again", async () => {
+    const t = await waitTable(key, { groups: 1, ms: 10, rows: 1 });
+    await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all" } });
+    // No worker in this file runs it yet: make it look like a crash after the last attempt.
+    await db().execute(
+      sql`update cells set status = 'running', attempt = ${MAX_ATTEMPTS}, started_at = now()
+           where table_id = ${t.id}`,
+    );
+    const report = await redriveOrphans({ ...machine(), log: log() });
+    expect(report.failed).toBe(1);
+    const [cell] = await queryRows<{ status: string; error: string }>(
+      db(),
+      sql`select status::text, error from cells where table_id = ${t.id}`,
+    );
+    expect(cell).toEqual({
+      status: "error",
+      error: `The worker running this cell was lost ${MAX_ATTEMPTS} times; run it again`,
+    });
+  });
+
+  it("a queued cell whose carrier job was lost gets a new carrier, and a fresh one is left alone", async () => {
+    const t = await waitTable(key, { groups: 1, ms: 10, rows: 2 });
+    await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all" } });
+    // Lose the jobs, and age one row's cell past the grace period.
+    await db().execute(sql`delete from graphile_worker._private_jobs`);
+    await db().execute(
+      sql`update cells set queued_at = now() - interval '1 minute' where row_id = ${t.rowIds[0]}`,
+    );
+    const report = await redriveOrphans({ ...machine(), log: log() });
+    expect(report.carriers).toBe(1);
+    const jobs = await queryRows<{ key: string }>(db(), sql`select key from graphile_worker.jobs`);
+    expect(jobs.map((j) => j.key)).toEqual([`carrier:${t.id}:${t.rowIds[0]}`]);
+    await db().execute(
+      sql`update cells set queued_at = now() - interval '1 minute' where table_id = ${t.id}`,
+    );
+    const again = await redriveOrphans({ ...machine(), log: log() });
+    expect(again.carriers).toBe(2);
+    const after = await queryRows<{ key: string }>(
+      db(),
+      sql`select key from graphile_worker.jobs order by key`,
+    );
+    expect(after.map((j) => j.key)).toEqual(t.rowIds.map((r) => `carrier:${t.id}:${r}`).sort());
+    expect(await cellCounts(t.id)).toEqual({ queued: 2 });
+  }, 60_000);
+
+  it("a worker stopped gracefully mid-run hands its cells back to the queue, with carriers", async () => {
+    const t = await waitTable(key, { groups: 1, ms: 60_000, rows: 4 });
+    const victim = await spawnWorker(url, 10);
+    await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all", window: 4 } });
+    expect(await waitFor(async () => (await cellCounts(t.id)).running === 4, 30_000)).toBe(true);
+    await victim.kill("SIGTERM");
+    // Not errors ("run it again"): the next worker picks them up where they were.
+    expect(await cellCounts(t.id)).toEqual({ queued: 4 });
+    const jobs = await queryRows<{ key: string }>(
+      db(),
+      sql`select key from graphile_worker.jobs where key like ${`carrier:${t.id}:%`} order by key`,
+    );
+    expect(jobs.map((j) => j.key)).toEqual(t.rowIds.map((r) => `carrier:${t.id}:${r}`).sort());
+    // Out of the next test's way.
+    await call("POST", `/api/tables/${t.id}/runs/cancel`, { key, body: {} });
+  }, 60_000);
+
+  // Last: it starts a worker in this process, which then runs everything left.
+  it("cells running in a SIGKILLed worker run again once each, even with two re-drives racing", async () => {
+    const t = await waitTable(key, { groups: 1, ms: 1_500, rows: 6 });
+    const victim = await spawnWorker(url, 10);
+    const run = await call<{ dispatchId: string }>("POST", `/api/tables/${t.id}/runs`, {
+      key,
+      body: { mode: "all", window: 6 },
+    });
+    expect(await waitFor(async () => (await cellCounts(t.id)).running === 6, 30_000)).toBe(true);
+    await victim.kill("SIGKILL");
+    expect(await waitFor(async () => (await workerLocks()) === 0, 5_000, 10)).toBe(true);
+    expect(await cellCounts(t.id)).toEqual({ running: 6 });
+
+    const [a, b] = [machine(), machine()];
+    const reports = await Promise.all([
+      redriveOrphans({ ...a, log: log() }),
+      redriveOrphans({ ...b, log: log() }),
+    ]);
+    expect(reports.reduce((n, r) => n + r.requeued, 0)).toBe(6);
+    expect(await cellCounts(t.id)).toEqual({ queued: 6 });
+
+    await useWorker(url, 10);
+    expect(await waitForDispatch(key, t.id, run.body.dispatchId)).toBe("completed");
+    // Claimed once by the victim and once after the re-drive: no duplicate carrier claimed.
+    const cells = await queryRows<{ attempt: number; status: string }>(
+      db(),
+      sql`select attempt, status::text from cells where table_id = ${t.id}`,
+    );
+    expect(cells).toEqual(Array.from({ length: 6 }, () => ({ attempt: 2, status: "completed" })));
+    const terminal = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from events where table_id = ${t.id} and kind = 'cell'
+            and data->>'status' in ('completed', 'error', 'cancelled') group by data->>'rowId'`,
+    );
+    expect(terminal).toEqual(Array.from({ length: 6 }, () => ({ n: 1 })));
+  }, 120_000);
+});
