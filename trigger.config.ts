@@ -1,16 +1,14 @@
-import { defineConfig } from "@trigger.dev/sdk";
-import { readEnv } from "./src/config/env";
-
 /**
- * The scaled shape: trigger.dev runs the tasks in src/trigger. The project ref comes from
- * TRIGGER_PROJECT_REF (the dashboard's "proj_…" id). The engine decides retries itself,
- * so the platform's are off.
+ * trigger.dev project config for `npx trigger.dev deploy` (README, "Deploy on
+ * trigger.dev + Neon"). The tasks are thin wrappers in src/trigger over engine functions.
+ * Retries are off everywhere: the engine decides what runs again.
  */
+import { defineConfig } from "@trigger.dev/sdk";
+
 export default defineConfig({
-  project: readEnv().TRIGGER_PROJECT_REF ?? "proj_set_TRIGGER_PROJECT_REF",
+  project: process.env.TRIGGER_PROJECT_REF ?? "proj_set_TRIGGER_PROJECT_REF",
+  dirs: ["./src/trigger"],
   runtime: "node",
-  dirs: ["src/trigger"],
-  maxDuration: 3600,
+  maxDuration: 3_600,
   retries: { enabledInDev: false, default: { maxAttempts: 1 } },
-  logLevel: "info",
 });

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { Pool as NeonPool, neonConfig } from "@neondatabase/serverless";
+import { Pool as NeonPool, neonConfig, types as neonTypes } from "@neondatabase/serverless";
 import type { SQL } from "drizzle-orm";
 import { drizzle as drizzleNeon } from "drizzle-orm/neon-serverless";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
@@ -42,6 +42,12 @@ export interface Database {
 
 export interface DatabaseOptions {
   url: string;
+  /**
+   * A direct (unpooled) connection for `pool`, the pinned sessions: session advisory locks
+   * and LISTEN do not survive a transaction-mode pooler such as Neon's `-pooler` endpoint,
+   * which `url` may be. Default: `url` (then one pool serves both).
+   */
+  sessionUrl?: string;
   driver?: "pg" | "neon";
   poolMax?: number;
   /** `host:port` of a WebSocket-to-TCP proxy, for the Neon driver against plain Postgres. */
@@ -50,8 +56,39 @@ export interface DatabaseOptions {
 }
 
 // Postgres bigint (int8) and numeric come back as strings by default; counts and
-// positions here stay well inside 2^53.
+// positions here stay well inside 2^53. The neon package bundles its own copy of
+// pg-types, so its parser registry is a separate one and needs the same setting.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+neonTypes.setTypeParser(20, (v: string) => Number.parseInt(v, 10));
+
+type DriverPool = pg.Pool | NeonPool;
+
+function newPool(
+  driver: "pg" | "neon",
+  url: string,
+  max: number,
+  opts: DatabaseOptions,
+  direct: boolean,
+): DriverPool {
+  // The same settings for both drivers (the neon Pool is node-postgres's): without a name,
+  // neon sessions carry the package's, and ops and tests tell worker sessions apart by it.
+  const config = {
+    connectionString: url,
+    max,
+    application_name: opts.applicationName ?? "cellflow",
+    // Only statements we name are prepared (the engine's per-cell ones, all by key):
+    // plan them once per connection instead of re-planning their first executions.
+    // A startup setting, so only on the direct endpoint: PgBouncer refuses `-c` options
+    // for settings it does not track, and a pooled `url` may be one.
+    ...(direct ? { options: "-c plan_cache_mode=force_generic_plan" } : {}),
+  };
+  const pool = driver === "neon" ? new NeonPool(config) : new pg.Pool(config);
+  pool.on("error", () => {
+    // An idle client dropped by the server: the pool replaces it on next use; it must
+    // not crash the process.
+  });
+  return pool;
+}
 
 export function createDatabase(opts: DatabaseOptions): Database {
   const driver = opts.driver ?? "pg";
@@ -65,31 +102,24 @@ export function createDatabase(opts: DatabaseOptions): Database {
       neonConfig.pipelineTLS = false;
       neonConfig.pipelineConnect = false;
     }
-    const pool = new NeonPool({ connectionString: opts.url, max });
-    pool.on("error", () => {
-      // An idle client dropped by the server: the pool replaces it on next use.
-    });
-    const db = drizzleNeon({ client: pool, schema }) as unknown as Db;
-    return {
-      db,
-      pool: pool as unknown as SessionPool,
-      driver,
-      close: () => pool.end(),
-    };
   }
-  const pool = new pg.Pool({
-    connectionString: opts.url,
-    max,
-    application_name: opts.applicationName ?? "cellflow",
-    // Only statements we name are prepared (the engine's per-cell ones, all by key):
-    // plan them once per connection instead of re-planning their first executions.
-    options: "-c plan_cache_mode=force_generic_plan",
-  });
-  pool.on("error", () => {
-    // See above: idle client errors are recoverable and must not crash the process.
-  });
-  const db = drizzlePg({ client: pool, schema }) as unknown as Db;
-  return { db, pool: pool as unknown as SessionPool, driver, close: () => pool.end() };
+  const sessionUrl = opts.sessionUrl ?? opts.url;
+  const split = sessionUrl !== opts.url;
+  const pool = newPool(driver, opts.url, max, opts, !split);
+  // Each pinned session (a running carrier's row lock, a LISTEN) holds one connection of
+  // its own pool, so with separate endpoints each pool gets the full size.
+  const sessionPool = split ? newPool(driver, sessionUrl, max, opts, true) : pool;
+  const db = (pool instanceof NeonPool
+    ? drizzleNeon({ client: pool, schema })
+    : drizzlePg({ client: pool, schema })) as unknown as Db;
+  return {
+    db,
+    pool: sessionPool as unknown as SessionPool,
+    driver,
+    close: async () => {
+      await Promise.all([pool.end(), sessionPool === pool ? undefined : sessionPool.end()]);
+    },
+  };
 }
 
 /** What `db.execute` does inside drizzle, reached to give the statement a name. */

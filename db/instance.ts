@@ -17,6 +17,7 @@ export function getDatabase(): Database {
     }
     holder.__cellflowDatabase = createDatabase({
       url: env.DATABASE_URL,
+      sessionUrl: env.DATABASE_URL_UNPOOLED,
       driver: env.DATABASE_DRIVER,
       poolMax: env.DATABASE_POOL_MAX,
       neonWsProxy: env.NEON_WS_PROXY,

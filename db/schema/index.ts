@@ -3,6 +3,7 @@ export * from "./dispatches";
 export * from "./enums";
 export * from "./events";
 export * from "./executions";
+export * from "./hook-deliveries";
 export * from "./hooks";
 export * from "./tables";
 export * from "./usage";

@@ -1,6 +1,8 @@
 import { readEnv } from "../config/env";
+import { log } from "../config/log";
 import { LocalBackend } from "./local";
 import type { TaskBackend } from "./port";
+import { TriggerBackend } from "./trigger";
 
 const holder = globalThis as { __cellflowBackend?: TaskBackend };
 
@@ -9,7 +11,14 @@ export function getBackend(): TaskBackend {
   if (!holder.__cellflowBackend) {
     const env = readEnv();
     if (env.TASK_BACKEND === "trigger") {
-      throw new Error("TASK_BACKEND=trigger is not available in this version; use local");
+      if (!env.TRIGGER_SECRET_KEY)
+        throw new Error("TASK_BACKEND=trigger needs TRIGGER_SECRET_KEY (see .env.example)");
+      holder.__cellflowBackend = new TriggerBackend({
+        accessToken: env.TRIGGER_SECRET_KEY,
+        baseURL: env.TRIGGER_API_URL,
+        log: log(),
+      });
+      return holder.__cellflowBackend;
     }
     const url = env.DATABASE_URL_UNPOOLED ?? env.DATABASE_URL;
     if (!url) throw new Error("DATABASE_URL is not set");

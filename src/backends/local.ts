@@ -11,28 +11,16 @@ import {
   Logger as WorkerLogger,
   type WorkerUtils,
 } from "graphile-worker";
-import { z } from "zod";
 import type { Logger } from "../config/log";
 import {
-  type CarrierPayload,
+  CarrierPayloadSchema,
   type EnqueueSpec,
   type StampHandler,
-  type StampPayload,
+  StampPayloadSchema,
   TASKS,
   type TaskBackend,
   type TaskHandler,
 } from "./port";
-
-const CarrierPayloadSchema = z.object({
-  tableId: z.string(),
-  rowId: z.string(),
-  dispatchId: z.string().optional(),
-}) satisfies z.ZodType<CarrierPayload>;
-
-const StampPayloadSchema = z.object({
-  tableId: z.string(),
-  dispatchId: z.string(),
-}) satisfies z.ZodType<StampPayload>;
 
 export class LocalBackend implements TaskBackend {
   readonly kind = "local" as const;
@@ -63,6 +51,9 @@ export class LocalBackend implements TaskBackend {
       true,
     );
   }
+
+  /** Local attempts are aborted through the cancel channel (NOTIFY); jobs end with them. */
+  async cancel(_runIds: string[]): Promise<void> {}
 
   async close(): Promise<void> {
     const utils = this.utils;

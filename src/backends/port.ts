@@ -1,4 +1,5 @@
 /** The task backend port: what the engine needs from graphile-worker or trigger.dev. */
+import { z } from "zod";
 
 export const TASKS = { carrier: "row-carrier", stamper: "stamp-dispatch" } as const;
 
@@ -9,11 +10,22 @@ export interface CarrierPayload {
   dispatchId?: string;
 }
 
+export const CarrierPayloadSchema = z.object({
+  tableId: z.string().min(1),
+  rowId: z.string().min(1),
+  dispatchId: z.string().min(1).optional(),
+}) satisfies z.ZodType<CarrierPayload>;
+
 /** A large run's remaining stamping, done in the background page by page. */
 export interface StampPayload {
   tableId: string;
   dispatchId: string;
 }
+
+export const StampPayloadSchema = z.object({
+  tableId: z.string().min(1),
+  dispatchId: z.string().min(1),
+}) satisfies z.ZodType<StampPayload>;
 
 export type EnqueueSpec = (
   | { task: typeof TASKS.carrier; payload: CarrierPayload }
@@ -29,6 +41,11 @@ export type EnqueueSpec = (
 export interface TaskBackend {
   readonly kind: "local" | "trigger";
   enqueue(specs: EnqueueSpec[]): Promise<void>;
+  /**
+   * Cancels the carrier runs a Stop found running. Correctness never depends on it (the
+   * tombstone does); it stops the work promptly where the cancel NOTIFY cannot reach.
+   */
+  cancel(runIds: string[]): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { decodeSecretKey } from "../security/secret-box";
 
 /**
  * Every environment variable Cellflow reads, parsed once. `.env.example` documents the
@@ -22,7 +23,19 @@ export const Env = z.object({
   HOST: z.preprocess(emptyAsUndefined, z.string().default("127.0.0.1")),
   CELLFLOW_API_KEY: optionalString,
   CELLFLOW_ADMIN_TOKEN: optionalString,
+  CELLFLOW_SECRET_KEY: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .refine(
+        (s) => decodeSecretKey(s) !== null,
+        "must be 32 bytes written as 64 hex characters or as base64 (e.g. `openssl rand -base64 32`)",
+      )
+      .optional(),
+  ),
   TRIGGER_PROJECT_REF: optionalString,
+  TRIGGER_SECRET_KEY: optionalString,
+  TRIGGER_API_URL: optionalString,
   CELLFLOW_CASCADE_TIMEOUT_MS: z.preprocess(
     emptyAsUndefined,
     z.coerce.number().int().min(100).optional(),

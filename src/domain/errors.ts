@@ -7,6 +7,7 @@ import type { Issue } from "../contracts/common";
 export type Failure =
   | { code: "validation_failed"; message: string; issues: Issue[] }
   | { code: "not_found"; message: string }
+  | { code: "unauthorized"; message: string }
   | { code: "conflict"; message: string }
   | { code: "limit_reached"; message: string };
 
@@ -22,6 +23,9 @@ export const invalid = (issues: Issue[], message = "The request is not valid"): 
 });
 
 export const conflict = (message: string): Failure => ({ code: "conflict", message });
+
+/** For requests that prove who sent them some other way than an API key (signed webhooks). */
+export const unauthorized = (message: string): Failure => ({ code: "unauthorized", message });
 
 /** Thrown for failures found before a service runs (body parsing, auth). */
 export class RequestError extends Error {

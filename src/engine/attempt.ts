@@ -67,6 +67,8 @@ export interface AttemptInput {
   workflows: CascadeStep["workflows"];
   /** The carrier already claimed the cell (in its step statement); else the attempt claims. */
   claimed: boolean;
+  /** The task run carrying the row, recorded on the cell so a Stop can cancel it. */
+  runId: string;
 }
 
 /**
@@ -119,10 +121,12 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
   const controller = new AbortController();
   const unregister = registerAttempt(executionId, controller);
   if (!a.claimed) {
-    const claimed = await claimCell(db, rowId, groupId, executionId).catch((err: unknown) => {
-      unregister();
-      throw err;
-    });
+    const claimed = await claimCell(db, rowId, groupId, executionId, a.runId).catch(
+      (err: unknown) => {
+        unregister();
+        throw err;
+      },
+    );
     if (!claimed.ok) {
       unregister();
       log.debug({ reason: claimed.reason }, "claim lost");

@@ -35,7 +35,19 @@ export interface EngineDeps {
   database: Database;
   backend: TaskBackend;
   log: Logger;
+  /**
+   * Take a row the window just handed out in this job instead of queueing it (default
+   * true). Off on trigger.dev, where a run is one row: its tags, metadata and cancel
+   * then mean that row.
+   */
+  chain?: boolean;
+  /** What the carrier is doing, for a dashboard (trigger.dev run metadata). */
+  progress?: (event: CarrierProgress) => void;
 }
+
+export type CarrierProgress =
+  | { kind: "row"; tableId: string; rowId: string }
+  | { kind: "attempt"; groupId: string; executionId: string; end?: string };
 
 export type CarrierOutcome = "done" | "contended";
 
@@ -73,7 +85,12 @@ export async function runCarrier(
         rowId,
         dispatchId,
       }));
-      if (!continuation && !ctx.signal.aborted && Date.now() - started < CHAIN_MS)
+      if (
+        deps.chain !== false &&
+        !continuation &&
+        !ctx.signal.aborted &&
+        Date.now() - started < CHAIN_MS
+      )
         continuation = rows.shift();
       if (rows.length > 0) await deps.backend.enqueue(rows.map(carrierSpec));
     }
@@ -92,6 +109,7 @@ async function driveRow(
   ctx: TaskContext,
 ): Promise<{ contended: boolean; handedOut: Map<string, string[]>; moreQueued: boolean }> {
   const log = deps.log.child({ tableId: payload.tableId, rowId: payload.rowId, runId: ctx.runId });
+  deps.progress?.({ kind: "row", tableId: payload.tableId, rowId: payload.rowId });
   const dispatchIds = new Set<string>(payload.dispatchId ? [payload.dispatchId] : []);
   const handedOut = new Map<string, string[]>();
   const hand = (dispatchId: string, rowIds: string[]) =>
@@ -107,7 +125,7 @@ async function driveRow(
       break;
     }
     try {
-      await cascade(deps.database, session, payload, ctx, dispatchIds, log);
+      await cascade(deps, session, payload, ctx, dispatchIds, log);
     } finally {
       const released = await session.release([...dispatchIds]);
       more = released.moreQueued;
@@ -127,7 +145,7 @@ const isInterrupted = (signal: AbortSignal) =>
   signal.aborted && signal.reason instanceof Error && signal.reason.name === InterruptedError.name;
 
 async function cascade(
-  database: Database,
+  deps: EngineDeps,
   session: RowSession,
   payload: CarrierPayload,
   ctx: TaskContext,
@@ -157,9 +175,9 @@ async function cascade(
         tableId,
         rowId,
         finish: pending,
-        claim: hint,
+        claim: hint && { ...hint, runId: ctx.runId },
       });
-      if (eventsWritten) wakeTable(database, tableId);
+      if (eventsWritten) wakeTable(deps.database, tableId);
       if (pending && finished && !finished.ok)
         log.debug({ groupId: pending.groupId, reason: finished.reason }, "terminal write lost");
       pending = undefined;
@@ -226,6 +244,7 @@ async function cascade(
         }
         return;
       }
+      deps.progress?.({ kind: "attempt", groupId: next.groupId, executionId: next.executionId });
       const result: AttemptResult = await runAttempt({
         db: session.db,
         log,
@@ -239,6 +258,13 @@ async function cascade(
         attemptTimeoutMs: limits.attemptTimeoutMs,
         workflows: step.workflows,
         claimed: claimed !== null,
+        runId: ctx.runId,
+      });
+      deps.progress?.({
+        kind: "attempt",
+        groupId: next.groupId,
+        executionId: next.executionId,
+        end: result.end,
       });
       if (result.kind === "interrupted")
         await requeueCell(session.db, rowId, next.groupId, next.executionId);

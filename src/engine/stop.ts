@@ -37,7 +37,10 @@ export async function stopRuns(
       ended: new Set(await finishCancelledDispatches(tx, scope.tableId, scope.dispatchId)),
     };
   });
-  abortLocal(cancelled.filter((c) => c.was === "running").map((c) => c.executionId));
+  const running = cancelled.filter((c) => c.was === "running");
+  abortLocal(running.map((c) => c.executionId));
+  // Where the cancel channel cannot reach (trigger.dev runs), cancel the runs themselves.
+  await backend.cancel([...new Set(running.flatMap((c) => (c.runId ? [c.runId] : [])))]);
   // A partial Stop frees window slots of dispatches that go on: hand them out now.
   const touched = new Set<string>();
   for (const c of cancelled)

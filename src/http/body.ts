@@ -1,14 +1,18 @@
 import type { z } from "zod";
 import type { Issue } from "../contracts/common";
 import { RequestError } from "../domain/errors";
+import type { Result } from "../domain/result";
 
 export const MAX_JSON_BODY = 1024 * 1024;
 
-/** Reads at most `limit` bytes; a larger body is refused without reading the rest. */
-export async function readBodyText(req: Request, limit: number): Promise<string> {
+/**
+ * Reads at most `limit` bytes, exactly as sent (signatures are checked over these bytes);
+ * a larger body is refused without reading the rest.
+ */
+export async function readBodyBytes(req: Request, limit: number): Promise<Buffer> {
   const declared = Number(req.headers.get("content-length") ?? "");
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-  if (!req.body) return "";
+  if (!req.body) return Buffer.alloc(0);
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -22,7 +26,12 @@ export async function readBodyText(req: Request, limit: number): Promise<string>
     }
     chunks.push(value);
   }
-  return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
+  return Buffer.concat(chunks);
+}
+
+/** Reads at most `limit` bytes as UTF-8 text. */
+export async function readBodyText(req: Request, limit: number): Promise<string> {
+  return new TextDecoder("utf-8", { fatal: false }).decode(await readBodyBytes(req, limit));
 }
 
 function tooLarge(limit: number): RequestError {
@@ -69,35 +78,43 @@ export async function parseJsonBody<S extends z.ZodType>(
   opts: BodyOptions = {},
 ): Promise<z.infer<S>> {
   const text = await readBodyText(req, opts.limit ?? MAX_JSON_BODY);
+  const parsed = parseJsonText(text, schema, opts.empty);
+  if (!parsed.ok)
+    throw new RequestError("validation_failed", parsed.reason.message, parsed.reason.issues);
+  return parsed.value;
+}
+
+/**
+ * The checks of `parseJsonBody` on text already read, as a result rather than a throw:
+ * for bodies read before it is known which schema applies (signed webhooks).
+ */
+export function parseJsonText<S extends z.ZodType>(
+  text: string,
+  schema: S,
+  empty?: unknown,
+): Result<z.infer<S>, { message: string; issues: Issue[] }> {
   let value: unknown;
   try {
-    value = text.trim() === "" ? opts.empty : JSON.parse(text);
+    value = text.trim() === "" ? empty : JSON.parse(text);
   } catch (err) {
     const detail = err instanceof Error ? err.message : "";
-    throw new RequestError("validation_failed", "The request body is not valid JSON", [
-      { path: "", message: detail },
-    ]);
+    return refused("The request body is not valid JSON", [{ path: "", message: detail }]);
   }
-  if (value === undefined) {
-    throw new RequestError("validation_failed", "The request needs a JSON body", [
-      { path: "", message: "empty body" },
-    ]);
-  }
+  if (value === undefined)
+    return refused("The request needs a JSON body", [{ path: "", message: "empty body" }]);
   const unstorable = unstorableStrings(value);
   if (unstorable.length > 0)
-    throw new RequestError(
-      "validation_failed",
-      "The request holds text that cannot be stored",
-      unstorable,
-    );
+    return refused("The request holds text that cannot be stored", unstorable);
   const parsed = schema.safeParse(value);
-  if (!parsed.success)
-    throw new RequestError(
-      "validation_failed",
-      "The request is not valid",
-      zodIssues(parsed.error),
-    );
-  return parsed.data;
+  if (!parsed.success) return refused("The request is not valid", zodIssues(parsed.error));
+  return { ok: true, value: parsed.data };
+}
+
+function refused(
+  message: string,
+  issues: Issue[],
+): { ok: false; reason: { message: string; issues: Issue[] } } {
+  return { ok: false, reason: { message, issues } };
 }
 
 /** Query parameters as an object; repeated keys keep the last value. */

@@ -45,6 +45,11 @@ export function publicRoute<P extends Params = Params>(
     });
 }
 
+/** What a service needs besides a workspace: for public routes that find theirs later. */
+export function systemContext(): Omit<ServiceContext, "workspaceId"> {
+  return { db: getDatabase().db, log: log(), backend: getBackend() };
+}
+
 /** A route scoped to the workspace of the request's API key. */
 export function workspaceRoute<P extends Params = Params>(
   fn: (req: Request, ctx: ServiceContext, params: P) => Promise<Response>,

@@ -24,8 +24,8 @@ export function statusFor(code: ErrorCode): number {
   }
 }
 
-export function json(body: unknown, status = 200): Response {
-  return Response.json(body, { status, headers: { "cache-control": "no-store" } });
+export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return Response.json(body, { status, headers: { "cache-control": "no-store", ...headers } });
 }
 
 export function errorResponse(code: ErrorCode, message: string, issues?: Issue[]): Response {

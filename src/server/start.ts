@@ -14,6 +14,7 @@ import { closeBackend, getBackend } from "../backends/instance";
 import { readEnv } from "../config/env";
 import { log } from "../config/log";
 import { closeEventHub } from "../events/instance";
+import { ensureSecretKey } from "../security/secret-key";
 import { ensureDefaultAccess } from "./bootstrap";
 import { ensureNextBuild } from "./next-build";
 import { seedDemo } from "./seed";
@@ -103,17 +104,30 @@ async function main(): Promise<void> {
         `embedded PostgreSQL on 127.0.0.1:${env.CELLFLOW_PG_PORT} (data in ${path.relative(root, dataDir) || "."}/pg)`,
       );
     }
+    // Set before the web server loads: its webhook routes read the key from the environment.
+    const secretKey = ensureSecretKey(dataDir, env.CELLFLOW_SECRET_KEY);
+    process.env.CELLFLOW_SECRET_KEY = secretKey.key;
+    if (secretKey.source === "generated")
+      say(
+        `generated the key that encrypts webhook secrets (kept in ${path.relative(root, dataDir) || "."}/secret-key)`,
+      );
     const databaseUrl = process.env.DATABASE_URL ?? "";
     await runMigrations(env.DATABASE_URL_UNPOOLED ?? databaseUrl);
     const access = await ensureDefaultAccess(getDatabase().db, dataDir, env.CELLFLOW_API_KEY);
-    worker = await startWorker({
-      url: env.DATABASE_URL_UNPOOLED ?? databaseUrl,
-      driver: env.DATABASE_DRIVER,
-      neonWsProxy: env.NEON_WS_PROXY,
-      concurrency: env.WORKER_CONCURRENCY,
-      eventsRetentionHours: env.EVENTS_RETENTION_HOURS,
-      log: logger,
-    });
+    // With trigger.dev, carriers run there (src/trigger); this process only serves.
+    worker =
+      env.TASK_BACKEND === "trigger"
+        ? undefined
+        : await startWorker({
+            url: databaseUrl,
+            sessionUrl: env.DATABASE_URL_UNPOOLED ?? databaseUrl,
+            driver: env.DATABASE_DRIVER,
+            neonWsProxy: env.NEON_WS_PROXY,
+            concurrency: env.WORKER_CONCURRENCY,
+            eventsRetentionHours: env.EVENTS_RETENTION_HOURS,
+            log: logger,
+          });
+    if (!worker) say("TASK_BACKEND=trigger: rows are carried by trigger.dev runs, no local worker");
 
     const demo = await seedDemo({
       db: getDatabase().db,

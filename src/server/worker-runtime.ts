@@ -8,14 +8,24 @@ import { LocalBackend, startLocalWorker } from "../backends/local";
 import type { Logger } from "../config/log";
 import { listenForCancels } from "../engine/cancellation";
 import { runCarrier } from "../engine/carrier";
+import { REDRIVE_EVERY_MS, redriveOrphans } from "../engine/redrive";
 import { runStamper } from "../engine/stamper";
 import { pruneEvents } from "../store/events/prune";
+import { pruneHookDeliveries } from "../store/hook-deliveries/prune";
 
 export interface WorkerOptions {
+  /** Queries; may be a transaction-mode pooler. */
   url: string;
+  /**
+   * Direct connection for row locks, LISTEN and graphile-worker (which LISTENs for new
+   * jobs too). Default: url.
+   */
+  sessionUrl?: string;
   driver: "pg" | "neon";
   neonWsProxy?: string;
   concurrency: number;
+  /** How often this process runs a re-drive pass. Default: REDRIVE_EVERY_MS. */
+  redriveEveryMs?: number;
   eventsRetentionHours?: number;
   log: Logger;
 }
@@ -26,19 +36,21 @@ export interface RunningWorker {
 
 export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
   const log = opts.log.child({ component: "worker" });
+  const sessionUrl = opts.sessionUrl ?? opts.url;
   const database = createDatabase({
     url: opts.url,
+    sessionUrl,
     driver: opts.driver,
     neonWsProxy: opts.neonWsProxy,
     poolMax: opts.concurrency + 5,
     applicationName: "cellflow-worker",
   });
-  const backend = new LocalBackend(opts.url);
+  const backend = new LocalBackend(sessionUrl);
   const stopping = new AbortController();
   const listener = listenForCancels(database.pool, log);
   await listener.ready;
   const runner = await startLocalWorker({
-    connectionString: opts.url,
+    connectionString: sessionUrl,
     concurrency: opts.concurrency,
     log,
     crons: [
@@ -48,6 +60,8 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
         run: async () => {
           const n = await pruneEvents(database.db, opts.eventsRetentionHours ?? 72);
           if (n > 0) log.info({ pruned: n }, "old events pruned");
+          const d = await pruneHookDeliveries(database.db);
+          if (d > 0) log.info({ pruned: d }, "old webhook deliveries pruned");
         },
       },
     ],
@@ -73,10 +87,28 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     },
   });
   log.info({ concurrency: opts.concurrency }, "worker started");
+  // The re-drive, every REDRIVE_EVERY_MS in every worker process: passes are idempotent,
+  // so several processes only duplicate enqueues (a duplicate carrier finds the lock taken).
+  let redriving = false;
+  const redrive = setInterval(() => {
+    if (redriving || stopping.signal.aborted) return;
+    redriving = true;
+    redriveOrphans({ database, backend, log })
+      .then((r) => {
+        if (r.requeued + r.failed + r.carriers + r.handedOut + r.stampers > 0)
+          log.info(r, "re-drive healed orphans");
+      })
+      .catch((err: unknown) => log.warn({ err }, "re-drive pass failed; the next one retries"))
+      .finally(() => {
+        redriving = false;
+      });
+  }, opts.redriveEveryMs ?? REDRIVE_EVERY_MS);
+  redrive.unref();
   let stopped: Promise<void> | undefined;
   return {
     stop() {
       stopped ??= (async () => {
+        clearInterval(redrive);
         stopping.abort(new Error("worker stopping"));
         await runner.stop();
         await listener.stop();

@@ -12,16 +12,17 @@ nextEnv.loadEnvConfig(process.cwd(), false, { info: () => {}, error: console.err
 
 async function main(): Promise<void> {
   const env = readEnv();
-  const url = env.DATABASE_URL_UNPOOLED ?? env.DATABASE_URL;
-  if (!url) {
+  const direct = env.DATABASE_URL_UNPOOLED ?? env.DATABASE_URL;
+  if (!direct) {
     process.stderr.write(
       "DATABASE_URL is not set: point the worker at the database `npm start` uses\n",
     );
     process.exit(2);
   }
-  await runMigrations(url);
+  await runMigrations(direct);
   const worker = await startWorker({
-    url,
+    url: env.DATABASE_URL ?? direct,
+    sessionUrl: direct,
     driver: env.DATABASE_DRIVER,
     neonWsProxy: env.NEON_WS_PROXY,
     concurrency: env.WORKER_CONCURRENCY,

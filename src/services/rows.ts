@@ -22,6 +22,22 @@ export async function insertRows(
   tableId: string,
   req: InsertRowsRequest,
 ): Promise<Result<{ rows: RowView[] }, Failure>> {
+  const stored = await storeRows(ctx, tableId, req);
+  if (!stored.ok) return stored;
+  await fireStoredRows(ctx, tableId, stored.value);
+  return { ok: true, value: { rows: stored.value } };
+}
+
+/**
+ * The first half of `insertRows`: checks and stores the rows, firing nothing. Separate so
+ * a caller can store them inside its own transaction (ctx.db a transaction) and fire
+ * after that commits: carriers run on other connections and must see the rows.
+ */
+export async function storeRows(
+  ctx: ServiceContext,
+  tableId: string,
+  req: InsertRowsRequest,
+): Promise<Result<RowView[], Failure>> {
   const schema = await tableSchema(ctx, tableId);
   if (!schema) return { ok: false, reason: notFound("table") };
   const issues = req.rows.flatMap((r, i) => checkRowData(schema.columns, r.data, `rows.${i}.data`));
@@ -32,7 +48,15 @@ export async function insertRows(
     tableId,
     req.rows.map((r) => r.data),
   );
-  if (!rows) return { ok: false, reason: notFound("table") };
+  return rows ? { ok: true, value: rows } : { ok: false, reason: notFound("table") };
+}
+
+/** The second half of `insertRows`: auto-fires the eligible groups on committed rows. */
+export async function fireStoredRows(
+  ctx: ServiceContext,
+  tableId: string,
+  rows: readonly { id: string }[],
+): Promise<void> {
   const fired = await autoFire(
     ctx.db,
     ctx.backend,
@@ -40,7 +64,6 @@ export async function insertRows(
     rows.map((r) => r.id),
   );
   ctx.log.info({ tableId, count: rows.length, autoRun: fired }, "rows inserted");
-  return { ok: true, value: { rows: rows } };
 }
 
 /** Cursors are opaque to clients: the position of the last row returned, base64url. */

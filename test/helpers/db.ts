@@ -17,6 +17,13 @@ export async function useTestDatabase(): Promise<{ url: string; adminUrl: string
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   await closeDatabase();
+  // The neon lane: getDatabase() here and spawned workers (which inherit this env) go
+  // through the WebSocket proxy. The admin connections above stay on node-postgres.
+  const neonWsProxy = inject("neonWsProxy");
+  if (neonWsProxy) {
+    process.env.DATABASE_DRIVER = "neon";
+    process.env.NEON_WS_PROXY = neonWsProxy;
+  }
   process.env.DATABASE_URL = url.toString();
   getDatabase();
   afterAll(async () => {

@@ -3,6 +3,7 @@ import { afterAll } from "vitest";
 import { queryRows } from "../../db/client";
 import { getDatabase } from "../../db/instance";
 import { closeBackend } from "../../src/backends/instance";
+import { readEnv } from "../../src/config/env";
 import { log } from "../../src/config/log";
 import { type RunningWorker, startWorker } from "../../src/server/worker-runtime";
 import { call } from "./api";
@@ -10,7 +11,14 @@ import { waitFor } from "./processes";
 
 /** An in-process worker on the test database, stopped after the file. */
 export async function useWorker(url: string, concurrency = 10): Promise<RunningWorker> {
-  const worker = await startWorker({ url, driver: "pg", concurrency, log: log() });
+  const env = readEnv();
+  const worker = await startWorker({
+    url,
+    driver: env.DATABASE_DRIVER,
+    neonWsProxy: env.NEON_WS_PROXY,
+    concurrency,
+    log: log(),
+  });
   afterAll(async () => {
     await worker.stop();
     await closeBackend();

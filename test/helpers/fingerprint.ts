@@ -17,7 +17,9 @@ export async function dbFingerprint(): Promise<string> {
       (select count(*) from rows) as rows,
       (select max(updated_at) from rows) as rows_at,
       (select count(*) from cells) as cells,
-      (select count(*) from events) as events`,
+      (select count(*) from events) as events,
+      (select count(*) from hooks where revoked_at is null) as hooks,
+      (select count(*) from hook_deliveries) as hook_deliveries`,
   );
   return JSON.stringify(row);
 }

@@ -75,11 +75,17 @@ describe("a carrier's step statement", () => {
     const r = await rowStep(db(), {
       tableId,
       rowId,
-      claim: { schemaVersion: version, order: ["g2", "g1"] },
+      claim: { schemaVersion: version, order: ["g2", "g1"], runId: "run_step" },
     });
     expect(r.claimed).toEqual({ groupId: "g2", executionId: e.g2, dispatchId: null });
     expect(r.step?.queued.map((c) => c.groupId)).toEqual(["g1"]);
     expect(await statuses(rowId)).toEqual({ g1: "queued", g2: "running" });
+    // The run carrying it is on the cell: a Stop cancels that run.
+    const [cell] = await queryRows<{ run_id: string }>(
+      db(),
+      sql`select run_id from cells where row_id = ${rowId} and group_id = 'g2'`,
+    );
+    expect(cell?.run_id).toBe("run_step");
   });
 
   it("claims nothing when the schema moved past the version the order came from", async () => {
@@ -87,7 +93,7 @@ describe("a carrier's step statement", () => {
     const r = await rowStep(db(), {
       tableId,
       rowId,
-      claim: { schemaVersion: version + 1, order: ["g1", "g2"] },
+      claim: { schemaVersion: version + 1, order: ["g1", "g2"], runId: "run_step" },
     });
     expect(r.claimed).toBeNull();
     expect(r.step?.queued.map((c) => c.groupId).sort()).toEqual(["g1", "g2"]);
@@ -100,7 +106,7 @@ describe("a carrier's step statement", () => {
     const r = await rowStep(db(), {
       tableId,
       rowId,
-      claim: { schemaVersion: version, order: ["g1", "g2"] },
+      claim: { schemaVersion: version, order: ["g1", "g2"], runId: "run_step" },
     });
     expect(r.claimed).toBeNull();
     expect(await statuses(rowId)).toEqual({ g1: "cancelled", g2: "cancelled" });
@@ -113,7 +119,7 @@ describe("a carrier's step statement", () => {
       tableId,
       rowId,
       finish: done("g1", e.g1 as string),
-      claim: { schemaVersion: version, order: ["g1", "g2"] },
+      claim: { schemaVersion: version, order: ["g1", "g2"], runId: "run_step" },
     });
     expect(r.finished).toEqual({ ok: true });
     expect(r.claimed?.groupId).toBe("g2");
@@ -137,7 +143,7 @@ describe("a carrier's step statement", () => {
       tableId,
       rowId,
       finish: done("g1", e.g1 as string),
-      claim: { schemaVersion: version, order: ["g1", "g2"] },
+      claim: { schemaVersion: version, order: ["g1", "g2"], runId: "run_step" },
     });
     expect(r.finished).toEqual({ ok: false, reason: "cancelled" });
     expect(r.claimed).toBeNull();

@@ -35,7 +35,7 @@ export interface RowStepInput {
   /** The terminal write of the attempt that just ended, if any. */
   finish?: { groupId: string; executionId: string; end: Terminal };
   /** Claim the next queued cell in this group order, if the schema is still this version. */
-  claim?: { schemaVersion: number; order: readonly string[] };
+  claim?: { schemaVersion: number; order: readonly string[]; runId: string | null };
 }
 
 export interface ClaimedCell {
@@ -87,7 +87,7 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
     sql`with ${fin}
         cand as (${candidate}),
         clm as (
-          update cells c set ${claimSet}, updated_at = now()
+          update cells c set ${claimSet(claim?.runId ?? null)}, updated_at = now()
             from cand
            where c.row_id = ${rowId} and c.group_id = cand.group_id and c.status = 'queued'
           returning c.table_id, c.row_id, c.group_id, c.status, c.outcome, c.execution_id, c.error,

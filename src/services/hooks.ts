@@ -1,0 +1,80 @@
+import { randomBytes } from "node:crypto";
+import type { CreatedHook, CreateHookRequest, HookView } from "../contracts/hooks";
+import { type Failure, notFound } from "../domain/errors";
+import { newId } from "../domain/ids";
+import type { Result } from "../domain/result";
+import { sealSecret } from "../security/secret-box";
+import { serverSecretKey } from "../security/secret-key";
+import { insertHook } from "../store/hooks/create";
+import { type HookRecord, listHooks as readHooks } from "../store/hooks/read";
+import { revokeHook as markRevoked } from "../store/hooks/revoke";
+import { getTable } from "../store/tables/read";
+import type { ServiceContext } from "./context";
+
+/**
+ * A path, not an absolute URL: behind proxies the origin a request arrived on is not one
+ * a sender can reach, and the client knows the origin it called.
+ */
+export const hookPath = (id: string) => `/api/hooks/${id}`;
+
+function view(hook: HookRecord): HookView {
+  return {
+    id: hook.id,
+    url: hookPath(hook.id),
+    tableId: hook.tableId,
+    action: hook.action,
+    createdAt: hook.createdAt.toISOString(),
+    revokedAt: hook.revokedAt?.toISOString() ?? null,
+  };
+}
+
+/** Creates a hook on a table; its signing secret is returned here once and stored sealed. */
+export async function createHook(
+  ctx: ServiceContext,
+  tableId: string,
+  req: CreateHookRequest,
+): Promise<Result<CreatedHook, Failure>> {
+  const table = await getTable(ctx.db, ctx.workspaceId, tableId);
+  if (!table) return { ok: false, reason: notFound("table") };
+  const key = serverSecretKey();
+  if (!key) {
+    // A deployment fault, not the caller's: the route answers 500 and the log says why.
+    throw new Error(
+      "CELLFLOW_SECRET_KEY is not set: webhook secrets cannot be stored (set a 32-byte key, see .env.example)",
+    );
+  }
+  const secret = `whsec_${randomBytes(32).toString("base64url")}`;
+  const hook = await insertHook(ctx.db, {
+    id: newId("hook"),
+    workspaceId: ctx.workspaceId,
+    tableId,
+    action: req.action,
+    secretCiphertext: sealSecret(key, secret),
+  });
+  ctx.log.info({ tableId, hookId: hook.id, action: hook.action }, "hook created");
+  return { ok: true, value: { ...view(hook), secret } };
+}
+
+export async function listHooks(
+  ctx: ServiceContext,
+  tableId: string,
+): Promise<Result<{ hooks: HookView[] }, Failure>> {
+  const table = await getTable(ctx.db, ctx.workspaceId, tableId);
+  if (!table) return { ok: false, reason: notFound("table") };
+  const hooks = await readHooks(ctx.db, ctx.workspaceId, tableId);
+  return { ok: true, value: { hooks: hooks.map(view) } };
+}
+
+/** Revokes a hook: its deliveries are refused from now on. Idempotent. */
+export async function revokeHook(
+  ctx: ServiceContext,
+  tableId: string,
+  hookId: string,
+): Promise<Result<null, Failure>> {
+  const table = await getTable(ctx.db, ctx.workspaceId, tableId);
+  if (!table) return { ok: false, reason: notFound("table") };
+  if (!(await markRevoked(ctx.db, ctx.workspaceId, tableId, hookId)))
+    return { ok: false, reason: notFound("hook") };
+  ctx.log.info({ tableId, hookId }, "hook revoked");
+  return { ok: true, value: null };
+}

@@ -1,0 +1,17 @@
+import { and, eq } from "drizzle-orm";
+import type { Db } from "../../../db/client";
+import { hookDeliveries } from "../../../db/schema";
+
+/** Records the answer to a claimed delivery; replays get exactly this. */
+export async function completeDelivery(
+  db: Db,
+  hookId: string,
+  digest: string,
+  statusCode: number,
+  response: unknown,
+): Promise<void> {
+  await db
+    .update(hookDeliveries)
+    .set({ statusCode, response })
+    .where(and(eq(hookDeliveries.hookId, hookId), eq(hookDeliveries.signatureDigest, digest)));
+}

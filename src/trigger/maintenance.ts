@@ -1,0 +1,30 @@
+/**
+ * Scheduled tasks: the re-drive every minute (a stranded cell is healed within about a
+ * minute plus its grace period) and the pruning of old events and webhook deliveries.
+ * Both are idempotent, so an overlapping or repeated schedule does no harm.
+ */
+import { schedules } from "@trigger.dev/sdk";
+import { readEnv } from "../config/env";
+import { redriveOrphans } from "../engine/redrive";
+import { pruneEvents } from "../store/events/prune";
+import { pruneHookDeliveries } from "../store/hook-deliveries/prune";
+import { taskDeps } from "./deps";
+
+export const redriveOrphansTask = schedules.task({
+  id: "redrive-orphans",
+  cron: "* * * * *",
+  maxDuration: 300,
+  run: async () => redriveOrphans(taskDeps()),
+});
+
+export const pruneTask = schedules.task({
+  id: "prune-events",
+  cron: "*/10 * * * *",
+  maxDuration: 300,
+  run: async () => {
+    const db = taskDeps().database.db;
+    const events = await pruneEvents(db, readEnv().EVENTS_RETENTION_HOURS);
+    const deliveries = await pruneHookDeliveries(db);
+    return { events, deliveries };
+  },
+});

@@ -1,0 +1,147 @@
+/**
+ * The trigger.dev task definitions run as the platform would run them (trigger.dev's
+ * mock task context: locals, metadata, ctx), on a real row in real Postgres. The only
+ * fake is the trigger.dev API behind the backend the tasks trigger follow-up runs with.
+ */
+
+import { runInMockTaskContext } from "@trigger.dev/core/v3/test";
+import { metadata } from "@trigger.dev/sdk";
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { queryRows } from "../../db/client";
+import { getDatabase } from "../../db/instance";
+import { TASKS } from "../../src/backends/port";
+import { TriggerBackend } from "../../src/backends/trigger";
+import { log } from "../../src/config/log";
+import type { EngineDeps } from "../../src/engine/carrier";
+import { stopRuns } from "../../src/engine/stop";
+import { call } from "../helpers/api";
+import { useTestDatabase } from "../helpers/db";
+import { cellCounts } from "../helpers/engine";
+import { type FakeTrigger, startFakeTrigger } from "../helpers/fake-trigger";
+import { newWorkspace } from "../helpers/fixtures";
+import { waitFor } from "../helpers/processes";
+import { waitTable } from "../helpers/tables";
+import { catalogTask, installTaskCatalog } from "../helpers/trigger-catalog";
+
+let key: string;
+let fake: FakeTrigger;
+let deps: EngineDeps;
+let taskDepsKey: typeof import("../../src/trigger/deps").taskDepsKey;
+
+beforeAll(async () => {
+  await useTestDatabase();
+  key = (await newWorkspace()).key;
+  fake = await startFakeTrigger();
+  installTaskCatalog();
+  ({ taskDepsKey } = await import("../../src/trigger/deps"));
+  await import("../../src/trigger/row-carrier");
+  await import("../../src/trigger/stamp-dispatch");
+  await import("../../src/trigger/maintenance");
+  deps = {
+    database: getDatabase(),
+    backend: new TriggerBackend({
+      accessToken: "tr_dev_t",
+      baseURL: fake.url,
+      log: log(),
+      backoffMs: () => 1,
+    }),
+    log: log(),
+  };
+});
+afterAll(() => fake.close());
+
+/** Runs the carrier task the way a trigger.dev run would, with our deps seeded. */
+async function runCarrierTask(
+  payload: unknown,
+  runId: string,
+  signal: AbortSignal,
+): Promise<{ output: unknown; meta: Record<string, unknown> }> {
+  return runInMockTaskContext(
+    async ({ ctx, locals }) => {
+      locals.set(taskDepsKey, deps);
+      const task = catalogTask(TASKS.carrier);
+      const parsed = task.fns.parsePayload ? await task.fns.parsePayload(payload) : payload;
+      const output: unknown = await task.fns.run(parsed, { ctx, signal });
+      return { output, meta: (metadata.current() ?? {}) as Record<string, unknown> };
+    },
+    { ctx: { run: { id: runId } } },
+  );
+}
+
+describe("trigger.dev tasks", () => {
+  it("registers the carrier, the stamper and the scheduled re-drive and pruning", () => {
+    for (const id of [TASKS.carrier, TASKS.stamper, "redrive-orphans", "prune-events"])
+      expect(catalogTask(id).id).toBe(id);
+  });
+
+  it("the carrier task drives a real row, records its run on the cell and shows progress in metadata", async () => {
+    const t = await waitTable(key, { groups: 2, ms: 5, rows: 1 });
+    await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all" } });
+    const rowId = t.rowIds[0] as string;
+    const { output, meta } = await runCarrierTask(
+      { tableId: t.id, rowId },
+      "run_carrier_1",
+      new AbortController().signal,
+    );
+    expect(output).toEqual({ outcome: "done" });
+    expect(await cellCounts(t.id)).toEqual({ completed: 2 });
+    const runs = await queryRows<{ run_id: string }>(
+      getDatabase().db,
+      sql`select run_id from cells where table_id = ${t.id}`,
+    );
+    expect(runs.map((r) => r.run_id)).toEqual(["run_carrier_1", "run_carrier_1"]);
+    expect(meta).toMatchObject({
+      tableId: t.id,
+      rowId,
+      cell: { groupId: "g1", state: "completed" },
+      attemptsEnded: 2,
+    });
+  });
+
+  it("a payload that is not a carrier payload is refused before anything runs", async () => {
+    await expect(
+      runCarrierTask({ tableId: "" }, "run_bad", new AbortController().signal),
+    ).rejects.toThrow();
+  });
+
+  it("a Stop cancels the run: its signal ends the attempt at once and the cell stays cancelled", async () => {
+    const t = await waitTable(key, { groups: 1, ms: 120_000, rows: 1 });
+    await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all" } });
+    const rowId = t.rowIds[0] as string;
+    const cancel = new AbortController();
+    const started = Date.now();
+    const running = runCarrierTask({ tableId: t.id, rowId }, "run_carrier_2", cancel.signal);
+    expect(await waitFor(async () => (await cellCounts(t.id)).running === 1, 10_000)).toBe(true);
+    fake.requests.length = 0;
+    // The Stop, with the trigger.dev backend: it cancels the run recorded on the cell…
+    await stopRuns(getDatabase().db, deps.backend, { tableId: t.id });
+    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      "POST /api/v2/runs/run_carrier_2/cancel",
+    ]);
+    // …and trigger.dev aborts the run's signal.
+    cancel.abort(new Error("run cancelled"));
+    await running;
+    expect(Date.now() - started).toBeLessThan(60_000);
+    expect(await cellCounts(t.id)).toEqual({ cancelled: 1 });
+  });
+
+  it("an aborted run (maxDuration, redeploy) hands its cell back and triggers a new carrier", async () => {
+    const t = await waitTable(key, { groups: 1, ms: 120_000, rows: 1 });
+    await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all" } });
+    const rowId = t.rowIds[0] as string;
+    const abort = new AbortController();
+    const running = runCarrierTask({ tableId: t.id, rowId }, "run_carrier_3", abort.signal);
+    expect(await waitFor(async () => (await cellCounts(t.id)).running === 1, 10_000)).toBe(true);
+    fake.requests.length = 0;
+    abort.abort(new Error("maxDuration exceeded"));
+    await running;
+    expect(await cellCounts(t.id)).toEqual({ queued: 1 });
+    const triggers = fake.requests.filter(
+      (r) => r.path === `/api/v1/tasks/${TASKS.carrier}/trigger`,
+    );
+    expect(triggers).toHaveLength(1);
+    const body = JSON.parse(triggers[0]?.body ?? "{}") as { payload: string };
+    expect((JSON.parse(body.payload) as { json: unknown }).json).toEqual({ tableId: t.id, rowId });
+  });
+});
