@@ -8,12 +8,17 @@ export interface CarrierPayload {
   rowId: string;
   /** The dispatch that handed this row out, if any; the carrier advances its window. */
   dispatchId?: string;
+  /** A paused wait of this row that is due: the carrier resumes it first. */
+  resumeWait?: { groupId: string; executionId: string };
 }
 
 export const CarrierPayloadSchema = z.object({
   tableId: z.string().min(1),
   rowId: z.string().min(1),
   dispatchId: z.string().min(1).optional(),
+  resumeWait: z
+    .object({ groupId: z.string().min(1), executionId: z.string().min(1) })
+    .optional(),
 }) satisfies z.ZodType<CarrierPayload>;
 
 /** A large run's remaining stamping, done in the background page by page. */

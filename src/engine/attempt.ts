@@ -8,11 +8,14 @@
 import type { Db } from "../../db/client";
 import type { Logger } from "../config/log";
 import type { Group, TableSchema } from "../contracts/table";
+import type { Block } from "../contracts/workflow";
 import { formatDuration } from "../domain/durations";
 import { pickOutput, runWorkflow, WorkflowError } from "../execution/executor";
 import { claimCell } from "../store/cells/claim";
 import { failQueuedCell } from "../store/cells/fail-queued";
 import type { Terminal } from "../store/cells/finish";
+import { pauseAttempt } from "../store/cells/pause-attempt";
+import { readCheckpoints, writeCheckpoint } from "../store/executions/checkpoint";
 import type { LostReason } from "../store/cells/transition";
 import type { CascadeStep } from "../store/engine-reads";
 import { CancelledError, registerAttempt } from "./cancellation";
@@ -25,6 +28,7 @@ export type AttemptEnd =
   | "error"
   | "cancelled"
   | "interrupted"
+  | "paused"
   | LostReason;
 
 function isNamed(value: unknown, name: string): boolean {
@@ -69,6 +73,8 @@ export interface AttemptInput {
   claimed: boolean;
   /** The task run carrying the row, recorded on the cell so a Stop can cancel it. */
   runId: string;
+  /** An earlier attempt of this execution left checkpoints (crash, pause): load them. */
+  resumable: boolean;
 }
 
 /**
@@ -77,6 +83,7 @@ export interface AttemptInput {
  */
 export type AttemptResult =
   | { kind: "write"; terminal: Terminal; end: "completed" | "skipped" | "error" }
+  | { kind: "paused"; end: "paused"; resumeAt: number | undefined }
   | { kind: "interrupted"; end: "interrupted" }
   | { kind: "ended"; end: AttemptEnd };
 
@@ -101,6 +108,15 @@ function groupOutputs(
     out[o.columnId] = pickOutput(blocks, o.from);
   }
   return out;
+}
+
+/** The edges a paused block takes when it resumes (approval and wait have plain `next`). */
+function nextOf(block: Block | undefined): string[] {
+  const next = block?.next;
+  if (next === undefined) return [];
+  if (typeof next === "string") return [next];
+  if (Array.isArray(next)) return next;
+  return [];
 }
 
 const blank = (group: Group) => Object.fromEntries(group.outputs.map((o) => [o.columnId, null]));
@@ -189,20 +205,40 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
     const row: Record<string, unknown> = {};
     for (const c of a.schema.columns) row[c.name] = a.data[c.id] ?? null;
 
+    const ref = { executionId, tableId: a.tableId, rowId, groupId };
+    const checkpoints =
+      a.resumable || !a.claimed ? await readCheckpoints(db, executionId) : undefined;
     const result = await runWorkflow({
       definition,
       inputs,
       row,
       executionId,
       signal: controller.signal,
+      checkpoints,
       hooks: {
         onBlockStart: (id) => progress.blockStarted(id),
         onBlockComplete: (id, output) =>
           progress.blockFinished(id, groupOutputs(group, { [id]: output }, id)),
+        checkpoint: async (id, checkpoint) => {
+          if (!(await writeCheckpoint(db, ref, id, checkpoint)))
+            controller.abort(new LostAuthority("stale"));
+        },
       },
     });
     await progress.close();
     if (controller.signal.aborted) throw controller.signal.reason;
+    if (result.paused) {
+      const { blockId, pause } = result.paused;
+      const block = definition.blocks.find((b) => b.id === blockId);
+      const paused = await pauseAttempt(db, ref, {
+        blockId,
+        reason: pause.reason,
+        taken: nextOf(block),
+        ...(pause.resumeAt !== undefined ? { resumeAt: pause.resumeAt } : {}),
+        ...(pause.output !== undefined ? { output: pause.output } : {}),
+      });
+      return paused ? { kind: "paused", end: "paused", resumeAt: pause.resumeAt } : ended("stale");
+    }
     return write({
       kind: "complete",
       outcome: "ok",

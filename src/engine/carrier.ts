@@ -24,6 +24,7 @@ import { planLimits } from "../limits/plans";
 import { failQueuedCell } from "../store/cells/fail-queued";
 import { failCell } from "../store/cells/finish";
 import { requeueCell } from "../store/cells/requeue";
+import { resumeCell } from "../store/cells/resume";
 import { type RowStepInput, rowStep } from "../store/cells/row-step";
 import { stampPage } from "../store/cells/stamp";
 import { advanceDispatch } from "../store/dispatches/advance";
@@ -117,6 +118,14 @@ async function driveRow(
   let contended = false;
   let advanced = false;
   let more = false;
+  if (payload.resumeWait) {
+    // paused → queued once due (a no-op when early, stopped, or already resumed).
+    await resumeCell(
+      deps.database.db,
+      { tableId: payload.tableId, rowId: payload.rowId, ...payload.resumeWait },
+      { dueWait: true },
+    );
+  }
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const session = await acquireRowLock(deps.database, payload.tableId, payload.rowId);
     if (!session) {
@@ -258,6 +267,7 @@ async function cascade(
         attemptTimeoutMs: limits.attemptTimeoutMs,
         workflows: step.workflows,
         claimed: claimed !== null,
+        resumable: claimed?.resumable ?? true,
         runId: ctx.runId,
       });
       deps.progress?.({
@@ -268,6 +278,19 @@ async function cascade(
       });
       if (result.kind === "interrupted")
         await requeueCell(session.db, rowId, next.groupId, next.executionId);
+      // A wait that paused comes back by itself: a delayed carrier resumes it when due.
+      if (result.kind === "paused" && result.resumeAt !== undefined)
+        await deps.backend.enqueue([
+          {
+            ...carrierSpec({
+              tableId,
+              rowId,
+              resumeWait: { groupId: next.groupId, executionId: next.executionId },
+            }),
+            idempotencyKey: `resume:${next.executionId}`,
+            delayMs: Math.max(0, result.resumeAt - Date.now()),
+          },
+        ]);
       // The terminal write rides the next step's statement.
       if (result.kind === "write")
         pending = { groupId: next.groupId, executionId: next.executionId, end: result.terminal };

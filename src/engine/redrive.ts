@@ -6,7 +6,8 @@
  * MAX_ATTEMPTS times) and the row gets a carrier. A `queued` cell that waited past the
  * grace period with its row lock free gets a carrier. Every active dispatch's window is
  * advanced (it hands out rows a lost carrier never asked for, and completes a dispatch
- * with nothing left); a background stamping that stalled is re-enqueued. Every step is
+ * with nothing left); a background stamping that stalled is re-enqueued.
+ * A paused wait that is due (its delayed carrier lost) is resumed. Every step is
  * idempotent, so passes on many machines at once only duplicate enqueues, and a
  * duplicate carrier finds the lock taken and leaves.
  */
@@ -16,6 +17,7 @@ import type { Logger } from "../config/log";
 import { failCell } from "../store/cells/finish";
 import { activeDispatches, orphanCandidates } from "../store/cells/orphans";
 import { requeueCell } from "../store/cells/requeue";
+import { dueWaits, resumeCell } from "../store/cells/resume";
 import { advanceDispatch } from "../store/dispatches/advance";
 import { acquireRowLock } from "./row-lock";
 
@@ -88,6 +90,14 @@ export async function redriveOrphans(deps: {
       enqueue.push(
         carrierSpec({ tableId: c.tableId, rowId: c.rowId, dispatchId: c.dispatchId ?? undefined }),
       );
+    }
+  }
+  // Due waits whose delayed carrier was lost.
+  for (const w of await dueWaits(database.db, PASS_LIMIT)) {
+    const resumed = await resumeCell(database.db, w, { dueWait: true });
+    if (resumed.ok) {
+      report.carriers++;
+      enqueue.push(carrierSpec({ tableId: w.tableId, rowId: w.rowId }));
     }
   }
   for (const d of await activeDispatches(database.db, { stampingIdleMs: 30_000 })) {

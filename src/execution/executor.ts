@@ -8,14 +8,31 @@
 import type { Block, WorkflowDefinition } from "../contracts/workflow";
 import { assertNever } from "../domain/statuses";
 import { entryBlock } from "../domain/workflow-graph";
-import { runCondition, runFail, runTransform, runWait } from "./blocks/basic";
-import { type BlockContext, BlockError, type BlockResult } from "./blocks/types";
+import { runApproval, runCondition, runFail, runTransform, runWait } from "./blocks/basic";
+import {
+  type BlockContext,
+  BlockError,
+  type BlockResult,
+  PauseRequest,
+  withRetries,
+} from "./blocks/types";
 import type { ExpressionScope } from "./expressions";
 
 export interface RunHooks {
   onBlockStart?(blockId: string): void;
   onBlockComplete?(blockId: string, output: unknown): void;
+  /** Persists a finished block; the blocks after it wait for this. */
+  checkpoint?(blockId: string, checkpoint: Checkpoint): Promise<void>;
 }
+
+/** A finished block as recorded: its output and the edges it took. */
+export interface Checkpoint {
+  output: unknown;
+  taken: string[];
+}
+
+/** Pure blocks are cheaper to recompute than to record. */
+const PURE = new Set<Block["type"]>(["transform", "condition", "fail"]);
 
 export interface RunInput {
   definition: WorkflowDefinition;
@@ -24,11 +41,17 @@ export interface RunInput {
   executionId: string;
   signal: AbortSignal;
   hooks?: RunHooks;
+  /** The workspace's secrets, for `secrets.NAME` in expressions and templates. */
+  secrets?: Record<string, string>;
+  /** Blocks finished by an earlier attempt of this execution (crash, pause). */
+  checkpoints?: Record<string, Checkpoint>;
 }
 
 export interface RunOutput {
   /** Output of every block that ran, by id; skipped blocks are absent. */
   blocks: Record<string, unknown>;
+  /** Set when a block paused the run: resume it with that block's output. */
+  paused?: { blockId: string; pause: PauseRequest };
 }
 
 export class WorkflowError extends Error {
@@ -52,10 +75,11 @@ function runBlock(block: Block, ctx: BlockContext): Promise<BlockResult> {
       return runWait(block, ctx);
     case "fail":
       return runFail(block, ctx);
+    case "approval":
+      return runApproval(block, ctx);
     case "http":
     case "foreach":
     case "workflow":
-    case "approval":
     case "enrichment":
     case "llm":
       return Promise.reject(
@@ -88,11 +112,18 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
   }
   const byId = new Map(definition.blocks.map((b) => [b.id, b]));
   const blocks: Record<string, unknown> = {};
-  const scope: ExpressionScope = { inputs: input.inputs, row: input.row, blocks, vars: {} };
+  const scope: ExpressionScope = {
+    inputs: input.inputs,
+    row: input.row,
+    blocks,
+    vars: {},
+    secrets: input.secrets ?? {},
+  };
   const failure = new AbortController();
   const signal = AbortSignal.any([input.signal, failure.signal]);
   const results = new Map<string, Promise<{ ran: boolean; taken: string[] }>>();
   let firstError: WorkflowError | undefined;
+  let paused: RunOutput["paused"];
 
   const settle = (id: string): Promise<{ ran: boolean; taken: string[] }> => {
     const known = results.get(id);
@@ -103,13 +134,27 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
       const before = await Promise.all((preds.get(id) ?? []).map(settle));
       const active = id === entry.id || before.some((r) => r.taken.includes(id));
       if (!active || signal.aborted) return { ran: false, taken: [] };
+      const recorded = input.checkpoints?.[id];
+      if (recorded) {
+        blocks[id] = recorded.output;
+        return { ran: true, taken: recorded.taken };
+      }
       input.hooks?.onBlockStart?.(id);
       try {
-        const result = await runBlock(block, { scope, signal, executionId: input.executionId });
+        const result = await withRetries(block, signal, (trySignal) =>
+          runBlock(block, { scope, signal: trySignal, executionId: input.executionId }),
+        );
         blocks[id] = result.output;
+        const taken = takenEdges(block, result);
+        if (!PURE.has(block.type))
+          await input.hooks?.checkpoint?.(id, { output: result.output, taken });
         input.hooks?.onBlockComplete?.(id, result.output);
-        return { ran: true, taken: takenEdges(block, result) };
+        return { ran: true, taken };
       } catch (err) {
+        if (err instanceof PauseRequest) {
+          paused ??= { blockId: id, pause: err };
+          return { ran: false, taken: [] };
+        }
         if (!firstError && !input.signal.aborted) {
           const message = err instanceof Error ? err.message : String(err);
           firstError = new WorkflowError(id, `Block "${block.name ?? id}" failed: ${message}`, {
@@ -127,7 +172,7 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
   await Promise.all(definition.blocks.map((b) => settle(b.id)));
   if (input.signal.aborted) throw input.signal.reason;
   if (firstError) throw firstError;
-  return { blocks };
+  return paused ? { blocks, paused } : { blocks };
 }
 
 /** `blockId` or `blockId.path.to.value` from the blocks' outputs; null when absent. */

@@ -7,6 +7,8 @@ export interface ExpressionScope {
   row: Record<string, unknown>;
   blocks: Record<string, unknown>;
   vars: Record<string, unknown>;
+  /** The workspace's secrets by name (`secrets.NAME`); redacted from everything that leaves. */
+  secrets: Record<string, string>;
 }
 
 const compiled = new Map<string, ReturnType<typeof jsonata>>();

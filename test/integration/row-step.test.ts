@@ -77,7 +77,12 @@ describe("a carrier's step statement", () => {
       rowId,
       claim: { schemaVersion: version, order: ["g2", "g1"], runId: "run_step" },
     });
-    expect(r.claimed).toEqual({ groupId: "g2", executionId: e.g2, dispatchId: null });
+    expect(r.claimed).toEqual({
+      groupId: "g2",
+      executionId: e.g2,
+      dispatchId: null,
+      resumable: false,
+    });
     expect(r.step?.queued.map((c) => c.groupId)).toEqual(["g1"]);
     expect(await statuses(rowId)).toEqual({ g1: "queued", g2: "running" });
     // The run carrying it is on the cell: a Stop cancels that run.

@@ -1,11 +1,12 @@
 import type {
+  ApprovalBlock,
   ConditionBlock,
   FailBlock,
   TransformBlock,
   WaitBlock,
 } from "../../contracts/workflow";
 import { evaluate, renderTemplate } from "../expressions";
-import { BlockError, type BlockRunner } from "./types";
+import { BlockError, type BlockRunner, PauseRequest } from "./types";
 
 export const runTransform: BlockRunner<TransformBlock> = async (block, ctx) => ({
   output: await evaluate(block.expression, ctx.scope),
@@ -22,8 +23,13 @@ export const runFail: BlockRunner<FailBlock> = async (block, ctx) => {
 };
 
 const MAX_WAIT_MS = 30 * 24 * 3_600_000;
+/**
+ * Longer waits pause the cell and free the worker: a delayed carrier resumes it when due
+ * (on trigger.dev a process waiting past 60 s would be checkpointed, sockets and all).
+ */
+export const LONG_WAIT_MS = 5 * 60_000;
 
-/** Waits in process; an abort ends the wait at once. */
+/** Waits in process (an abort ends the wait at once), or pauses the run when long. */
 export const runWait: BlockRunner<WaitBlock> = async (block, ctx) => {
   const value = typeof block.ms === "number" ? block.ms : await evaluate(block.ms, ctx.scope);
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
@@ -33,6 +39,8 @@ export const runWait: BlockRunner<WaitBlock> = async (block, ctx) => {
     );
   }
   const ms = Math.min(Math.round(value), MAX_WAIT_MS);
+  if (ms > LONG_WAIT_MS)
+    throw new PauseRequest(block.id, "wait", Date.now() + ms, { waitedMs: ms });
   return new Promise((resolve, reject) => {
     if (ctx.signal.aborted) return reject(ctx.signal.reason);
     const timer = setTimeout(() => {
@@ -45,4 +53,9 @@ export const runWait: BlockRunner<WaitBlock> = async (block, ctx) => {
     };
     ctx.signal.addEventListener("abort", onAbort, { once: true });
   });
+};
+
+/** Pauses the run until someone resumes the cell; the data they send is the output. */
+export const runApproval: BlockRunner<ApprovalBlock> = async (block) => {
+  throw new PauseRequest(block.id, "approval");
 };

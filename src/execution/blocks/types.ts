@@ -18,13 +18,98 @@ export type BlockRunner<B extends Block = Block> = (
   ctx: BlockContext,
 ) => Promise<BlockResult>;
 
-/** A block failure with a message meant for people. */
+/**
+ * A block failure with a message meant for people. The executor retries a failed block
+ * within its `retry` policy unless `retryable` is false (a 4xx other than 408/429, a bad
+ * expression), and waits at least `retryAfterMs` (a provider's `Retry-After`) first.
+ */
 export class BlockError extends Error {
+  readonly retryable: boolean;
+  readonly retryAfterMs: number | undefined;
   constructor(
     readonly blockId: string,
     message: string,
+    opts: { retryable?: boolean; retryAfterMs?: number } = {},
   ) {
     super(message);
     this.name = "BlockError";
+    this.retryable = opts.retryable ?? true;
+    this.retryAfterMs = opts.retryAfterMs;
   }
+}
+
+/**
+ * Thrown by a block that waits for something outside the run (an approval, a long
+ * wait): the cell is paused and the carrier leaves; a resume records the block's output
+ * and a new attempt continues after it.
+ */
+export class PauseRequest extends Error {
+  constructor(
+    readonly blockId: string,
+    readonly reason: "approval" | "wait",
+    /** For a wait: when it is due (epoch ms). */
+    readonly resumeAt?: number,
+    /** What the block outputs when the pause ends by itself (a wait). */
+    readonly output?: unknown,
+  ) {
+    super(`block ${blockId} paused the run (${reason})`);
+    this.name = "PauseRequest";
+  }
+}
+
+/** Default per-block timeouts where API.md gives one. */
+export const DEFAULT_TIMEOUT_MS: Partial<Record<Block["type"], number>> = {
+  http: 30_000,
+  llm: 120_000,
+};
+
+/**
+ * One block with its timeout and retry policy: each try gets its own timeout (the signal
+ * it runs with aborts at the deadline, so an HTTP socket is closed); a retryable failure
+ * waits `backoffMs · 2^(n-1)` with full jitter, and at least a provider's Retry-After,
+ * then tries again, up to `retry.attempts` tries in all. A Stop ends the wait at once.
+ */
+export async function withRetries(
+  block: Block,
+  signal: AbortSignal,
+  run: (signal: AbortSignal) => Promise<BlockResult>,
+): Promise<BlockResult> {
+  const attempts = block.retry?.attempts ?? 1;
+  const timeoutMs = block.timeoutMs ?? DEFAULT_TIMEOUT_MS[block.type];
+  for (let attempt = 1; ; attempt++) {
+    const deadline = timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined;
+    const trySignal = deadline ? AbortSignal.any([signal, deadline]) : signal;
+    try {
+      return await run(trySignal);
+    } catch (err) {
+      if (err instanceof PauseRequest || signal.aborted) throw err;
+      const failure =
+        deadline?.aborted && timeoutMs
+          ? new BlockError(block.id, `timed out after ${timeoutMs} ms`)
+          : err;
+      const retryable = !(failure instanceof BlockError) || failure.retryable;
+      if (attempt >= attempts || !retryable) throw failure;
+      const base = (block.retry?.backoffMs ?? 0) * 2 ** (attempt - 1);
+      const wait = Math.max(
+        Math.random() * base,
+        failure instanceof BlockError ? (failure.retryAfterMs ?? 0) : 0,
+      );
+      await sleep(wait, signal);
+    }
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
 }

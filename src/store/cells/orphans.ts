@@ -1,9 +1,9 @@
 /**
- * Where orphans can be: cells that should have a live carrier. A dispatch's cells at or
- * before its cursor (handed out) and cells with no dispatch (auto-run, edits) that are
- * `queued` or `running`. Cells past a dispatch's cursor wait for the window, not for a
- * carrier. Read off the window's partial index per active dispatch and the auto-run
- * partial index, so a pass costs the number of in-flight cells, not the table sizes.
+ * Where orphans can be: `queued` or `running` cells that should have a live carrier: an
+ * active dispatch's cells at or before its cursor (handed out), and cells of no active
+ * dispatch. Cells past an active dispatch's cursor wait for the window, not for a
+ * carrier. Read off the window's partial index (unfinished cells only), so a pass costs
+ * the number of unfinished cells, not the table sizes.
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
@@ -25,14 +25,14 @@ export async function orphanCandidates(
   return queryRows<OrphanCandidate>(
     db,
     sql`with inflight as (
-          select c.table_id, c.row_id, c.dispatch_id, c.group_id, c.execution_id, c.attempt, c.status, c.queued_at
-            from dispatches d
-            join cells c on c.dispatch_id = d.id and c.status in ('queued', 'running') and c.row_position <= d."cursor"
-           where d.status = 'active'
-          union all
+          -- Off the window's partial index (queued/running cells only). A cell past an
+          -- active dispatch's cursor waits for the window; any other one needs a carrier:
+          -- no dispatch (auto-run, edits), or a dispatch already over (a resumed approval).
           select c.table_id, c.row_id, c.dispatch_id, c.group_id, c.execution_id, c.attempt, c.status, c.queued_at
             from cells c
-           where c.dispatch_id is null and c.status in ('queued', 'running')
+            left join dispatches d on d.id = c.dispatch_id and d.status = 'active'
+           where c.status in ('queued', 'running')
+             and (d.id is null or c.row_position <= d."cursor")
         )
         select table_id as "tableId", row_id as "rowId", min(dispatch_id) as "dispatchId",
                coalesce(jsonb_agg(jsonb_build_object('groupId', group_id, 'executionId', execution_id, 'attempt', attempt))

@@ -42,6 +42,8 @@ export interface ClaimedCell {
   groupId: string;
   executionId: string;
   dispatchId: string | null;
+  /** An earlier attempt of this execution recorded state (checkpoints, a pause). */
+  resumable: boolean;
 }
 
 export interface RowStep {
@@ -111,7 +113,8 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
                coalesce((select array_agg(c.group_id) from cells c where c.row_id = ${rowId}), '{}') as present,
                ${finish ? sql`(select count(*) from fin_upd)::int` : sql`0`} as "finishedCount",
                ${finish ? sql`(select status from cells where row_id = ${rowId} and group_id = ${finish.groupId})` : sql`null::text`} as "finishCurrent",
-               (select jsonb_build_object('groupId', group_id, 'executionId', execution_id, 'dispatchId', dispatch_id)
+               (select jsonb_build_object('groupId', group_id, 'executionId', execution_id, 'dispatchId', dispatch_id,
+                                          'resumable', exists (select 1 from executions e where e.id = clm.execution_id))
                   from clm) as claimed,
                (select count(*) from ev)::int as "eventsWritten"
           from (select 1) one

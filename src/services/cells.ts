@@ -1,0 +1,42 @@
+/** Per-cell actions: resuming a paused cell. */
+import { carrierSpec } from "../backends/port";
+import type { ResumeCellRequest, ResumeCellResponse } from "../contracts/cells";
+import { conflict, type Failure, notFound } from "../domain/errors";
+import type { Result } from "../domain/result";
+import { resumeCell } from "../store/cells/resume";
+import { tableForEngine } from "../store/engine-reads";
+import type { ServiceContext } from "./context";
+
+export async function resumePausedCell(
+  ctx: ServiceContext,
+  ref: { tableId: string; rowId: string; groupId: string },
+  req: ResumeCellRequest,
+): Promise<Result<ResumeCellResponse, Failure>> {
+  const table = await tableForEngine(ctx.db, ref.tableId);
+  if (!table || table.workspaceId !== ctx.workspaceId) return { ok: false, reason: notFound("table") };
+  const resumed = await resumeCell(
+    ctx.db,
+    { ...ref, executionId: req.executionId },
+    { approval: req.data ?? null },
+  );
+  if (!resumed.ok) {
+    switch (resumed.reason) {
+      case "not_found":
+        return { ok: false, reason: notFound("cell") };
+      case "not_paused":
+        return {
+          ok: false,
+          reason: conflict(`the cell is ${resumed.status ?? "not paused"}, not paused`),
+        };
+      case "stale":
+        return {
+          ok: false,
+          reason: conflict("the execution id is not the paused attempt's (stale or wrong)"),
+        };
+    }
+  }
+  // Committed first, then the carrier: it finds the cell queued.
+  await ctx.backend.enqueue([carrierSpec({ tableId: ref.tableId, rowId: ref.rowId })]);
+  ctx.log.info({ ...ref, executionId: req.executionId }, "paused cell resumed");
+  return { ok: true, value: { status: "queued", executionId: req.executionId } };
+}

@@ -1,0 +1,49 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "../../../db/client";
+import { queryRows } from "../../../db/client";
+import type { Checkpoint } from "../../execution/executor";
+import { jsonb } from "../sql";
+
+export interface ExecutionRef {
+  executionId: string;
+  tableId: string;
+  rowId: string;
+  groupId: string;
+}
+
+/**
+ * Records a finished block of an attempt, fenced like every attempt write: only while
+ * the cell is `running` under this execution id. Returns false when the attempt lost
+ * the cell (the caller aborts).
+ */
+export async function writeCheckpoint(
+  db: Db,
+  ref: ExecutionRef,
+  blockId: string,
+  checkpoint: Checkpoint,
+): Promise<boolean> {
+  const rows = await queryRows<{ id: string }>(
+    db,
+    sql`insert into executions (id, table_id, row_id, group_id, checkpoints)
+        select ${ref.executionId}, ${ref.tableId}, ${ref.rowId}, ${ref.groupId},
+               jsonb_build_object(${blockId}::text, ${jsonb(checkpoint)})
+         where exists (select 1 from cells where row_id = ${ref.rowId} and group_id = ${ref.groupId}
+                          and execution_id = ${ref.executionId} and status = 'running')
+        on conflict (id) do update
+           set checkpoints = executions.checkpoints || excluded.checkpoints, updated_at = now()
+        returning id`,
+  );
+  return rows.length === 1;
+}
+
+/** The blocks an earlier attempt of this execution finished. */
+export async function readCheckpoints(
+  db: Db,
+  executionId: string,
+): Promise<Record<string, Checkpoint>> {
+  const [row] = await queryRows<{ checkpoints: Record<string, Checkpoint> }>(
+    db,
+    sql`select checkpoints from executions where id = ${executionId}`,
+  );
+  return row?.checkpoints ?? {};
+}
