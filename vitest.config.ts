@@ -32,6 +32,8 @@ export default defineConfig({
     hookTimeout: 180_000,
     // Two cores: more parallel files only queue on the same Postgres.
     maxWorkers: 2,
-    env: { LOG_LEVEL: "silent" },
+    // A fixed key for the tests' encrypted secrets (webhook and workspace secrets); files
+    // that test key handling set their own.
+    env: { LOG_LEVEL: "silent", CELLFLOW_SECRET_KEY: "11".repeat(32) },
   },
 });

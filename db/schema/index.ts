@@ -5,6 +5,7 @@ export * from "./events";
 export * from "./executions";
 export * from "./hook-deliveries";
 export * from "./hooks";
+export * from "./secrets";
 export * from "./tables";
 export * from "./usage";
 export * from "./workflows";

@@ -16,9 +16,7 @@ export const CarrierPayloadSchema = z.object({
   tableId: z.string().min(1),
   rowId: z.string().min(1),
   dispatchId: z.string().min(1).optional(),
-  resumeWait: z
-    .object({ groupId: z.string().min(1), executionId: z.string().min(1) })
-    .optional(),
+  resumeWait: z.object({ groupId: z.string().min(1), executionId: z.string().min(1) }).optional(),
 }) satisfies z.ZodType<CarrierPayload>;
 
 /** A large run's remaining stamping, done in the background page by page. */

@@ -33,6 +33,10 @@ export const Env = z.object({
       )
       .optional(),
   ),
+  CELLFLOW_LLM_BASE_URL: z.preprocess(
+    emptyAsUndefined,
+    z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
+  ),
   TRIGGER_PROJECT_REF: optionalString,
   TRIGGER_SECRET_KEY: optionalString,
   TRIGGER_API_URL: optionalString,

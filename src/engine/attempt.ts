@@ -8,16 +8,18 @@
 import type { Db } from "../../db/client";
 import type { Logger } from "../config/log";
 import type { Group, TableSchema } from "../contracts/table";
-import type { Block } from "../contracts/workflow";
+import { type Block, WorkflowDefinition } from "../contracts/workflow";
 import { formatDuration } from "../domain/durations";
 import { pickOutput, runWorkflow, WorkflowError } from "../execution/executor";
+import { redact, redactText } from "../security/redact";
 import { claimCell } from "../store/cells/claim";
 import { failQueuedCell } from "../store/cells/fail-queued";
 import type { Terminal } from "../store/cells/finish";
 import { pauseAttempt } from "../store/cells/pause-attempt";
-import { readCheckpoints, writeCheckpoint } from "../store/executions/checkpoint";
 import type { LostReason } from "../store/cells/transition";
-import type { CascadeStep } from "../store/engine-reads";
+import { type CascadeStep, childWorkflow } from "../store/engine-reads";
+import { readCheckpoints, writeCheckpoint } from "../store/executions/checkpoint";
+import { loadSecrets } from "../store/secrets/read";
 import { CancelledError, registerAttempt } from "./cancellation";
 import { definitionOf } from "./definitions";
 import { ProgressWriter } from "./progress";
@@ -69,6 +71,7 @@ export interface AttemptInput {
   cascadeSignal: AbortSignal;
   attemptTimeoutMs: number;
   workflows: CascadeStep["workflows"];
+  workspaceId: string;
   /** The carrier already claimed the cell (in its step statement); else the attempt claims. */
   claimed: boolean;
   /** The task run carrying the row, recorded on the cell so a Stop can cancel it. */
@@ -108,6 +111,17 @@ function groupOutputs(
     out[o.columnId] = pickOutput(blocks, o.from);
   }
   return out;
+}
+
+/** Whether a workflow can reach workspace secrets: by name, or through blocks that load more. */
+function needsSecrets(definition: WorkflowDefinition): boolean {
+  return definition.blocks.some(
+    (b) =>
+      b.type === "llm" ||
+      b.type === "foreach" ||
+      b.type === "workflow" ||
+      JSON.stringify(b).includes("secrets"),
+  );
 }
 
 /** The edges a paused block takes when it resumes (approval and wait have plain `next`). */
@@ -167,6 +181,7 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
     controller.abort(new LostAuthority(reason)),
   );
 
+  let secrets: Record<string, string> = {};
   try {
     if (controller.signal.aborted) throw controller.signal.reason;
     if (group.kind === "enrichment") {
@@ -206,6 +221,8 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
     for (const c of a.schema.columns) row[c.name] = a.data[c.id] ?? null;
 
     const ref = { executionId, tableId: a.tableId, rowId, groupId };
+    // Secrets only where the workflow can use them: a query saved on every other cell.
+    secrets = needsSecrets(definition) ? await loadSecrets(db, a.workspaceId, log) : {};
     const checkpoints =
       a.resumable || !a.claimed ? await readCheckpoints(db, executionId) : undefined;
     const result = await runWorkflow({
@@ -214,11 +231,20 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
       row,
       executionId,
       signal: controller.signal,
+      secrets,
       checkpoints,
+      children: {
+        path: [group.workflowId],
+        load: async (id) => {
+          const raw = await childWorkflow(db, a.workspaceId, id, group.version);
+          const parsed = raw === null ? null : WorkflowDefinition.safeParse(raw);
+          return parsed?.success ? parsed.data : null;
+        },
+      },
       hooks: {
         onBlockStart: (id) => progress.blockStarted(id),
         onBlockComplete: (id, output) =>
-          progress.blockFinished(id, groupOutputs(group, { [id]: output }, id)),
+          progress.blockFinished(id, redact(groupOutputs(group, { [id]: output }, id), secrets)),
         checkpoint: async (id, checkpoint) => {
           if (!(await writeCheckpoint(db, ref, id, checkpoint)))
             controller.abort(new LostAuthority("stale"));
@@ -242,7 +268,7 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
     return write({
       kind: "complete",
       outcome: "ok",
-      finish: { blockErrors: {}, outputs: groupOutputs(group, result.blocks) },
+      finish: { blockErrors: {}, outputs: redact(groupOutputs(group, result.blocks), secrets) },
     });
   } catch (err) {
     const reason: unknown = controller.signal.aborted ? controller.signal.reason : err;
@@ -252,9 +278,12 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
     if (isNamed(reason, InterruptedError.name)) return { kind: "interrupted", end: "interrupted" };
     if (reason instanceof LostAuthority) return ended(reason.reason);
     if (isNamed(reason, DeadlineError.name)) return failure((reason as Error).message);
-    if (reason instanceof WorkflowError) return failure(reason.message, reason.blockErrors);
-    log.error({ err: reason }, "attempt failed unexpectedly");
-    return failure(`Internal error: ${reason instanceof Error ? reason.message : String(reason)}`);
+    // Error texts quote what blocks saw (URLs, answers): no secret leaves in them.
+    if (reason instanceof WorkflowError)
+      return failure(redactText(reason.message, secrets), redact(reason.blockErrors, secrets));
+    const text = redactText(reason instanceof Error ? reason.message : String(reason), secrets);
+    log.error({ err: { message: text } }, "attempt failed unexpectedly");
+    return failure(`Internal error: ${text}`);
   } finally {
     // Before the terminal write, which the carrier makes after this returns.
     await progress.close();

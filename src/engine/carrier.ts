@@ -266,6 +266,7 @@ async function cascade(
         cascadeSignal: stopped.signal,
         attemptTimeoutMs: limits.attemptTimeoutMs,
         workflows: step.workflows,
+        workspaceId: step.workspaceId,
         claimed: claimed !== null,
         resumable: claimed?.resumable ?? true,
         runId: ctx.runId,

@@ -9,10 +9,14 @@ import type { Block, WorkflowDefinition } from "../contracts/workflow";
 import { assertNever } from "../domain/statuses";
 import { entryBlock } from "../domain/workflow-graph";
 import { runApproval, runCondition, runFail, runTransform, runWait } from "./blocks/basic";
+import { foreachRunner, type RunChild, workflowRunner } from "./blocks/compose";
+import { runHttp } from "./blocks/http";
+import { runLlm } from "./blocks/llm";
 import {
   type BlockContext,
   BlockError,
   type BlockResult,
+  type Children,
   PauseRequest,
   withRetries,
 } from "./blocks/types";
@@ -45,6 +49,8 @@ export interface RunInput {
   secrets?: Record<string, string>;
   /** Blocks finished by an earlier attempt of this execution (crash, pause). */
   checkpoints?: Record<string, Checkpoint>;
+  /** Where `foreach` and `workflow` blocks load their children from. */
+  children?: Children;
 }
 
 export interface RunOutput {
@@ -65,6 +71,40 @@ export class WorkflowError extends Error {
   }
 }
 
+const runWorkflowBlock = workflowRunner(runChild);
+const runForeach = foreachRunner(runChild);
+
+/** A child workflow: a run of its own under the parent's signal; its result is its leaves' output. */
+async function runChild(args: Parameters<RunChild>[0]): Promise<unknown> {
+  const out = await runWorkflow({
+    definition: args.definition,
+    inputs: args.inputs,
+    row: args.ctx.scope.row,
+    executionId: args.executionId,
+    signal: args.ctx.signal,
+    secrets: args.ctx.scope.secrets,
+    ...(args.ctx.children ? { children: { ...args.ctx.children, path: args.path } } : {}),
+  });
+  if (out.paused)
+    throw new BlockError(out.paused.blockId, "a sub-workflow cannot pause (approval, long wait)", {
+      retryable: false,
+    });
+  return leafOutput(args.definition, out.blocks);
+}
+
+/**
+ * What a workflow returns to its parent: the output of the block that ended it (a block
+ * with no `next` that ran), or, when several branches ended, their outputs by block id.
+ */
+export function leafOutput(
+  definition: WorkflowDefinition,
+  blocks: Record<string, unknown>,
+): unknown {
+  const leaves = definition.blocks.filter((b) => b.next === undefined && b.id in blocks);
+  if (leaves.length === 1 && leaves[0]) return blocks[leaves[0].id];
+  return Object.fromEntries(leaves.map((b) => [b.id, blocks[b.id]]));
+}
+
 function runBlock(block: Block, ctx: BlockContext): Promise<BlockResult> {
   switch (block.type) {
     case "transform":
@@ -77,11 +117,15 @@ function runBlock(block: Block, ctx: BlockContext): Promise<BlockResult> {
       return runFail(block, ctx);
     case "approval":
       return runApproval(block, ctx);
-    case "http":
-    case "foreach":
     case "workflow":
-    case "enrichment":
+      return runWorkflowBlock(block, ctx);
+    case "foreach":
+      return runForeach(block, ctx);
+    case "http":
+      return runHttp(block, ctx);
     case "llm":
+      return runLlm(block, ctx);
+    case "enrichment":
       return Promise.reject(
         new BlockError(block.id, `the ${block.type} block is not available in this version`),
       );
@@ -142,7 +186,12 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
       input.hooks?.onBlockStart?.(id);
       try {
         const result = await withRetries(block, signal, (trySignal) =>
-          runBlock(block, { scope, signal: trySignal, executionId: input.executionId }),
+          runBlock(block, {
+            scope,
+            signal: trySignal,
+            executionId: input.executionId,
+            ...(input.children ? { children: input.children } : {}),
+          }),
         );
         blocks[id] = result.output;
         const taken = takenEdges(block, result);

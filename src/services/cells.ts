@@ -13,7 +13,8 @@ export async function resumePausedCell(
   req: ResumeCellRequest,
 ): Promise<Result<ResumeCellResponse, Failure>> {
   const table = await tableForEngine(ctx.db, ref.tableId);
-  if (!table || table.workspaceId !== ctx.workspaceId) return { ok: false, reason: notFound("table") };
+  if (!table || table.workspaceId !== ctx.workspaceId)
+    return { ok: false, reason: notFound("table") };
   const resumed = await resumeCell(
     ctx.db,
     { ...ref, executionId: req.executionId },

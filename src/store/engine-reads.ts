@@ -55,7 +55,33 @@ export async function workflowDefinition(
 }
 
 /** What a carrier decides a cascade step on (read by `cells/row-step.ts`). */
+/**
+ * A sub-workflow's definition, only from the same workspace: the deployed version when
+ * the group runs deployed versions (none deployed: null), else the draft.
+ */
+export async function childWorkflow(
+  db: Db,
+  workspaceId: string,
+  workflowId: string,
+  version: "live" | "deployed",
+): Promise<unknown | null> {
+  const rows =
+    version === "live"
+      ? await queryRows<{ definition: unknown }>(
+          db,
+          sql`select definition from workflows where id = ${workflowId} and workspace_id = ${workspaceId}`,
+        )
+      : await queryRows<{ definition: unknown }>(
+          db,
+          sql`select v.definition from workflows w
+                join workflow_versions v on v.workflow_id = w.id and v.version = w.deployed_version
+               where w.id = ${workflowId} and w.workspace_id = ${workspaceId}`,
+        );
+  return rows[0]?.definition ?? null;
+}
+
 export interface CascadeStep {
+  workspaceId: string;
   schema: unknown;
   schemaVersion: number;
   /** Per workflow the table's groups name: when its draft changed and its deployed version. */

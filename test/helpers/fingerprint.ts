@@ -19,7 +19,9 @@ export async function dbFingerprint(): Promise<string> {
       (select count(*) from cells) as cells,
       (select count(*) from events) as events,
       (select count(*) from hooks where revoked_at is null) as hooks,
-      (select count(*) from hook_deliveries) as hook_deliveries`,
+      (select count(*) from hook_deliveries) as hook_deliveries,
+      (select count(*) from secrets) as secrets,
+      (select max(updated_at) from secrets) as secrets_at`,
   );
   return JSON.stringify(row);
 }

@@ -1,10 +1,19 @@
-import type { Block } from "../../contracts/workflow";
+import type { Block, WorkflowDefinition } from "../../contracts/workflow";
 import type { ExpressionScope } from "../expressions";
 
 export interface BlockContext {
   scope: ExpressionScope;
   signal: AbortSignal;
   executionId: string;
+  /** For `foreach` and `workflow` blocks: where child workflows come from. */
+  children?: Children;
+}
+
+/** Sub-workflows: how to load one (same workspace, the group's version setting), and the path so far. */
+export interface Children {
+  load(workflowId: string): Promise<WorkflowDefinition | null>;
+  /** Workflow ids from the group's workflow down to the current one. */
+  path: string[];
 }
 
 /** What a block produced, and for a condition which port it took. */

@@ -101,7 +101,7 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
            order by ord
           returning table_id)
         select ${finish ? sql`` : sql`set_config('synchronous_commit', 'off', true) as async,`}
-               t.id is not null as "tableFound", t.schema, t.schema_version as "schemaVersion", w.plan, r.data,
+               t.id is not null as "tableFound", t.workspace_id as "workspaceId", t.schema, t.schema_version as "schemaVersion", w.plan, r.data,
                coalesce((select jsonb_object_agg(wf.id, jsonb_build_object(
                           'updatedAt', extract(epoch from wf.updated_at)::text, 'deployed', wf.deployed_version))
                            from workflows wf
@@ -140,6 +140,7 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
     }
   }
   const step: CascadeStep = {
+    workspaceId: row.workspaceId,
     schema: row.schema,
     schemaVersion: row.schemaVersion,
     workflows: row.workflows,

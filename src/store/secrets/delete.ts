@@ -1,0 +1,12 @@
+import { and, eq } from "drizzle-orm";
+import type { Db } from "../../../db/client";
+import { secrets } from "../../../db/schema";
+
+/** Deletes a workspace secret; false when the workspace has none by that name. */
+export async function deleteSecret(db: Db, workspaceId: string, name: string): Promise<boolean> {
+  const rows = await db
+    .delete(secrets)
+    .where(and(eq(secrets.workspaceId, workspaceId), eq(secrets.name, name)))
+    .returning({ name: secrets.name });
+  return rows.length === 1;
+}

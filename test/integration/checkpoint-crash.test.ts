@@ -1,0 +1,110 @@
+/**
+ * Checkpoints: a worker SIGKILLed while block 3 of 4 runs leaves blocks 1 and 2
+ * recorded; the re-driven attempt starts at block 3, so the endpoints of blocks 1 and 2
+ * saw exactly one request each, and the cell completes with all four outputs.
+ */
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { createDatabase, queryRows } from "../../db/client";
+import { getDatabase } from "../../db/instance";
+import { LocalBackend } from "../../src/backends/local";
+import { log } from "../../src/config/log";
+import { redriveOrphans } from "../../src/engine/redrive";
+import { call } from "../helpers/api";
+import { useTestDatabase } from "../helpers/db";
+import { delay, type Endpoint, startEndpoint } from "../helpers/endpoint";
+import { cellCounts, useWorker } from "../helpers/engine";
+import { newWorkspace } from "../helpers/fixtures";
+import { waitFor } from "../helpers/processes";
+import { spawnWorker } from "../helpers/workers";
+
+let key: string;
+let url: string;
+let ep: Endpoint;
+
+beforeAll(async () => {
+  ({ url } = await useTestDatabase());
+  key = (await newWorkspace()).key;
+  ep = await startEndpoint();
+});
+afterAll(() => ep.close());
+
+it("a crash after block 2 of 4 resumes at block 3; block 2's endpoint saw one request", async () => {
+  ep.on("/one", async () => ({ status: 200, body: 1 }));
+  ep.on("/two", async () => ({ status: 200, body: 2 }));
+  // The first call to /three outlives the victim; the re-run's call answers at once.
+  ep.on("/three", async (_hit, nth) => {
+    if (nth === 1) await delay(60_000);
+    return { status: 200, body: 3 };
+  });
+  const blocks = ["one", "two", "three"].map((p) => ({
+    id: p,
+    type: "http",
+    method: "POST",
+    url: `${ep.url}/${p}`,
+    body: { n: p },
+  }));
+  const all = [
+    ...blocks,
+    {
+      id: "four",
+      type: "transform",
+      expression: "blocks.one.body + blocks.two.body + blocks.three.body",
+    },
+  ];
+  const linked = all.map((b, i) => (i < all.length - 1 ? { ...b, next: all[i + 1]?.id } : b));
+  const wf = await call<{ id: string }>("POST", "/api/workflows", {
+    key,
+    body: { name: "four steps", definition: { inputs: [], blocks: linked } },
+  });
+  const t = await call<{ id: string }>("POST", "/api/tables", {
+    key,
+    body: {
+      name: "crash",
+      columns: [{ id: "sum", name: "Sum", type: "number" }],
+      groups: [
+        {
+          id: "g",
+          name: "G",
+          kind: "workflow",
+          workflowId: wf.body.id,
+          outputs: [{ columnId: "sum", from: "four" }],
+        },
+      ],
+    },
+  });
+  await call("POST", `/api/tables/${t.body.id}/rows`, { key, body: { rows: [{ data: {} }] } });
+
+  const victim = await spawnWorker(url, 2);
+  await call("POST", `/api/tables/${t.body.id}/runs`, { key, body: { mode: "all" } });
+  expect(await waitFor(() => ep.hitsOf("/three").length === 1, 30_000)).toBe(true);
+  await victim.kill("SIGKILL");
+
+  const machine = { database: createDatabase({ url, poolMax: 3 }), backend: new LocalBackend(url) };
+  try {
+    expect(
+      await waitFor(
+        async () => (await redriveOrphans({ ...machine, log: log() })).requeued === 1,
+        10_000,
+      ),
+    ).toBe(true);
+  } finally {
+    await machine.backend.close();
+    await machine.database.close();
+  }
+  await useWorker(url, 2);
+  expect(await waitFor(async () => (await cellCounts(t.body.id)).completed === 1, 30_000)).toBe(
+    true,
+  );
+  expect(ep.hitsOf("/one")).toHaveLength(1);
+  expect(ep.hitsOf("/two")).toHaveLength(1);
+  expect(ep.hitsOf("/three")).toHaveLength(2);
+  // Both calls of block 3 carried the same Idempotency-Key: a provider can dedupe them.
+  const keys = ep.hitsOf("/three").map((h) => h.headers["idempotency-key"]);
+  expect(keys[0]).toBe(keys[1]);
+  const [row] = await queryRows<{ data: Record<string, unknown> }>(
+    getDatabase().db,
+    sql`select data from rows where table_id = ${t.body.id}`,
+  );
+  expect(row?.data.sum).toBe(6);
+}, 120_000);
