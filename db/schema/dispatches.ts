@@ -19,6 +19,11 @@ export const dispatches = pgTable(
     /** Benchmark only: refill the window only once all of it finished (the peer behaviour). */
     scanline: boolean("scanline").notNull().default(false),
     cursor: bigint("cursor", { mode: "number" }).notNull().default(-1),
+    /**
+     * No row before this position is in flight: the window counts from here, so each step
+     * reads the window's span of the index, not every finished row's dead entries.
+     */
+    floor: bigint("floor", { mode: "number" }).notNull().default(-1),
     stamped: integer("stamped").notNull().default(0),
     /** True while a background job is still stamping the rest of a large run. */
     stamping: boolean("stamping").notNull().default(false),

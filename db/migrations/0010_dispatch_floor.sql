@@ -1,0 +1,1 @@
+ALTER TABLE "dispatches" ADD COLUMN "floor" bigint DEFAULT -1 NOT NULL;
