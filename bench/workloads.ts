@@ -6,6 +6,7 @@ import { LocalBackend } from "../src/backends/local";
 import { log } from "../src/config/log";
 import { runningAttempts } from "../src/engine/cancellation";
 import { startRun } from "../src/engine/dispatcher";
+import { LONG_WAIT_MS } from "../src/execution/blocks/basic";
 import { stopRuns } from "../src/engine/stop";
 import { startWorker } from "../src/server/worker-runtime";
 import {
@@ -221,7 +222,9 @@ export async function w3(
     [
       {
         id: "ga",
-        definition: { inputs: [], blocks: [{ id: "w", type: "wait", ms: 600_000 }] },
+        // Waits up to LONG_WAIT_MS run in the worker (longer ones pause the cell instead):
+        // the running attempts a Stop must reach.
+        definition: { inputs: [], blocks: [{ id: "w", type: "wait", ms: LONG_WAIT_MS }] },
         output: { columnId: "a", from: "w" },
       },
     ],

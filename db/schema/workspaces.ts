@@ -1,10 +1,17 @@
-import { index, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { date, index, integer, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 import { plan } from "./enums";
 
 export const workspaces = pgTable("workspaces", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
   plan: plan("plan").notNull().default("free"),
+  /**
+   * Credits charged in `creditsMonth` (the first day of a UTC month). Admission moves it
+   * with one conditional UPDATE, so concurrent attempts can never overspend; the usage
+   * ledger holds the detail.
+   */
+  creditsUsed: integer("credits_used").notNull().default(0),
+  creditsMonth: date("credits_month", { mode: "string" }),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
 });
 

@@ -9,6 +9,10 @@ export interface PlanLimits {
   cascadeTimeoutMs: number;
   /** One deadline per attempt (one group on one row). */
   attemptTimeoutMs: number;
+  /** Credits a workspace may spend per UTC month; null: no cap. */
+  monthlyCredits: number | null;
+  /** Calls per second to one provider, per workspace (the shared rate limit). */
+  rateLimitPerSecond: number;
 }
 
 /**
@@ -28,11 +32,29 @@ export function planLimits(plan: Plan): PlanLimits {
 function planDefaults(plan: Plan): PlanLimits {
   switch (plan) {
     case "free":
-      return { window: 20, cascadeTimeoutMs: 15 * 60_000, attemptTimeoutMs: 5 * 60_000 };
+      return {
+        window: 20,
+        cascadeTimeoutMs: 15 * 60_000,
+        attemptTimeoutMs: 5 * 60_000,
+        monthlyCredits: 1_000,
+        rateLimitPerSecond: 5,
+      };
     case "pro":
-      return { window: 50, cascadeTimeoutMs: 60 * 60_000, attemptTimeoutMs: 15 * 60_000 };
+      return {
+        window: 50,
+        cascadeTimeoutMs: 60 * 60_000,
+        attemptTimeoutMs: 15 * 60_000,
+        monthlyCredits: 100_000,
+        rateLimitPerSecond: 20,
+      };
     case "unlimited":
-      return { window: 200, cascadeTimeoutMs: 6 * 60 * 60_000, attemptTimeoutMs: 60 * 60_000 };
+      return {
+        window: 200,
+        cascadeTimeoutMs: 6 * 60 * 60_000,
+        attemptTimeoutMs: 60 * 60_000,
+        monthlyCredits: null,
+        rateLimitPerSecond: 100,
+      };
     default:
       return assertNever(plan);
   }

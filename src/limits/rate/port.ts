@@ -1,0 +1,23 @@
+/**
+ * The rate limiter port: one `take` per provider call, keyed per workspace and per
+ * provider (`<workspaceId>:<providerId>`). Adapters: @upstash/ratelimit on Upstash
+ * (UPSTASH_REDIS_REST_URL/TOKEN), the same library on a plain Redis (REDIS_URL), or an
+ * in-process limiter (one process only). Invariant: never fail open in front of a paid
+ * provider — a limiter that cannot answer (timeout, Redis down) says "not now".
+ */
+export type Take =
+  | { ok: true }
+  /** Not now: try again after `retryAfterMs` (the window's reset, or a backoff guess). */
+  | { ok: false; retryAfterMs: number; reason: "limited" | "unavailable" };
+
+export interface RateLimit {
+  /** Calls allowed per window. */
+  limit: number;
+  windowMs: number;
+}
+
+export interface RateLimiter {
+  readonly kind: "upstash" | "redis" | "memory";
+  take(key: string, limit: RateLimit): Promise<Take>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,54 @@
+/**
+ * The usage-limit halt. Invariants: the dispatch goes `halted` by one conditional UPDATE
+ * (active → halted), and only the statement that made that change writes the `limit`
+ * event, so however many attempts hit the limit at once there is exactly one; its queued
+ * cells go back to un-run (absent, announced as `cell` events with status null) in the
+ * same statement, so no cell of it is left queued; running cells finish on their own
+ * (they were admitted). The attempt that hit the limit hands its own cell back too.
+ */
+import { sql } from "drizzle-orm";
+import type { Db } from "../../../db/client";
+import { queryRows } from "../../../db/client";
+
+export const LIMIT_MESSAGE =
+  "The workspace's monthly credits are used up; the run stopped. Cells it had not started are un-run.";
+
+export async function haltForLimit(
+  db: Db,
+  at: {
+    dispatchId: string | null;
+    tableId: string;
+    own: { rowId: string; groupId: string; executionId: string };
+  },
+): Promise<{ halted: boolean; unstamped: number }> {
+  const [row] = await queryRows<{ halted: number; unstamped: number }>(
+    db,
+    sql`with d as (
+          update dispatches set status = 'halted', finished_at = now(), updated_at = now()
+           where id = ${at.dispatchId} and status = 'active'
+          returning id, table_id
+        ),
+        del as (
+          delete from cells c
+           where (c.dispatch_id in (select id from d) and c.status = 'queued')
+              or (c.row_id = ${at.own.rowId} and c.group_id = ${at.own.groupId}
+                  and c.execution_id = ${at.own.executionId} and c.status = 'running')
+          returning c.table_id, c.row_id, c.group_id, c.execution_id
+        ),
+        ev as (
+          insert into events (table_id, kind, data)
+          select table_id, 'cell'::event_kind, jsonb_build_object('rowId', row_id, 'groupId', group_id, 'status', null,
+                                                      'executionId', execution_id) from del
+          union all
+          select table_id, 'limit'::event_kind, jsonb_build_object('dispatchId', id, 'reason', 'credits', 'message', ${LIMIT_MESSAGE}::text) from d
+          union all
+          select table_id, 'dispatch'::event_kind, jsonb_build_object('dispatchId', id, 'status', 'halted') from d
+          returning table_id
+        ),
+        wake as (select pg_notify('cellflow_events', ${at.tableId}) where exists (select 1 from ev))
+        select (select count(*) from d)::int as halted,
+               (select count(*) from del where not (row_id = ${at.own.rowId} and group_id = ${at.own.groupId}))::int as unstamped,
+               (select count(*) from wake)::int as woke`,
+  );
+  return { halted: row?.halted === 1, unstamped: row?.unstamped ?? 0 };
+}

@@ -1,0 +1,144 @@
+/**
+ * Credits: admission never overspends the month's cap however many attempts are
+ * admitted at once, charges once per (execution, source), and a halt leaves exactly one
+ * `limit` event, a halted dispatch and no queued cell, while running cells finish.
+ */
+import { sql } from "drizzle-orm";
+import { beforeAll, describe, expect, it } from "vitest";
+import { queryRows } from "../../db/client";
+import { getDatabase } from "../../db/instance";
+import { getBackend } from "../../src/backends/instance";
+import { admitAttempt } from "../../src/engine/admission";
+import { startRun } from "../../src/engine/dispatcher";
+import { planLimits } from "../../src/limits/plans";
+import { claimCell } from "../../src/store/cells/claim";
+import { admit } from "../../src/store/usage/admit";
+import { call } from "../helpers/api";
+import { useTestDatabase } from "../helpers/db";
+import { cellCounts } from "../helpers/engine";
+import { newWorkspace } from "../helpers/fixtures";
+import { waitTable } from "../helpers/tables";
+
+const db = () => getDatabase().db;
+let ws: { id: string; key: string };
+
+beforeAll(async () => {
+  await useTestDatabase();
+  ws = await newWorkspace();
+});
+
+/** Leaves `left` credits of the free plan's month. */
+async function leave(workspaceId: string, left: number): Promise<void> {
+  const cap = planLimits("free").monthlyCredits ?? 0;
+  await db().execute(
+    sql`update workspaces set plan = 'free', credits_used = ${cap - left},
+               credits_month = date_trunc('month', now() at time zone 'utc')::date
+         where id = ${workspaceId}`,
+  );
+}
+
+describe("admission", () => {
+  it("20 attempts admitted at once against 10 credits left: exactly 10 are charged", async () => {
+    const w = await newWorkspace("burst");
+    await leave(w.id, 10);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        admit(db(), {
+          workspaceId: w.id,
+          executionId: `ex_burst_${i}`,
+          source: "email_domain",
+          credits: 1,
+          monthlyCredits: planLimits("free").monthlyCredits,
+        }),
+      ),
+    );
+    expect(results.filter((r) => r.ok)).toHaveLength(10);
+    const [ledger] = await queryRows<{ n: number; sum: number }>(
+      db(),
+      sql`select count(*)::int as n, coalesce(sum(credits), 0)::int as sum from usage where workspace_id = ${w.id}`,
+    );
+    expect(ledger).toEqual({ n: 10, sum: 10 });
+    const usage = await call<{ used: number; remaining: number; limit: number }>(
+      "GET",
+      "/api/usage",
+      {
+        key: w.key,
+      },
+    );
+    expect(usage.body).toMatchObject({ remaining: 0, limit: planLimits("free").monthlyCredits });
+  });
+
+  it("the same execution and source is charged once, whatever the retries", async () => {
+    const w = await newWorkspace("retries");
+    await leave(w.id, 100);
+    const charge = {
+      workspaceId: w.id,
+      executionId: "ex_retry",
+      source: "website_meta",
+      credits: 3,
+      monthlyCredits: planLimits("free").monthlyCredits,
+    };
+    expect(await admit(db(), charge)).toEqual({ ok: true, charged: true });
+    expect(await admit(db(), charge)).toEqual({ ok: true, charged: false });
+    expect(await admit(db(), charge)).toEqual({ ok: true, charged: false });
+    const usage = await call<{ bySource: unknown }>("GET", "/api/usage", { key: w.key });
+    expect(usage.body.bySource).toEqual([{ source: "website_meta", credits: 3 }]);
+  });
+});
+
+describe("halt", () => {
+  it("many attempts hitting the limit at once: one limit event, halted run, no queued cell, running ones kept", async () => {
+    await leave(ws.id, 0);
+    const t = await waitTable(ws.key, { groups: 1, ms: 10, rows: 30 });
+    const run = await startRun(db(), getBackend(), {
+      tableId: t.id,
+      groupIds: ["g0"],
+      mode: "all",
+      rowIds: null,
+      limit: null,
+      window: 30,
+    });
+    // No worker here: claim 6 cells by hand, as 6 carriers would.
+    const cells = await queryRows<{ row_id: string; execution_id: string }>(
+      db(),
+      sql`select row_id, execution_id from cells where table_id = ${t.id} order by row_position limit 6`,
+    );
+    for (const c of cells) await claimCell(db(), c.row_id, "g0", c.execution_id);
+    // Four of them are admitted at once and all hit the limit; two keep running.
+    const outcomes = await Promise.all(
+      cells.slice(0, 4).map((c) =>
+        admitAttempt(db(), {
+          workspaceId: ws.id,
+          plan: "free",
+          tableId: t.id,
+          rowId: c.row_id,
+          groupId: "g0",
+          executionId: c.execution_id,
+          dispatchId: run.dispatchId,
+          source: "email_domain",
+          credits: 1,
+        }),
+      ),
+    );
+    expect(outcomes).toEqual(["halted", "halted", "halted", "halted"]);
+    const [limits] = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from events where table_id = ${t.id} and kind = 'limit'`,
+    );
+    expect(limits?.n).toBe(1);
+    expect(await cellCounts(t.id)).toEqual({ running: 2 });
+    const view = await call<{ status: string }>(
+      "GET",
+      `/api/tables/${t.id}/runs/${run.dispatchId}`,
+      {
+        key: ws.key,
+      },
+    );
+    expect(view.body.status).toBe("halted");
+    const [ledger] = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from usage where workspace_id = ${ws.id}`,
+    );
+    expect(ledger?.n).toBe(0);
+  });
+});
