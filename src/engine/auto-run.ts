@@ -7,7 +7,7 @@ import type { Db } from "../../db/client";
 import { stamperSpec, type TaskBackend } from "../backends/port";
 import { TableSchema } from "../contracts/table";
 import { autoRunDependencies, reArmedByEdit } from "../domain/auto-run";
-import { planLimits } from "../limits/plans";
+import { creditsExhausted, planLimits } from "../limits/plans";
 import { clearGroupCells } from "../store/cells/clear";
 import { discardDispatch } from "../store/dispatches/read";
 import { tableForEngine } from "../store/engine-reads";
@@ -29,7 +29,11 @@ export async function autoFire(
 ): Promise<AutoFired> {
   const table = await tableForEngine(db, tableId);
   if (!table) return { dispatchId: null, stamped: 0 };
-  const deps = autoRunDependencies(TableSchema.parse(table.schema), only);
+  const schema = TableSchema.parse(table.schema);
+  const deps = autoRunDependencies(schema, only);
+  // Credits used up: auto-run stops firing paid groups until the month turns.
+  if (creditsExhausted(table.plan, table.creditsUsed))
+    for (const g of schema.groups) if (g.kind === "enrichment") delete deps[g.id];
   const groupIds = Object.keys(deps);
   if (groupIds.length === 0) return { dispatchId: null, stamped: 0 };
   const run = await stampRun(db, {

@@ -20,7 +20,7 @@ import type { Logger } from "../config/log";
 import { nextAutoGroup } from "../domain/auto-run";
 import { formatDuration } from "../domain/durations";
 import { wakeTable } from "../events/waker";
-import { planLimits } from "../limits/plans";
+import { creditsExhausted, planLimits } from "../limits/plans";
 import { failQueuedCell } from "../store/cells/fail-queued";
 import { failCell } from "../store/cells/finish";
 import { requeueCell } from "../store/cells/requeue";
@@ -217,6 +217,8 @@ async function cascade(
           : nextAutoGroup(schema, step.data, new Set(step.present), lastGroup);
         if (!auto) return;
         const group = schema.groups.find((g) => g.id === auto);
+        // Credits used up: auto-run does not start paid work until the month turns.
+        if (group?.kind === "enrichment" && creditsExhausted(step.plan, step.creditsUsed)) return;
         const stamped = await stampPage(session.db, {
           tableId,
           dispatchId: null,

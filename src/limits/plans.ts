@@ -59,3 +59,9 @@ function planDefaults(plan: Plan): PlanLimits {
       return assertNever(plan);
   }
 }
+
+/** The month's credits are used up: paid work (enrichments) is not started, auto-run stops firing it. */
+export function creditsExhausted(plan: Plan, creditsUsed: number): boolean {
+  const cap = planLimits(plan).monthlyCredits;
+  return cap !== null && creditsUsed >= cap;
+}

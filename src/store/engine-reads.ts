@@ -4,10 +4,15 @@ import type { Db } from "../../db/client";
 import { queryRows } from "../../db/client";
 import type { Plan } from "../domain/statuses";
 
+/** Credits the workspace spent this UTC month (the counter is per month). */
+export const creditsUsedThisMonth = sql`(case when w.credits_month = date_trunc('month', now() at time zone 'utc')::date
+                                           then w.credits_used else 0 end)`;
+
 export interface EngineTable {
   id: string;
   workspaceId: string;
   plan: Plan;
+  creditsUsed: number;
   schema: unknown;
   schemaVersion: number;
 }
@@ -15,7 +20,8 @@ export interface EngineTable {
 export async function tableForEngine(db: Db, tableId: string): Promise<EngineTable | null> {
   const rows = await queryRows<EngineTable>(
     db,
-    sql`select t.id, t.workspace_id as "workspaceId", w.plan, t.schema, t.schema_version as "schemaVersion"
+    sql`select t.id, t.workspace_id as "workspaceId", w.plan, ${creditsUsedThisMonth} as "creditsUsed",
+               t.schema, t.schema_version as "schemaVersion"
           from tables t join workspaces w on w.id = t.workspace_id where t.id = ${tableId}`,
   );
   return rows[0] ?? null;
@@ -82,6 +88,7 @@ export async function childWorkflow(
 
 export interface CascadeStep {
   workspaceId: string;
+  creditsUsed: number;
   schema: unknown;
   schemaVersion: number;
   /** Per workflow the table's groups name: when its draft changed and its deployed version. */

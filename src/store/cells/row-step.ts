@@ -17,7 +17,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { queryRows } from "../../../db/client";
 import type { CellStatus } from "../../domain/statuses";
-import type { CascadeStep } from "../engine-reads";
+import { type CascadeStep, creditsUsedThisMonth } from "../engine-reads";
 import { textArray } from "../sql";
 import { claimSet } from "./claim";
 import { type Terminal, terminalSpec } from "./finish";
@@ -101,7 +101,8 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
            order by ord
           returning table_id)
         select ${finish ? sql`` : sql`set_config('synchronous_commit', 'off', true) as async,`}
-               t.id is not null as "tableFound", t.workspace_id as "workspaceId", t.schema, t.schema_version as "schemaVersion", w.plan, r.data,
+               t.id is not null as "tableFound", t.workspace_id as "workspaceId",
+               ${creditsUsedThisMonth} as "creditsUsed", t.schema, t.schema_version as "schemaVersion", w.plan, r.data,
                coalesce((select jsonb_object_agg(wf.id, jsonb_build_object(
                           'updatedAt', extract(epoch from wf.updated_at)::text, 'deployed', wf.deployed_version))
                            from workflows wf
@@ -141,6 +142,7 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
   }
   const step: CascadeStep = {
     workspaceId: row.workspaceId,
+    creditsUsed: row.creditsUsed,
     schema: row.schema,
     schemaVersion: row.schemaVersion,
     workflows: row.workflows,
