@@ -10,6 +10,7 @@ import path from "node:path";
 import { startEmbeddedPostgres } from "../db/embedded";
 import { freePortish } from "./port";
 import { median } from "./setup";
+import { w5 } from "./w5";
 import { peerJobsPerSec, stampToRunning, w1, w2, w3, w4 } from "./workloads";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -21,6 +22,8 @@ const W2_ROWS = env("BENCH_W2_ROWS", 100_000);
 const W3_RUNNING = env("BENCH_W3_RUNNING", 80);
 const W3_QUEUED = env("BENCH_W3_QUEUED", 10_000);
 const W4_CELLS = env("BENCH_W4_CELLS", 2_000);
+const W5_GRANTS = env("BENCH_W5_GRANTS", 2_000);
+const W5_LIMIT = env("BENCH_W5_LIMIT", 50);
 
 const spread = (xs: number[]) => ({
   median: +median(xs).toFixed(3),
@@ -53,7 +56,7 @@ async function main(): Promise<void> {
       });
     });
   }
-  const only = new Set((process.env.BENCH_ONLY ?? "w1,w2,w3,w4").split(","));
+  const only = new Set((process.env.BENCH_ONLY ?? "w1,w2,w3,w4,w5").split(","));
   const result: Record<string, unknown> = {};
   try {
     if (only.has("w1")) {
@@ -124,6 +127,17 @@ async function main(): Promise<void> {
         sliding: spread(sliding),
         scanline: spread(scan),
         ratio: +(median(sliding) / median(scan)).toFixed(2),
+      };
+    }
+    if (only.has("w5")) {
+      const r = await w5(W5_GRANTS, W5_LIMIT);
+      say(
+        `W5: ${r.grants} grants at ${r.achievedPerSec.toFixed(2)}/s (limit ${r.limitPerSec}/s); at most ${r.maxInAnySecond} in any second; wait p50 ${r.waitP50Ms} ms, p99 ${r.waitP99Ms} ms`,
+      );
+      result.w5 = {
+        ...r,
+        achievedPerSec: +r.achievedPerSec.toFixed(2),
+        withinFivePercent: Math.abs(r.achievedPerSec - r.limitPerSec) <= 0.05 * r.limitPerSec,
       };
     }
     say("");

@@ -6,8 +6,8 @@ import { LocalBackend } from "../src/backends/local";
 import { log } from "../src/config/log";
 import { runningAttempts } from "../src/engine/cancellation";
 import { startRun } from "../src/engine/dispatcher";
-import { LONG_WAIT_MS } from "../src/execution/blocks/basic";
 import { stopRuns } from "../src/engine/stop";
+import { LONG_WAIT_MS } from "../src/execution/blocks/basic";
 import { startWorker } from "../src/server/worker-runtime";
 import {
   benchTable,

@@ -61,6 +61,15 @@ export const Env = z.object({
     z.coerce.number().int().min(1).max(500).default(20),
   ),
   TASK_BACKEND: z.preprocess(emptyAsUndefined, z.enum(["local", "trigger"]).default("local")),
+  UPSTASH_REDIS_REST_URL: z.preprocess(
+    emptyAsUndefined,
+    z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
+  ),
+  UPSTASH_REDIS_REST_TOKEN: optionalString,
+  REDIS_URL: z.preprocess(
+    emptyAsUndefined,
+    z.url({ protocol: /^rediss?$/, error: "must be a redis:// or rediss:// URL" }).optional(),
+  ),
   LOG_LEVEL: z.preprocess(
     emptyAsUndefined,
     z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

@@ -10,7 +10,10 @@ import type { Logger } from "../config/log";
 import type { Group, TableSchema } from "../contracts/table";
 import { type Block, WorkflowDefinition } from "../contracts/workflow";
 import { formatDuration } from "../domain/durations";
+import type { Plan } from "../domain/statuses";
+import { getEnrichment } from "../enrichments/registry";
 import { pickOutput, runWorkflow, WorkflowError } from "../execution/executor";
+import { limiterHook } from "../limits/rate/hook";
 import { redact, redactText } from "../security/redact";
 import { claimCell } from "../store/cells/claim";
 import { failQueuedCell } from "../store/cells/fail-queued";
@@ -20,8 +23,10 @@ import type { LostReason } from "../store/cells/transition";
 import { type CascadeStep, childWorkflow } from "../store/engine-reads";
 import { readCheckpoints, writeCheckpoint } from "../store/executions/checkpoint";
 import { loadSecrets } from "../store/secrets/read";
+import { admitAttempt } from "./admission";
 import { CancelledError, registerAttempt } from "./cancellation";
 import { definitionOf } from "./definitions";
+import { enrichmentTerminal } from "./enrichment-attempt";
 import { ProgressWriter } from "./progress";
 
 export type AttemptEnd =
@@ -52,6 +57,13 @@ export class InterruptedError extends Error {
   }
 }
 
+class UsageLimitHalt extends Error {
+  constructor() {
+    super("the month's credits are used up");
+    this.name = "UsageLimitHalt";
+  }
+}
+
 class LostAuthority extends Error {
   constructor(readonly reason: LostReason) {
     super(`the cell is ${reason}`);
@@ -72,6 +84,9 @@ export interface AttemptInput {
   attemptTimeoutMs: number;
   workflows: CascadeStep["workflows"];
   workspaceId: string;
+  plan: Plan;
+  /** The run that stamped the cell, if any: a usage-limit halt stops it. */
+  dispatchId: string | null;
   /** The carrier already claimed the cell (in its step statement); else the attempt claims. */
   claimed: boolean;
   /** The task run carrying the row, recorded on the cell so a Stop can cancel it. */
@@ -120,6 +135,7 @@ function needsSecrets(definition: WorkflowDefinition): boolean {
       b.type === "llm" ||
       b.type === "foreach" ||
       b.type === "workflow" ||
+      b.type === "enrichment" ||
       JSON.stringify(b).includes("secrets"),
   );
 }
@@ -185,7 +201,39 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
   try {
     if (controller.signal.aborted) throw controller.signal.reason;
     if (group.kind === "enrichment") {
-      return failure(`The enrichment "${group.enrichmentId}" is not available in this version`);
+      // Paid work: admitted (charged once per execution and enrichment) right before the
+      // first provider call, so a skipped cell (missing input) costs nothing; credits used
+      // up halt the run and hand this cell back un-run. Every call is then rate-paced.
+      const cost = getEnrichment(group.enrichmentId)?.cost ?? 0;
+      const pace = limiterHook(a.workspaceId, a.plan);
+      let admitted = false;
+      const beforeCall = async (providerId: string, signal: AbortSignal) => {
+        if (!admitted) {
+          const admission = await admitAttempt(db, {
+            workspaceId: a.workspaceId,
+            plan: a.plan,
+            tableId: a.tableId,
+            rowId,
+            groupId,
+            executionId,
+            dispatchId: a.dispatchId,
+            source: group.enrichmentId,
+            credits: cost,
+          });
+          if (admission === "halted") throw new UsageLimitHalt();
+          admitted = true;
+        }
+        await pace(providerId, signal);
+      };
+      const terminal = await enrichmentTerminal({
+        ...a,
+        log,
+        group,
+        signal: controller.signal,
+        beforeCall,
+      });
+      if (controller.signal.aborted) throw controller.signal.reason;
+      return write(terminal);
     }
     const found = await definitionOf(
       db,
@@ -275,9 +323,13 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
     // By name: the web server's bundle has its own copy of these classes, and a Stop
     // issued there aborts attempts registered here.
     if (isNamed(reason, CancelledError.name)) return ended("cancelled");
+    // The usage-limit halt took the cell back (un-run): nothing left to write.
+    if (reason instanceof UsageLimitHalt) return ended("gone");
     if (isNamed(reason, InterruptedError.name)) return { kind: "interrupted", end: "interrupted" };
     if (reason instanceof LostAuthority) return ended(reason.reason);
     if (isNamed(reason, DeadlineError.name)) return failure((reason as Error).message);
+    // Paced past its budget: a plain message, not an internal error.
+    if (isNamed(reason, "RateLimitExceeded")) return failure((reason as Error).message);
     // Error texts quote what blocks saw (URLs, answers): no secret leaves in them.
     if (reason instanceof WorkflowError)
       return failure(redactText(reason.message, secrets), redact(reason.blockErrors, secrets));

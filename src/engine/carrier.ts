@@ -269,6 +269,8 @@ async function cascade(
         attemptTimeoutMs: limits.attemptTimeoutMs,
         workflows: step.workflows,
         workspaceId: step.workspaceId,
+        plan: step.plan,
+        dispatchId: next.dispatchId,
         claimed: claimed !== null,
         resumable: claimed?.resumable ?? true,
         runId: ctx.runId,

@@ -1,7 +1,4 @@
+import { listEnrichments } from "./registry";
+
 /** Ids of the built-in enrichments a group or block may name. */
-export const ENRICHMENT_IDS: ReadonlySet<string> = new Set([
-  "email_domain",
-  "phone_normalize",
-  "website_meta",
-  "company_lookup",
-]);
+export const ENRICHMENT_IDS: ReadonlySet<string> = new Set(listEnrichments().map((e) => e.id));

@@ -10,6 +10,7 @@ import { assertNever } from "../domain/statuses";
 import { entryBlock } from "../domain/workflow-graph";
 import { runApproval, runCondition, runFail, runTransform, runWait } from "./blocks/basic";
 import { foreachRunner, type RunChild, workflowRunner } from "./blocks/compose";
+import { runEnrichmentBlock } from "./blocks/enrichment";
 import { runHttp } from "./blocks/http";
 import { runLlm } from "./blocks/llm";
 import {
@@ -126,9 +127,7 @@ function runBlock(block: Block, ctx: BlockContext): Promise<BlockResult> {
     case "llm":
       return runLlm(block, ctx);
     case "enrichment":
-      return Promise.reject(
-        new BlockError(block.id, `the ${block.type} block is not available in this version`),
-      );
+      return runEnrichmentBlock(block, ctx);
     default:
       return assertNever(block);
   }

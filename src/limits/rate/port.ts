@@ -6,7 +6,11 @@
  * provider — a limiter that cannot answer (timeout, Redis down) says "not now".
  */
 export type Take =
-  | { ok: true }
+  | {
+      ok: true;
+      /** When the limiter counted the grant (epoch ms, its own clock): what tests measure. */
+      at?: number;
+    }
   /** Not now: try again after `retryAfterMs` (the window's reset, or a backoff guess). */
   | { ok: false; retryAfterMs: number; reason: "limited" | "unavailable" };
 

@@ -1,11 +1,14 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import type { CellOutcome } from "../../domain/statuses";
+import { jsonb } from "../sql";
 import { type TransitionOutcome, type TransitionSpec, transitionCell } from "./transition";
 
 export interface Finish {
   blockErrors: Record<string, string>;
   outputs?: Record<string, unknown>;
+  /** Written to the cell's `details` when given (an enrichment's per-provider report). */
+  details?: Record<string, unknown>;
 }
 
 /** The terminal write of an attempt: completed with an outcome, or error with a message. */
@@ -25,7 +28,9 @@ export function terminalSpec(
 ): TransitionSpec {
   const guard = sql`status = 'running' and execution_id = ${executionId}`;
   const common = sql`finished_at = now(), running_block_ids = '{}',
-             block_errors = ${JSON.stringify(end.finish.blockErrors)}::jsonb`;
+             block_errors = ${JSON.stringify(end.finish.blockErrors)}::jsonb${
+               end.finish.details ? sql`, details = ${jsonb(end.finish.details)}` : sql``
+             }`;
   const set =
     end.kind === "complete"
       ? sql`status = 'completed', outcome = ${end.outcome}, error = null, ${common}`

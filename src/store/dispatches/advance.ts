@@ -40,6 +40,9 @@ export interface Release {
  * whether cells were stamped meanwhile, and slide the window of each dispatch it ran
  * cells for. One round trip instead of one plus one per dispatch; the order of the
  * three does not matter (the window counts rows by their cells, not by their locks).
+ * Each dispatch hands out at most one row here: the slot this row freed, which the
+ * carrier then takes itself (two carriers finishing together each get one, instead of
+ * the first taking both and queueing a job for the second's).
  *
  * It commits asynchronously: every carrier of a dispatch waits for the dispatch's row
  * lock here, and a synchronous commit would hold that lock through a WAL flush, which
@@ -66,7 +69,7 @@ export async function unlockAndAdvance(
                                   'dispatchId', d.id, 'rowIds', coalesce(to_jsonb(a.row_ids), '[]'::jsonb),
                                   'completed', coalesce(a.completed, false)))
                            from jsonb_array_elements_text(${JSON.stringify(dispatchIds)}::jsonb) d(id),
-                                lateral cellflow_advance_dispatch(d.id) a),
+                                lateral cellflow_advance_dispatch(d.id, 1) a),
                         '[]'::jsonb) as advances`,
     { prepare: true },
   );

@@ -1,0 +1,74 @@
+/**
+ * The work of an attempt on a group of kind `enrichment`: group inputs from the row, one
+ * registry run, and the terminal write it implies. Invariants: every output column of the
+ * group is written (null blanks it), so a skipped, not_found or partial run never leaves
+ * a stale value; the cell's `details` record what each provider did, whatever the end;
+ * every provider failing is an `error` with their reasons; nothing that leaves here
+ * carries a secret's value. An abort is rethrown for the attempt to classify.
+ */
+
+import type { Db } from "../../db/client";
+import type { Logger } from "../config/log";
+import type { EnrichmentGroup } from "../contracts/table";
+import { getEnrichment } from "../enrichments/registry";
+import { runEnrichment } from "../enrichments/run";
+import { EnrichmentError, type EnrichmentResult } from "../enrichments/types";
+import { redact, redactText } from "../security/redact";
+import type { Terminal } from "../store/cells/finish";
+import { loadSecrets } from "../store/secrets/read";
+
+export interface EnrichmentAttempt {
+  db: Db;
+  log: Logger;
+  workspaceId: string;
+  group: EnrichmentGroup;
+  data: Record<string, unknown>;
+  signal: AbortSignal;
+  /** Awaited before each provider call (a rate limiter's pacing). */
+  beforeCall?: (providerId: string, signal: AbortSignal) => Promise<void>;
+}
+
+export async function enrichmentTerminal(a: EnrichmentAttempt): Promise<Terminal> {
+  const { group } = a;
+  const enrichment = getEnrichment(group.enrichmentId);
+  if (!enrichment) {
+    return {
+      kind: "fail",
+      message: `The enrichment "${group.enrichmentId}" does not exist`,
+      finish: { blockErrors: {} },
+    };
+  }
+  const inputs: Record<string, unknown> = {};
+  for (const [inputId, columnId] of Object.entries(group.inputs))
+    inputs[inputId] = a.data[columnId] ?? null;
+  const secrets = enrichment.needsSecrets ? await loadSecrets(a.db, a.workspaceId, a.log) : {};
+
+  let result: EnrichmentResult;
+  try {
+    result = await runEnrichment(enrichment, inputs, {
+      signal: a.signal,
+      secrets,
+      ...(a.beforeCall ? { beforeCall: a.beforeCall } : {}),
+    });
+  } catch (err) {
+    if (a.signal.aborted) throw a.signal.reason;
+    if (!(err instanceof EnrichmentError)) throw err;
+    return {
+      kind: "fail",
+      message: redactText(err.message, secrets),
+      finish: { blockErrors: {}, details: redact({ ...err.details }, secrets) },
+    };
+  }
+  if (a.signal.aborted) throw a.signal.reason;
+  const outputs: Record<string, unknown> = {};
+  for (const o of group.outputs) outputs[o.columnId] = result.outputs[o.from] ?? null;
+  return {
+    kind: "complete",
+    outcome: result.outcome,
+    finish: {
+      blockErrors: {},
+      outputs: redact(outputs, secrets),
+      details: redact({ ...result.details }, secrets),
+    },
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * Bounded GET requests for providers. Invariants: every request goes through
+ * `outboundFetch`; it ends by the time cap or the caller's signal, whichever is first,
+ * and the connection is closed either way; at most `maxBytes` of the body are ever held
+ * (the rest is left unread). A timeout or a network failure is a retryable
+ * `ProviderError`; the caller's own abort is passed on as its reason.
+ */
+import { outboundFetch } from "../execution/outbound";
+import { ProviderError } from "./types";
+
+export interface CappedGet {
+  timeoutMs: number;
+  maxBytes: number;
+  headers?: Record<string, string>;
+  signal: AbortSignal;
+}
+
+export interface CappedResponse {
+  status: number;
+  headers: Headers;
+  /** After redirects. */
+  url: string;
+  bytes: Uint8Array;
+  /** The body had more than `maxBytes`; `bytes` is its start. */
+  truncated: boolean;
+}
+
+export async function cappedGet(url: URL, opts: CappedGet): Promise<CappedResponse> {
+  const local = new AbortController();
+  const deadline = AbortSignal.timeout(opts.timeoutMs);
+  const signal = AbortSignal.any([opts.signal, deadline, local.signal]);
+  const fail = (err: unknown): unknown => {
+    if (opts.signal.aborted) return opts.signal.reason;
+    if (deadline.aborted) return new ProviderError(`timed out after ${opts.timeoutMs / 1000} s`);
+    if (err instanceof ProviderError) return err;
+    return new ProviderError(`the request to ${url.host} failed: ${networkMessage(err)}`);
+  };
+  try {
+    const res = await outboundFetch(url, {
+      method: "GET",
+      headers: opts.headers,
+      redirect: "follow",
+      signal,
+    });
+    const { bytes, truncated } = await readCapped(res, opts.maxBytes);
+    return { status: res.status, headers: res.headers, url: res.url || url.href, bytes, truncated };
+  } catch (err) {
+    throw fail(err);
+  } finally {
+    // Whatever ended the read, the connection must not stay open streaming into nothing.
+    local.abort();
+  }
+}
+
+async function readCapped(
+  res: Response,
+  limit: number,
+): Promise<{ bytes: Uint8Array; truncated: boolean }> {
+  if (!res.body) return { bytes: new Uint8Array(0), truncated: false };
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (size + value.byteLength > limit) {
+      chunks.push(value.subarray(0, limit - size));
+      await reader.cancel().catch(() => undefined);
+      return { bytes: Buffer.concat(chunks), truncated: true };
+    }
+    chunks.push(value);
+    size += value.byteLength;
+  }
+  return { bytes: Buffer.concat(chunks, size), truncated: false };
+}
+
+/** Decodes with the charset the response names, UTF-8 when it names none or an unknown one. */
+export function decodeText(bytes: Uint8Array, contentType: string | null): string {
+  const charset = /charset\s*=\s*"?([\w-]+)/i.exec(contentType ?? "")?.[1];
+  try {
+    return new TextDecoder(charset ?? "utf-8").decode(bytes);
+  } catch {
+    return new TextDecoder("utf-8").decode(bytes);
+  }
+}
+
+/** undici reports "fetch failed" and hides the useful part (ECONNREFUSED, …) in `cause`. */
+function networkMessage(err: unknown): string {
+  const cause = err instanceof Error ? err.cause : undefined;
+  if (cause instanceof Error) {
+    const code = (cause as { code?: unknown }).code;
+    if (cause.message) return cause.message;
+    if (typeof code === "string") return code;
+  }
+  return err instanceof Error ? err.message : String(err);
+}

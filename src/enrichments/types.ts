@@ -1,0 +1,122 @@
+/**
+ * What an enrichment is. Invariant: an enrichment is pure description plus an ordered list
+ * of providers; deciding outcomes (skipped, not_found, error), blanking and recording
+ * per-provider details belongs to `run.ts` alone, so every built-in behaves the same way.
+ */
+import type { z } from "zod";
+
+/** Value types, named like column types so a mapping can be checked by eye. */
+export type FieldType = "text" | "number" | "boolean" | "json";
+
+export interface InputField {
+  id: string;
+  type: FieldType;
+  /** A missing required input ends the run as `skipped`, before any provider is called. */
+  required: boolean;
+  description: string;
+}
+
+export interface OutputField {
+  id: string;
+  type: FieldType;
+  description: string;
+}
+
+/** What a provider is given for one call. */
+export interface ProviderCall {
+  /** Aborts on Stop, attempt deadline or the provider's own time cap. */
+  signal: AbortSignal;
+  secrets: Readonly<Record<string, string>>;
+}
+
+/**
+ * One source of answers. `lookup` resolves to output values (only declared output ids
+ * count) or null when it found nothing; it throws (a `ProviderError` ideally) when it
+ * could not tell, which is different from finding nothing.
+ */
+export interface Provider<I> {
+  id: string;
+  /** Credits a successful answer from this provider costs; the enrichment's cost by default. */
+  costCredits?: number;
+  lookup(inputs: I, call: ProviderCall): Promise<Record<string, unknown> | null>;
+}
+
+export interface Enrichment<I = unknown> {
+  id: string;
+  name: string;
+  description: string;
+  /** Credits per successful lookup (outcome `ok`); nothing for skipped or not_found. */
+  cost: number;
+  inputs: readonly InputField[];
+  /** Validates the present inputs; required ones are non-optional fields. */
+  schema: z.ZodType<I>;
+  outputs: readonly OutputField[];
+  /** Whether providers need the workspace's secrets (saves loading them otherwise). */
+  needsSecrets: boolean;
+  /** Providers in the order they are tried; built per run (some come from secrets). */
+  providers(secrets: Readonly<Record<string, string>>): readonly Provider<I>[];
+  /** What to tell people when `providers` is empty. */
+  unconfigured?: string;
+}
+
+export type EnrichmentOutcome = "ok" | "skipped" | "not_found";
+export type ProviderStatus = "found" | "empty" | "error" | "skipped";
+
+export interface ProviderReport {
+  id: string;
+  status: ProviderStatus;
+  costCredits: number;
+  ms: number;
+  error?: string;
+}
+
+/** Recorded in the cell's `details`. */
+export interface EnrichmentDetails {
+  enrichmentId: string;
+  /** What this run costs: the enrichment's cost when found, else 0 (see `cost`). */
+  costCredits: number;
+  providers: ProviderReport[];
+  /** For `skipped`: the required inputs that were empty. */
+  missingInputs?: string[];
+}
+
+export interface EnrichmentResult {
+  outcome: EnrichmentOutcome;
+  /** Every declared output id; null where nothing was found (a stale value is blanked). */
+  outputs: Record<string, unknown>;
+  details: EnrichmentDetails;
+}
+
+/** Hooks a caller may give a run, e.g. a rate limiter pacing calls per provider. */
+export interface EnrichmentContext {
+  signal: AbortSignal;
+  secrets?: Readonly<Record<string, string>>;
+  /** Awaited before each provider call; a throw ends the run (it is not a provider failure). */
+  beforeCall?: (providerId: string, signal: AbortSignal) => Promise<void>;
+}
+
+/** A provider failure with a message meant for people; `retryable` if trying later may help. */
+export class ProviderError extends Error {
+  constructor(
+    message: string,
+    readonly retryable = true,
+  ) {
+    super(message);
+    this.name = "ProviderError";
+  }
+}
+
+/**
+ * The run could not tell: every provider failed, none is configured, or an input has the
+ * wrong type. `details` says what each provider did.
+ */
+export class EnrichmentError extends Error {
+  constructor(
+    message: string,
+    readonly details: EnrichmentDetails,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+    this.name = "EnrichmentError";
+  }
+}

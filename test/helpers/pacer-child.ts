@@ -1,0 +1,43 @@
+/**
+ * A process of pacers for the cross-process rate-limit test and W5: PACERS concurrent
+ * loops, each pacing GRANTS_EACH calls on KEY through the limiter the environment
+ * selects (REDIS_URL), starting at START_AT (epoch ms). Prints one JSON line: when the
+ * limiter counted every grant (Redis's clock, epoch ms — what the limit is about; the
+ * caller hears of it a delivery latency later) and the wait each call spent in `pace`.
+ */
+
+import { readEnv } from "../../src/config/env";
+import { limiterFromEnv } from "../../src/limits/rate/instance";
+import { pace } from "../../src/limits/rate/pace";
+
+const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const pacers = num("PACERS", 25);
+const each = num("GRANTS_EACH", 1);
+const limit = { limit: num("LIMIT", 10), windowMs: num("WINDOW_MS", 1_000) };
+const key = process.env.KEY ?? "ws:provider";
+const startAt = num("START_AT", Date.now());
+
+async function main(): Promise<void> {
+  const limiter = limiterFromEnv(readEnv());
+  const grants: number[] = [];
+  const waits: number[] = [];
+  await new Promise((r) => setTimeout(r, Math.max(0, startAt - Date.now())));
+  await Promise.all(
+    Array.from({ length: pacers }, async () => {
+      for (let i = 0; i < each; i++) {
+        const asked = Date.now();
+        grants.push(
+          await pace(limiter, key, limit, { attempts: 10_000, baseMs: 20, maxMs: 1_000 }),
+        );
+        waits.push(Date.now() - asked);
+      }
+    }),
+  );
+  await limiter.close();
+  process.stdout.write(`${JSON.stringify({ grants, waits })}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

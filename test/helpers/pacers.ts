@@ -1,0 +1,46 @@
+/** Runs test/helpers/pacer-child.ts processes and gathers what they granted. */
+import { spawn } from "node:child_process";
+import path from "node:path";
+
+const root = path.resolve(import.meta.dirname, "../..");
+
+export interface PacerResult {
+  grants: number[];
+  waits: number[];
+}
+
+export function runPacerProcess(env: Record<string, string>): Promise<PacerResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "test/helpers/pacer-child.ts"], {
+      cwd: root,
+      env: { ...process.env, LOG_LEVEL: "silent", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (c: Buffer) => {
+      out += c.toString();
+    });
+    child.stderr.on("data", (c: Buffer) => {
+      err += c.toString();
+    });
+    child.once("error", reject);
+    child.once("exit", (code) => {
+      const line = out.trim().split("\n").at(-1);
+      if (code !== 0 || !line) reject(new Error(`pacer process exited ${code}: ${err}`));
+      else resolve(JSON.parse(line) as PacerResult);
+    });
+  });
+}
+
+/** The most grants any `windowMs` span (half-open, sliding over the grants) holds. */
+export function maxInAnyWindow(times: number[], windowMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let best = 0;
+  let lo = 0;
+  for (let hi = 0; hi < sorted.length; hi++) {
+    while ((sorted[hi] ?? 0) - (sorted[lo] ?? 0) >= windowMs) lo++;
+    best = Math.max(best, hi - lo + 1);
+  }
+  return best;
+}

@@ -1,0 +1,91 @@
+/**
+ * The usage-limit halt end to end: a run of paid enrichments that uses up the month's
+ * credits mid-way ends `halted` with exactly one `limit` event, no cell left queued,
+ * every charge in the ledger once, and the cells it did not get to back to un-run.
+ */
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { queryRows } from "../../db/client";
+import { getDatabase } from "../../db/instance";
+import { planLimits } from "../../src/limits/plans";
+import { call } from "../helpers/api";
+import { useTestDatabase } from "../helpers/db";
+import { type Endpoint, startEndpoint } from "../helpers/endpoint";
+import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
+import { newWorkspace } from "../helpers/fixtures";
+import { waitFor } from "../helpers/processes";
+
+const db = () => getDatabase().db;
+let ep: Endpoint;
+
+beforeAll(async () => {
+  const { url } = await useTestDatabase();
+  await useWorker(url, 10);
+  ep = await startEndpoint();
+});
+afterAll(() => ep.close());
+
+it("credits used up mid-run: one limit event, a halted run, nothing queued, an exact ledger", async () => {
+  const ws = await newWorkspace("halting");
+  const cap = planLimits("free").monthlyCredits ?? 0;
+  await db().execute(
+    sql`update workspaces set plan = 'free', credits_used = ${cap - 5},
+               credits_month = date_trunc('month', now() at time zone 'utc')::date where id = ${ws.id}`,
+  );
+  const t = await call<{ id: string }>("POST", "/api/tables", {
+    key: ws.key,
+    body: {
+      name: "sites",
+      columns: [
+        { id: "url", name: "URL", type: "text" },
+        { id: "title", name: "Title", type: "text" },
+      ],
+      groups: [
+        {
+          id: "meta",
+          name: "Meta",
+          kind: "enrichment",
+          enrichmentId: "website_meta",
+          inputs: { url: "url" },
+          outputs: [{ columnId: "title", from: "title" }],
+        },
+      ],
+    },
+  });
+  ep.on("/page", async () => ({
+    status: 200,
+    body: "<html><head><title>Hello</title></head></html>",
+    headers: { "content-type": "text/html" },
+  }));
+  await call("POST", `/api/tables/${t.body.id}/rows`, {
+    key: ws.key,
+    body: {
+      rows: Array.from({ length: 30 }, (_, i) => ({ data: { url: `${ep.url}/page?i=${i}` } })),
+    },
+  });
+  const run = await call<{ dispatchId: string }>("POST", `/api/tables/${t.body.id}/runs`, {
+    key: ws.key,
+    body: { mode: "all", window: 10 },
+  });
+  expect(await waitForDispatch(ws.key, t.body.id, run.body.dispatchId)).toBe("halted");
+  const [limits] = await queryRows<{ n: number }>(
+    db(),
+    sql`select count(*)::int as n from events where table_id = ${t.body.id} and kind = 'limit'`,
+  );
+  expect(limits?.n).toBe(1);
+  // The admitted attempts finish on their own after the halt.
+  expect(
+    await waitFor(async () => ((await cellCounts(t.body.id)).running ?? 0) === 0, 20_000),
+  ).toBe(true);
+  const counts = await cellCounts(t.body.id);
+  expect(counts.queued ?? 0).toBe(0);
+  expect(counts.running ?? 0).toBe(0);
+  expect(counts.completed).toBe(5);
+  const [ledger] = await queryRows<{ n: number; sum: number }>(
+    db(),
+    sql`select count(*)::int as n, coalesce(sum(credits), 0)::int as sum from usage where workspace_id = ${ws.id}`,
+  );
+  expect(ledger).toEqual({ n: 5, sum: 5 });
+  const usage = await call<{ remaining: number }>("GET", "/api/usage", { key: ws.key });
+  expect(usage.body.remaining).toBe(0);
+}, 60_000);
