@@ -155,6 +155,15 @@ export async function printStatementProfile(
          where dbid = (select oid from pg_database where datname = current_database())
          order by total_plan_time + total_exec_time desc limit 12`,
   );
+  const frequent = await queryRows<{ calls: number; plan: number; exec: number; query: string }>(
+    database.db,
+    sql`select calls::int, total_plan_time as plan, total_exec_time as exec,
+               regexp_replace(left(query, 140), '[[:space:]]+', ' ', 'g') as query
+          from pg_stat_statements
+         where dbid = (select oid from pg_database where datname = current_database())
+         order by calls desc limit 8`,
+  );
+  top.push(...frequent.filter((f) => !top.some((t) => t.query === f.query)));
   say("calls      plan ms   exec ms  statement");
   for (const s of top) {
     say(
