@@ -11,6 +11,9 @@ import { rateLimiter } from "./instance";
 import { coolDown, type PaceOptions, pace } from "./pace";
 import type { RateLimiter } from "./port";
 
+/** Refusals a cell waits through before it ends as "Rate limit exceeded — retry later". */
+export const CELL_PACE_ATTEMPTS = 40;
+
 export type BeforeCall = (providerId: string, signal: AbortSignal) => Promise<void>;
 
 export function rateLimitKey(workspaceId: string, providerId: string): string {
@@ -26,6 +29,9 @@ export function limiterHook(
   const limit = { limit: planLimits(plan).rateLimitPerSecond, windowMs: 1_000 };
   return async (providerId, signal) => {
     await pace(limiter ?? rateLimiter(), rateLimitKey(workspaceId, providerId), limit, {
+      // A whole window of carriers may queue behind one provider at the plan's rate
+      // (free: 20 at 5/s); the budget must outlast that queue, not error inside it.
+      attempts: CELL_PACE_ATTEMPTS,
       ...paceOpts,
       signal,
     });
