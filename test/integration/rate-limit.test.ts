@@ -166,10 +166,12 @@ describe("pacing", () => {
       ),
     );
     const waits = seen.map((t) => Math.round((t[1] ?? 0) - (t[0] ?? 0)));
-    expect(new Set(waits).size).toBeGreaterThan(5);
-    // Never before the limiter's own retry-after.
+    // Never before the limiter's own retry-after (a loaded machine only fires timers late).
     for (const w of waits) expect(w).toBeGreaterThanOrEqual(49);
+    // The spread is in the scheduled waits: wall-clock ones bunch up when timers fire
+    // late under load, so distinctness is checked where the waits are chosen.
     expect(new Set(Array.from({ length: 20 }, () => backoffMs(3, 0, 100, 5000))).size).toBe(20);
+    expect(new Set(Array.from({ length: 20 }, () => backoffMs(0, 50, 50, 5000))).size).toBe(20);
   });
 
   it("ends a rate-limit wait at once when the attempt is stopped", async () => {
