@@ -5,7 +5,7 @@
  * (the rest is left unread). A timeout or a network failure is a retryable
  * `ProviderError`; the caller's own abort is passed on as its reason.
  */
-import { outboundFetch } from "../execution/outbound";
+import { outboundFetch, readCapped } from "../execution/outbound";
 import { ProviderError } from "./types";
 
 export interface CappedGet {
@@ -42,7 +42,7 @@ export async function cappedGet(url: URL, opts: CappedGet): Promise<CappedRespon
       redirect: "follow",
       signal,
     });
-    const { bytes, truncated } = await readCapped(res, opts.maxBytes);
+    const { bytes, over: truncated } = await readCapped(res, opts.maxBytes);
     return { status: res.status, headers: res.headers, url: res.url || url.href, bytes, truncated };
   } catch (err) {
     throw fail(err);
@@ -50,28 +50,6 @@ export async function cappedGet(url: URL, opts: CappedGet): Promise<CappedRespon
     // Whatever ended the read, the connection must not stay open streaming into nothing.
     local.abort();
   }
-}
-
-async function readCapped(
-  res: Response,
-  limit: number,
-): Promise<{ bytes: Uint8Array; truncated: boolean }> {
-  if (!res.body) return { bytes: new Uint8Array(0), truncated: false };
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (size + value.byteLength > limit) {
-      chunks.push(value.subarray(0, limit - size));
-      await reader.cancel().catch(() => undefined);
-      return { bytes: Buffer.concat(chunks), truncated: true };
-    }
-    chunks.push(value);
-    size += value.byteLength;
-  }
-  return { bytes: Buffer.concat(chunks, size), truncated: false };
 }
 
 /** Decodes with the charset the response names, UTF-8 when it names none or an unknown one. */

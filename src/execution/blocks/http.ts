@@ -9,7 +9,7 @@
 import type { HttpBlock } from "../../contracts/workflow";
 import { parseRetryAfter } from "../../domain/retry-after";
 import { type ExpressionScope, renderTemplate } from "../expressions";
-import { outboundFetch } from "../outbound";
+import { outboundFetch, readCapped } from "../outbound";
 import { type BlockContext, BlockError, type BlockRunner } from "./types";
 
 export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
@@ -138,29 +138,6 @@ async function renderJson(
     return Object.fromEntries(entries);
   }
   return value;
-}
-
-/** Reads at most `limit` bytes; `over` says the body had more (the rest is left unread). */
-async function readCapped(
-  res: Response,
-  limit: number,
-): Promise<{ bytes: Uint8Array; over: boolean }> {
-  if (!res.body) return { bytes: new Uint8Array(0), over: false };
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (size + value.byteLength > limit) {
-      chunks.push(value.subarray(0, limit - size));
-      await reader.cancel().catch(() => undefined);
-      return { bytes: Buffer.concat(chunks), over: true };
-    }
-    chunks.push(value);
-    size += value.byteLength;
-  }
-  return { bytes: Buffer.concat(chunks, size), over: false };
 }
 
 function isJsonType(contentType: string | null): boolean {
