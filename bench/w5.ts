@@ -1,64 +1,197 @@
 /**
- * W5: shared rate limits across processes. Two processes × 20 concurrent pacers each
- * take 1,000 grants (2,000 in all) through `pace` on the Redis adapter, limited to 50/s
- * on one key, against a redis-server of its own. Measured at the limiter, not through
- * cells: the achieved rate, the most grants any one-second window held and the wait
- * `pace` added per call. Grants are timed by Redis's clock, where the limit is counted
- * (callers hear of a grant a delivery latency later: a few ms, more on a busy 2-core
- * machine). The sliding log allows no burst, so the bound is limit + 0; throws above it.
+ * W5: shared rate limits through real cells. A table of `cells` rows whose one group is
+ * the `website_meta` enrichment over a loopback site; two `npm run worker` processes
+ * share one redis-server (REDIS_URL) and the provider rate is `limitPerSec`
+ * (CELLFLOW_RATE_LIMIT_PER_SECOND). Every cell records in its details when the limiter
+ * granted its call (Redis's clock, where the limit is counted) and how long it waited:
+ * the achieved rate and the most grants in any one-second window come from the grants,
+ * the added wait from the waits. The sliding log allows no burst, so the bound is
+ * limit + 0; it throws above it, and unless every cell completed exactly once.
+ * A warm-up dispatch (not measured) runs first. Arrivals at the site are reported too:
+ * they trail grants by a delivery latency, so their per-second count can exceed the
+ * limit by the jitter of that latency.
  */
-import { maxInAnyWindow, runPacerProcess } from "../test/helpers/pacers";
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import { sql } from "drizzle-orm";
+import { type Db, queryRows } from "../db/client";
+import { LocalBackend } from "../src/backends/local";
+import { startRun } from "../src/engine/dispatcher";
+import { insertRows } from "../src/store/rows/insert";
+import { createTable } from "../src/store/tables/create";
+import { createWorkspace } from "../src/store/workspaces/create";
+import { startEndpoint } from "../test/helpers/endpoint";
+import { maxInAnyWindow } from "../test/helpers/pacers";
 import { startRedis } from "../test/helpers/redis";
-import { percentile } from "./setup";
+import { checkTerminalOnce, freshDatabase, percentile, waitForDispatch } from "./setup";
+
+const root = path.resolve(import.meta.dirname, "..");
 
 export interface W5Result {
-  grants: number;
+  cells: number;
   limitPerSec: number;
+  /** Grants over their whole span, first to last. */
   achievedPerSec: number;
+  /** The same without the first and last second (the window filling up and draining). */
+  steadyPerSec: number;
   maxInAnySecond: number;
+  arrivalsMaxInAnySecond: number;
   waitP50Ms: number;
   waitP99Ms: number;
+  seconds: number;
+}
+
+/** A worker process (`src/server/worker.ts`); resolves once it says it is ready. */
+async function worker(env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/server/worker.ts"], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let out = "";
+  return new Promise((resolve, reject) => {
+    const onData = (c: Buffer) => {
+      out += c.toString();
+      if (out.includes("worker ready")) resolve(child);
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`W5 worker exited ${code}:\n${out}`)));
+  });
+}
+
+/** A table whose one group is website_meta over `n` pages of the loopback site. */
+async function sitesTable(db: Db, workspaceId: string, n: number, siteUrl: string) {
+  const table = await createTable(db, workspaceId, {
+    name: "w5",
+    schema: {
+      columns: [
+        { id: "url", name: "url", type: "text" },
+        { id: "title", name: "title", type: "text" },
+      ],
+      groups: [
+        {
+          id: "meta",
+          name: "meta",
+          kind: "enrichment",
+          enrichmentId: "website_meta",
+          inputs: { url: "url" },
+          outputs: [{ columnId: "title", from: "title" }],
+          dependsOn: [],
+          autoRun: false,
+        },
+      ],
+    },
+  });
+  for (let i = 0; i < n; i += 1000) {
+    const rows = Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({
+      url: `${siteUrl}/site?i=${i + k}`,
+    }));
+    await insertRows(db, table.id, rows);
+  }
+  return table.id;
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  process.kill(-child.pid, "SIGTERM");
+  await exited;
 }
 
 export async function w5(
-  grants: number,
+  adminUrl: string,
+  cells: number,
   limitPerSec: number,
-  pacersPerProcess = 20,
+  concurrencyPerWorker = 50,
 ): Promise<W5Result> {
   const redis = await startRedis();
+  const site = await startEndpoint();
+  site.on("/site", async () => ({
+    status: 200,
+    body: "<title>ok</title>",
+    headers: { "content-type": "text/html" },
+  }));
+  const { url, database } = await freshDatabase(adminUrl);
+  const workers: ChildProcess[] = [];
+  const backend = new LocalBackend(url);
   try {
-    const perProcess = Math.floor(grants / 2);
+    const db = database.db;
+    const ws = await createWorkspace(db, "w5", "unlimited");
     const env = {
+      DATABASE_URL: url,
       REDIS_URL: redis.url,
-      PACERS: String(pacersPerProcess),
-      GRANTS_EACH: String(Math.ceil(perProcess / pacersPerProcess)),
-      LIMIT: String(limitPerSec),
-      WINDOW_MS: "1000",
-      KEY: "bench:w5",
-      START_AT: String(Date.now() + 3_000),
+      WORKER_CONCURRENCY: String(concurrencyPerWorker),
+      CELLFLOW_RATE_LIMIT_PER_SECOND: String(limitPerSec),
+      CELLFLOW_ALLOW_PRIVATE_NETWORK: "1",
     };
-    const runs = await Promise.all([runPacerProcess(env), runPacerProcess(env)]);
-    const times = runs.flatMap((r) => r.grants).sort((a, b) => a - b);
-    const waits = runs.flatMap((r) => r.waits);
-    const first = times[0] ?? 0;
-    const last = times.at(-1) ?? 0;
-    const maxInAnySecond = maxInAnyWindow(times, 1000);
+    workers.push(...(await Promise.all([worker(env), worker(env)])));
+    const runAll = async (tableId: string) => {
+      const run = await startRun(db, backend, {
+        tableId,
+        groupIds: ["meta"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: concurrencyPerWorker * 2,
+      });
+      await waitForDispatch(database, run.dispatchId, 100);
+    };
+    // Warm-up on another table (same workspace, so the same rate key), not measured: the
+    // workers open their database connections and compile their hot paths here, which
+    // would otherwise show as a slow first few seconds that no limiter causes.
+    const warmUp = await sitesTable(db, ws.id, concurrencyPerWorker * 2, site.url);
+    await runAll(warmUp);
+    const tableId = await sitesTable(db, ws.id, cells, site.url);
+    site.hits.length = 0;
+    const started = performance.now();
+    await runAll(tableId);
+    const seconds = (performance.now() - started) / 1000;
+    await checkTerminalOnce(database, tableId, cells);
+    const rows = await queryRows<{ status: string; at: string | null; waited: string | null }>(
+      db,
+      sql`select status::text as status,
+                 details->'providers'->0->'rateLimit'->>'at' as at,
+                 details->'providers'->0->'rateLimit'->>'waitedMs' as waited
+            from cells where table_id = ${tableId}`,
+    );
+    const notDone = rows.filter((r) => r.status !== "completed" || r.at === null);
+    if (notDone.length > 0)
+      throw new Error(`W5: ${notDone.length} cells did not complete with a recorded grant`);
+    const grants = rows.map((r) => Number(r.at)).sort((a, b) => a - b);
+    const waits = rows.map((r) => Number(r.waited));
+    const maxInAnySecond = maxInAnyWindow(grants, 1000);
     const burst = 0;
     if (maxInAnySecond > limitPerSec + burst) {
       throw new Error(
         `W5: ${maxInAnySecond} grants in one second, limit ${limitPerSec} + ${burst}`,
       );
     }
+    const first = grants[0] ?? 0;
+    const last = grants.at(-1) ?? 0;
+    const inner = grants.filter((t) => t >= first + 1_000 && t <= last - 1_000);
     return {
-      grants: times.length,
+      cells,
       limitPerSec,
       // n grants span n - 1 gaps.
-      achievedPerSec: ((times.length - 1) * 1000) / Math.max(1, last - first),
+      achievedPerSec: ((grants.length - 1) * 1000) / Math.max(1, last - first),
+      steadyPerSec:
+        ((inner.length - 1) * 1000) / Math.max(1, (inner.at(-1) ?? 0) - (inner[0] ?? 0)),
       maxInAnySecond,
+      arrivalsMaxInAnySecond: maxInAnyWindow(
+        site.hitsOf("/site").map((h) => h.at),
+        1000,
+      ),
       waitP50Ms: percentile(waits, 50),
       waitP99Ms: percentile(waits, 99),
+      seconds,
     };
   } finally {
+    await Promise.all(workers.map(stopProcess));
+    await backend.close();
+    await database.close();
+    await site.close();
     await redis.stop();
   }
 }

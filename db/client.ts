@@ -53,6 +53,12 @@ export interface DatabaseOptions {
   /** `host:port` of a WebSocket-to-TCP proxy, for the Neon driver against plain Postgres. */
   neonWsProxy?: string;
   applicationName?: string;
+  /**
+   * How long an idle connection stays open. Default 10 s (node-postgres's). A worker keeps
+   * its carriers' connections longer: opening one costs a fork and an authentication on
+   * the server, and a window of carriers opening theirs at once starts a run slowly.
+   */
+  idleTimeoutMs?: number;
 }
 
 // Postgres bigint (int8) and numeric come back as strings by default; counts and
@@ -75,6 +81,7 @@ function newPool(
   const config = {
     connectionString: url,
     max,
+    idleTimeoutMillis: opts.idleTimeoutMs ?? 10_000,
     application_name: opts.applicationName ?? "cellflow",
     // Only statements we name are prepared (the engine's per-cell ones, all by key):
     // plan them once per connection instead of re-planning their first executions.

@@ -48,6 +48,10 @@ export const Env = z.object({
     emptyAsUndefined,
     z.coerce.number().int().min(100).optional(),
   ),
+  CELLFLOW_RATE_LIMIT_PER_SECOND: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(100_000).optional(),
+  ),
   EVENTS_RETENTION_HOURS: z.preprocess(
     emptyAsUndefined,
     z.coerce

@@ -16,6 +16,8 @@ export interface AdmissionRequest {
   rowId: string;
   groupId: string;
   executionId: string;
+  /** The ledger's key with `source`; default `executionId` (a sub-workflow item has its own). */
+  chargeId?: string;
   dispatchId: string | null;
   /** What is charged: an enrichment id, a provider id… (one charge per execution and source). */
   source: string;
@@ -26,7 +28,7 @@ export async function admitAttempt(db: Db, req: AdmissionRequest): Promise<"admi
   if (req.credits <= 0) return "admitted";
   const admission = await admit(db, {
     workspaceId: req.workspaceId,
-    executionId: req.executionId,
+    executionId: req.chargeId ?? req.executionId,
     source: req.source,
     credits: req.credits,
     monthlyCredits: planLimits(req.plan).monthlyCredits,

@@ -13,7 +13,6 @@ import { formatDuration } from "../domain/durations";
 import type { Plan } from "../domain/statuses";
 import { getEnrichment } from "../enrichments/registry";
 import { pickOutput, runWorkflow, WorkflowError } from "../execution/executor";
-import { limiterHook } from "../limits/rate/hook";
 import { redact, redactText } from "../security/redact";
 import { claimCell } from "../store/cells/claim";
 import { failQueuedCell } from "../store/cells/fail-queued";
@@ -23,10 +22,10 @@ import type { LostReason } from "../store/cells/transition";
 import { type CascadeStep, childWorkflow } from "../store/engine-reads";
 import { readCheckpoints, writeCheckpoint } from "../store/executions/checkpoint";
 import { loadSecrets } from "../store/secrets/read";
-import { admitAttempt } from "./admission";
 import { CancelledError, registerAttempt } from "./cancellation";
 import { definitionOf } from "./definitions";
 import { enrichmentTerminal } from "./enrichment-attempt";
+import { paidCalls, UsageLimitHalt } from "./paid-calls";
 import { ProgressWriter } from "./progress";
 
 export type AttemptEnd =
@@ -54,13 +53,6 @@ export class InterruptedError extends Error {
   constructor() {
     super("The worker stopped during the run");
     this.name = "InterruptedError";
-  }
-}
-
-class UsageLimitHalt extends Error {
-  constructor() {
-    super("the month's credits are used up");
-    this.name = "UsageLimitHalt";
   }
 }
 
@@ -198,6 +190,19 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
   );
 
   let secrets: Record<string, string> = {};
+  const paid = paidCalls(
+    db,
+    {
+      workspaceId: a.workspaceId,
+      plan: a.plan,
+      tableId: a.tableId,
+      rowId,
+      groupId,
+      executionId,
+      dispatchId: a.dispatchId,
+    },
+    (halt) => controller.abort(halt),
+  );
   try {
     if (controller.signal.aborted) throw controller.signal.reason;
     if (group.kind === "enrichment") {
@@ -205,26 +210,7 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
       // first provider call, so a skipped cell (missing input) costs nothing; credits used
       // up halt the run and hand this cell back un-run. Every call is then rate-paced.
       const cost = getEnrichment(group.enrichmentId)?.cost ?? 0;
-      const pace = limiterHook(a.workspaceId, a.plan);
-      let admitted = false;
-      const beforeCall = async (providerId: string, signal: AbortSignal) => {
-        if (!admitted) {
-          const admission = await admitAttempt(db, {
-            workspaceId: a.workspaceId,
-            plan: a.plan,
-            tableId: a.tableId,
-            rowId,
-            groupId,
-            executionId,
-            dispatchId: a.dispatchId,
-            source: group.enrichmentId,
-            credits: cost,
-          });
-          if (admission === "halted") throw new UsageLimitHalt();
-          admitted = true;
-        }
-        await pace(providerId, signal);
-      };
+      const beforeCall = paid({ source: group.enrichmentId, chargeId: executionId, credits: cost });
       const terminal = await enrichmentTerminal({
         ...a,
         log,
@@ -281,6 +267,7 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
       signal: controller.signal,
       secrets,
       checkpoints,
+      paid,
       children: {
         path: [group.workflowId],
         load: async (id) => {

@@ -12,7 +12,7 @@ import type { Logger } from "../config/log";
 import type { EnrichmentGroup } from "../contracts/table";
 import { getEnrichment } from "../enrichments/registry";
 import { runEnrichment } from "../enrichments/run";
-import { EnrichmentError, type EnrichmentResult } from "../enrichments/types";
+import { type BeforeCall, EnrichmentError, type EnrichmentResult } from "../enrichments/types";
 import { redact, redactText } from "../security/redact";
 import type { Terminal } from "../store/cells/finish";
 import { loadSecrets } from "../store/secrets/read";
@@ -25,7 +25,7 @@ export interface EnrichmentAttempt {
   data: Record<string, unknown>;
   signal: AbortSignal;
   /** Awaited before each provider call (a rate limiter's pacing). */
-  beforeCall?: (providerId: string, signal: AbortSignal) => Promise<void>;
+  beforeCall?: BeforeCall;
 }
 
 export async function enrichmentTerminal(a: EnrichmentAttempt): Promise<Terminal> {

@@ -97,7 +97,8 @@ export async function runEnrichment<I>(
   let retryable = false;
   for (const [index, provider] of providers.entries()) {
     if (ctx.signal.aborted) throw ctx.signal.reason;
-    await ctx.beforeCall?.(provider.id, ctx.signal);
+    const grant = await ctx.beforeCall?.(provider.id, ctx.signal);
+    const paced = grant ? { rateLimit: grant } : {};
     const started = performance.now();
     const ms = () => Math.round(performance.now() - started);
     let answer: Record<string, unknown> | null;
@@ -112,16 +113,29 @@ export async function runEnrichment<I>(
         costCredits: 0,
         ms: ms(),
         error: messageOf(err),
+        ...paced,
       });
       continue;
     }
     const outputs = answer ? cleanOutputs(enrichment, answer) : null;
     if (!outputs || Object.values(outputs).every((v) => v === null)) {
-      details.providers.push({ id: provider.id, status: "empty", costCredits: 0, ms: ms() });
+      details.providers.push({
+        id: provider.id,
+        status: "empty",
+        costCredits: 0,
+        ms: ms(),
+        ...paced,
+      });
       continue;
     }
     const cost = provider.costCredits ?? enrichment.cost;
-    details.providers.push({ id: provider.id, status: "found", costCredits: cost, ms: ms() });
+    details.providers.push({
+      id: provider.id,
+      status: "found",
+      costCredits: cost,
+      ms: ms(),
+      ...paced,
+    });
     details.providers.push(...notCalled(index + 1));
     details.costCredits = enrichment.cost;
     return { outcome: "ok", outputs, details };

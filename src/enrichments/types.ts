@@ -62,12 +62,23 @@ export interface Enrichment<I = unknown> {
 export type EnrichmentOutcome = "ok" | "skipped" | "not_found";
 export type ProviderStatus = "found" | "empty" | "error" | "skipped";
 
+/** A rate limiter's go-ahead for one provider call. */
+export interface CallGrant {
+  /** When the limiter counted the call (its clock, epoch ms). */
+  at: number;
+  /** How long the call waited for it. */
+  waitedMs: number;
+}
+
 export interface ProviderReport {
   id: string;
   status: ProviderStatus;
   costCredits: number;
+  /** The call itself, from the grant to the answer. */
   ms: number;
   error?: string;
+  /** Set when a rate limiter paced the call: people see why a cell took long. */
+  rateLimit?: CallGrant;
 }
 
 /** Recorded in the cell's `details`. */
@@ -87,12 +98,30 @@ export interface EnrichmentResult {
   details: EnrichmentDetails;
 }
 
+export type BeforeCall = (
+  providerId: string,
+  signal: AbortSignal,
+) => Promise<CallGrant | undefined>;
+
+/** What a paid call is charged as: once per (chargeId, source), `credits` credits. */
+export interface PaidCharge {
+  source: string;
+  chargeId: string;
+  credits: number;
+}
+
+/** The gate for one charge's provider calls (admission, then pacing for each call). */
+export type PaidCalls = (charge: PaidCharge) => BeforeCall;
+
 /** Hooks a caller may give a run, e.g. a rate limiter pacing calls per provider. */
 export interface EnrichmentContext {
   signal: AbortSignal;
   secrets?: Readonly<Record<string, string>>;
-  /** Awaited before each provider call; a throw ends the run (it is not a provider failure). */
-  beforeCall?: (providerId: string, signal: AbortSignal) => Promise<void>;
+  /**
+   * Awaited before each provider call; a throw ends the run (it is not a provider
+   * failure). A grant it returns is recorded in that provider's report.
+   */
+  beforeCall?: BeforeCall;
 }
 
 /** A provider failure with a message meant for people; `retryable` if trying later may help. */

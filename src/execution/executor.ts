@@ -8,6 +8,7 @@
 import type { Block, WorkflowDefinition } from "../contracts/workflow";
 import { assertNever } from "../domain/statuses";
 import { entryBlock } from "../domain/workflow-graph";
+import type { PaidCalls } from "../enrichments/types";
 import { runApproval, runCondition, runFail, runTransform, runWait } from "./blocks/basic";
 import { foreachRunner, type RunChild, workflowRunner } from "./blocks/compose";
 import { runEnrichmentBlock } from "./blocks/enrichment";
@@ -52,6 +53,8 @@ export interface RunInput {
   checkpoints?: Record<string, Checkpoint>;
   /** Where `foreach` and `workflow` blocks load their children from. */
   children?: Children;
+  /** The gate for paid provider calls (enrichment blocks): admission and pacing. */
+  paid?: PaidCalls;
 }
 
 export interface RunOutput {
@@ -85,6 +88,7 @@ async function runChild(args: Parameters<RunChild>[0]): Promise<unknown> {
     signal: args.ctx.signal,
     secrets: args.ctx.scope.secrets,
     ...(args.ctx.children ? { children: { ...args.ctx.children, path: args.path } } : {}),
+    ...(args.ctx.paid ? { paid: args.ctx.paid } : {}),
   });
   if (out.paused)
     throw new BlockError(out.paused.blockId, "a sub-workflow cannot pause (approval, long wait)", {
@@ -190,6 +194,7 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
             signal: trySignal,
             executionId: input.executionId,
             ...(input.children ? { children: input.children } : {}),
+            ...(input.paid ? { paid: input.paid } : {}),
           }),
         );
         blocks[id] = result.output;

@@ -16,8 +16,9 @@ export interface PlanLimits {
 }
 
 /**
- * The plan's limits, with the deadlines overridable for the whole deployment
- * (CELLFLOW_CASCADE_TIMEOUT_MS, CELLFLOW_ATTEMPT_TIMEOUT_MS).
+ * The plan's limits, with the deadlines and the provider rate overridable for the whole
+ * deployment (CELLFLOW_CASCADE_TIMEOUT_MS, CELLFLOW_ATTEMPT_TIMEOUT_MS,
+ * CELLFLOW_RATE_LIMIT_PER_SECOND: what a provider contract allows, whatever the plan).
  */
 export function planLimits(plan: Plan): PlanLimits {
   const base = planDefaults(plan);
@@ -26,6 +27,7 @@ export function planLimits(plan: Plan): PlanLimits {
     ...base,
     cascadeTimeoutMs: env.CELLFLOW_CASCADE_TIMEOUT_MS ?? base.cascadeTimeoutMs,
     attemptTimeoutMs: env.CELLFLOW_ATTEMPT_TIMEOUT_MS ?? base.attemptTimeoutMs,
+    rateLimitPerSecond: env.CELLFLOW_RATE_LIMIT_PER_SECOND ?? base.rateLimitPerSecond,
   };
 }
 

@@ -43,6 +43,9 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     driver: opts.driver,
     neonWsProxy: opts.neonWsProxy,
     poolMax: opts.concurrency + 5,
+    // Between the bursts of a run (and between runs) carriers reuse warm connections: a
+    // window of 100 carriers opening theirs at once took ~5 s on a 2-core machine (W5).
+    idleTimeoutMs: 60_000,
     applicationName: "cellflow-worker",
   });
   const backend = new LocalBackend(sessionUrl);

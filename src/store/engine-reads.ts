@@ -60,7 +60,6 @@ export async function workflowDefinition(
   return rows[0] ?? null;
 }
 
-/** What a carrier decides a cascade step on (read by `cells/row-step.ts`). */
 /**
  * A sub-workflow's definition, only from the same workspace: the deployed version when
  * the group runs deployed versions (none deployed: null), else the draft.
@@ -86,6 +85,25 @@ export async function childWorkflow(
   return rows[0]?.definition ?? null;
 }
 
+/**
+ * Whether an attempt was stopped or superseded: its cell no longer runs this execution
+ * (a Stop's tombstone, a re-run, the row deleted). For waits whose process may not hear
+ * the Stop's notice.
+ */
+export async function attemptSuperseded(
+  db: Db,
+  cell: { rowId: string; groupId: string; executionId: string },
+): Promise<boolean> {
+  const rows = await queryRows<{ one: number }>(
+    db,
+    sql`select 1 as one from cells
+         where row_id = ${cell.rowId} and group_id = ${cell.groupId}
+           and execution_id = ${cell.executionId} and status = 'running'`,
+  );
+  return rows.length === 0;
+}
+
+/** What a carrier decides a cascade step on (read by `cells/row-step.ts`). */
 export interface CascadeStep {
   workspaceId: string;
   creditsUsed: number;

@@ -1,14 +1,15 @@
 /**
- * A process of pacers for the cross-process rate-limit test and W5: PACERS concurrent
- * loops, each pacing GRANTS_EACH calls on KEY through the limiter the environment
- * selects (REDIS_URL), starting at START_AT (epoch ms). Prints one JSON line: when the
- * limiter counted every grant (Redis's clock, epoch ms — what the limit is about; the
- * caller hears of it a delivery latency later) and the wait each call spent in `pace`.
+ * A process of pacers for the cross-process rate-limit test: PACERS concurrent loops,
+ * each pacing GRANTS_EACH calls on KEY in this process's line (as cells do) through the
+ * limiter the environment selects (REDIS_URL), starting at START_AT (epoch ms). Prints
+ * one JSON line: when the limiter counted every grant (Redis's clock, epoch ms — what
+ * the limit is about; the caller hears of it a delivery latency later) and each wait.
  */
 
 import { readEnv } from "../../src/config/env";
+import { paceBaseMs } from "../../src/limits/rate/hook";
 import { limiterFromEnv } from "../../src/limits/rate/instance";
-import { pace } from "../../src/limits/rate/pace";
+import { paceInLine } from "../../src/limits/rate/line";
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const pacers = num("PACERS", 25);
@@ -27,7 +28,11 @@ async function main(): Promise<void> {
       for (let i = 0; i < each; i++) {
         const asked = Date.now();
         grants.push(
-          await pace(limiter, key, limit, { attempts: 10_000, baseMs: 20, maxMs: 1_000 }),
+          await paceInLine(limiter, key, limit, {
+            attempts: 10_000,
+            baseMs: paceBaseMs(limit.limit),
+            maxMs: 1_000,
+          }),
         );
         waits.push(Date.now() - asked);
       }

@@ -89,3 +89,82 @@ it("credits used up mid-run: one limit event, a halted run, nothing queued, an e
   const usage = await call<{ remaining: number }>("GET", "/api/usage", { key: ws.key });
   expect(usage.body.remaining).toBe(0);
 }, 60_000);
+
+it("an enrichment block inside a workflow is charged and halts the run like an enrichment group", async () => {
+  const ws = await newWorkspace("halting-blocks");
+  const cap = planLimits("free").monthlyCredits ?? 0;
+  await db().execute(
+    sql`update workspaces set plan = 'free', credits_used = ${cap - 3},
+               credits_month = date_trunc('month', now() at time zone 'utc')::date where id = ${ws.id}`,
+  );
+  ep.on("/block-page", async () => ({
+    status: 200,
+    body: "<html><head><title>Block</title></head></html>",
+    headers: { "content-type": "text/html" },
+  }));
+  const wf = await call<{ id: string }>("POST", "/api/workflows", {
+    key: ws.key,
+    body: {
+      name: "meta in a workflow",
+      definition: {
+        inputs: [{ name: "url", required: true }],
+        blocks: [
+          {
+            id: "meta",
+            type: "enrichment",
+            enrichmentId: "website_meta",
+            inputs: { url: "inputs.url" },
+          },
+        ],
+      },
+    },
+  });
+  const t = await call<{ id: string }>("POST", "/api/tables", {
+    key: ws.key,
+    body: {
+      name: "sites",
+      columns: [
+        { id: "url", name: "URL", type: "text" },
+        { id: "title", name: "Title", type: "text" },
+      ],
+      groups: [
+        {
+          id: "g",
+          name: "Meta",
+          kind: "workflow",
+          workflowId: wf.body.id,
+          inputs: { url: "url" },
+          outputs: [{ columnId: "title", from: "meta.title" }],
+        },
+      ],
+    },
+  });
+  await call("POST", `/api/tables/${t.body.id}/rows`, {
+    key: ws.key,
+    body: {
+      rows: Array.from({ length: 10 }, (_, i) => ({
+        data: { url: `${ep.url}/block-page?i=${i}` },
+      })),
+    },
+  });
+  const run = await call<{ dispatchId: string }>("POST", `/api/tables/${t.body.id}/runs`, {
+    key: ws.key,
+    body: { mode: "all", window: 2 },
+  });
+  expect(await waitForDispatch(ws.key, t.body.id, run.body.dispatchId)).toBe("halted");
+  expect(
+    await waitFor(async () => ((await cellCounts(t.body.id)).running ?? 0) === 0, 20_000),
+  ).toBe(true);
+  const counts = await cellCounts(t.body.id);
+  // Halted cells go back to un-run: not an error, not a workflow failure.
+  expect(counts).toEqual({ completed: 3 });
+  const ledger = await queryRows<{ source: string; credits: number }>(
+    db(),
+    sql`select source, credits from usage where workspace_id = ${ws.id}`,
+  );
+  expect(ledger).toEqual(
+    Array.from({ length: 3 }, () => ({ source: "website_meta@meta", credits: 1 })),
+  );
+  // Fewer calls than rows reached the provider: none was made unpaid.
+  expect(ep.hitsOf("/block-page")).toHaveLength(3);
+}, 60_000);

@@ -170,8 +170,29 @@ describe("pacing", () => {
     for (const w of waits) expect(w).toBeGreaterThanOrEqual(49);
     // The spread is in the scheduled waits: wall-clock ones bunch up when timers fire
     // late under load, so distinctness is checked where the waits are chosen.
-    expect(new Set(Array.from({ length: 20 }, () => backoffMs(3, 0, 100, 5000))).size).toBe(20);
-    expect(new Set(Array.from({ length: 20 }, () => backoffMs(0, 50, 50, 5000))).size).toBe(20);
+    const limited = { retryAfterMs: 50, reason: "limited" as const };
+    const down = { retryAfterMs: 0, reason: "unavailable" as const };
+    expect(new Set(Array.from({ length: 20 }, () => backoffMs(3, down, 100, 5000))).size).toBe(20);
+    expect(new Set(Array.from({ length: 20 }, () => backoffMs(0, limited, 50, 5000))).size).toBe(
+      20,
+    );
+  });
+
+  it("waits out a known retry-after with a jitter capped at four bases; backs off exponentially only when the limiter cannot answer", () => {
+    const limited = { retryAfterMs: 30, reason: "limited" as const };
+    const down = { retryAfterMs: 500, reason: "unavailable" as const };
+    const top = () => 0.999_999;
+    // Refusal after refusal, a limited waiter never waits much past when a call frees up.
+    for (const attempt of [0, 1, 2, 5, 20]) {
+      const w = backoffMs(attempt, limited, 10, 5_000, top);
+      expect(w).toBeGreaterThanOrEqual(30);
+      expect(w).toBeLessThanOrEqual(30 + 10 * Math.min(4, 2 ** attempt));
+    }
+    expect(backoffMs(0, limited, 10, 5_000, () => 0)).toBe(30);
+    // A limiter that is down is asked less and less often, up to the cap.
+    expect(backoffMs(0, down, 100, 5_000, top)).toBeLessThan(601);
+    expect(backoffMs(6, down, 100, 5_000, top)).toBeGreaterThan(5_000 * 0.99);
+    expect(backoffMs(20, down, 100, 5_000, top)).toBeLessThanOrEqual(5_000);
   });
 
   it("ends a rate-limit wait at once when the attempt is stopped", async () => {

@@ -189,19 +189,24 @@ describe("runEnrichment outcomes", () => {
     expect((err as Error).message).toContain("COMPANY_LOOKUP_URL_1");
   });
 
-  it("beforeCall runs before each provider call, in order, with the provider id", async () => {
+  it("beforeCall runs before each provider call, in order, and its grant is in that provider's report", async () => {
     const calls: string[] = [];
-    await runEnrichment(
+    const result = await runEnrichment(
       fake([answers("p1", null, calls), answers("p2", { b: "y" }, calls)]),
       { key: "k" },
       {
         signal: signal(),
         beforeCall: async (id) => {
           calls.push(`before:${id}`);
+          return id === "p2" ? { at: 1_700_000_000_000, waitedMs: 250 } : undefined;
         },
       },
     );
     expect(calls).toEqual(["before:p1", "p1", "before:p2", "p2"]);
+    expect(result.details.providers.map((p) => p.rateLimit)).toEqual([
+      undefined,
+      { at: 1_700_000_000_000, waitedMs: 250 },
+    ]);
   });
 
   it("an abort is passed on as the signal's reason, not recorded as a provider failure", async () => {

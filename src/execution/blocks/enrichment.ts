@@ -31,9 +31,16 @@ export const runEnrichmentBlock: BlockRunner<EnrichmentBlock> = async (block, ct
     }
   }
   try {
+    // Charged once per execution (a sub-workflow item has its own) and block; paced.
+    const beforeCall = ctx.paid?.({
+      source: `${enrichment.id}@${block.id}`,
+      chargeId: ctx.executionId,
+      credits: enrichment.cost,
+    });
     const result = await runEnrichment(enrichment, inputs, {
       signal: ctx.signal,
       secrets: ctx.scope.secrets,
+      ...(beforeCall ? { beforeCall } : {}),
     });
     return { output: result.outputs };
   } catch (err) {

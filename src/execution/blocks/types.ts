@@ -1,4 +1,5 @@
 import type { Block, WorkflowDefinition } from "../../contracts/workflow";
+import type { PaidCalls } from "../../enrichments/types";
 import type { ExpressionScope } from "../expressions";
 
 export interface BlockContext {
@@ -7,6 +8,8 @@ export interface BlockContext {
   executionId: string;
   /** For `foreach` and `workflow` blocks: where child workflows come from. */
   children?: Children;
+  /** For `enrichment` blocks: admission and pacing of paid provider calls. */
+  paid?: PaidCalls;
 }
 
 /** Sub-workflows: how to load one (same workspace, the group's version setting), and the path so far. */

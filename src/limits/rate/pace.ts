@@ -3,9 +3,10 @@
  * window slot, not going back to the queue — and asks again, up to a budget of takes.
  *
  * Invariants:
- * - No lockstep: every waiter on a key hears the same `retryAfterMs` (when the oldest
- *   grant leaves the window), so each adds its own jitter, and repeated refusals back
- *   off with full-jitter exponential delays.
+ * - No lockstep: waiters on a key hear the same `retryAfterMs` (when the oldest grant
+ *   leaves the window), so each adds its own jitter, growing exponentially with repeated
+ *   refusals; a limiter that cannot answer is backed off with full-jitter exponential
+ *   delays.
  * - A Stop lands mid-wait: the attempt's AbortSignal ends the wait at once (rejecting
  *   with the signal's reason), and `isStopped` (the caller's tombstone check, for a Stop
  *   whose notice did not reach this process) is asked at least every `stopCheckMs`.
@@ -43,17 +44,23 @@ export interface PaceOptions {
 }
 
 /**
- * The wait after the `attempt`-th refusal (0-based): at least the limiter's
- * `retryAfterMs` plus up to `baseMs` of jitter, or a full-jitter exponential backoff
- * when that is longer.
+ * The wait after the `attempt`-th refusal (0-based).
+ * - "limited": the limiter said when a call frees up; wait that plus a jitter of up to
+ *   `baseMs · 2^attempt`, capped at 4 × `baseMs`. Longer only leaves freed calls unused
+ *   while another waiter takes them: a full exponential backoff here cost W5 a tenth of
+ *   its rate and made the unluckiest waiters wait seconds longer than the rest.
+ * - "unavailable": nothing is known; at least `retryAfterMs` plus up to `baseMs`, or a
+ *   full-jitter exponential backoff up to `maxMs` when that is longer.
  */
 export function backoffMs(
   attempt: number,
-  retryAfterMs: number,
+  refusal: { retryAfterMs: number; reason: "limited" | "unavailable" },
   baseMs: number,
   maxMs: number,
   random: () => number = Math.random,
 ): number {
+  const { retryAfterMs, reason } = refusal;
+  if (reason === "limited") return retryAfterMs + random() * baseMs * Math.min(4, 2 ** attempt);
   const ceiling = Math.min(maxMs, baseMs * 2 ** attempt);
   return Math.max(retryAfterMs + random() * baseMs, random() * ceiling);
 }
@@ -79,7 +86,7 @@ export async function pace(
     const take = await limiter.take(key, limit);
     if (take.ok) return take.at ?? Date.now();
     if (attempt + 1 >= attempts) throw new RateLimitExceeded(key, take.reason);
-    await wait(backoffMs(attempt, take.retryAfterMs, baseMs, maxMs, random), opts);
+    await wait(backoffMs(attempt, take, baseMs, maxMs, random), opts);
   }
 }
 

@@ -1,0 +1,59 @@
+/**
+ * The gate in front of an attempt's paid provider calls: enrichments, run as a group or
+ * as a workflow block. Invariants: each charge (a source under a charge id) is admitted
+ * — charged once per (charge id, source) in the ledger, or the run halted when the
+ * month's credits are used up — before its first provider call, so a skipped enrichment
+ * costs nothing; every call then waits its turn at the workspace's shared rate limit,
+ * standing down on a Stop (its signal, or the tombstone when the notice does not reach
+ * this process). A halt aborts the whole attempt through `onHalt` before it is thrown,
+ * so no block can turn it into a workflow failure: the cell goes back to un-run.
+ */
+import type { Db } from "../../db/client";
+import type { Plan } from "../domain/statuses";
+import type { PaidCalls } from "../enrichments/types";
+import { limiterHook } from "../limits/rate/hook";
+import { attemptSuperseded } from "../store/engine-reads";
+import { admitAttempt } from "./admission";
+
+export class UsageLimitHalt extends Error {
+  constructor() {
+    super("the month's credits are used up");
+    this.name = "UsageLimitHalt";
+  }
+}
+
+export interface PaidAttempt {
+  workspaceId: string;
+  plan: Plan;
+  tableId: string;
+  rowId: string;
+  groupId: string;
+  executionId: string;
+  dispatchId: string | null;
+}
+
+export function paidCalls(
+  db: Db,
+  a: PaidAttempt,
+  onHalt: (halt: UsageLimitHalt) => void,
+): PaidCalls {
+  const pace = limiterHook(a.workspaceId, a.plan, {
+    isStopped: () =>
+      attemptSuperseded(db, { rowId: a.rowId, groupId: a.groupId, executionId: a.executionId }),
+  });
+  const admitted = new Set<string>();
+  return ({ source, chargeId, credits }) =>
+    async (providerId, signal) => {
+      const key = JSON.stringify([chargeId, source]);
+      if (!admitted.has(key)) {
+        const admission = await admitAttempt(db, { ...a, chargeId, source, credits });
+        if (admission === "halted") {
+          const halt = new UsageLimitHalt();
+          onHalt(halt);
+          throw halt;
+        }
+        admitted.add(key);
+      }
+      return pace(providerId, signal);
+    };
+}
