@@ -234,7 +234,7 @@ describe("with two worker processes", () => {
       await waitFor(async () => {
         const [a] = await queryRows<{ n: number }>(
           db(),
-          sql`select count(*)::int as n from pg_stat_activity where application_name = 'cellflow-worker'`,
+          sql`select count(*)::int as n from pg_stat_activity where application_name = 'cellflow-worker' and datname = current_database()`,
         );
         return a?.n === 0;
       }, 30_000),
@@ -245,7 +245,7 @@ describe("with two worker processes", () => {
       const rows = await queryRows<{ pid: number }>(
         db(),
         sql`select pid from pg_locks where locktype = 'advisory' and granted and objsubid = 1
-              and pid in (select pid from pg_stat_activity where application_name = 'cellflow-worker')`,
+              and pid in (select pid from pg_stat_activity where application_name = 'cellflow-worker' and datname = current_database())`,
       );
       return rows[0]?.pid ?? null;
     };

@@ -47,7 +47,7 @@ const workerLocks = async () => {
   const [r] = await queryRows<{ n: number }>(
     db(),
     sql`select count(*)::int as n from pg_locks where locktype = 'advisory' and granted and objsubid = 1
-          and pid in (select pid from pg_stat_activity where application_name = 'cellflow-worker')`,
+          and pid in (select pid from pg_stat_activity where application_name = 'cellflow-worker' and datname = current_database())`,
   );
   return r?.n ?? 0;
 };
