@@ -4,6 +4,7 @@ import {
   index,
   integer,
   jsonb,
+  pgSequence,
   pgTable,
   primaryKey,
   text,
@@ -11,6 +12,14 @@ import {
 } from "drizzle-orm/pg-core";
 import { cellOutcome, cellStatus } from "./enums";
 import { rows, tables } from "./tables";
+
+/**
+ * Orders attempts: an execution id is `ex2_<12 hex digits of this sequence><20 random hex>`,
+ * so of two attempts of a cell the later-stamped one sorts higher. Clients rely on it to
+ * keep an event of an older attempt from overwriting a newer one (ids made before this
+ * sequence, `ex_<32 random hex>`, have no order and are older than every `ex2_` id).
+ */
+export const executionSeq = pgSequence("cellflow_execution_seq");
 
 /**
  * One row per (row, group) that has ever been requested. Outputs live in rows.data; a

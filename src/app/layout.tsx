@@ -1,3 +1,4 @@
+import "./globals.css";
 import type { ReactNode } from "react";
 
 export const metadata = { title: "Cellflow", description: "Tables whose columns fill themselves" };
@@ -5,7 +6,7 @@ export const metadata = { title: "Cellflow", description: "Tables whose columns 
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (
     <html lang="en">
-      <body style={{ fontFamily: "system-ui, sans-serif", margin: 0 }}>{children}</body>
+      <body>{children}</body>
     </html>
   );
 }

@@ -9,7 +9,8 @@ import { assertNever } from "./statuses";
 export const MAX_TEXT_LENGTH = 100_000;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
-function checkValue(column: Column, value: unknown): string | null {
+/** Why `value` does not fit `column`, or null when it does. */
+export function checkValue(column: Column, value: unknown): string | null {
   if (value === null) return null;
   switch (column.type) {
     case "text":

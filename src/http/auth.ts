@@ -1,7 +1,9 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Db } from "../../db/client";
 import { RequestError } from "../domain/errors";
+import { looksLikeApiKey } from "../store/api-keys/keys";
 import { workspaceForKey } from "../store/api-keys/resolve";
+import { isSafeMethod, readCookie, SESSION_COOKIE, UI_HEADER } from "./cookies";
 
 const BEARER = /^Bearer ([A-Za-z0-9_\-.~+/=]{1,512})$/;
 
@@ -11,13 +13,36 @@ export function bearerToken(req: Request): string | null {
   return match?.[1] ?? null;
 }
 
-/** The workspace of the request's API key; 401 for a missing, unknown or revoked key. */
+/**
+ * The workspace of the request's API key; 401 for a missing, unknown or revoked key. The
+ * key comes from `Authorization: Bearer`, or, when that header is absent, from the web
+ * UI's session cookie.
+ */
 export async function authenticate(req: Request, db: Db): Promise<string> {
-  const key = bearerToken(req);
-  if (!key)
-    throw new RequestError("unauthorized", "Send an API key as `Authorization: Bearer <key>`");
-  const workspaceId = await workspaceForKey(db, key);
-  if (!workspaceId) throw new RequestError("unauthorized", "The API key is not valid");
+  if (req.headers.has("authorization")) {
+    const key = bearerToken(req);
+    if (!key)
+      throw new RequestError("unauthorized", "Send an API key as `Authorization: Bearer <key>`");
+    const workspaceId = await workspaceForKey(db, key);
+    if (!workspaceId) throw new RequestError("unauthorized", "The API key is not valid");
+    return workspaceId;
+  }
+  const session = readCookie(req, SESSION_COOKIE);
+  if (session === null)
+    throw new RequestError(
+      "unauthorized",
+      "Send an API key as `Authorization: Bearer <key>` (or sign in with POST /api/session)",
+    );
+  // A browser attaches the cookie to whatever request a page makes, other sites' pages
+  // included: a change needs the header such pages cannot send.
+  if (!isSafeMethod(req.method) && req.headers.get(UI_HEADER) !== "1")
+    throw new RequestError(
+      "unauthorized",
+      `A signed-in request that changes something must carry the header \`${UI_HEADER}: 1\``,
+    );
+  const workspaceId = looksLikeApiKey(session) ? await workspaceForKey(db, session) : null;
+  if (!workspaceId)
+    throw new RequestError("unauthorized", "The session is no longer valid; sign in again");
   return workspaceId;
 }
 

@@ -29,6 +29,40 @@ export async function readBodyBytes(req: Request, limit: number): Promise<Buffer
   return Buffer.concat(chunks);
 }
 
+export const MAX_CSV_BODY = 50 * 1024 * 1024;
+
+/** Bodies that are plainly not a CSV file: a JSON request, or a form that wraps the file. */
+const NOT_CSV = new Set([
+  "application/json",
+  "multipart/form-data",
+  "application/x-www-form-urlencoded",
+]);
+
+/**
+ * A CSV upload (at most 50 MiB) as text. Decoded as UTF-8 unless the content type names
+ * another charset; a leading BOM is dropped.
+ */
+export async function readCsvBody(req: Request): Promise<string> {
+  const [type = "", ...params] = (req.headers.get("content-type") ?? "").split(";");
+  if (NOT_CSV.has(type.trim().toLowerCase()))
+    throw new RequestError("validation_failed", "Send the CSV file itself as the body", [
+      { path: "content-type", message: "must be text/csv" },
+    ]);
+  const charset = params
+    .map((p) => p.trim().split("="))
+    .find(([k]) => k?.toLowerCase() === "charset")?.[1]
+    ?.replace(/^"|"$/g, "");
+  let decoder: TextDecoder;
+  try {
+    decoder = new TextDecoder(charset ?? "utf-8");
+  } catch {
+    throw new RequestError("validation_failed", "Unknown charset", [
+      { path: "content-type", message: `charset ${JSON.stringify(charset)} is not supported` },
+    ]);
+  }
+  return decoder.decode(await readBodyBytes(req, MAX_CSV_BODY));
+}
+
 /** Reads at most `limit` bytes as UTF-8 text. */
 export async function readBodyText(req: Request, limit: number): Promise<string> {
   return new TextDecoder("utf-8", { fatal: false }).decode(await readBodyBytes(req, limit));

@@ -160,6 +160,9 @@ async function main(): Promise<void> {
       `web app ${build === "built" ? "built" : "up to date"}; ready in ${((Date.now() - started) / 1000).toFixed(1)} s`,
     );
     say(`URL:     ${url}`);
+    // The key rides in the fragment: browsers never send it to the server or its logs,
+    // and the sign-in page drops it from the address bar before using it.
+    say(`open:    ${url}/signin#key=${encodeURIComponent(access.apiKey)}  (signs you in)`);
     say(
       `API key: ${access.apiKey}${access.source === "generated" ? "  (new; kept in the data folder)" : ""}`,
     );

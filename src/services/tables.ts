@@ -9,8 +9,10 @@ import { conflict, type Failure, invalid, notFound } from "../domain/errors";
 import type { Result } from "../domain/result";
 import { checkTableSchema } from "../domain/table-schema";
 import { autoFire } from "../engine/auto-run";
+import { abortLocal, publishCancel } from "../engine/cancellation";
 import { ENRICHMENT_IDS } from "../enrichments/catalog";
 import { createTable as insertTable } from "../store/tables/create";
+import { deleteTable as removeTable } from "../store/tables/delete";
 import {
   countRows,
   getTable as readTable,
@@ -20,6 +22,7 @@ import {
 import { updateTable } from "../store/tables/update";
 import { existingWorkflowIds } from "../store/workflows/read";
 import type { ServiceContext } from "./context";
+import { cancelRuns } from "./runs";
 
 function view(r: TableRecord, rowCount: number): TableView {
   const schema = TableSchema.parse(r.schema);
@@ -121,4 +124,24 @@ export async function patchTable(
     ok: false,
     reason: conflict("The table was changed by someone else meanwhile; try again"),
   };
+}
+
+/**
+ * Stops everything in flight in the table (as `POST /runs/cancel` with an empty body
+ * does), then deletes it with all it holds. A cell stamped between the two (auto-run)
+ * goes with the table; an attempt of it already running is stopped here too.
+ */
+export async function deleteTable(ctx: ServiceContext, id: string): Promise<Result<null, Failure>> {
+  const stopped = await cancelRuns(ctx, id, {});
+  if (!stopped.ok) return stopped;
+  const deleted = await removeTable(ctx.db, ctx.workspaceId, id);
+  if (!deleted) return { ok: false, reason: notFound("table") };
+  abortLocal(deleted.running);
+  await publishCancel(ctx.db, deleted.running);
+  await ctx.backend.cancel(deleted.runIds);
+  ctx.log.info(
+    { tableId: id, stopped: stopped.value.cancelled, stillRunning: deleted.running.length },
+    "table deleted",
+  );
+  return { ok: true, value: null };
 }

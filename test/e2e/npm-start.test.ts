@@ -3,78 +3,19 @@
  * server, the printed key; the API works through HTTP; SIGTERM leaves no postgres behind
  * and the next start reuses the data.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { classifyDefinition } from "../helpers/fixtures";
+import { type Started, startCellflow, stopCellflow } from "../helpers/npm-start";
 import { freePort, processesMentioning, waitFor } from "../helpers/processes";
 
-const root = path.resolve(import.meta.dirname, "../..");
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-e2e-"));
 fs.chmodSync(dataDir, 0o777);
 
-interface Started {
-  child: ChildProcess;
-  url: string;
-  key: string;
-  output: () => string;
-  ms: number;
-}
-
-async function start(port: number, pgPort: number): Promise<Started> {
-  const began = Date.now();
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PORT: String(port),
-    CELLFLOW_PG_PORT: String(pgPort),
-    CELLFLOW_DATA_DIR: dataDir,
-    LOG_LEVEL: "warn",
-  };
-  delete env.DATABASE_URL;
-  delete env.CELLFLOW_API_KEY;
-  // Its own process group, so signals reach npm and the server alike, as from a terminal
-  // or a service manager (npm itself does not forward SIGTERM to the script).
-  const child = spawn("npm", ["start"], {
-    cwd: root,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let out = "";
-  child.stdout?.on("data", (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on("data", (c: Buffer) => {
-    out += c.toString();
-  });
-  const ready = await waitFor(
-    () => /API key: (\S+)/.test(out) || child.exitCode !== null,
-    170_000,
-    100,
-  );
-  const key = /API key: (\S+)/.exec(out)?.[1];
-  if (!ready || !key) throw new Error(`npm start did not come up:\n${out}`);
-  const url = /URL:\s+(\S+)/.exec(out)?.[1] ?? `http://127.0.0.1:${port}`;
-  return { child, url, key, output: () => out, ms: Date.now() - began };
-}
-
-/** SIGTERM as a service manager would send it; true once the server said it stopped and postgres is gone. */
-async function stop(s: Started): Promise<boolean> {
-  if (s.child.exitCode === null && s.child.signalCode === null && s.child.pid)
-    process.kill(-s.child.pid, "SIGTERM");
-  const clusterDir = path.join(dataDir, "pg");
-  const done = await waitFor(
-    () => s.output().includes("[cellflow] stopped") && processesMentioning(clusterDir).length === 0,
-    120_000,
-    100,
-  );
-  // Slow shutdown steps are worth seeing even when the test passes.
-  for (const line of s.output().split("\n"))
-    if (/did not stop|to stop$/.test(line)) process.stdout.write(`[e2e] ${line}\n`);
-  return done;
-}
+const start = (port: number, pgPort: number) => startCellflow(dataDir, port, pgPort);
+const stop = (s: Started) => stopCellflow(dataDir, s);
 
 const api = async (s: Started, method: string, p: string, body?: unknown) => {
   const res = await fetch(`${s.url}${p}`, {

@@ -145,4 +145,33 @@ describe("workflows API", () => {
     );
     expect(theirs.body).toMatchObject({ name: "Theirs", deployedVersion: null });
   });
+
+  it("the list holds only the key's workspace's workflows, each with id, name, deployedVersion and updatedAt", async () => {
+    const fresh = await newWorkspace("lister");
+    const other = await newWorkspace("not listed");
+    await call("POST", "/api/workflows", {
+      key: other.key,
+      body: { name: "Elsewhere", definition: classifyDefinition },
+    });
+    const empty = await call<{ workflows: unknown[] }>("GET", "/api/workflows", { key: fresh.key });
+    expect(empty).toMatchObject({ status: 200, body: { workflows: [] } });
+    const a = await call<{ id: string }>("POST", "/api/workflows", {
+      key: fresh.key,
+      body: { name: "A", definition: classifyDefinition },
+    });
+    await call("POST", `/api/workflows/${a.body.id}/deploy`, { key: fresh.key });
+    const b = await call<{ id: string }>("POST", "/api/workflows", {
+      key: fresh.key,
+      body: { name: "B", definition: classifyDefinition },
+    });
+    const list = await call<{
+      workflows: { id: string; name: string; deployedVersion: number | null; updatedAt: string }[];
+    }>("GET", "/api/workflows", { key: fresh.key });
+    expect(list.status).toBe(200);
+    expect(list.body.workflows).toMatchObject([
+      { id: a.body.id, name: "A", deployedVersion: 1 },
+      { id: b.body.id, name: "B", deployedVersion: null },
+    ]);
+    for (const w of list.body.workflows) expect(Date.parse(w.updatedAt)).not.toBeNaN();
+  });
 });

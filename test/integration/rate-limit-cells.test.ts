@@ -97,7 +97,7 @@ describe("rate limits through cells", () => {
     await db().execute(sql`update workspaces set plan = 'pro' where id = ${ws.id}`);
     const limit = 10;
     const env = { REDIS_URL: redis.url, CELLFLOW_RATE_LIMIT_PER_SECOND: String(limit) };
-    await Promise.all([spawnWorker(url, 25, env), spawnWorker(url, 25, env)]);
+    const workers = await Promise.all([spawnWorker(url, 25, env), spawnWorker(url, 25, env)]);
     const tableId = await sitesTable(ws.key, 50);
     const run = await call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
       key: ws.key,
@@ -132,6 +132,8 @@ describe("rate limits through cells", () => {
     // load, so the bound allows 0.5 s.
     const spanMs = (times.at(-1) ?? 0) - (times[0] ?? 0);
     expect(spanMs).toBeGreaterThanOrEqual(((50 - limit) / limit) * 1_000 - 500);
+    // The next test's worker must be the only one, paced at its own rate.
+    await Promise.all(workers.map((w) => w.kill()));
   }, 120_000);
 
   it("a Stop lands on cells waiting for the rate limit: they end cancelled at once, and no further call goes out", async () => {

@@ -12,3 +12,13 @@ export function hashApiKey(key: string): string {
 export function keyPrefix(key: string): string {
   return key.slice(0, 11);
 }
+
+/**
+ * The characters a usable key may hold: what `Authorization: Bearer` accepts. They are
+ * all legal in a cookie value too, so a key of this shape can be set as one verbatim.
+ */
+const KEY_SHAPE = /^[A-Za-z0-9_\-.~+/=]{1,512}$/;
+
+export function looksLikeApiKey(value: string): boolean {
+  return KEY_SHAPE.test(value);
+}

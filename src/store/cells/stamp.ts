@@ -93,7 +93,9 @@ export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
         ins as (
           insert into cells (table_id, row_id, group_id, row_position, status, execution_id, dispatch_id, queued_at, updated_at)
           select ${page.tableId}, p.row_id, g.group_id, p.position, 'queued',
-                 'ex_' || replace(gen_random_uuid()::text, '-', ''), ${page.dispatchId}, now(), now()
+                 'ex2_' || lpad(to_hex(nextval('cellflow_execution_seq')), 12, '0')
+                   || left(replace(gen_random_uuid()::text, '-', ''), 20),
+                 ${page.dispatchId}, now(), now()
             from page_rows p
            cross join lateral (select p.row_id as id, p.data) as r
            cross join ${groups.from}

@@ -47,3 +47,18 @@ export async function listRows(
     ),
   );
 }
+
+/** Only positions and values, for reads that never look at cells (CSV export). */
+export async function listRowData(
+  db: Db,
+  tableId: string,
+  after: number,
+  limit: number,
+): Promise<{ position: number; data: Record<string, unknown> }[]> {
+  return queryRows<{ position: number; data: Record<string, unknown> }>(
+    db,
+    sql`select position, data from rows
+         where table_id = ${tableId} and position > ${after}
+         order by position limit ${limit}`,
+  );
+}

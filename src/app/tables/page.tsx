@@ -1,0 +1,222 @@
+"use client";
+/** Tables: every table of the workspace, a new empty one, one made from a CSV file, delete. */
+import Papa from "papaparse";
+import { useCallback, useEffect, useRef, useState } from "react";
+import type { TableView } from "../../contracts/table";
+import { api, describeError, upload } from "../../ui/api";
+import { Shell } from "../../ui/shell";
+import { columnsFromCsv } from "../../ui/tables/csv-columns";
+
+type Listed = TableView & { rowCount?: number };
+
+interface ImportState {
+  file: string;
+  phase: "reading" | "uploading" | "importing" | "failed";
+  fraction: number;
+  error?: string;
+}
+
+/** The first rows of a CSV file, for its header and the column types. */
+function sample(file: File): Promise<string[][]> {
+  return new Promise((resolve, reject) => {
+    Papa.parse<string[]>(file, {
+      preview: 201,
+      skipEmptyLines: true,
+      complete: (r) => resolve(r.data),
+      error: (err) => reject(err),
+    });
+  });
+}
+
+export default function TablesPage() {
+  const [tables, setTables] = useState<Listed[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [name, setName] = useState("");
+  const [importing, setImporting] = useState<ImportState | null>(null);
+  const fileInput = useRef<HTMLInputElement>(null);
+
+  const load = useCallback(async () => {
+    try {
+      const r = await api<{ tables: Listed[] }>("GET", "/api/tables");
+      setTables(r.tables);
+    } catch (err) {
+      setError(describeError(err));
+    }
+  }, []);
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  const createEmpty = async () => {
+    setError(null);
+    try {
+      const t = await api<{ id: string }>("POST", "/api/tables", {
+        name: name.trim(),
+        columns: [{ id: "name", name: "Name", type: "text" }],
+        groups: [],
+      });
+      window.location.assign(`/tables/${t.id}`);
+    } catch (err) {
+      setError(describeError(err));
+    }
+  };
+
+  const createFromCsv = async (file: File) => {
+    setError(null);
+    const tableName = file.name.replace(/\.csv$/i, "").slice(0, 200) || "Imported";
+    setImporting({ file: file.name, phase: "reading", fraction: 0 });
+    let tableId: string | null = null;
+    try {
+      const [header, ...rows] = await sample(file);
+      if (!header || header.length === 0) throw new Error("The file has no header row");
+      const columns = columnsFromCsv(header, rows);
+      const t = await api<{ id: string }>("POST", "/api/tables", {
+        name: tableName,
+        columns,
+        groups: [],
+      });
+      tableId = t.id;
+      setImporting({ file: file.name, phase: "uploading", fraction: 0 });
+      await upload<{ inserted: number }>(`/api/tables/${t.id}/import`, file, "text/csv", (f) =>
+        setImporting({ file: file.name, phase: f >= 1 ? "importing" : "uploading", fraction: f }),
+      );
+      window.location.assign(`/tables/${t.id}`);
+    } catch (err) {
+      // Nothing half-made: the import is all or nothing, so the empty table goes too.
+      if (tableId) await api("DELETE", `/api/tables/${tableId}`).catch(() => undefined);
+      setImporting({ file: file.name, phase: "failed", fraction: 0, error: describeError(err) });
+    }
+  };
+
+  const remove = async (t: Listed) => {
+    if (
+      !window.confirm(`Delete “${t.name}” and its ${t.rowCount ?? 0} rows? This cannot be undone.`)
+    )
+      return;
+    try {
+      await api("DELETE", `/api/tables/${t.id}`);
+      await load();
+    } catch (err) {
+      setError(describeError(err));
+    }
+  };
+
+  return (
+    <Shell>
+      <div className="page-head">
+        <h1>Tables</h1>
+        <div className="spacer" />
+        <form
+          className="row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void createEmpty();
+          }}
+        >
+          <input
+            className="input"
+            aria-label="New table name"
+            placeholder="New table name"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+          />
+          <button className="btn btn-primary" type="submit" disabled={name.trim() === ""}>
+            Create table
+          </button>
+        </form>
+        <button className="btn" type="button" onClick={() => fileInput.current?.click()}>
+          Import CSV…
+        </button>
+        <input
+          ref={fileInput}
+          type="file"
+          accept=".csv,text/csv"
+          data-testid="csv-file"
+          style={{ display: "none" }}
+          onChange={(e) => {
+            const file = e.target.files?.[0];
+            e.target.value = "";
+            if (file) void createFromCsv(file);
+          }}
+        />
+      </div>
+      {error && <div className="notice notice-error">{error}</div>}
+      {importing && (
+        <div
+          className={`notice ${importing.phase === "failed" ? "notice-error" : ""}`}
+          data-testid="import-progress"
+        >
+          {importing.phase === "failed" ? (
+            <>
+              Importing {importing.file} failed: {importing.error}{" "}
+              <button className="btn btn-small" type="button" onClick={() => setImporting(null)}>
+                Dismiss
+              </button>
+            </>
+          ) : (
+            <div className="row">
+              <span>
+                {importing.phase === "reading" && `Reading ${importing.file}…`}
+                {importing.phase === "uploading" &&
+                  `Uploading ${importing.file}… ${Math.round(importing.fraction * 100)}%`}
+                {importing.phase === "importing" && `Importing ${importing.file}…`}
+              </span>
+              <div className="progress" style={{ flex: 1 }}>
+                <div style={{ width: `${Math.round(importing.fraction * 100)}%` }} />
+              </div>
+            </div>
+          )}
+        </div>
+      )}
+      <div className="card" style={{ padding: 0 }}>
+        {tables === null ? (
+          <p className="muted" style={{ padding: 16 }}>
+            Loading…
+          </p>
+        ) : tables.length === 0 ? (
+          <div style={{ padding: 32, textAlign: "center" }}>
+            <h2>No tables yet</h2>
+            <p className="muted">
+              Create an empty table, or import a CSV file: its header row becomes the columns.
+            </p>
+          </div>
+        ) : (
+          <table className="table-list">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Columns</th>
+                <th>Groups</th>
+                <th>Rows</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {tables.map((t) => (
+                <tr key={t.id}>
+                  <td>
+                    <a href={`/tables/${t.id}`}>{t.name}</a>
+                  </td>
+                  <td className="muted">{t.columns.length}</td>
+                  <td className="muted">
+                    {t.groups.map((g) => g.name).join(", ") || <span className="empty">none</span>}
+                  </td>
+                  <td className="muted">{(t.rowCount ?? 0).toLocaleString()}</td>
+                  <td style={{ textAlign: "right" }}>
+                    <button
+                      className="btn btn-small btn-danger"
+                      type="button"
+                      onClick={() => void remove(t)}
+                    >
+                      Delete
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </div>
+    </Shell>
+  );
+}

@@ -1,0 +1,33 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "../../../db/client";
+import { queryRows } from "../../../db/client";
+
+export interface DeletedTable {
+  /** Execution ids of cells that were still running, to abort them at once. */
+  running: string[];
+  /** Their task backend run ids, where the backend recorded one (trigger.dev). */
+  runIds: string[];
+}
+
+/**
+ * Deletes a table of the workspace; rows, cells, executions, events, dispatches and hooks
+ * go with it (foreign key cascades). An attempt still running finds no cell to write and
+ * stops; it is returned so the caller can stop it sooner. Null: no such table here.
+ */
+export async function deleteTable(
+  db: Db,
+  workspaceId: string,
+  tableId: string,
+): Promise<DeletedTable | null> {
+  const [row] = await queryRows<DeletedTable>(
+    db,
+    sql`with doomed as (
+          select execution_id, run_id from cells where table_id = ${tableId} and status = 'running'
+        ),
+        del as (delete from tables where id = ${tableId} and workspace_id = ${workspaceId} returning id)
+        select coalesce((select array_agg(execution_id) from doomed), '{}') as running,
+               coalesce((select array_agg(run_id) from doomed where run_id is not null), '{}') as "runIds"
+          from del`,
+  );
+  return row ?? null;
+}

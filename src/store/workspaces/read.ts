@@ -1,0 +1,15 @@
+import { eq } from "drizzle-orm";
+import type { Db } from "../../../db/client";
+import { workspaces } from "../../../db/schema";
+
+export async function getWorkspace(
+  db: Db,
+  id: string,
+): Promise<{ id: string; name: string } | null> {
+  const [row] = await db
+    .select({ id: workspaces.id, name: workspaces.name })
+    .from(workspaces)
+    .where(eq(workspaces.id, id))
+    .limit(1);
+  return row ?? null;
+}

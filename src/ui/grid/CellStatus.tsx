@@ -1,0 +1,70 @@
+"use client";
+/** What happened in one cell, at a glance: a dot, a word, and more on hover or click. */
+import type { Group } from "../../contracts/table";
+import type { CellView } from "./merge";
+
+export interface CellStatusProps {
+  cell: CellView | undefined;
+  group: Group;
+  onApprove: () => void;
+  onDetails: () => void;
+}
+
+export function describeCell(cell: CellView): { label: string; tone: string; title: string } {
+  switch (cell.status) {
+    case "queued":
+      return { label: "Queued", tone: "queued", title: "Waiting for a worker" };
+    case "running": {
+      const blocks = cell.runningBlockIds ?? [];
+      return {
+        label: blocks.length > 0 ? `Running · ${blocks.join(", ")}` : "Running",
+        tone: "running",
+        title: blocks.length > 0 ? `Running block ${blocks.join(", ")}` : "Running",
+      };
+    }
+    case "paused":
+      return { label: "Paused", tone: "paused", title: "Waiting for approval or a long wait" };
+    case "completed":
+      if (cell.outcome === "skipped")
+        return { label: "Skipped", tone: "skipped", title: "A required input is empty" };
+      if (cell.outcome === "not_found")
+        return { label: "Not found", tone: "not_found", title: "No provider found anything" };
+      return { label: "Done", tone: "completed", title: "Completed" };
+    case "error":
+      return { label: "Error", tone: "error", title: cell.error ?? "Failed" };
+    case "cancelled":
+      return { label: "Stopped", tone: "cancelled", title: "Stopped before it finished" };
+    default: {
+      const never: never = cell.status;
+      return { label: String(never), tone: "queued", title: "" };
+    }
+  }
+}
+
+export function CellStatus({ cell, group, onApprove, onDetails }: CellStatusProps) {
+  if (!cell) return <span className="empty">—</span>;
+  const d = describeCell(cell);
+  return (
+    <span
+      className={`status status-${d.tone}`}
+      title={d.title}
+      data-status={cell.status}
+      data-outcome={cell.outcome ?? ""}
+      data-group={group.id}
+    >
+      <span className="dot" />
+      {cell.status === "error" ? (
+        <button type="button" className="linklike" onClick={onDetails}>
+          {cell.error ? `Error: ${cell.error}` : "Error"}
+        </button>
+      ) : (
+        <span>{d.label}</span>
+      )}
+      {cell.status === "paused" && (
+        <button type="button" className="btn btn-small" onClick={onApprove}>
+          Approve…
+        </button>
+      )}
+    </span>
+  );
+}

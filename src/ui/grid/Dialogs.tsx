@@ -1,0 +1,211 @@
+"use client";
+/** The grid's small dialogs: approve a paused cell, a cell's error, run the first N rows. */
+import { type ReactNode, useState } from "react";
+import type { Group } from "../../contracts/table";
+import { api, describeError } from "../api";
+import type { RowView } from "./model";
+
+function Modal({
+  title,
+  onClose,
+  children,
+}: {
+  title: string;
+  onClose: () => void;
+  children: ReactNode;
+}) {
+  return (
+    // biome-ignore lint/a11y/noStaticElementInteractions: a click outside is a shortcut; the Close button and Escape do the same
+    <div
+      className="modal-backdrop"
+      role="presentation"
+      onKeyDown={(e) => {
+        if (e.key === "Escape") onClose();
+      }}
+      onMouseDown={(e) => {
+        if (e.target === e.currentTarget) onClose();
+      }}
+    >
+      <div className="modal" role="dialog" aria-label={title} aria-modal="true">
+        <div className="row" style={{ marginBottom: 12 }}>
+          <h2 style={{ margin: 0 }}>{title}</h2>
+          <div className="spacer" />
+          <button type="button" className="btn btn-ghost btn-small" onClick={onClose}>
+            Close
+          </button>
+        </div>
+        {children}
+      </div>
+    </div>
+  );
+}
+
+export function ApproveDialog({
+  tableId,
+  row,
+  group,
+  onClose,
+}: {
+  tableId: string;
+  row: RowView;
+  group: Group;
+  onClose: () => void;
+}) {
+  const cell = row.cells[group.id];
+  const [text, setText] = useState('{\n  "approved": true\n}');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  let parsed: unknown;
+  let jsonError: string | null = null;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    jsonError = err instanceof Error ? err.message : "not JSON";
+  }
+  const submit = async () => {
+    if (!cell || jsonError) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await api("POST", `/api/tables/${tableId}/rows/${row.id}/cells/${group.id}/resume`, {
+        executionId: cell.executionId,
+        data: parsed,
+      });
+      onClose();
+    } catch (err) {
+      setError(describeError(err));
+      setBusy(false);
+    }
+  };
+  const stop = async () => {
+    setBusy(true);
+    try {
+      await api("POST", `/api/tables/${tableId}/runs/cancel`, {
+        rowIds: [row.id],
+        groupIds: [group.id],
+      });
+      onClose();
+    } catch (err) {
+      setError(describeError(err));
+      setBusy(false);
+    }
+  };
+  return (
+    <Modal title={`Approve “${group.name}”`} onClose={onClose}>
+      <p className="muted" style={{ marginTop: 0 }}>
+        This cell is waiting for approval. The data you send becomes the approval block's output,
+        and the workflow carries on from there.
+      </p>
+      <div className="field">
+        <label htmlFor="approve-data">Data (JSON)</label>
+        <textarea
+          id="approve-data"
+          className={`input code${jsonError ? " invalid" : ""}`}
+          rows={6}
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+        />
+        {jsonError && <span className="field-error">{jsonError}</span>}
+      </div>
+      {error && <div className="notice notice-error">{error}</div>}
+      <div className="row">
+        <button
+          type="button"
+          className="btn btn-primary"
+          disabled={busy || jsonError !== null}
+          onClick={() => void submit()}
+        >
+          Approve
+        </button>
+        <button
+          type="button"
+          className="btn btn-danger"
+          disabled={busy}
+          onClick={() => void stop()}
+        >
+          Stop instead
+        </button>
+      </div>
+    </Modal>
+  );
+}
+
+export function ErrorDialog({
+  row,
+  group,
+  onClose,
+}: {
+  row: RowView;
+  group: Group;
+  onClose: () => void;
+}) {
+  const cell = row.cells[group.id];
+  const blockErrors = Object.entries(cell?.blockErrors ?? {});
+  return (
+    <Modal title={`“${group.name}” failed`} onClose={onClose}>
+      <div className="notice notice-error" style={{ whiteSpace: "pre-wrap" }}>
+        {cell?.error ?? "The cell failed."}
+      </div>
+      {blockErrors.length > 0 && (
+        <>
+          <h2>By block</h2>
+          <table className="table-list">
+            <tbody>
+              {blockErrors.map(([block, message]) => (
+                <tr key={block}>
+                  <td>
+                    <code>{block}</code>
+                  </td>
+                  <td style={{ whiteSpace: "pre-wrap" }}>{message}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+      <p className="muted">
+        Execution <code>{cell?.executionId}</code>. Run the row again from its ▶ button or the
+        group's Run menu (“Incomplete rows”).
+      </p>
+    </Modal>
+  );
+}
+
+export function FirstNDialog({
+  group,
+  onRun,
+  onClose,
+}: {
+  group: Group | null;
+  onRun: (n: number) => void;
+  onClose: () => void;
+}) {
+  const [n, setN] = useState("10");
+  const value = Number(n);
+  const valid = Number.isInteger(value) && value > 0;
+  return (
+    <Modal title={`Run the first N rows${group ? ` of “${group.name}”` : ""}`} onClose={onClose}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (valid) onRun(value);
+        }}
+      >
+        <div className="field">
+          <label htmlFor="first-n">Rows</label>
+          <input
+            id="first-n"
+            className={`input${valid ? "" : " invalid"}`}
+            inputMode="numeric"
+            value={n}
+            onChange={(e) => setN(e.target.value)}
+          />
+          {!valid && <span className="field-error">Enter a whole number above 0</span>}
+        </div>
+        <button className="btn btn-primary" type="submit" disabled={!valid}>
+          Run
+        </button>
+      </form>
+    </Modal>
+  );
+}

@@ -1,0 +1,342 @@
+"use client";
+/**
+ * One table: the toolbar (add, run, stop, export), the run progress lines, the usage
+ * limit notice, the live grid, and the editors and dialogs it opens.
+ */
+import { useMemo, useState } from "react";
+import type { Column, Group, TableView } from "../../contracts/table";
+import { api, describeError } from "../api";
+import { Shell } from "../shell";
+import { ColumnEditor } from "./ColumnEditor";
+import { ApproveDialog, ErrorDialog, FirstNDialog } from "./Dialogs";
+import { Grid, type GridActions } from "./Grid";
+import { GroupEditor } from "./GroupEditor";
+import type { RowView } from "./model";
+import { RunProgress } from "./RunProgress";
+import { useLiveTable } from "./use-table";
+
+type Mode = "all" | "incomplete" | "new";
+
+interface RunRequest {
+  groupIds?: string[];
+  mode: Mode;
+  rowIds?: string[];
+  limit?: number;
+}
+
+type Open =
+  | { kind: "column"; column?: Column }
+  | { kind: "group"; group?: Group }
+  | { kind: "approve"; row: RowView; group: Group }
+  | { kind: "details"; row: RowView; group: Group }
+  | { kind: "firstN"; group: Group | null }
+  | null;
+
+export function GridPage({ tableId }: { tableId: string }) {
+  const live = useLiveTable(tableId);
+  const { table, rows, version } = live;
+  // Cached by `rows` until the next change; `version` re-renders this page when it moves.
+  const list = rows.list();
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [open, setOpen] = useState<Open>(null);
+  const [menu, setMenu] = useState<{ group: Group | null; x: number; y: number } | null>(null);
+  const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
+  const groupNames = useMemo(
+    () => new Map((table?.groups ?? []).map((g) => [g.id, g.name])),
+    [table],
+  );
+
+  const fail = (err: unknown) => setMessage({ text: describeError(err), error: true });
+
+  const run = async (req: RunRequest) => {
+    setMenu(null);
+    setOpen(null);
+    try {
+      const r = await api<{ dispatchId: string; stamped: number }>(
+        "POST",
+        `/api/tables/${tableId}/runs`,
+        req,
+      );
+      setMessage(
+        r.stamped === 0
+          ? { text: "Nothing to run: every cell in scope already ran.", error: false }
+          : null,
+      );
+      live.refreshRuns();
+    } catch (err) {
+      fail(err);
+    }
+  };
+
+  const stop = async (scope: { rowIds?: string[]; groupIds?: string[] }) => {
+    setMenu(null);
+    try {
+      const r = await api<{ cancelled: number }>(
+        "POST",
+        `/api/tables/${tableId}/runs/cancel`,
+        scope,
+      );
+      setMessage({ text: `Stopped ${r.cancelled.toLocaleString()} cells.`, error: false });
+      live.refreshRuns();
+    } catch (err) {
+      fail(err);
+    }
+  };
+
+  const actions: GridActions = {
+    async saveValue(row, column, value) {
+      try {
+        const saved = await api<RowView>("PATCH", `/api/tables/${tableId}/rows/${row.id}`, {
+          data: { [column.id]: value },
+        });
+        live.rows.upsert([saved]);
+        return null;
+      } catch (err) {
+        return describeError(err);
+      }
+    },
+    runRow: (row) => void run({ mode: "all", rowIds: [row.id] }),
+    stopRow: (row) => void stop({ rowIds: [row.id] }),
+    deleteRow: (row) =>
+      void api("DELETE", `/api/tables/${tableId}/rows/${row.id}`).then(() => {
+        live.rows.remove([row.id]);
+      }, fail),
+    approve: (row, group) => setOpen({ kind: "approve", row, group }),
+    details: (row, group) => setOpen({ kind: "details", row, group }),
+    editColumn: (column) => setOpen({ kind: "column", column }),
+    editGroup: (group) => setOpen({ kind: "group", group }),
+    groupMenu: (group, anchor) => {
+      const r = anchor.getBoundingClientRect();
+      setMenu({ group, x: r.left, y: r.bottom + 4 });
+    },
+  };
+
+  const addRow = async () => {
+    try {
+      await api("POST", `/api/tables/${tableId}/rows`, { rows: [{ data: {} }] });
+    } catch (err) {
+      fail(err);
+    }
+  };
+
+  const deleteSelected = async () => {
+    const ids = [...selected];
+    if (!window.confirm(`Delete ${ids.length} rows? Their running cells stop.`)) return;
+    try {
+      for (const id of ids) await api("DELETE", `/api/tables/${tableId}/rows/${id}`);
+      live.rows.remove(ids);
+      setSelected(new Set());
+    } catch (err) {
+      fail(err);
+    }
+  };
+
+  const saved = (t: TableView) => {
+    live.setTable(t);
+    setOpen(null);
+  };
+
+  if (live.error && !table) {
+    return (
+      <Shell>
+        <div className="notice notice-error">{live.error}</div>
+        <a href="/tables">Back to tables</a>
+      </Shell>
+    );
+  }
+
+  const menuGroups = menu?.group ? [menu.group.id] : undefined;
+  const inFlight = list.some((r) =>
+    Object.values(r.cells).some((c) => c.status === "queued" || c.status === "running"),
+  );
+
+  return (
+    <Shell wide>
+      <div className="grid-toolbar">
+        <h1 data-testid="table-name">{table?.name ?? "…"}</h1>
+        <span className={`live ${live.stream}`} data-testid="stream-state" data-state={live.stream}>
+          <span className="dot" />
+          {live.stream === "live"
+            ? "Live"
+            : live.stream === "connecting"
+              ? "Connecting…"
+              : "Reconnecting…"}
+        </span>
+        {!live.loaded.done && (
+          <span className="muted">Loading rows… {live.loaded.rows.toLocaleString()}</span>
+        )}
+        <div className="spacer" />
+        <button type="button" className="btn" onClick={() => void addRow()}>
+          + Row
+        </button>
+        <button type="button" className="btn" onClick={() => setOpen({ kind: "column" })}>
+          + Column
+        </button>
+        <button
+          type="button"
+          className="btn"
+          data-testid="add-group"
+          onClick={() => setOpen({ kind: "group" })}
+        >
+          + Group
+        </button>
+        {selected.size > 0 && (
+          <>
+            <button
+              type="button"
+              className="btn"
+              onClick={() => void run({ mode: "all", rowIds: [...selected] })}
+            >
+              Run {selected.size} selected
+            </button>
+            <button type="button" className="btn btn-danger" onClick={() => void deleteSelected()}>
+              Delete {selected.size}
+            </button>
+          </>
+        )}
+        <button
+          type="button"
+          className="btn btn-primary"
+          data-testid="run-all-menu"
+          disabled={(table?.groups.length ?? 0) === 0}
+          onClick={(e) => {
+            const r = e.currentTarget.getBoundingClientRect();
+            setMenu({ group: null, x: r.left, y: r.bottom + 4 });
+          }}
+        >
+          Run ▾
+        </button>
+        <button
+          type="button"
+          className="btn btn-danger"
+          data-testid="stop-all"
+          disabled={!inFlight && !live.runs.some((r) => r.status === "active")}
+          onClick={() => void stop({})}
+        >
+          Stop all
+        </button>
+        <a className="btn" href={`/api/tables/${tableId}/export`} download>
+          Export CSV
+        </a>
+      </div>
+      {live.limitNotice && (
+        <div className="notice notice-warn row" data-testid="limit-notice">
+          <span>Usage limit reached — {live.limitNotice}</span>
+          <div className="spacer" />
+          <button type="button" className="btn btn-small" onClick={live.dismissLimit}>
+            Dismiss
+          </button>
+        </div>
+      )}
+      {message && (
+        <div className={`notice row ${message.error ? "notice-error" : ""}`}>
+          <span>{message.text}</span>
+          <div className="spacer" />
+          <button type="button" className="btn btn-small" onClick={() => setMessage(null)}>
+            Dismiss
+          </button>
+        </div>
+      )}
+      <RunProgress runs={live.runs} groupNames={groupNames} />
+      {table && (
+        <Grid
+          table={table}
+          rows={list}
+          version={version}
+          selected={selected}
+          onSelect={setSelected}
+          actions={actions}
+        />
+      )}
+      {menu && (
+        <>
+          {/* biome-ignore lint/a11y/noStaticElementInteractions: a click outside closes the menu; its items are buttons */}
+          <div
+            role="presentation"
+            style={{ position: "fixed", inset: 0, zIndex: 20 }}
+            onMouseDown={() => setMenu(null)}
+          />
+          <div className="menu" style={{ left: menu.x, top: menu.y, position: "fixed" }}>
+            <button type="button" onClick={() => void run({ groupIds: menuGroups, mode: "all" })}>
+              Run all rows
+            </button>
+            <button
+              type="button"
+              onClick={() => void run({ groupIds: menuGroups, mode: "incomplete" })}
+            >
+              Run incomplete rows
+            </button>
+            <button type="button" onClick={() => void run({ groupIds: menuGroups, mode: "new" })}>
+              Run new rows (never run)
+            </button>
+            <button
+              type="button"
+              onClick={() => {
+                setOpen({ kind: "firstN", group: menu.group });
+                setMenu(null);
+              }}
+            >
+              Run first N rows…
+            </button>
+            <button
+              type="button"
+              disabled={selected.size === 0}
+              onClick={() => void run({ groupIds: menuGroups, mode: "all", rowIds: [...selected] })}
+            >
+              Run selected rows ({selected.size})
+            </button>
+            {menu.group && (
+              <button type="button" onClick={() => void stop({ groupIds: [menu.group?.id ?? ""] })}>
+                Stop this group
+              </button>
+            )}
+          </div>
+        </>
+      )}
+      {open?.kind === "column" && table && (
+        <ColumnEditor
+          table={table}
+          {...(open.column ? { column: open.column } : {})}
+          onClose={() => setOpen(null)}
+          onSaved={saved}
+        />
+      )}
+      {open?.kind === "group" && table && (
+        <GroupEditor
+          table={table}
+          {...(open.group ? { group: open.group } : {})}
+          onClose={() => setOpen(null)}
+          onSaved={saved}
+        />
+      )}
+      {open?.kind === "approve" && (
+        <ApproveDialog
+          tableId={tableId}
+          row={live.rows.get(open.row.id) ?? open.row}
+          group={open.group}
+          onClose={() => setOpen(null)}
+        />
+      )}
+      {open?.kind === "details" && (
+        <ErrorDialog
+          row={live.rows.get(open.row.id) ?? open.row}
+          group={open.group}
+          onClose={() => setOpen(null)}
+        />
+      )}
+      {open?.kind === "firstN" && (
+        <FirstNDialog
+          group={open.group}
+          onClose={() => setOpen(null)}
+          onRun={(n) =>
+            void run({
+              ...(open.group ? { groupIds: [open.group.id] } : {}),
+              mode: "all",
+              limit: n,
+            })
+          }
+        />
+      )}
+    </Shell>
+  );
+}

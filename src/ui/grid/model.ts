@@ -1,0 +1,109 @@
+/**
+ * The grid's rows in the browser: a map by id plus the position order, with cell events
+ * folded in by the merge rule (`merge.ts`). Plain data, no React: the page re-renders
+ * when `version` moves. `list()` is rebuilt only after a change.
+ */
+import { type CellEvent, type CellView, mergeCell } from "./merge";
+
+export interface RowView {
+  id: string;
+  position: number;
+  data: Record<string, unknown>;
+  cells: Record<string, CellView>;
+}
+
+export class GridRows {
+  private readonly byId = new Map<string, RowView>();
+  private ordered: RowView[] | null = [];
+  version = 0;
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  get(id: string): RowView | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Rows in position order (a new array after every change, the same one otherwise). */
+  list(): RowView[] {
+    if (!this.ordered) {
+      this.ordered = [...this.byId.values()].sort((a, b) => a.position - b.position);
+    }
+    return this.ordered;
+  }
+
+  private changed(): void {
+    this.version++;
+    this.ordered = null;
+  }
+
+  /** Replaces everything (a first load or a reset). */
+  reset(rows: RowView[]): void {
+    this.byId.clear();
+    for (const r of rows) this.byId.set(r.id, r);
+    this.changed();
+  }
+
+  /**
+   * Rows read from the API. A fetched cell replaces the one shown only if the merge rule
+   * accepts it: a read that started before an event arrived must not undo that event.
+   */
+  upsert(rows: RowView[]): void {
+    for (const r of rows) {
+      const shown = this.byId.get(r.id);
+      if (!shown) {
+        this.byId.set(r.id, r);
+        continue;
+      }
+      const cells = { ...shown.cells };
+      for (const [groupId, cell] of Object.entries(r.cells)) {
+        const { cell: merged } = mergeCell(cells[groupId], { ...cell, rowId: r.id, groupId });
+        cells[groupId] = merged;
+      }
+      this.byId.set(r.id, { ...r, cells });
+    }
+    this.changed();
+  }
+
+  remove(ids: readonly string[]): void {
+    for (const id of ids) this.byId.delete(id);
+    this.changed();
+  }
+
+  /** Folds one cell event in; false when it was refused or its row is not loaded. */
+  applyCell(event: CellEvent): boolean {
+    const row = this.byId.get(event.rowId);
+    if (!row) return false;
+    const { cell, outputs } = mergeCell(row.cells[event.groupId], event);
+    if (cell === row.cells[event.groupId]) return false;
+    this.byId.set(row.id, {
+      ...row,
+      data: outputs ? withOutputs(row.data, outputs) : row.data,
+      cells: { ...row.cells, [event.groupId]: cell },
+    });
+    this.changed();
+    return true;
+  }
+
+  /** A value the user just saved, shown before the server's event confirms it. */
+  setValue(rowId: string, columnId: string, value: unknown): void {
+    const row = this.byId.get(rowId);
+    if (!row) return;
+    this.byId.set(rowId, { ...row, data: withOutputs(row.data, { [columnId]: value }) });
+    this.changed();
+  }
+}
+
+/** Outputs into row data: null clears a column (blanked outputs). */
+function withOutputs(
+  data: Record<string, unknown>,
+  outputs: Record<string, unknown>,
+): Record<string, unknown> {
+  const next = { ...data };
+  for (const [k, v] of Object.entries(outputs)) {
+    if (v === null || v === undefined) delete next[k];
+    else next[k] = v;
+  }
+  return next;
+}

@@ -1,0 +1,249 @@
+"use client";
+/**
+ * Everything the grid page shows about one table, kept live: the table, its rows (all of
+ * them, paged in), its runs with their counts, and the stream of events that moves them.
+ * The stream is opened before the rows are read and its events are held until the read
+ * is in, then folded in by the merge rule, so nothing that happened in between is lost
+ * or applied on top of a newer state. The browser's EventSource reconnects by itself
+ * with `Last-Event-ID`; if the server closed it for good, we reopen with `?after=`. A
+ * `reset` (the cursor fell out of retention) reloads everything.
+ */
+import { useCallback, useEffect, useRef, useState } from "react";
+import type { TableView } from "../../contracts/table";
+import { api, describeError } from "../api";
+import type { CellEvent } from "./merge";
+import { GridRows, type RowView } from "./model";
+
+export interface RunView {
+  id: string;
+  status: "active" | "completed" | "cancelled" | "halted";
+  mode: string;
+  groupIds: string[];
+  stamped: number;
+  stamping: boolean;
+  counts: Record<"queued" | "running" | "paused" | "completed" | "error" | "cancelled", number>;
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+export type StreamState = "connecting" | "live" | "reconnecting";
+
+const PAGE = 1_000;
+
+export interface LiveTable {
+  table: TableView | null;
+  rows: GridRows;
+  version: number;
+  runs: RunView[];
+  loaded: { rows: number; done: boolean };
+  stream: StreamState;
+  limitNotice: string | null;
+  error: string | null;
+  dismissLimit(): void;
+  setTable(t: TableView): void;
+  refreshRuns(): void;
+  reload(): void;
+}
+
+export function useLiveTable(tableId: string): LiveTable {
+  const rows = useRef(new GridRows()).current;
+  const [table, setTable] = useState<TableView | null>(null);
+  const [version, setVersion] = useState(0);
+  const [runs, setRuns] = useState<RunView[]>([]);
+  const [loaded, setLoaded] = useState({ rows: 0, done: false });
+  const [stream, setStream] = useState<StreamState>("connecting");
+  const [limitNotice, setLimitNotice] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const frame = useRef<number | null>(null);
+  const runsTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+
+  /** One re-render per animation frame, however many events arrived in it. */
+  const bump = useCallback(() => {
+    if (frame.current !== null) return;
+    frame.current = requestAnimationFrame(() => {
+      frame.current = null;
+      setVersion(rows.version);
+    });
+  }, [rows]);
+
+  const loadRuns = useCallback(async () => {
+    try {
+      const r = await api<{ runs: RunView[] }>("GET", `/api/tables/${tableId}/runs`);
+      setRuns(r.runs);
+    } catch {
+      // A missed refresh is retried by the next event or tick.
+    }
+  }, [tableId]);
+
+  /** At most one runs refresh per 600 ms, whatever triggers it. */
+  const refreshRuns = useCallback(() => {
+    if (runsTimer.current) return;
+    runsTimer.current = setTimeout(() => {
+      runsTimer.current = null;
+      void loadRuns();
+    }, 600);
+  }, [loadRuns]);
+
+  const loadTable = useCallback(async () => {
+    const t = await api<TableView>("GET", `/api/tables/${tableId}`);
+    setTable(t);
+  }, [tableId]);
+
+  const loadRows = useCallback(async () => {
+    const all: RowView[] = [];
+    let cursor: string | null = null;
+    setLoaded({ rows: 0, done: false });
+    do {
+      const q = `limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+      const page: { rows: RowView[]; nextCursor: string | null } = await api(
+        "GET",
+        `/api/tables/${tableId}/rows?${q}`,
+      );
+      all.push(...page.rows);
+      cursor = page.nextCursor;
+      setLoaded({ rows: all.length, done: cursor === null });
+    } while (cursor);
+    rows.reset(all);
+    bump();
+  }, [tableId, rows, bump]);
+
+  const fetchRows = useCallback(
+    async (ids: string[]) => {
+      if (ids.length > 50) return loadRows();
+      const fetched = await Promise.all(
+        ids.map((id) => api<RowView>("GET", `/api/tables/${tableId}/rows/${id}`).catch(() => null)),
+      );
+      const found = fetched.filter((r): r is RowView => r !== null);
+      rows.upsert(found);
+      const gone = ids.filter((id) => !found.some((r) => r.id === id));
+      if (gone.length > 0) rows.remove(gone);
+      bump();
+    },
+    [tableId, rows, bump, loadRows],
+  );
+
+  const reload = useCallback(() => {
+    void (async () => {
+      try {
+        await loadTable();
+        await loadRows();
+        await loadRuns();
+      } catch (err) {
+        setError(describeError(err));
+      }
+    })();
+  }, [loadTable, loadRows, loadRuns]);
+
+  useEffect(() => {
+    let closed = false;
+    let source: EventSource | null = null;
+    let lastSeq: string | null = null;
+    let held: MessageEvent[] | null = [];
+    let retry: ReturnType<typeof setTimeout> | null = null;
+
+    const handle = (e: MessageEvent) => {
+      if (e.lastEventId) lastSeq = e.lastEventId;
+      if (held) {
+        held.push(e);
+        return;
+      }
+      let data: Record<string, unknown> = {};
+      try {
+        data = JSON.parse(String(e.data)) as Record<string, unknown>;
+      } catch {
+        return;
+      }
+      switch (e.type) {
+        case "cell": {
+          if (rows.applyCell(data as unknown as CellEvent)) bump();
+          refreshRuns();
+          break;
+        }
+        case "rows": {
+          const ids = Array.isArray(data.rowIds) ? (data.rowIds as string[]) : [];
+          if (data.op === "delete") {
+            rows.remove(ids);
+            bump();
+          } else void fetchRows(ids);
+          break;
+        }
+        case "schema":
+          void loadTable().then(bump, () => undefined);
+          break;
+        case "dispatch":
+          refreshRuns();
+          break;
+        case "limit":
+          setLimitNotice(
+            typeof data.message === "string"
+              ? data.message
+              : "The month's credits are used up: the run was halted.",
+          );
+          refreshRuns();
+          break;
+        case "reset":
+          reload();
+          break;
+      }
+    };
+    const open = () => {
+      if (closed) return;
+      const url = `/api/tables/${tableId}/events${lastSeq ? `?after=${lastSeq}` : ""}`;
+      source = new EventSource(url);
+      for (const type of ["cell", "rows", "schema", "dispatch", "limit", "reset"])
+        source.addEventListener(type, handle as EventListener);
+      source.onopen = () => setStream("live");
+      source.onerror = () => {
+        if (!source || source.readyState === EventSource.CLOSED) {
+          // The server refused or the connection broke for good: reopen from where we were.
+          setStream("reconnecting");
+          source?.close();
+          retry = setTimeout(open, 2_000);
+        } else setStream("reconnecting");
+      };
+    };
+
+    open();
+    void (async () => {
+      try {
+        await loadTable();
+        await loadRows();
+        await loadRuns();
+      } catch (err) {
+        setError(describeError(err));
+      }
+      const buffered = held ?? [];
+      held = null;
+      for (const e of buffered) handle(e);
+    })();
+
+    return () => {
+      closed = true;
+      if (retry) clearTimeout(retry);
+      source?.close();
+    };
+  }, [tableId, rows, bump, loadTable, loadRows, loadRuns, refreshRuns, fetchRows, reload]);
+
+  // Active runs: counts refresh every second so the progress bars move.
+  const active = runs.some((r) => r.status === "active");
+  useEffect(() => {
+    if (!active) return;
+    const t = setInterval(() => void loadRuns(), 1_000);
+    return () => clearInterval(t);
+  }, [active, loadRuns]);
+
+  return {
+    table,
+    rows,
+    version,
+    runs,
+    loaded,
+    stream,
+    limitNotice,
+    error,
+    dismissLimit: () => setLimitNotice(null),
+    setTable,
+    refreshRuns,
+    reload,
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * The real `npm start` for end-to-end tests: a data directory of the test's own, its
+ * ports, the printed URL and key; stopped with SIGTERM as a service manager would.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import { processesMentioning, waitFor } from "./processes";
+
+const root = path.resolve(import.meta.dirname, "../..");
+
+export interface Started {
+  child: ChildProcess;
+  url: string;
+  key: string;
+  pgPort: number;
+  /** The printed link that signs a browser in (the key in its fragment). */
+  signinUrl: string;
+  output: () => string;
+  ms: number;
+}
+
+export async function startCellflow(
+  dataDir: string,
+  port: number,
+  pgPort: number,
+): Promise<Started> {
+  const began = Date.now();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    CELLFLOW_PG_PORT: String(pgPort),
+    CELLFLOW_DATA_DIR: dataDir,
+    LOG_LEVEL: "warn",
+  };
+  delete env.DATABASE_URL;
+  delete env.CELLFLOW_API_KEY;
+  // Its own process group, so signals reach npm and the server alike, as from a terminal
+  // or a service manager (npm itself does not forward SIGTERM to the script).
+  const child = spawn("npm", ["start"], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let out = "";
+  child.stdout?.on("data", (c: Buffer) => {
+    out += c.toString();
+  });
+  child.stderr?.on("data", (c: Buffer) => {
+    out += c.toString();
+  });
+  const ready = await waitFor(
+    () => /API key: (\S+)/.test(out) || child.exitCode !== null,
+    170_000,
+    100,
+  );
+  const key = /API key: (\S+)/.exec(out)?.[1];
+  if (!ready || !key) throw new Error(`npm start did not come up:\n${out}`);
+  const url = /URL:\s+(\S+)/.exec(out)?.[1] ?? `http://127.0.0.1:${port}`;
+  const signinUrl = /open:\s+(\S+)/.exec(out)?.[1] ?? `${url}/signin`;
+  return { child, url, key, signinUrl, pgPort, output: () => out, ms: Date.now() - began };
+}
+
+/** SIGTERM as a service manager would send it; true once the server said it stopped and postgres is gone. */
+export async function stopCellflow(dataDir: string, s: Started): Promise<boolean> {
+  if (s.child.exitCode === null && s.child.signalCode === null && s.child.pid)
+    process.kill(-s.child.pid, "SIGTERM");
+  const clusterDir = path.join(dataDir, "pg");
+  const done = await waitFor(
+    () => s.output().includes("[cellflow] stopped") && processesMentioning(clusterDir).length === 0,
+    120_000,
+    100,
+  );
+  // Slow shutdown steps are worth seeing even when the test passes.
+  for (const line of s.output().split("\n"))
+    if (/did not stop|to stop$/.test(line)) process.stdout.write(`[e2e] ${line}\n`);
+  return done;
+}

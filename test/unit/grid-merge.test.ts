@@ -1,0 +1,61 @@
+/** The grid's event-merging rule: an event for an older attempt never overwrites a newer one. */
+import { describe, expect, it } from "vitest";
+import {
+  accepts,
+  type CellEvent,
+  type CellView,
+  compareAttempts,
+  mergeCell,
+} from "../../src/ui/grid/merge";
+
+const older = "ex2_00000000000a1111111111111111111";
+const newer = "ex2_00000000000b0000000000000000000";
+const legacy = "ex_9f3c2a";
+
+const ev = (executionId: string, status: CellEvent["status"], outputs?: Record<string, unknown>) =>
+  ({ rowId: "r", groupId: "g", executionId, status, ...(outputs ? { outputs } : {}) }) as CellEvent;
+
+describe("merging cell events", () => {
+  it("orders ex2_ attempts by id, before any legacy id, and legacy ids not at all", () => {
+    expect(compareAttempts(newer, older)).toBe(1);
+    expect(compareAttempts(older, newer)).toBe(-1);
+    expect(compareAttempts(older, older)).toBe(0);
+    expect(compareAttempts(older, legacy)).toBe(1);
+    expect(compareAttempts(legacy, "ex_other")).toBeNull();
+  });
+
+  it("an older attempt's event, even a terminal one arriving late, never overwrites a newer attempt", () => {
+    const current: CellView = { executionId: newer, status: "running" };
+    const late = mergeCell(current, ev(older, "completed", { title: "stale" }));
+    expect(late.cell).toBe(current);
+    expect(late.outputs).toBeNull();
+    expect(accepts(current, ev(older, "queued"))).toBe(false);
+  });
+
+  it("a newer attempt replaces an older one whatever their states", () => {
+    const current: CellView = { executionId: older, status: "completed", outcome: "ok" };
+    const next = mergeCell(current, ev(newer, "queued"));
+    expect(next.cell).toEqual({ executionId: newer, status: "queued" });
+  });
+
+  it("within one attempt, a terminal state is final: a replayed running event does not revive it", () => {
+    const done: CellView = { executionId: older, status: "completed", outcome: "ok" };
+    expect(accepts(done, ev(older, "running"))).toBe(false);
+    expect(accepts(done, ev(older, "queued"))).toBe(false);
+    expect(accepts({ executionId: older, status: "running" }, ev(older, "completed"))).toBe(true);
+    // Resume: paused → queued → running again under the same execution id.
+    expect(accepts({ executionId: older, status: "paused" }, ev(older, "queued"))).toBe(true);
+  });
+
+  it("hands back the outputs an accepted event carries, for the row", () => {
+    const r = mergeCell(undefined, ev(newer, "running", { title: "partial" }));
+    expect(r.outputs).toEqual({ title: "partial" });
+    expect(r.cell).toEqual({ executionId: newer, status: "running" });
+  });
+
+  it("with legacy ids that have no order, the latest event to arrive wins", () => {
+    expect(accepts({ executionId: legacy, status: "completed" }, ev("ex_other", "queued"))).toBe(
+      true,
+    );
+  });
+});

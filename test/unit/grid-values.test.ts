@@ -1,0 +1,44 @@
+/** Inline edits are checked against the column's type before they are sent. */
+import { describe, expect, it } from "vitest";
+import { displayValue, parseInput } from "../../src/ui/grid/values";
+
+describe("an edit typed into a cell", () => {
+  it("becomes a number only when it is one", () => {
+    expect(parseInput({ type: "number" }, " 42 ")).toEqual({ ok: true, value: 42 });
+    expect(parseInput({ type: "number" }, "-3.5e2")).toEqual({ ok: true, value: -350 });
+    expect(parseInput({ type: "number" }, "12abc").ok).toBe(false);
+    expect(parseInput({ type: "number" }, "Infinity").ok).toBe(false);
+  });
+
+  it("clears the cell when emptied, whatever the type", () => {
+    for (const type of ["text", "number", "boolean", "date", "json"] as const)
+      expect(parseInput({ type }, "  ")).toEqual({ ok: true, value: null });
+  });
+
+  it("keeps text exactly as typed, hostile characters included", () => {
+    const hostile = "'; drop table rows; -- =1+1 🙂";
+    expect(parseInput({ type: "text" }, hostile)).toEqual({ ok: true, value: hostile });
+  });
+
+  it("accepts booleans, ISO dates, JSON and select options, and says what it expects otherwise", () => {
+    expect(parseInput({ type: "boolean" }, "Yes")).toEqual({ ok: true, value: true });
+    expect(parseInput({ type: "date" }, "2026-12-02")).toEqual({ ok: true, value: "2026-12-02" });
+    const badDate = parseInput({ type: "date" }, "2026-13-45");
+    expect(badDate.ok).toBe(false);
+    expect(parseInput({ type: "json" }, '{"a":[1]}')).toEqual({ ok: true, value: { a: [1] } });
+    const badJson = parseInput({ type: "json" }, "{a:1}");
+    expect(badJson.ok ? "" : badJson.message).toContain("JSON");
+    expect(parseInput({ type: "select", options: ["a", "b"] }, "b")).toEqual({
+      ok: true,
+      value: "b",
+    });
+    const notAnOption = parseInput({ type: "select", options: ["a", "b"] }, "c");
+    expect(notAnOption.ok ? "" : notAnOption.message).toContain("a, b");
+  });
+
+  it("reads back stored values as text", () => {
+    expect(displayValue(null)).toBe("");
+    expect(displayValue(false)).toBe("false");
+    expect(displayValue({ a: 1 })).toBe('{"a":1}');
+  });
+});
