@@ -9,11 +9,10 @@
  * so no block can turn it into a workflow failure: the cell goes back to un-run.
  */
 import type { Db } from "../../db/client";
-import type { Plan } from "../domain/statuses";
 import type { PaidCalls } from "../enrichments/types";
 import { limiterHook } from "../limits/rate/hook";
 import { attemptSuperseded } from "../store/engine-reads";
-import { admitAttempt } from "./admission";
+import { type AdmissionRequest, admitAttempt } from "./admission";
 
 export class UsageLimitHalt extends Error {
   constructor() {
@@ -22,15 +21,8 @@ export class UsageLimitHalt extends Error {
   }
 }
 
-export interface PaidAttempt {
-  workspaceId: string;
-  plan: Plan;
-  tableId: string;
-  rowId: string;
-  groupId: string;
-  executionId: string;
-  dispatchId: string | null;
-}
+/** The attempt whose calls are paid for: an admission request without what it charges. */
+export type PaidAttempt = Omit<AdmissionRequest, "source" | "credits" | "chargeId">;
 
 export function paidCalls(
   db: Db,

@@ -9,36 +9,37 @@ import { type Column, type Group, PatchTableRequest, TableSchema } from "../../s
 import { checkTableSchema } from "../../src/domain/table-schema";
 import { listEnrichments } from "../../src/enrichments/registry";
 import {
-  addAllEnrichmentOutputs,
-  applyEnrichmentChoice,
-  applyWorkflowChoice,
-  buildGroupPatch,
-  CLIENT_ID,
   columnFormFrom,
   columnFromForm,
   columnIssues,
   columnsWithSaved,
   columnUsage,
-  defaultDependsOn,
-  defaultFrom,
   describeUsage,
+  parseOptions,
+  validateColumnForm,
+} from "../../src/ui/grid/column-form";
+import { CLIENT_ID, idFromName } from "../../src/ui/grid/editor-ids";
+import {
+  addAllEnrichmentOutputs,
+  applyEnrichmentChoice,
+  applyWorkflowChoice,
+  defaultFrom,
+  suggestInputs,
+  suggestOutputName,
+  terminalBlockIds,
+} from "../../src/ui/grid/group-choices";
+import {
+  defaultDependsOn,
   type EnrichmentInfo,
   enrichmentColumnType,
   type GroupForm,
   groupField,
   groupFormFrom,
-  groupIssues,
-  idFromName,
-  issuePlace,
   NEW_COLUMN,
   outputRow,
-  parseOptions,
-  suggestInputs,
-  suggestOutputName,
-  terminalBlockIds,
-  validateColumnForm,
-  validateGroupForm,
-} from "../../src/ui/grid/editor-logic";
+} from "../../src/ui/grid/group-form";
+import { buildGroupPatch, groupIssues, validateGroupForm } from "../../src/ui/grid/group-patch";
+import { issuePlace } from "../../src/ui/grid/issue-paths";
 
 const columns: Column[] = [
   { id: "name", name: "Name", type: "text" },

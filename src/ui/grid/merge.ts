@@ -6,15 +6,9 @@
  * error, cancelled) is final: a late or replayed event of that attempt cannot revive it.
  */
 
-export const CELL_STATUSES = [
-  "queued",
-  "running",
-  "paused",
-  "completed",
-  "error",
-  "cancelled",
-] as const;
-export type CellStatus = (typeof CELL_STATUSES)[number];
+import type { CellStatus } from "../../domain/statuses";
+
+export type { CellStatus };
 
 export interface CellView {
   status: CellStatus;

@@ -122,17 +122,18 @@ export function useLiveTable(tableId: string): LiveTable {
     [tableId, rows, bump, loadRows],
   );
 
-  const reload = useCallback(() => {
-    void (async () => {
-      try {
-        await loadTable();
-        await loadRows();
-        await loadRuns();
-      } catch (err) {
-        setError(describeError(err));
-      }
-    })();
+  /** Everything, from the API; a failure is shown instead of the grid. */
+  const loadAll = useCallback(async () => {
+    try {
+      await loadTable();
+      await loadRows();
+      await loadRuns();
+    } catch (err) {
+      setError(describeError(err));
+    }
   }, [loadTable, loadRows, loadRuns]);
+
+  const reload = useCallback(() => void loadAll(), [loadAll]);
 
   useEffect(() => {
     let closed = false;
@@ -205,13 +206,7 @@ export function useLiveTable(tableId: string): LiveTable {
 
     open();
     void (async () => {
-      try {
-        await loadTable();
-        await loadRows();
-        await loadRuns();
-      } catch (err) {
-        setError(describeError(err));
-      }
+      await loadAll();
       const buffered = held ?? [];
       held = null;
       for (const e of buffered) handle(e);
@@ -222,7 +217,7 @@ export function useLiveTable(tableId: string): LiveTable {
       if (retry) clearTimeout(retry);
       source?.close();
     };
-  }, [tableId, rows, bump, loadTable, loadRows, loadRuns, refreshRuns, fetchRows, reload]);
+  }, [tableId, rows, bump, loadTable, loadAll, refreshRuns, fetchRows, reload]);
 
   // Active runs: counts refresh every second so the progress bars move.
   const active = runs.some((r) => r.status === "active");

@@ -5,7 +5,7 @@
  * duplicate id, `next` naming no block, not exactly one entry, a cycle). It reads any
  * JSON, however incomplete: the API stays the judge, this is the preview.
  */
-import type { BlockType } from "../../contracts/workflow";
+import { BLOCK_TYPES, type BlockType } from "../../contracts/workflow";
 
 export interface Edge {
   /** `true` / `false` for a condition's ports; null for a plain `next`. */
@@ -46,18 +46,7 @@ export interface DefinitionSummary {
   problems: Problem[];
 }
 
-export const KNOWN_BLOCK_TYPES: readonly BlockType[] = [
-  "transform",
-  "condition",
-  "http",
-  "foreach",
-  "workflow",
-  "approval",
-  "wait",
-  "fail",
-  "enrichment",
-  "llm",
-];
+export const KNOWN_BLOCK_TYPES: readonly BlockType[] = BLOCK_TYPES;
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === "object" && !Array.isArray(v);
