@@ -52,6 +52,10 @@ export const Env = z.object({
     emptyAsUndefined,
     z.coerce.number().int().min(1).max(100_000).optional(),
   ),
+  CELLFLOW_REDRIVE_EVERY_MS: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(100).max(3_600_000).optional(),
+  ),
   EVENTS_RETENTION_HOURS: z.preprocess(
     emptyAsUndefined,
     z.coerce

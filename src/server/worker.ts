@@ -26,6 +26,7 @@ async function main(): Promise<void> {
     driver: env.DATABASE_DRIVER,
     neonWsProxy: env.NEON_WS_PROXY,
     concurrency: env.WORKER_CONCURRENCY,
+    redriveEveryMs: env.CELLFLOW_REDRIVE_EVERY_MS,
     eventsRetentionHours: env.EVENTS_RETENTION_HOURS,
     log: log(),
   });

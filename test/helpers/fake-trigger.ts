@@ -1,7 +1,10 @@
 /**
- * A stand-in for the trigger.dev HTTP API (the remote service we cannot run here), only
- * for contract tests of our adapter: it records what the real SDK sends and answers the
- * minimal bodies the SDK accepts. `failNext` makes the next calls fail with a status.
+ * A stand-in for the trigger.dev HTTP API (the remote service we cannot run here), for
+ * contract tests of our adapter and for the chaos run's simulated platform: it records
+ * what the real SDK sends and answers the minimal bodies the SDK accepts. `failNext`
+ * makes the next calls fail with a status; `outage` makes every call fail with a status
+ * until a deadline (an API outage, 500s or 429s for a while). `onRun` hears every run
+ * the fake accepted (task, payload, idempotency key, delay), so something can execute it.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -13,18 +16,84 @@ export interface RecordedRequest {
   body: string;
 }
 
+/** A run the fake accepted, as the platform would queue it. */
+export interface TriggeredRun {
+  id: string;
+  task: string;
+  /** The payload the SDK serialised (its `{ json }` envelope unwrapped). */
+  payload: unknown;
+  idempotencyKey?: string;
+  /** From the `delay` option ("<n>s"), in ms. */
+  delayMs?: number;
+}
+
 export interface FakeTrigger {
   url: string;
   requests: RecordedRequest[];
   failNext(count: number, status: number): void;
+  /** Every call fails with `status` for the next `ms` (answering `Retry-After: retryAfterS`). */
+  outage(ms: number, status: number, retryAfterS?: number): void;
+  onRun(listener: (run: TriggeredRun) => void): void;
   close(): Promise<void>;
+}
+
+interface ItemBody {
+  task?: string;
+  payload?: unknown;
+  options?: { idempotencyKey?: string; delay?: unknown };
+}
+
+/** The SDK sends payloads as a string of its serialiser's `{ json: … }` envelope. */
+function unwrapPayload(raw: unknown): unknown {
+  if (typeof raw !== "string") return raw;
+  try {
+    const parsed = JSON.parse(raw) as unknown;
+    return parsed !== null && typeof parsed === "object" && "json" in parsed
+      ? (parsed as { json: unknown }).json
+      : parsed;
+  } catch {
+    return raw;
+  }
+}
+
+/** A body the SDK sent; what it cannot parse is recorded as an item without task or payload. */
+function parseItem(text: string): ItemBody {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    return parsed !== null && typeof parsed === "object" ? (parsed as ItemBody) : {};
+  } catch {
+    return {};
+  }
+}
+
+function delayOf(delay: unknown): number | undefined {
+  const m = typeof delay === "string" ? /^(\d+)s$/.exec(delay) : null;
+  return m ? Number(m[1]) * 1000 : undefined;
 }
 
 export async function startFakeTrigger(): Promise<FakeTrigger> {
   const requests: RecordedRequest[] = [];
   let failures: { count: number; status: number } = { count: 0, status: 500 };
+  let down: { until: number; status: number; retryAfterS: number } = {
+    until: 0,
+    status: 500,
+    retryAfterS: 0,
+  };
+  const listeners: ((run: TriggeredRun) => void)[] = [];
   let runs = 0;
   let batches = 0;
+  const accepted = (task: string, item: ItemBody) => {
+    const delayMs = delayOf(item.options?.delay);
+    const run: TriggeredRun = {
+      id: `run_${++runs}`,
+      task,
+      payload: unwrapPayload(item.payload),
+      ...(item.options?.idempotencyKey ? { idempotencyKey: item.options.idempotencyKey } : {}),
+      ...(delayMs ? { delayMs } : {}),
+    };
+    for (const l of listeners) l(run);
+    return run;
+  };
   const server = http.createServer((req, res) => {
     let body = "";
     req.on("data", (c: Buffer) => {
@@ -41,19 +110,32 @@ export async function startFakeTrigger(): Promise<FakeTrigger> {
         failures.count--;
         return reply(failures.status, { error: "induced failure" }, { "retry-after": "0" });
       }
-      if (req.method === "POST" && /^\/api\/v1\/tasks\/[^/]+\/trigger$/.test(path))
-        return reply(200, { id: `run_${++runs}` });
+      if (Date.now() < down.until) {
+        return reply(
+          down.status,
+          { error: "induced outage" },
+          { "retry-after": String(down.retryAfterS) },
+        );
+      }
+      const trigger = /^\/api\/v1\/tasks\/([^/]+)\/trigger$/.exec(path);
+      if (req.method === "POST" && trigger) {
+        const run = accepted(trigger[1] ?? "", parseItem(body));
+        return reply(200, { id: run.id });
+      }
       if (req.method === "POST" && path === "/api/v3/batches") {
         const parsed = JSON.parse(body) as { runCount: number };
         return reply(200, { id: `batch_${++batches}`, runCount: parsed.runCount, isCached: false });
       }
       const items = /^\/api\/v3\/batches\/([^/]+)\/items$/.exec(path);
       if (req.method === "POST" && items) {
-        const accepted = body.split("\n").filter((l) => l.trim() !== "").length;
-        runs += accepted;
+        const lines = body.split("\n").filter((l) => l.trim() !== "");
+        for (const line of lines) {
+          const item = parseItem(line);
+          accepted(item.task ?? "", item);
+        }
         return reply(200, {
           id: items[1],
-          itemsAccepted: accepted,
+          itemsAccepted: lines.length,
           itemsDeduplicated: 0,
           sealed: true,
         });
@@ -70,6 +152,12 @@ export async function startFakeTrigger(): Promise<FakeTrigger> {
     requests,
     failNext(count, status) {
       failures = { count, status };
+    },
+    outage(ms, status, retryAfterS = 1) {
+      down = { until: Date.now() + ms, status, retryAfterS };
+    },
+    onRun(listener) {
+      listeners.push(listener);
     },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };

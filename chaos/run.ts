@@ -1,0 +1,239 @@
+/**
+ * `npm run chaos`: faults injected into real runs, judged by invariants. Starts its own
+ * embedded PostgreSQL in a temp directory (like `npm run bench`); each scenario and each
+ * clean baseline gets a fresh database on it. Prints a line per scenario, then a JSON
+ * report; exits 1 when an invariant broke. Knobs and figures: docs/reliability.md.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { freePortish } from "../bench/port";
+import { type EmbeddedPostgres, startEmbeddedPostgres } from "../db/embedded";
+import type { ChainResult } from "./chain-run";
+import { stopEverything } from "./cleanup";
+import { type ChaosConfig, readConfig, say, seededRandom } from "./config";
+import { type PostgresControl, postgresKill } from "./scenarios/postgres-kill";
+import { type RedisResult, redisOutage } from "./scenarios/redis-outage";
+import { type TriggerResult, triggerOutage } from "./scenarios/trigger-outage";
+import { workerKill } from "./scenarios/worker-kill";
+import { freshDatabase } from "./workload";
+
+// Loopback sinks everywhere, including the carriers the trigger.dev scenario runs here.
+process.env.CELLFLOW_ALLOW_PRIVATE_NETWORK = "1";
+process.env.LOG_LEVEL ??= "silent";
+
+interface ScenarioReport {
+  scenario: string;
+  ok: boolean;
+  problems: string[];
+  seconds: number;
+  baselineSeconds: number | null;
+  /** Faulted time over clean time, same workload. */
+  slowdown: number | null;
+  result: unknown;
+}
+
+/** The server, restartable in place (the Postgres-kill scenario kills it). */
+class Server implements PostgresControl {
+  current!: EmbeddedPostgres;
+  constructor(
+    readonly dir: string,
+    readonly port: number,
+  ) {}
+
+  async start(): Promise<void> {
+    this.current = await startEmbeddedPostgres({
+      dataDir: this.dir,
+      port: this.port,
+      // Two workers at concurrency 20 keep ~2 × 47 connections; room for the harness,
+      // the simulated trigger.dev carriers, and backends a crash leaves for a moment.
+      settings: { max_connections: "400" },
+    });
+  }
+
+  async kill(): Promise<void> {
+    const pid = this.current.pid;
+    if (pid <= 0) throw new Error("no postgres pid to kill");
+    // Its own process group (db/embedded.ts): the postmaster and every backend at once.
+    process.kill(-pid, "SIGKILL");
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      try {
+        process.kill(pid, 0);
+      } catch {
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error("postgres did not die after SIGKILL");
+  }
+}
+
+const round = (n: number, d = 1) => +n.toFixed(d);
+const verdict = (problems: string[]) =>
+  problems.length === 0 ? " — OK" : ` — BROKEN: ${problems.join("; ")}`;
+const versus = (seconds: number, base: number | null | undefined) =>
+  base ? ` (clean ${base.toFixed(1)} s, ×${(seconds / base).toFixed(2)})` : "";
+
+function chainLine(name: string, r: ChainResult, base: number | null): string {
+  const heals = r.faults
+    .map((f) => `${((f.heal?.orphansRerunMs ?? f.heal?.healMs ?? 0) / 1000).toFixed(1)} s`)
+    .join(", ");
+  const i = r.invariants;
+  const d = i.duplicates;
+  return `${name}: ${r.cells} cells in ${r.seconds.toFixed(1)} s${versus(r.seconds, base)}; ${r.faults.length} faults, healed in ${heals || "-"}; lost ${i.lost}, illegal ${i.illegalTransitions}, out of order ${i.outOfOrderClaims}, requeued ${i.requeues}, errors ${i.statuses.error ?? 0}; duplicate calls ${d?.extraCalls ?? 0} (${d?.explainedByFault ?? 0} after a fault, ${d?.unexplained ?? 0} unexplained)${verdict(r.problems)}`;
+}
+
+function report(
+  scenario: string,
+  problems: string[],
+  seconds: number,
+  baselineSeconds: number | null,
+  result: unknown,
+): ScenarioReport {
+  return {
+    scenario,
+    ok: problems.length === 0,
+    problems,
+    seconds: round(seconds),
+    baselineSeconds: baselineSeconds === null ? null : round(baselineSeconds),
+    slowdown: baselineSeconds ? round(seconds / baselineSeconds, 2) : null,
+    result,
+  };
+}
+
+async function main(): Promise<void> {
+  const cfg: ChaosConfig = readConfig();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-chaos-"));
+  fs.chmodSync(dir, 0o777);
+  const server = new Server(dir, await freePortish());
+  await server.start();
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      say(`chaos: ${signal}, stopping the workers, Redis and Postgres`);
+      void stopEverything()
+        .then(() => server.current.stop())
+        .finally(() => {
+          fs.rmSync(dir, { recursive: true, force: true });
+          process.exit(130);
+        });
+    });
+  }
+  let n = 0;
+  const withDb = async <T>(
+    fn: (d: Awaited<ReturnType<typeof freshDatabase>>) => Promise<T>,
+  ): Promise<T> => {
+    const d = await freshDatabase(server.current.url, `chaos_${process.pid}_${n++}`);
+    try {
+      return await fn(d);
+    } finally {
+      await d.database.close();
+    }
+  };
+  const reports: ScenarioReport[] = [];
+  const chain = {
+    rows: Math.max(1, Math.round(cfg.cells / 2)),
+    workers: 2,
+    concurrency: cfg.concurrency,
+    redriveEveryMs: cfg.redriveEveryMs,
+    sinkMs: cfg.sinkMs,
+    timeoutMs: cfg.timeoutMs,
+  };
+  // The chain workload's clean run, once, for the slowdown of scenarios 1 and 2.
+  let chainClean: number | null | undefined;
+  const chainBaseline = async (): Promise<number | null> => {
+    if (chainClean !== undefined) return chainClean;
+    chainClean = null;
+    if (!cfg.baseline) return null;
+    const r = await withDb((d) => workerKill({ ...chain, ...d, kills: 0, random: Math.random }));
+    say(chainLine("baseline (chain, no faults)", r, null));
+    // A baseline that breaks an invariant breaks it without any fault: reported too.
+    if (r.problems.length > 0)
+      reports.push(report("baseline-chain", r.problems, r.seconds, null, r));
+    chainClean = r.seconds;
+    return chainClean;
+  };
+  try {
+    if (cfg.only.has("worker-kill")) {
+      const base = await chainBaseline();
+      const r = await withDb((d) =>
+        workerKill({ ...chain, ...d, kills: cfg.kills, random: seededRandom(cfg.seed) }),
+      );
+      say(chainLine("worker-kill", r, base));
+      reports.push(report("worker-kill", r.problems, r.seconds, base, r));
+    }
+    if (cfg.only.has("postgres-kill")) {
+      const base = await chainBaseline();
+      const r = await withDb((d) =>
+        postgresKill({ ...chain, ...d, postgres: server, random: seededRandom(cfg.seed + 1) }),
+      );
+      say(chainLine("postgres-kill", r, base));
+      reports.push(report("postgres-kill", r.problems, r.seconds, base, r));
+    }
+    if (cfg.only.has("redis-outage")) {
+      const opts = {
+        cells: cfg.redisCells,
+        ratePerSec: cfg.redisRate,
+        concurrency: Math.min(cfg.concurrency, 10),
+        redriveEveryMs: cfg.redriveEveryMs,
+        timeoutMs: cfg.timeoutMs,
+      };
+      let base: RedisResult | null = null;
+      if (cfg.baseline) {
+        base = await withDb((d) => redisOutage({ ...opts, ...d, outages: [] }));
+        say(`baseline (redis, no outage): ${base.summary}${verdict(base.problems)}`);
+        if (base.problems.length > 0)
+          reports.push(report("baseline-redis", base.problems, base.seconds, null, base));
+      }
+      const r = await withDb((d) =>
+        redisOutage({
+          ...opts,
+          ...d,
+          outages: [
+            { atFraction: 0.2, downMs: cfg.redisShortMs },
+            { atFraction: 0.5, downMs: cfg.redisLongMs },
+          ],
+        }),
+      );
+      say(`redis-outage: ${r.summary}${versus(r.seconds, base?.seconds)}${verdict(r.problems)}`);
+      reports.push(report("redis-outage", r.problems, r.seconds, base?.seconds ?? null, r));
+    }
+    if (cfg.only.has("trigger-outage")) {
+      const opts = {
+        rows: Math.max(1, Math.round(cfg.triggerCells / 2)),
+        concurrency: cfg.concurrency,
+        redriveEveryMs: cfg.redriveEveryMs,
+        sinkMs: cfg.sinkMs,
+        timeoutMs: cfg.timeoutMs,
+      };
+      let base: TriggerResult | null = null;
+      if (cfg.baseline) {
+        base = await withDb((d) => triggerOutage({ ...opts, ...d, outageMs: 0 }));
+        say(`baseline (trigger.dev, no outage): ${base.summary}${verdict(base.problems)}`);
+        if (base.problems.length > 0)
+          reports.push(report("baseline-trigger", base.problems, base.seconds, null, base));
+      }
+      const r = await withDb((d) =>
+        triggerOutage({ ...opts, ...d, outageMs: cfg.triggerOutageMs }),
+      );
+      say(`trigger-outage: ${r.summary}${versus(r.seconds, base?.seconds)}${verdict(r.problems)}`);
+      reports.push(report("trigger-outage", r.problems, r.seconds, base?.seconds ?? null, r));
+    }
+  } finally {
+    await stopEverything();
+    await server.current.stop();
+    // CHAOS_KEEP=1: the cluster stays for a post-mortem (start it with db/embedded.ts).
+    if (process.env.CHAOS_KEEP === "1") say(`kept the chaos cluster in ${dir}`);
+    else fs.rmSync(dir, { recursive: true, force: true });
+  }
+  say("");
+  say(JSON.stringify({ config: { ...cfg, only: [...cfg.only] }, scenarios: reports }, null, 2));
+  if (reports.some((r) => !r.ok)) process.exit(1);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(
+    `chaos failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,267 @@
+/**
+ * Scenario 3, Redis stops mid-run: a `website_meta` enrichment over a loopback site,
+ * paced at a low rate through one redis-server shared by two worker processes
+ * (REDIS_URL, CELLFLOW_RATE_LIMIT_PER_SECOND). Redis is SIGKILLed mid-run and started
+ * again on the same port (empty) after `downMs`: once briefly (the waiting cells should
+ * simply wait) and once for longer than the pacing budget (the waiting cells end with
+ * "Rate limit exceeded — retry later"). A limiter that cannot answer must never be taken
+ * as a yes: the site must not see more calls than the limit in any one-second window.
+ */
+import { sql } from "drizzle-orm";
+import { type Database, type Db, queryRows } from "../../db/client";
+import { LocalBackend } from "../../src/backends/local";
+import { startRun } from "../../src/engine/dispatcher";
+import { RATE_LIMIT_EXCEEDED } from "../../src/limits/rate/pace";
+import { insertRows } from "../../src/store/rows/insert";
+import { createTable } from "../../src/store/tables/create";
+import { createWorkspace } from "../../src/store/workspaces/create";
+import { maxInAnyWindow } from "../../test/helpers/pacers";
+import { transitionsOf } from "../audit";
+import { sleep } from "../config";
+import { checkTransitions, type InvariantReport, problemsOf } from "../invariants";
+import { RunMonitor } from "../monitor";
+import { RestartableRedis } from "../redis";
+import { type Arrival, startSink } from "../sink";
+import { WorkerPool } from "../workers";
+import { cellsNow } from "../workload";
+
+export interface RedisOptions {
+  url: string;
+  database: Database;
+  cells: number;
+  ratePerSec: number;
+  concurrency: number;
+  redriveEveryMs: number;
+  timeoutMs: number;
+  outages: { atFraction: number; downMs: number }[];
+}
+
+export interface OutageRecord {
+  atMs: number;
+  downMs: number;
+  progress: number;
+  /** Cells that ended "Rate limit exceeded" between the stop and 60 s after the restart. */
+  rateLimitErrors: number;
+  /** From the stop until the first of them ended (the pacing budget running out). */
+  firstErrorAfterMs: number | null;
+  /** From the restart until the limiter granted a call again. */
+  resumedAfterMs: number | null;
+}
+
+export interface RedisResult {
+  cells: number;
+  seconds: number;
+  limitPerSec: number;
+  /** The most calls the site saw in any one-second window, and grants by Redis's clock. */
+  arrivalsMaxInAnySecond: number;
+  grantsMaxInAnySecond: number;
+  /**
+   * The one-second window where the site saw the most calls: each call's arrival, its
+   * grant (Redis's clock) and the latency between them, in ms since the run started.
+   */
+  worstSecond: { arrivalMs: number; grantMs: number | null; latencyMs: number | null }[];
+  arrivals: number;
+  grants: number;
+  /** Completed cells without a recorded grant: a call made without pacing. */
+  completedWithoutGrant: number;
+  outages: OutageRecord[];
+  invariants: InvariantReport;
+  problems: string[];
+  summary: string;
+}
+
+async function sitesTable(db: Db, n: number, siteUrl: string): Promise<string> {
+  const ws = await createWorkspace(db, "chaos-redis", "unlimited");
+  const table = await createTable(db, ws.id, {
+    name: "sites",
+    schema: {
+      columns: [
+        { id: "url", name: "url", type: "text" },
+        { id: "title", name: "title", type: "text" },
+      ],
+      groups: [
+        {
+          id: "meta",
+          name: "meta",
+          kind: "enrichment",
+          enrichmentId: "website_meta",
+          inputs: { url: "url" },
+          outputs: [{ columnId: "title", from: "title" }],
+          dependsOn: [],
+          autoRun: false,
+        },
+      ],
+    },
+  });
+  for (let i = 0; i < n; i += 1000) {
+    const rows = Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({
+      url: `${siteUrl}/site?i=${i + k}`,
+    }));
+    await insertRows(db, table.id, rows);
+  }
+  return table.id;
+}
+
+interface CellPacing {
+  status: string;
+  error: string | null;
+  at: string | null;
+  finished: number | null;
+  url: string;
+}
+
+/** The one-second window with the most calls, each matched to its cell's grant. */
+function worstSecond(visits: Arrival[], cells: CellPacing[], started: number) {
+  const grantOf = new Map(
+    cells.map((c) => [new URL(c.url).search, c.at === null ? null : Number(c.at)]),
+  );
+  const sorted = [...visits].sort((a, b) => a.at - b.at);
+  let best: Arrival[] = [];
+  for (let lo = 0, hi = 0; hi < sorted.length; hi++) {
+    while ((sorted[hi]?.at ?? 0) - (sorted[lo]?.at ?? 0) >= 1000) lo++;
+    if (hi - lo + 1 > best.length) best = sorted.slice(lo, hi + 1);
+  }
+  return best.map((v) => {
+    const g = grantOf.get(v.query) ?? null;
+    return {
+      arrivalMs: v.at - started,
+      grantMs: g === null ? null : g - started,
+      latencyMs: g === null ? null : v.at - g,
+    };
+  });
+}
+
+export async function redisOutage(opts: RedisOptions): Promise<RedisResult> {
+  const db = opts.database.db;
+  const site = await startSink();
+  site.on("/site", () => ({
+    status: 200,
+    body: "<html><head><title>ok</title></head></html>",
+    contentType: "text/html",
+  }));
+  const redis = await RestartableRedis.start();
+  const backend = new LocalBackend(opts.url);
+  const pool = new WorkerPool({
+    DATABASE_URL: opts.url,
+    WORKER_CONCURRENCY: String(opts.concurrency),
+    CELLFLOW_REDRIVE_EVERY_MS: String(opts.redriveEveryMs),
+    REDIS_URL: redis.url,
+    CELLFLOW_RATE_LIMIT_PER_SECOND: String(opts.ratePerSec),
+  });
+  let monitor: RunMonitor | undefined;
+  try {
+    const tableId = await sitesTable(db, opts.cells, site.url);
+    await pool.start(2);
+    const started = Date.now();
+    const run = await startRun(db, backend, {
+      tableId,
+      groupIds: ["meta"],
+      mode: "all",
+      rowIds: null,
+      limit: null,
+      window: opts.concurrency * 2,
+    });
+    const live = new RunMonitor(db, run.dispatchId);
+    monitor = live;
+    live.start();
+    const outages: (OutageRecord & { wallDown: number; wallUp: number })[] = [];
+    for (const o of opts.outages) {
+      await live.waitForTerminal(Math.floor(o.atFraction * opts.cells), opts.timeoutMs);
+      if (live.last()?.status !== "active") break;
+      const wallDown = Date.now();
+      const progress = live.last()?.terminal ?? 0;
+      await redis.down();
+      await sleep(o.downMs);
+      await redis.up();
+      outages.push({
+        atMs: wallDown - started,
+        downMs: Date.now() - wallDown,
+        progress,
+        rateLimitErrors: 0,
+        firstErrorAfterMs: null,
+        resumedAfterMs: null,
+        wallDown,
+        wallUp: Date.now(),
+      });
+    }
+    const end = await live.waitForEnd(opts.timeoutMs);
+    const seconds = (Date.now() - started) / 1000;
+    await live.stop();
+
+    const cells = await queryRows<CellPacing>(
+      db,
+      sql`select c.status::text as status, c.error,
+                 c.details->'providers'->0->'rateLimit'->>'at' as at,
+                 (extract(epoch from c.finished_at) * 1000)::float8 as finished, r.data->>'url' as url
+            from cells c join rows r on r.id = c.row_id where c.table_id = ${tableId}`,
+    );
+    const grants = cells
+      .flatMap((c) => (c.at === null ? [] : [Number(c.at)]))
+      .sort((a, b) => a - b);
+    const visits = site.arrivals.filter((a) => a.path === "/site");
+    const arrivals = visits.map((a) => a.at);
+    for (const o of outages) {
+      const errs = cells
+        .filter(
+          (c) =>
+            c.error === RATE_LIMIT_EXCEEDED &&
+            (c.finished ?? 0) >= o.wallDown &&
+            (c.finished ?? 0) <= o.wallUp + 60_000,
+        )
+        .map((c) => c.finished ?? 0);
+      o.rateLimitErrors = errs.length;
+      o.firstErrorAfterMs = errs.length > 0 ? Math.round(Math.min(...errs) - o.wallDown) : null;
+      const next = grants.find((g) => g >= o.wallUp);
+      o.resumedAfterMs = next === undefined ? null : next - o.wallUp;
+    }
+    const invariants = checkTransitions(
+      await transitionsOf(db, tableId),
+      await cellsNow(db, tableId),
+      opts.cells,
+    );
+    const result: RedisResult = {
+      cells: opts.cells,
+      seconds,
+      limitPerSec: opts.ratePerSec,
+      arrivalsMaxInAnySecond: maxInAnyWindow(arrivals, 1000),
+      grantsMaxInAnySecond: maxInAnyWindow(grants, 1000),
+      worstSecond: worstSecond(visits, cells, started),
+      arrivals: arrivals.length,
+      grants: grants.length,
+      completedWithoutGrant: cells.filter((c) => c.status === "completed" && c.at === null).length,
+      outages: outages.map(({ wallDown: _d, wallUp: _u, ...o }) => o),
+      invariants,
+      problems: [],
+      summary: "",
+    };
+    const p = problemsOf(invariants);
+    if (end !== "completed") p.push(`the run ended "${end}", not "completed"`);
+    for (const [m, n] of Object.entries(invariants.errors))
+      if (m !== RATE_LIMIT_EXCEEDED) p.push(`${n} cells ended with another error: ${m}`);
+    if (result.arrivalsMaxInAnySecond > opts.ratePerSec)
+      p.push(
+        `the site saw ${result.arrivalsMaxInAnySecond} calls in one second (limit ${opts.ratePerSec}; at most ${result.grantsMaxInAnySecond} grants in any second by Redis's clock, see worstSecond)`,
+      );
+    if (result.grantsMaxInAnySecond > opts.ratePerSec)
+      p.push(`${result.grantsMaxInAnySecond} grants in one second (limit ${opts.ratePerSec})`);
+    if (result.completedWithoutGrant > 0)
+      p.push(`${result.completedWithoutGrant} cells called the site without a grant`);
+    if (arrivals.length > grants.length)
+      p.push(`${arrivals.length} calls reached the site but only ${grants.length} were granted`);
+    for (const u of pool.unexpected)
+      p.push(`worker slot ${u.slot} exited by itself (code ${u.code})`);
+    result.problems = p;
+    const told = outages.map(
+      (o) =>
+        `${(o.downMs / 1000).toFixed(0)} s: ${o.rateLimitErrors} "${RATE_LIMIT_EXCEEDED}"${o.firstErrorAfterMs === null ? "" : ` from ${(o.firstErrorAfterMs / 1000).toFixed(0)} s on`}, calls again ${o.resumedAfterMs ?? "-"} ms after`,
+    );
+    result.summary = `${opts.cells} cells at ${opts.ratePerSec}/s in ${seconds.toFixed(1)} s; ${outages.length} outages (${told.join("; ") || "-"}); ${invariants.statuses.error ?? 0} errors; at most ${result.arrivalsMaxInAnySecond} calls (${result.grantsMaxInAnySecond} grants) in any second; lost ${invariants.lost}, illegal ${invariants.illegalTransitions}`;
+    return result;
+  } finally {
+    await monitor?.stop();
+    await pool.stop();
+    await backend.close();
+    await redis.down();
+    await site.close();
+  }
+}

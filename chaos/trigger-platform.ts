@@ -1,0 +1,149 @@
+/**
+ * A stand-in for the trigger.dev platform, for the trigger.dev outage scenario. The
+ * trigger.dev service cannot run here, so what is real and what is simulated:
+ *
+ * - Real: the `TriggerBackend` (the SDK's HTTP calls, its retries and batching) against
+ *   the loopback fake of the API (`test/helpers/fake-trigger.ts`); the engine functions
+ *   the tasks wrap (`runCarrier` with `chain: false`, as `src/trigger/row-carrier.ts`
+ *   calls it; `runStamper`; `redriveOrphans`, as the `redrive-orphans` schedule calls
+ *   it); Postgres; the http blocks' calls to the sink.
+ * - Simulated, here: the platform's queue and run execution. Each run the fake accepted
+ *   is executed in this process (not in its own machine), at most `concurrency` at once,
+ *   deduplicated by idempotency key, delayed runs after their delay; a run that throws
+ *   is failed and not retried (the task sets `retry: { maxAttempts: 1 }`). The re-drive
+ *   schedule runs every `everyMs` (trigger.dev's cron is every minute). Run metadata
+ *   (the dashboard's progress) is not reported: there is no task context.
+ */
+import { setMaxListeners } from "node:events";
+import { CarrierPayloadSchema, StampPayloadSchema, TASKS } from "../src/backends/port";
+import { type EngineDeps, runCarrier } from "../src/engine/carrier";
+import { redriveOrphans } from "../src/engine/redrive";
+import { runStamper } from "../src/engine/stamper";
+import type { FakeTrigger, TriggeredRun } from "../test/helpers/fake-trigger";
+import { sleep } from "./config";
+
+export interface PlatformStats {
+  /** Runs the API accepted, and those it swallowed as repeats of an idempotency key. */
+  triggered: number;
+  deduplicated: number;
+  started: number;
+  /** Runs whose task threw (the carrier could not enqueue the rows it handed out, …). */
+  failed: number;
+  failures: Record<string, number>;
+  redrivePasses: number;
+  /** Passes that threw (their enqueue failed): the next pass covers the same cells. */
+  redriveFailures: number;
+}
+
+export class SimulatedTriggerPlatform {
+  readonly stats: PlatformStats = {
+    triggered: 0,
+    deduplicated: 0,
+    started: 0,
+    failed: 0,
+    failures: {},
+    redrivePasses: 0,
+    redriveFailures: 0,
+  };
+  private readonly queue: TriggeredRun[] = [];
+  private readonly keys = new Set<string>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly stopping = new AbortController();
+  private running = 0;
+  private schedule: NodeJS.Timeout | undefined;
+  private redriving: Promise<void> | undefined;
+
+  constructor(
+    fake: FakeTrigger,
+    private readonly deps: EngineDeps,
+    private readonly concurrency: number,
+  ) {
+    fake.onRun((run) => this.accept(run));
+    // Every running carrier listens on the one shutdown signal.
+    setMaxListeners(0, this.stopping.signal);
+  }
+
+  /** The `redrive-orphans` schedule; a pass still going when the next is due is not doubled. */
+  startSchedule(everyMs: number): void {
+    this.schedule = setInterval(() => {
+      if (this.redriving !== undefined) return;
+      this.redriving = redriveOrphans(this.deps)
+        .then(() => {
+          this.stats.redrivePasses++;
+        })
+        .catch(() => {
+          this.stats.redriveFailures++;
+        })
+        .finally(() => {
+          this.redriving = undefined;
+        });
+    }, everyMs);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.schedule);
+    for (const t of this.timers) clearTimeout(t);
+    this.queue.length = 0;
+    this.stopping.abort(new Error("platform stopping"));
+    await this.redriving;
+    while (this.running > 0) await sleep(20);
+  }
+
+  private accept(run: TriggeredRun): void {
+    if (run.idempotencyKey) {
+      if (this.keys.has(run.idempotencyKey)) {
+        this.stats.deduplicated++;
+        return;
+      }
+      this.keys.add(run.idempotencyKey);
+    }
+    this.stats.triggered++;
+    if (run.delayMs) {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        this.enqueue(run);
+      }, run.delayMs);
+      this.timers.add(timer);
+    } else {
+      this.enqueue(run);
+    }
+  }
+
+  private enqueue(run: TriggeredRun): void {
+    if (this.stopping.signal.aborted) return;
+    this.queue.push(run);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.running < this.concurrency && !this.stopping.signal.aborted) {
+      const run = this.queue.shift();
+      if (!run) return;
+      this.running++;
+      void this.execute(run).finally(() => {
+        this.running--;
+        this.pump();
+      });
+    }
+  }
+
+  private async execute(run: TriggeredRun): Promise<void> {
+    this.stats.started++;
+    const ctx = { runId: run.id, signal: this.stopping.signal };
+    try {
+      if (run.task === TASKS.carrier) {
+        const payload = CarrierPayloadSchema.parse(run.payload);
+        await runCarrier({ ...this.deps, chain: false }, payload, ctx);
+      } else if (run.task === TASKS.stamper) {
+        const payload = StampPayloadSchema.parse(run.payload);
+        await runStamper(this.deps.database.db, this.deps.backend, payload, ctx);
+      } else {
+        throw new Error(`no task ${run.task}`);
+      }
+    } catch (err) {
+      this.stats.failed++;
+      const m = (err instanceof Error ? err.message : String(err)).slice(0, 120);
+      this.stats.failures[m] = (this.stats.failures[m] ?? 0) + 1;
+    }
+  }
+}
