@@ -94,6 +94,14 @@ function newPool(
     // An idle client dropped by the server: the pool replaces it on next use; it must
     // not crash the process.
   });
+  // A checked-out client between two statements (a transaction, a pinned lock session)
+  // gets no pool listener, and a server going away (a Postgres crash or restart, a
+  // terminated backend) makes it emit 'error': unheard, that kills the process. The
+  // statements in flight reject with the error anyway, and the pool discards a client
+  // that is no longer queryable when it comes back.
+  (pool as pg.Pool).on("connect", (client) => {
+    client.on("error", () => {});
+  });
   return pool;
 }
 

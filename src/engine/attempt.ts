@@ -185,8 +185,11 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
   if (a.cascadeSignal.aborted) onCascadeAbort();
   else a.cascadeSignal.addEventListener("abort", onCascadeAbort, { once: true });
 
-  const progress = new ProgressWriter(db, { rowId, groupId, executionId }, (reason) =>
-    controller.abort(new LostAuthority(reason)),
+  const progress = new ProgressWriter(
+    db,
+    { rowId, groupId, executionId },
+    (reason) => controller.abort(new LostAuthority(reason)),
+    (err) => log.warn({ err }, "a progress write failed; the next change retries it"),
   );
 
   let secrets: Record<string, string> = {};

@@ -22,6 +22,12 @@ export class ProgressWriter {
     private readonly db: Db,
     private readonly cell: { rowId: string; groupId: string; executionId: string },
     private readonly onRejected: (reason: LostReason) => void,
+    /**
+     * A write that could not be made (the database went away). Progress is advisory: the
+     * terminal write decides the cell, and a lost session aborts the attempt through the
+     * row lock, so the failure is only reported, and the next change writes again.
+     */
+    private readonly onWriteFailed: (err: unknown) => void = () => {},
   ) {}
 
   blockStarted(blockId: string): void {
@@ -40,7 +46,14 @@ export class ProgressWriter {
     if (!this.timer && !this.closed) {
       this.timer = setTimeout(() => {
         this.timer = undefined;
-        this.chain = this.chain.then(() => this.flush());
+        // Never a rejected chain: nobody awaits it until close(), so a failed write would
+        // be an unhandled rejection, which ends the process.
+        this.chain = this.chain
+          .then(() => this.flush())
+          .catch((err: unknown) => {
+            this.dirty = true;
+            this.onWriteFailed(err);
+          });
       }, PROGRESS_FLUSH_MS);
     }
   }

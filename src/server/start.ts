@@ -16,6 +16,7 @@ import { log } from "../config/log";
 import { closeEventHub } from "../events/instance";
 import { ensureSecretKey } from "../security/secret-key";
 import { ensureDefaultAccess } from "./bootstrap";
+import { surviveDatabaseLoss } from "./crash-policy";
 import { ensureNextBuild } from "./next-build";
 import { seedDemo } from "./seed";
 import { type RunningWorker, startWorker } from "./worker-runtime";
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
   const env = readEnv();
   const dataDir = path.resolve(root, env.CELLFLOW_DATA_DIR);
   const logger = log().child({ component: "server" });
+  surviveDatabaseLoss(logger);
 
   let embedded: EmbeddedPostgres | undefined;
   let server: http.Server | undefined;

@@ -6,11 +6,13 @@ import nextEnv from "@next/env";
 import { runMigrations } from "../../db/migrate";
 import { readEnv } from "../config/env";
 import { log } from "../config/log";
+import { surviveDatabaseLoss } from "./crash-policy";
 import { startWorker } from "./worker-runtime";
 
 nextEnv.loadEnvConfig(process.cwd(), false, { info: () => {}, error: console.error });
 
 async function main(): Promise<void> {
+  surviveDatabaseLoss(log());
   const env = readEnv();
   const direct = env.DATABASE_URL_UNPOOLED ?? env.DATABASE_URL;
   if (!direct) {

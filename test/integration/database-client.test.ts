@@ -11,6 +11,7 @@ import { getDatabase } from "../../db/instance";
 import { readEnv } from "../../src/config/env";
 import { log } from "../../src/config/log";
 import { listenForCancels } from "../../src/engine/cancellation";
+import { ProgressWriter } from "../../src/engine/progress";
 import { acquireRowLock, rowLockKey } from "../../src/engine/row-lock";
 import { insertRows } from "../../src/store/rows/insert";
 import { createTable } from "../../src/store/tables/create";
@@ -22,6 +23,7 @@ const SESSION_APP = "cf-probe-session";
 let database: Database;
 let tableId: string;
 let rowId: string;
+let testUrl: string;
 
 function withAppName(url: string, name: string): string {
   const u = new URL(url);
@@ -31,6 +33,7 @@ function withAppName(url: string, name: string): string {
 
 beforeAll(async () => {
   const { url } = await useTestDatabase();
+  testUrl = url;
   const ws = await newWorkspace();
   const t = await createTable(getDatabase().db, ws.id, {
     name: "session-url",
@@ -140,5 +143,58 @@ describe("a separate session URL", () => {
     } finally {
       await listener.stop();
     }
+  });
+});
+
+describe("a server connection lost mid-use", () => {
+  it("a transaction whose backend dies between statements fails, and the process lives on", async () => {
+    // Between two statements the client has no query to hand the server's FATAL to, so it
+    // emits 'error'; without a listener that is an uncaught exception (a worker crash
+    // when Postgres restarts), which fails this file.
+    const outcome = await database.db
+      .transaction(async (tx) => {
+        const [me] = await queryRows<{ pid: number }>(tx, sql`select pg_backend_pid() as pid`);
+        await getDatabase().db.execute(sql`select pg_terminate_backend(${me?.pid ?? 0})`);
+        // Wait for the termination to arrive on this connection, not for a time.
+        for (;;) await tx.execute(sql`select 1`);
+      })
+      .then(
+        () => "committed",
+        (err: unknown) => (err instanceof Error ? err.message : String(err)),
+      );
+    expect(outcome).not.toBe("committed");
+    const [fresh] = await queryRows<{ one: number }>(database.db, sql`select 1 as one`);
+    expect(fresh?.one).toBe(1);
+  });
+
+  it("a pinned session whose backend dies is refused by its next statement, without a crash", async () => {
+    const client = await database.pool.connect();
+    const { rows } = await client.query("select pg_backend_pid() as pid");
+    await getDatabase().db.execute(sql`select pg_terminate_backend(${rows[0]?.pid ?? 0})`);
+    let failed = false;
+    while (!failed)
+      failed = await client.query("select 1").then(
+        () => false,
+        () => true,
+      );
+    client.release(true);
+    const again = await database.pool.connect();
+    await expect(again.query("select 1 as one")).resolves.toMatchObject({ rows: [{ one: 1 }] });
+    again.release();
+  });
+
+  it("a live-progress write that fails is reported, not an unhandled rejection that ends the worker", async () => {
+    const gone = createDatabase({ url: testUrl, poolMax: 1 });
+    await gone.close();
+    const failed = new Promise<unknown>((resolve) => {
+      const writer = new ProgressWriter(
+        gone.db,
+        { rowId, groupId: "g", executionId: "ex2_x" },
+        () => {},
+        resolve,
+      );
+      writer.blockStarted("b1");
+    });
+    await expect(failed).resolves.toBeInstanceOf(Error);
   });
 });
