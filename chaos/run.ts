@@ -8,11 +8,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { freePortish } from "../bench/port";
-import { type EmbeddedPostgres, startEmbeddedPostgres } from "../db/embedded";
 import type { ChainResult } from "./chain-run";
 import { stopEverything } from "./cleanup";
 import { type ChaosConfig, readConfig, say, seededRandom } from "./config";
-import { type PostgresControl, postgresKill } from "./scenarios/postgres-kill";
+import { RestartablePostgres } from "./postgres-server";
+import { postgresKill } from "./scenarios/postgres-kill";
 import { type RedisResult, redisOutage } from "./scenarios/redis-outage";
 import { type TriggerResult, triggerOutage } from "./scenarios/trigger-outage";
 import { workerKill } from "./scenarios/worker-kill";
@@ -31,42 +31,6 @@ interface ScenarioReport {
   /** Faulted time over clean time, same workload. */
   slowdown: number | null;
   result: unknown;
-}
-
-/** The server, restartable in place (the Postgres-kill scenario kills it). */
-class Server implements PostgresControl {
-  current!: EmbeddedPostgres;
-  constructor(
-    readonly dir: string,
-    readonly port: number,
-  ) {}
-
-  async start(): Promise<void> {
-    this.current = await startEmbeddedPostgres({
-      dataDir: this.dir,
-      port: this.port,
-      // Two workers at concurrency 20 keep ~2 × 47 connections; room for the harness,
-      // the simulated trigger.dev carriers, and backends a crash leaves for a moment.
-      settings: { max_connections: "400" },
-    });
-  }
-
-  async kill(): Promise<void> {
-    const pid = this.current.pid;
-    if (pid <= 0) throw new Error("no postgres pid to kill");
-    // Its own process group (db/embedded.ts): the postmaster and every backend at once.
-    process.kill(-pid, "SIGKILL");
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      try {
-        process.kill(pid, 0);
-      } catch {
-        return;
-      }
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    throw new Error("postgres did not die after SIGKILL");
-  }
 }
 
 const round = (n: number, d = 1) => +n.toFixed(d);
@@ -106,7 +70,7 @@ async function main(): Promise<void> {
   const cfg: ChaosConfig = readConfig();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-chaos-"));
   fs.chmodSync(dir, 0o777);
-  const server = new Server(dir, await freePortish());
+  const server = new RestartablePostgres(dir, await freePortish());
   await server.start();
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.once(signal, () => {

@@ -1,49 +1,95 @@
 /**
- * The chaos run in small (`npm run chaos` is the full one, docs/reliability.md): 300
- * cells (150 rows × 2 chained groups calling a loopback sink) carried by two real worker
- * processes, one of which is SIGKILLed mid-run and restarted; the re-drive (every second
- * here) must heal what it left. Judged by the same invariants as the full run, over an
- * audit trigger on this file's own database.
+ * The chaos run in small (`npm run chaos` is the full one, docs/reliability.md), judged by
+ * the same invariants as the full run, over an audit trigger:
+ * - 300 cells (150 rows × 2 chained groups calling a loopback sink) carried by two real
+ *   worker processes, one of which is SIGKILLed mid-run and restarted; the re-drive
+ *   (every second here) must heal what it left. On this file's own test database.
+ * - The same workload with the whole Postgres SIGKILLed mid-run and started again: the
+ *   workers must live through it, reconnect by themselves and finish. On a Postgres of
+ *   its own, since the suite's shared server cannot be killed.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePortish } from "../../bench/port";
 import type { ChainResult } from "../../chaos/chain-run";
 import { seededRandom } from "../../chaos/config";
+import { RestartablePostgres } from "../../chaos/postgres-server";
+import { postgresKill } from "../../chaos/scenarios/postgres-kill";
 import { workerKill } from "../../chaos/scenarios/worker-kill";
-import { openDatabase } from "../../chaos/workload";
+import { freshDatabase, openDatabase } from "../../chaos/workload";
 import type { Database } from "../../db/client";
 import { useTestDatabase } from "../helpers/db";
 
-let url: string;
-let database: Database;
+const small = { rows: 150, workers: 2, concurrency: 5, redriveEveryMs: 1_000, sinkMs: 10 };
 
-beforeAll(async () => {
-  ({ url } = await useTestDatabase());
-  database = await openDatabase(url, 5);
-});
-afterAll(() => database.close());
-
-it("a worker SIGKILLed mid-run loses no cell and makes no illegal transition", async () => {
-  const r: ChainResult = await workerKill({
-    url,
-    database,
-    rows: 150,
-    workers: 2,
-    concurrency: 5,
-    redriveEveryMs: 1_000,
-    sinkMs: 10,
-    timeoutMs: 60_000,
-    kills: 1,
-    random: seededRandom(7),
-    // Early enough that the victim is mid-run, late enough that it has cells in flight.
-    window: [0.25, 0.45],
-  });
+function expectWhole(r: ChainResult): void {
   // The whole verdict when something broke, for whoever reads the failure.
-  if (r.invariants.lost > 0 || r.invariants.illegalTransitions > 0)
-    console.error(JSON.stringify(r, null, 2));
-  expect(r.faults).toHaveLength(1);
+  if (r.problems.length > 0) console.error(JSON.stringify(r, null, 2));
   expect(r.end).toBe("completed");
   expect(r.invariants.stampedCells).toBe(300);
   expect(r.invariants.lost).toBe(0);
   expect(r.invariants.illegalTransitions).toBe(0);
   expect(r.invariants.terminalMoreThanOnce).toBe(0);
-}, 120_000);
+  expect(r.invariants.duplicates?.unexplained ?? 0).toBe(0);
+  expect(r.problems).toEqual([]);
+}
+
+describe("a worker SIGKILLed mid-run", () => {
+  let url: string;
+  let database: Database;
+  beforeAll(async () => {
+    ({ url } = await useTestDatabase());
+    database = await openDatabase(url, 5);
+  });
+  afterAll(() => database.close());
+
+  it("loses no cell and makes no illegal transition", async () => {
+    const r = await workerKill({
+      ...small,
+      url,
+      database,
+      timeoutMs: 60_000,
+      kills: 1,
+      random: seededRandom(7),
+      // Early enough that the victim is mid-run, late enough that it has cells in flight.
+      window: [0.25, 0.45],
+    });
+    expect(r.faults).toHaveLength(1);
+    expectWhole(r);
+  }, 120_000);
+});
+
+describe("Postgres SIGKILLed mid-run and started again", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-chaos-smoke-"));
+  let server: RestartablePostgres;
+  beforeAll(async () => {
+    // initdb runs as an unprivileged user when the tests run as root.
+    fs.chmodSync(dir, 0o777);
+    server = new RestartablePostgres(dir, await freePortish());
+    await server.start();
+  });
+  afterAll(async () => {
+    await server?.current.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("workers live through it, reconnect and finish: nothing lost, nothing illegal", async () => {
+    const { url, database } = await freshDatabase(server.current.url, "chaos_smoke");
+    try {
+      const r = await postgresKill({
+        ...small,
+        url,
+        database,
+        timeoutMs: 90_000,
+        postgres: server,
+        random: seededRandom(3),
+      });
+      expect(r.faults).toHaveLength(1);
+      expectWhole(r);
+    } finally {
+      await database.close();
+    }
+  }, 180_000);
+});
