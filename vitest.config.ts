@@ -33,7 +33,12 @@ export default defineConfig({
     // Two cores: more parallel files only queue on the same Postgres.
     maxWorkers: 2,
     // A fixed key for the tests' encrypted secrets (webhook and workspace secrets); files
-    // that test key handling set their own.
-    env: { LOG_LEVEL: "silent", CELLFLOW_SECRET_KEY: "11".repeat(32) },
+    // that test key handling set their own. The endpoints tests call stand on loopback, so
+    // the private-network guard is off; the files that test the guard turn it on.
+    env: {
+      LOG_LEVEL: "silent",
+      CELLFLOW_SECRET_KEY: "11".repeat(32),
+      CELLFLOW_ALLOW_PRIVATE_NETWORK: "1",
+    },
   },
 });

@@ -8,6 +8,11 @@ import { decodeSecretKey } from "../security/secret-box";
 const emptyAsUndefined = (v: unknown) => (v === "" ? undefined : v);
 const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
 
+/** 0 (default): http, llm and enrichment requests refuse private, loopback and link-local destinations. */
+const allowPrivateNetworkFlag = z
+  .preprocess(emptyAsUndefined, z.enum(["0", "1"], { error: "must be 0 or 1" }).default("0"))
+  .transform((v) => v === "1");
+
 export const Env = z.object({
   DATABASE_URL: optionalString,
   DATABASE_URL_UNPOOLED: optionalString,
@@ -37,6 +42,7 @@ export const Env = z.object({
     emptyAsUndefined,
     z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
   ),
+  CELLFLOW_ALLOW_PRIVATE_NETWORK: allowPrivateNetworkFlag,
   TRIGGER_PROJECT_REF: optionalString,
   TRIGGER_SECRET_KEY: optionalString,
   TRIGGER_API_URL: optionalString,
@@ -92,4 +98,16 @@ export function readEnv(source: Record<string, string | undefined> = process.env
     throw new Error(`Invalid environment:\n${lines.join("\n")}`);
   }
   return parsed.data;
+}
+
+/**
+ * CELLFLOW_ALLOW_PRIVATE_NETWORK as it is now, read on every call rather than once at start,
+ * so a test can turn the guard on for itself. A value that does not parse counts as 0: the
+ * guard fails closed (`readEnv` at start has already reported it).
+ */
+export function allowPrivateNetwork(
+  source: Record<string, string | undefined> = process.env,
+): boolean {
+  const parsed = allowPrivateNetworkFlag.safeParse(source.CELLFLOW_ALLOW_PRIVATE_NETWORK);
+  return parsed.success && parsed.data;
 }

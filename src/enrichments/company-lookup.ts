@@ -9,6 +9,7 @@
  * never trusted: only known fields of the expected types become outputs.
  */
 import { z } from "zod";
+import { redactedExcerpt } from "../security/redact";
 import { domainOf, text } from "./fields";
 import { cappedGet, decodeText } from "./http";
 import { type Enrichment, type Provider, ProviderError } from "./types";
@@ -90,7 +91,8 @@ export function mapCompany(body: unknown): Record<string, string | null> | null 
 
 function httpProvider(n: number, baseUrl: string, key: string | undefined): Provider<Inputs> {
   const id = `provider_${n}`;
-  const hide = (s: string) => (key ? s.split(key).join("[redacted]") : s);
+  // The key in every form an echo could bring it back in, not only as it was sent.
+  const secrets: Record<string, string> = key ? { KEY: key } : {};
   return {
     id,
     async lookup(inputs, call) {
@@ -118,7 +120,9 @@ function httpProvider(n: number, baseUrl: string, key: string | undefined): Prov
       const body = decodeText(res.bytes, res.headers.get("content-type"));
       if (res.status === 404 || res.status === 204) return null;
       if (res.status < 200 || res.status > 299) {
-        const excerpt = hide(body.replace(/\s+/g, " ").trim()).slice(0, EXCERPT_CHARS);
+        const excerpt = redactedExcerpt(body, secrets, EXCERPT_CHARS, {
+          truncated: res.truncated,
+        });
         throw new ProviderError(
           `HTTP ${res.status} from ${id}${excerpt ? `: ${excerpt}` : ""}`,
           res.status === 408 || res.status === 429 || res.status >= 500,

@@ -3,9 +3,10 @@
  * `outboundFetch`; it ends by the time cap or the caller's signal, whichever is first,
  * and the connection is closed either way; at most `maxBytes` of the body are ever held
  * (the rest is left unread). A timeout or a network failure is a retryable
- * `ProviderError`; the caller's own abort is passed on as its reason.
+ * `ProviderError`, a refused destination a permanent one; the caller's own abort is passed
+ * on as its reason.
  */
-import { outboundFetch, readCapped } from "../execution/outbound";
+import { DestinationRefused, outboundFetch, readCapped } from "../execution/outbound";
 import { ProviderError } from "./types";
 
 export interface CappedGet {
@@ -33,6 +34,8 @@ export async function cappedGet(url: URL, opts: CappedGet): Promise<CappedRespon
     if (opts.signal.aborted) return opts.signal.reason;
     if (deadline.aborted) return new ProviderError(`timed out after ${opts.timeoutMs / 1000} s`);
     if (err instanceof ProviderError) return err;
+    // A refused destination is permanent: not retryable, in the refusal's own words.
+    if (err instanceof DestinationRefused) return new ProviderError(err.message, false);
     return new ProviderError(`the request to ${url.host} failed: ${networkMessage(err)}`);
   };
   try {

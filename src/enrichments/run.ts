@@ -7,6 +7,7 @@
  * being configured) throws, with each provider's reason; an abort is passed on as the
  * signal's reason, never recorded as a provider failure.
  */
+import { redactedExcerpt } from "../security/redact";
 import {
   type Enrichment,
   type EnrichmentContext,
@@ -44,10 +45,10 @@ function cleanOutputs(
   return out;
 }
 
-function messageOf(err: unknown): string {
+/** Redacted before it is cut, so a cut cannot leave the start of a secret. */
+function messageOf(err: unknown, secrets: Record<string, string>): string {
   const text = err instanceof Error ? err.message : String(err);
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > MAX_ERROR_CHARS ? `${flat.slice(0, MAX_ERROR_CHARS)}…` : flat;
+  return redactedExcerpt(text, secrets, MAX_ERROR_CHARS);
 }
 
 export async function runEnrichment<I>(
@@ -112,7 +113,7 @@ export async function runEnrichment<I>(
         status: "error",
         costCredits: 0,
         ms: ms(),
-        error: messageOf(err),
+        error: messageOf(err, secrets),
         ...paced,
       });
       continue;

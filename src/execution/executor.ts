@@ -9,6 +9,7 @@ import type { Block, WorkflowDefinition } from "../contracts/workflow";
 import { assertNever } from "../domain/statuses";
 import { entryBlock } from "../domain/workflow-graph";
 import type { PaidCalls } from "../enrichments/types";
+import { redact } from "../security/redact";
 import { runApproval, runCondition, runFail, runTransform, runWait } from "./blocks/basic";
 import { foreachRunner, type RunChild, workflowRunner } from "./blocks/compose";
 import { runEnrichmentBlock } from "./blocks/enrichment";
@@ -199,8 +200,13 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
         );
         blocks[id] = result.output;
         const taken = takenEdges(block, result);
+        // What is stored is redacted (a resumed run sees `[redacted]` where an answer
+        // echoed a secret); this run goes on with the output as it came.
         if (!PURE.has(block.type))
-          await input.hooks?.checkpoint?.(id, { output: result.output, taken });
+          await input.hooks?.checkpoint?.(id, {
+            output: redact(result.output, scope.secrets),
+            taken,
+          });
         input.hooks?.onBlockComplete?.(id, result.output);
         return { ran: true, taken };
       } catch (err) {

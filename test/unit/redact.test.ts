@@ -1,7 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseRetryAfter, retryAfterFromHeaders } from "../../src/domain/retry-after";
-import { REDACTED, redact, redactText } from "../../src/security/redact";
+import {
+  encodedForms,
+  REDACTED,
+  redact,
+  redactedExcerpt,
+  redactText,
+} from "../../src/security/redact";
 
 describe("redact", () => {
   const secrets = { TOKEN: "tok-12345", KEY: "sk_live_abcdef", SHORT: "abc" };
@@ -55,6 +61,64 @@ describe("redact", () => {
       `https://h/?k=${REDACTED}`,
     );
     expect(redactText(JSON.stringify({ k: special.S }), special)).toBe(`{"k":"${REDACTED}"}`);
+  });
+
+  it("catches a secret URL-encoded twice, form-encoded, or JSON-escaped twice", () => {
+    const special = { S: 'p@ss word/"q"\\z' };
+    const twiceUrl = encodeURIComponent(encodeURIComponent(special.S));
+    expect(redactText(`https://h/?next=${twiceUrl}`, special)).toBe(`https://h/?next=${REDACTED}`);
+    const form = new URLSearchParams({ k: special.S }).toString();
+    expect(redactText(form, special)).toBe(`k=${REDACTED}`);
+    expect(redactText(encodeURI(`https://h/${special.S}`), special)).toBe(`https://h/${REDACTED}`);
+    // JSON text inside a JSON string: the secret's quotes and backslashes escaped twice.
+    const twiceJson = JSON.stringify(JSON.stringify({ k: special.S }));
+    const out = redactText(twiceJson, special);
+    expect(out).toBe(
+      JSON.stringify(JSON.stringify({ k: "SENTINEL" })).replace("SENTINEL", REDACTED),
+    );
+    for (const form of encodedForms(special.S)) expect(out).not.toContain(form);
+  });
+
+  it("catches a secret inside base64 wherever it starts (a Basic credential echoed back)", () => {
+    const record = { S: "hunter2-correct-horse" };
+    for (const prefix of ["", "u:", "user:", "a-much-longer-user-name:"]) {
+      const basic = Buffer.from(`${prefix}${record.S}`).toString("base64");
+      const out = redactText(`Basic ${basic}`, record);
+      expect({ prefix, out: out.includes(REDACTED) }).toEqual({ prefix, out: true });
+      // What is left cannot be decoded back into the secret, nor into most of it.
+      const left = Buffer.from(out.replace(REDACTED, ""), "base64").toString("latin1");
+      expect(left).not.toContain(record.S.slice(0, 8));
+    }
+    const url = Buffer.from(`x${record.S}`).toString("base64url");
+    expect(redactText(url, record)).toContain(REDACTED);
+  });
+
+  it("an excerpt is redacted before it is cut: no start of a secret survives the cut", () => {
+    const record = { S: "0123456789abcdef" };
+    for (let at = 0; at < 40; at++) {
+      const text = `${"x".repeat(at)}${record.S} tail`;
+      const out = redactedExcerpt(text, record, 30);
+      expect({ at, leak: out.includes(record.S.slice(0, 3)) }).toEqual({ at, leak: false });
+      expect(out.length).toBeLessThanOrEqual(31);
+    }
+    expect(redactedExcerpt(`a  b\n\n${record.S}`, record, 300)).toBe(`a b ${REDACTED}`);
+  });
+
+  it("an excerpt of a text read only in part drops a tail that starts a secret", () => {
+    const record = { S: "0123456789abcdef" };
+    // Only the first bytes of a body were read: it ends inside the secret.
+    expect(redactedExcerpt("error: 012345678", record, 300, { truncated: true })).toBe("error: ");
+    expect(redactedExcerpt("error: 012345678", record, 300)).toBe("error: 012345678");
+    const encodedStart = encodeURIComponent('p@ss"word-long').slice(0, 7);
+    expect(
+      redactedExcerpt(`u=${encodedStart}`, { S: 'p@ss"word-long' }, 300, { truncated: true }),
+    ).toBe("u=");
+  });
+
+  it("a secret containing whitespace is found before whitespace is flattened", () => {
+    const record = { PEM: "-----BEGIN KEY-----\nAAAA\n  BBBB\n-----END KEY-----" };
+    const out = redactedExcerpt(`leaked:\n${record.PEM}\n`, record, 300);
+    expect(out).toBe(`leaked: ${REDACTED}`);
   });
 
   it("costs nothing without secrets: the same value back", () => {

@@ -8,6 +8,7 @@
  * one: the block is, when it finishes; a re-run child sends the same Idempotency-Keys.
  */
 import type { ForeachBlock, WorkflowBlock, WorkflowDefinition } from "../../contracts/workflow";
+import { redactedExcerpt } from "../../security/redact";
 import { evaluate } from "../expressions";
 import { type BlockContext, BlockError, type BlockRunner } from "./types";
 
@@ -79,7 +80,7 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
     if (!Array.isArray(items))
       throw new BlockError(
         block.id,
-        `items must be an array, got ${JSON.stringify(items)?.slice(0, 100)}`,
+        `items must be an array, got ${redactedExcerpt(JSON.stringify(items), ctx.scope.secrets, 100)}`,
         {
           retryable: false,
         },

@@ -8,8 +8,9 @@
  */
 import type { HttpBlock } from "../../contracts/workflow";
 import { parseRetryAfter } from "../../domain/retry-after";
+import { redactedExcerpt } from "../../security/redact";
 import { type ExpressionScope, renderTemplate } from "../expressions";
-import { outboundFetch, readCapped } from "../outbound";
+import { DestinationRefused, outboundFetch, readCapped } from "../outbound";
 import { type BlockContext, BlockError, type BlockRunner } from "./types";
 
 export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
@@ -42,7 +43,7 @@ export const runHttp: BlockRunner<HttpBlock> = async (block, ctx) => {
     throw transportFailure(block, ctx, url, err);
   }
   try {
-    if (!res.ok) throw await statusFailure(block, url, res);
+    if (!res.ok) throw await statusFailure(block, ctx, url, res);
     const declared = Number(res.headers.get("content-length") ?? "");
     if (Number.isFinite(declared) && declared > MAX_RESPONSE_BYTES) throw tooLarge(block, url);
     const read = await readCapped(res, MAX_RESPONSE_BYTES);
@@ -165,12 +166,23 @@ function headerRecord(headers: Headers): Record<string, string> {
   return out;
 }
 
-async function statusFailure(block: HttpBlock, url: URL, res: Response): Promise<BlockError> {
+async function statusFailure(
+  block: HttpBlock,
+  ctx: BlockContext,
+  url: URL,
+  res: Response,
+): Promise<BlockError> {
   const status = res.status;
   let excerpt = "";
   try {
     const read = await readCapped(res, ERROR_BODY_BYTES);
-    excerpt = shorten(new TextDecoder("utf-8").decode(read.bytes));
+    // Redacted before it is cut: a secret the server echoed must not leave as its start.
+    excerpt = redactedExcerpt(
+      new TextDecoder("utf-8").decode(read.bytes),
+      ctx.scope.secrets,
+      EXCERPT_CHARS,
+      { truncated: read.over },
+    );
   } catch {
     // The status says enough; a body that fails to arrive does not change the verdict.
   }
@@ -200,6 +212,10 @@ function tooLarge(block: HttpBlock, url: URL): BlockError {
 function transportFailure(block: HttpBlock, ctx: BlockContext, url: URL, err: unknown): unknown {
   if (ctx.signal.aborted) return ctx.signal.reason;
   if (err instanceof BlockError) return err;
+  // A destination the policy refuses stays refused: no retry, the refusal's own words.
+  if (err instanceof DestinationRefused) {
+    return new BlockError(block.id, err.message, { retryable: false });
+  }
   return new BlockError(block.id, `the request to ${url.host} failed: ${networkMessage(err)}`, {
     retryable: true,
   });
@@ -220,9 +236,4 @@ function messageOf(err: unknown): string {
   if (err instanceof Error) return err.message;
   if (err !== null && typeof err === "object" && "message" in err) return String(err.message);
   return String(err);
-}
-
-function shorten(text: string): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS)}…` : flat;
 }

@@ -11,8 +11,9 @@ import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/ch
 import { readEnv } from "../../config/env";
 import type { LlmBlock } from "../../contracts/workflow";
 import { retryAfterFromHeaders } from "../../domain/retry-after";
+import { redactedExcerpt } from "../../security/redact";
 import { renderTemplate } from "../expressions";
-import { outboundFetch } from "../outbound";
+import { DestinationRefused, outboundFetch } from "../outbound";
 import { type BlockContext, BlockError, type BlockRunner } from "./types";
 
 export const LLM_API_KEY_SECRET = "LLM_API_KEY";
@@ -68,7 +69,7 @@ export const runLlm: BlockRunner<LlmBlock> = async (block, ctx) => {
   }
   const message = completion.choices[0]?.message;
   if (message?.refusal) {
-    throw new BlockError(block.id, `the model refused: ${shorten(message.refusal)}`, {
+    throw new BlockError(block.id, `the model refused: ${excerpt(message.refusal, ctx)}`, {
       retryable: false,
     });
   }
@@ -83,13 +84,20 @@ export const runLlm: BlockRunner<LlmBlock> = async (block, ctx) => {
     // Models without structured output (or cut off by a length limit) answer loosely; a
     // second try may well succeed, so this stays retryable.
     const cut = completion.choices[0]?.finish_reason === "length" ? " (cut off: length limit)" : "";
-    throw new BlockError(block.id, `the model's answer is not valid JSON${cut}: ${shorten(text)}`);
+    throw new BlockError(
+      block.id,
+      `the model's answer is not valid JSON${cut}: ${excerpt(text, ctx)}`,
+    );
   }
 };
 
 /** 408, 409 (provider lock contention), 429 and 5xx are worth another try; other 4xx are not. */
 function requestFailure(block: LlmBlock, ctx: BlockContext, host: string, err: unknown): unknown {
   if (ctx.signal.aborted) return ctx.signal.reason;
+  // The client wraps what its fetch threw; a refused destination stays refused, unretried.
+  if (err instanceof OpenAI.APIConnectionError && err.cause instanceof DestinationRefused) {
+    return new BlockError(block.id, err.cause.message, { retryable: false });
+  }
   if (err instanceof OpenAI.APIConnectionError) {
     const cause = err.cause instanceof Error && err.cause.message ? `: ${err.cause.message}` : "";
     return new BlockError(block.id, `the request to ${host} failed${cause}`, { retryable: true });
@@ -97,10 +105,14 @@ function requestFailure(block: LlmBlock, ctx: BlockContext, host: string, err: u
   if (err instanceof OpenAI.APIError && typeof err.status === "number") {
     const status = err.status;
     const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
-    return new BlockError(block.id, `the LLM endpoint ${host} answered ${shorten(err.message)}`, {
-      retryable,
-      retryAfterMs: retryable ? retryAfterFromHeaders(err.headers) : undefined,
-    });
+    return new BlockError(
+      block.id,
+      `the LLM endpoint ${host} answered ${excerpt(err.message, ctx)}`,
+      {
+        retryable,
+        retryAfterMs: retryable ? retryAfterFromHeaders(err.headers) : undefined,
+      },
+    );
   }
   return new BlockError(block.id, `the LLM request failed: ${messageOf(err)}`, {
     retryable: false,
@@ -121,7 +133,7 @@ function messageOf(err: unknown): string {
   return String(err);
 }
 
-function shorten(text: string, max = 300): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+/** Redacted before it is cut: a model or endpoint that echoes the key must not leave its start. */
+function excerpt(text: string, ctx: BlockContext, max = 300): string {
+  return redactedExcerpt(text, ctx.scope.secrets, max);
 }

@@ -1,6 +1,6 @@
 import type { Block, WorkflowDefinition } from "../../contracts/workflow";
 import type { PaidCalls } from "../../enrichments/types";
-import type { ExpressionScope } from "../expressions";
+import { ExpressionError, type ExpressionScope } from "../expressions";
 
 export interface BlockContext {
   scope: ExpressionScope;
@@ -99,7 +99,9 @@ export async function withRetries(
         deadline?.aborted && timeoutMs
           ? new BlockError(block.id, `timed out after ${timeoutMs} ms`)
           : err;
-      const retryable = !(failure instanceof BlockError) || failure.retryable;
+      // An expression fails the same way every time, a limit it hit included.
+      const retryable =
+        failure instanceof BlockError ? failure.retryable : !(failure instanceof ExpressionError);
       if (attempt >= attempts || !retryable) throw failure;
       const base = (block.retry?.backoffMs ?? 0) * 2 ** (attempt - 1);
       const wait = Math.max(
