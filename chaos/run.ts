@@ -36,6 +36,7 @@ interface ScenarioReport {
 const round = (n: number, d = 1) => +n.toFixed(d);
 const verdict = (problems: string[]) =>
   problems.length === 0 ? " — OK" : ` — BROKEN: ${problems.join("; ")}`;
+const noted = (notes: string[]) => (notes.length === 0 ? "" : ` (note: ${notes.join("; ")})`);
 const versus = (seconds: number, base: number | null | undefined) =>
   base ? ` (clean ${base.toFixed(1)} s, ×${(seconds / base).toFixed(2)})` : "";
 
@@ -145,7 +146,9 @@ async function main(): Promise<void> {
       let base: RedisResult | null = null;
       if (cfg.baseline) {
         base = await withDb((d) => redisOutage({ ...opts, ...d, outages: [] }));
-        say(`baseline (redis, no outage): ${base.summary}${verdict(base.problems)}`);
+        say(
+          `baseline (redis, no outage): ${base.summary}${noted(base.notes)}${verdict(base.problems)}`,
+        );
         if (base.problems.length > 0)
           reports.push(report("baseline-redis", base.problems, base.seconds, null, base));
       }
@@ -159,7 +162,9 @@ async function main(): Promise<void> {
           ],
         }),
       );
-      say(`redis-outage: ${r.summary}${versus(r.seconds, base?.seconds)}${verdict(r.problems)}`);
+      say(
+        `redis-outage: ${r.summary}${versus(r.seconds, base?.seconds)}${noted(r.notes)}${verdict(r.problems)}`,
+      );
       reports.push(report("redis-outage", r.problems, r.seconds, base?.seconds ?? null, r));
     }
     if (cfg.only.has("trigger-outage")) {

@@ -7,6 +7,9 @@
  * - The same workload with the whole Postgres SIGKILLed mid-run and started again: the
  *   workers must live through it, reconnect by themselves and finish. On a Postgres of
  *   its own, since the suite's shared server cannot be killed.
+ * - The workload carried by trigger.dev runs (the real adapter against the loopback fake
+ *   of its API, runs executed here) while the API answers 500, then 429, for a while:
+ *   enqueues are retried, and the re-drive leaves no cell queued once the API is back.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -17,6 +20,7 @@ import type { ChainResult } from "../../chaos/chain-run";
 import { seededRandom } from "../../chaos/config";
 import { RestartablePostgres } from "../../chaos/postgres-server";
 import { postgresKill } from "../../chaos/scenarios/postgres-kill";
+import { triggerOutage } from "../../chaos/scenarios/trigger-outage";
 import { workerKill } from "../../chaos/scenarios/worker-kill";
 import { freshDatabase, openDatabase } from "../../chaos/workload";
 import type { Database } from "../../db/client";
@@ -36,7 +40,7 @@ function expectWhole(r: ChainResult): void {
   expect(r.problems).toEqual([]);
 }
 
-describe("a worker SIGKILLed mid-run", () => {
+describe("on the suite's Postgres", () => {
   let url: string;
   let database: Database;
   beforeAll(async () => {
@@ -45,7 +49,7 @@ describe("a worker SIGKILLed mid-run", () => {
   });
   afterAll(() => database.close());
 
-  it("loses no cell and makes no illegal transition", async () => {
+  it("a worker SIGKILLed mid-run loses no cell and makes no illegal transition", async () => {
     const r = await workerKill({
       ...small,
       url,
@@ -58,6 +62,22 @@ describe("a worker SIGKILLed mid-run", () => {
     });
     expect(r.faults).toHaveLength(1);
     expectWhole(r);
+  }, 120_000);
+
+  it("a trigger.dev API outage mid-dispatch leaves no cell queued", async () => {
+    const r = await triggerOutage({
+      ...small,
+      url,
+      database,
+      timeoutMs: 90_000,
+      outageMs: 2_000,
+    });
+    if (r.problems.length > 0) console.error(JSON.stringify(r, null, 2));
+    expect(r.outage?.failedApiCalls ?? 0).toBeGreaterThan(0);
+    expect(r.invariants.stampedCells).toBe(300);
+    expect(r.invariants.lost).toBe(0);
+    expect(r.invariants.illegalTransitions).toBe(0);
+    expect(r.problems).toEqual([]);
   }, 120_000);
 });
 
