@@ -3,14 +3,30 @@ import { z } from "zod";
 /** Ids the client chooses (columns, groups, blocks, inputs). */
 export const ClientId = z
   .string()
-  .regex(/^[a-z][a-z0-9_]{0,62}$/, "must match ^[a-z][a-z0-9_]{0,62}$ (lowercase, digits, _)");
+  .regex(/^[a-z][a-z0-9_]{0,62}$/, "must match ^[a-z][a-z0-9_]{0,62}$ (lowercase, digits, _)")
+  // Every JavaScript object already has a `constructor`: `row.data[id]` would find it on a
+  // row without that value, and auto-run, inputs and templates would read a function.
+  // It is the only name the pattern allows that Object.prototype holds.
+  .refine((id) => id !== "constructor", 'is reserved ("constructor"); choose another id');
 export type ClientId = z.infer<typeof ClientId>;
 
 /** Ids Cellflow generates; only their length is checked, lookups decide existence. */
 export const EntityId = z.string().min(1).max(64);
 export type EntityId = z.infer<typeof EntityId>;
 
-export const Name = z.string().trim().min(1, "must not be empty").max(200);
+/**
+ * Kept exactly as sent: leading or trailing white space is refused rather than trimmed,
+ * so a name never comes back different from the one given.
+ */
+export const Name = z
+  .string()
+  .min(1, "must not be empty")
+  .max(200)
+  .refine((s) => s.trim() !== "", "must not be blank")
+  .refine(
+    (s) => s.trim() === "" || s.trim() === s,
+    "must not start or end with white space (remove it)",
+  );
 export type Name = z.infer<typeof Name>;
 
 /** Expressions and templates: bounded so one request cannot store megabytes of code. */

@@ -8,7 +8,9 @@ export type ColumnType = z.infer<typeof ColumnType>;
 export const Column = z
   .strictObject({
     id: ClientId,
-    name: Name,
+    // Names are the keys of `row` in expressions, where `__proto__` would not be a key but
+    // the object's prototype: the column's value would vanish from `row`.
+    name: Name.refine((n) => n !== "__proto__", 'is reserved ("__proto__"); choose another name'),
     type: ColumnType,
     options: z.array(z.string().min(1).max(200)).min(1).max(500).optional(),
   })

@@ -9,7 +9,7 @@ import type { Column } from "../contracts/table";
 import { csvRecords, neutralizeFormula, unneutralizedFormula } from "./csv";
 import type { Result } from "./result";
 import { assertNever } from "./statuses";
-import { checkValue } from "./values";
+import { checkValue, jsonDeeperThan, jsonValueIssues, MAX_JSON_DEPTH } from "./values";
 
 /** One import is one transaction; beyond this a client should split its file. */
 export const MAX_IMPORT_ROWS = 100_000;
@@ -80,15 +80,6 @@ const BOOLEANS = new Map<string, boolean>([
   ["0", false],
 ]);
 
-/** Postgres cannot store NUL in jsonb, nor a lone surrogate (JSON.parse can make one). */
-function storable(value: unknown): boolean {
-  if (typeof value === "string") return !value.includes("\u0000") && value.isWellFormed();
-  if (Array.isArray(value)) return value.every(storable);
-  if (value !== null && typeof value === "object")
-    return Object.entries(value).every(([k, v]) => storable(k) && storable(v));
-  return true;
-}
-
 const absent = { ok: true, value: undefined } as const;
 
 /** What a cell's text is in `column`: undefined for an empty cell (the column stays absent). */
@@ -120,6 +111,9 @@ export function importValue(column: Column, raw: string): Result<CellValue | und
       if (value === "") return absent;
       break;
     case "json":
+      // Before parsing: what follows the parser recurses, and a deep value would overflow.
+      if (jsonDeeperThan(raw, MAX_JSON_DEPTH))
+        return { ok: false, reason: `must nest at most ${MAX_JSON_DEPTH} levels deep` };
       try {
         value = JSON.parse(raw);
       } catch {
@@ -134,8 +128,12 @@ export function importValue(column: Column, raw: string): Result<CellValue | und
     default:
       return assertNever(column.type);
   }
-  if (!storable(value))
-    return { ok: false, reason: "contains a NUL character or an unpaired surrogate" };
+  const [unstorable] = jsonValueIssues(value);
+  if (unstorable)
+    return {
+      ok: false,
+      reason: unstorable.path ? `at ${unstorable.path}: ${unstorable.message}` : unstorable.message,
+    };
   const problem = checkValue(column, value);
   return problem ? { ok: false, reason: problem } : { ok: true, value };
 }

@@ -65,3 +65,84 @@ export function isEmptyValue(value: unknown): boolean {
   if (typeof value === "object") return Object.keys(value).length === 0;
   return false;
 }
+
+/** JSON nested deeper than this is refused: nothing Cellflow stores needs more. */
+export const MAX_JSON_DEPTH = 100;
+
+/**
+ * True when the JSON text opens more than `max` arrays/objects inside each other. A scan
+ * of the text, run before JSON.parse: the parser copes with any depth, but everything
+ * after it (zod, the checks below, JSON.stringify on the way to the database) recurses
+ * and would overflow the stack on a few thousand levels. Brackets inside strings do not
+ * count; the text need not be valid JSON (the parser judges that).
+ */
+export function jsonDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      depth++;
+      if (depth > max) return true;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return false;
+}
+
+/** Why `text` cannot be stored as it is (Postgres text and jsonb), or null. */
+export function unstorableText(text: string): string | null {
+  if (text.includes("\u0000"))
+    return "contains a NUL character (\\u0000), which cannot be stored; remove it";
+  if (!text.isWellFormed())
+    return "contains an unpaired UTF-16 surrogate (half of a character); text holding one, or a NUL character, cannot be stored";
+  return null;
+}
+
+/**
+ * Keys a JavaScript object cannot hold as data: `__proto__` is dropped or, worse, taken
+ * as the object's prototype by most code that copies objects, so it would not survive.
+ */
+const FORBIDDEN_KEYS = new Set(["__proto__"]);
+const MAX_VALUE_ISSUES = 50;
+
+/**
+ * Issues for a parsed JSON value that could not be stored or would not come back as sent:
+ * NUL characters and unpaired surrogates (in strings and keys) and `__proto__` keys.
+ * Walks with an explicit stack, so no input depth can overflow the call stack.
+ */
+export function jsonValueIssues(value: unknown, root = ""): Issue[] {
+  const issues: Issue[] = [];
+  const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
+  const stack: { value: unknown; path: string }[] = [{ value, path: root }];
+  // A body can hold a million bad strings; the first few say enough.
+  for (
+    let next = stack.pop();
+    next !== undefined && issues.length < MAX_VALUE_ISSUES;
+    next = stack.pop()
+  ) {
+    const v = next.value;
+    if (typeof v === "string") {
+      const problem = unstorableText(v);
+      if (problem) issues.push({ path: next.path, message: problem });
+    } else if (Array.isArray(v)) {
+      v.forEach((item, i) => {
+        stack.push({ value: item, path: join(next.path, String(i)) });
+      });
+    } else if (v !== null && typeof v === "object") {
+      for (const [k, item] of Object.entries(v)) {
+        const path = join(next.path, k);
+        const unstorable = unstorableText(k);
+        const problem = FORBIDDEN_KEYS.has(k)
+          ? `the key "${k}" is not allowed (it would not survive as data)`
+          : unstorable && `the key ${unstorable}`;
+        if (problem) issues.push({ path, message: problem });
+        else stack.push({ value: item, path });
+      }
+    }
+  }
+  return issues;
+}

@@ -254,8 +254,10 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
         finish: { blockErrors: {}, outputs: blank(group) },
       });
     }
-    const row: Record<string, unknown> = {};
-    for (const c of a.schema.columns) row[c.name] = a.data[c.id] ?? null;
+    // Own properties only (never `row[name] = …`): a name such as `__proto__` must stay a key.
+    const row: Record<string, unknown> = Object.fromEntries(
+      a.schema.columns.map((c) => [c.name, a.data[c.id] ?? null]),
+    );
 
     const ref = { executionId, tableId: a.tableId, rowId, groupId };
     // Secrets only where the workflow can use them: a query saved on every other cell.

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { Issue } from "../contracts/common";
 import { RequestError } from "../domain/errors";
 import type { Result } from "../domain/result";
+import { jsonDeeperThan, jsonValueIssues, MAX_JSON_DEPTH } from "../domain/values";
 
 export const MAX_JSON_BODY = 1024 * 1024;
 
@@ -54,18 +55,45 @@ export async function readCsvBody(req: Request): Promise<string> {
     ?.replace(/^"|"$/g, "");
   let decoder: TextDecoder;
   try {
-    decoder = new TextDecoder(charset ?? "utf-8");
+    decoder = new TextDecoder(charset ?? "utf-8", { fatal: true });
   } catch {
     throw new RequestError("validation_failed", "Unknown charset", [
       { path: "content-type", message: `charset ${JSON.stringify(charset)} is not supported` },
     ]);
   }
-  return decoder.decode(await readBodyBytes(req, MAX_CSV_BODY));
+  return textOrThrow(decodeStrictly(decoder, await readBodyBytes(req, MAX_CSV_BODY)));
 }
 
-/** Reads at most `limit` bytes as UTF-8 text. */
+type Refusal = { message: string; issues: Issue[] };
+
+/**
+ * Bytes the charset cannot decode are refused: a lenient decoder would store U+FFFD in
+ * their place, a value the client never sent.
+ */
+function decodeStrictly(decoder: TextDecoder, bytes: Uint8Array): Result<string, Refusal> {
+  try {
+    return { ok: true, value: decoder.decode(bytes) };
+  } catch {
+    return refused("The request body is not valid text", [
+      { path: "", message: `holds bytes that are not valid ${decoder.encoding.toUpperCase()}` },
+    ]);
+  }
+}
+
+function textOrThrow(decoded: Result<string, Refusal>): string {
+  if (!decoded.ok)
+    throw new RequestError("validation_failed", decoded.reason.message, decoded.reason.issues);
+  return decoded.value;
+}
+
+/** Reads at most `limit` bytes as UTF-8 text; invalid UTF-8 is a 400. */
 export async function readBodyText(req: Request, limit: number): Promise<string> {
-  return new TextDecoder("utf-8", { fatal: false }).decode(await readBodyBytes(req, limit));
+  return textOrThrow(decodeUtf8(await readBodyBytes(req, limit)));
+}
+
+/** Bytes as UTF-8 text, strictly (see decodeStrictly); a leading BOM is dropped. */
+export function decodeUtf8(bytes: Uint8Array): Result<string, Refusal> {
+  return decodeStrictly(new TextDecoder("utf-8", { fatal: true }), bytes);
 }
 
 function tooLarge(limit: number): RequestError {
@@ -73,27 +101,12 @@ function tooLarge(limit: number): RequestError {
 }
 
 /**
- * Strings Postgres cannot store in jsonb (NUL, unpaired surrogates) are refused here, as
- * a 400, instead of failing later as a database error.
+ * Strings Postgres cannot store (NUL, unpaired surrogates) and `__proto__` keys (which
+ * zod and object spreads drop) are refused here, as a 400, instead of failing later as a
+ * database error or vanishing silently.
  */
 export function unstorableStrings(value: unknown, path = ""): Issue[] {
-  const bad = (s: string) => s.includes("\u0000") || !s.isWellFormed();
-  if (typeof value === "string") {
-    return bad(value)
-      ? [{ path, message: "contains a NUL character or an unpaired surrogate" }]
-      : [];
-  }
-  if (Array.isArray(value))
-    return value.flatMap((v, i) => unstorableStrings(v, path ? `${path}.${i}` : String(i)));
-  if (value !== null && typeof value === "object") {
-    return Object.entries(value).flatMap(([k, v]) => {
-      const p = path ? `${path}.${k}` : k;
-      return bad(k)
-        ? [{ path: p, message: "key contains a NUL character or an unpaired surrogate" }]
-        : unstorableStrings(v, p);
-    });
-  }
-  return [];
+  return jsonValueIssues(value, path);
 }
 
 export function zodIssues(error: z.ZodError): Issue[] {
@@ -119,14 +132,26 @@ export async function parseJsonBody<S extends z.ZodType>(
 }
 
 /**
- * The checks of `parseJsonBody` on text already read, as a result rather than a throw:
- * for bodies read before it is known which schema applies (signed webhooks).
+ * The checks of `parseJsonBody` on a body already read (bytes are decoded as strict UTF-8),
+ * as a result rather than a throw: for bodies read before it is known which schema
+ * applies (signed webhooks).
  */
 export function parseJsonText<S extends z.ZodType>(
-  text: string,
+  body: string | Uint8Array,
   schema: S,
   empty?: unknown,
-): Result<z.infer<S>, { message: string; issues: Issue[] }> {
+): Result<z.infer<S>, Refusal> {
+  const decoded = typeof body === "string" ? { ok: true as const, value: body } : decodeUtf8(body);
+  if (!decoded.ok) return decoded;
+  const text = decoded.value;
+  // Checked on the text, before anything recursive (zod, the walk below) sees the value.
+  if (jsonDeeperThan(text, MAX_JSON_DEPTH))
+    return refused("The request body is nested too deeply", [
+      {
+        path: "",
+        message: `JSON may nest arrays and objects at most ${MAX_JSON_DEPTH} levels deep`,
+      },
+    ]);
   let value: unknown;
   try {
     value = text.trim() === "" ? empty : JSON.parse(text);
@@ -138,16 +163,13 @@ export function parseJsonText<S extends z.ZodType>(
     return refused("The request needs a JSON body", [{ path: "", message: "empty body" }]);
   const unstorable = unstorableStrings(value);
   if (unstorable.length > 0)
-    return refused("The request holds text that cannot be stored", unstorable);
+    return refused("The request holds text or keys that cannot be stored", unstorable);
   const parsed = schema.safeParse(value);
   if (!parsed.success) return refused("The request is not valid", zodIssues(parsed.error));
   return { ok: true, value: parsed.data };
 }
 
-function refused(
-  message: string,
-  issues: Issue[],
-): { ok: false; reason: { message: string; issues: Issue[] } } {
+function refused(message: string, issues: Issue[]): { ok: false; reason: Refusal } {
   return { ok: false, reason: { message, issues } };
 }
 

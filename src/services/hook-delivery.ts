@@ -79,17 +79,17 @@ export async function deliverHook(
     workspaceId: hook.workspaceId,
     log: sys.log.child({ workspaceId: hook.workspaceId, hookId: hook.id }),
   };
-  // Decoded as every JSON route decodes its body, so the contracts behave identically.
-  const text = new TextDecoder("utf-8", { fatal: false }).decode(body);
   const digest = deliveryDigest(sig.t, body);
+  // The bytes are decoded (strict UTF-8) and checked as every JSON route's body is, so the
+  // contracts behave identically.
   switch (hook.action) {
     case "insert_rows": {
-      const req = parseJsonText(text, InsertRowsRequest);
+      const req = parseJsonText(body, InsertRowsRequest);
       if (!req.ok) return refuse(invalid(req.reason.issues, req.reason.message));
       return insertOnce(ctx, hook, digest, req.value);
     }
     case "run": {
-      const req = parseJsonText(text, CreateRunRequest);
+      const req = parseJsonText(body, CreateRunRequest);
       if (!req.ok) return refuse(invalid(req.reason.issues, req.reason.message));
       return runOnce(ctx, hook, digest, req.value);
     }

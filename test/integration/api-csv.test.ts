@@ -424,11 +424,11 @@ describe("CSV export", () => {
   });
 
   it("answers text/csv as an attachment named after the table, sanitized", async () => {
-    const t = await newTable('Q3 "Leads" / Société\r\n');
+    const t = await newTable('Q3 "Leads" / Société\r\nend');
     const res = await call("GET", `/api/tables/${t}/export`, { key });
     expect(res.headers.get("content-type")).toBe("text/csv; charset=utf-8");
     expect(res.headers.get("content-disposition")).toBe(
-      'attachment; filename="Q3 _Leads_ _ Societe.csv"',
+      'attachment; filename="Q3 _Leads_ _ Societe_end.csv"',
     );
     expect(res.body).toBe("Name,N,OK,Day,Meta,Tier,Note\r\n");
   });

@@ -1,13 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { TableSchema } from "../../src/contracts/table";
 import { WorkflowDefinition } from "../../src/contracts/workflow";
+import { importValue } from "../../src/domain/csv-columns";
 import { formatDuration } from "../../src/domain/durations";
 import { findCycle } from "../../src/domain/graph";
 import { newId } from "../../src/domain/ids";
 import { CELL_STATUSES, isInFlight, isTerminal } from "../../src/domain/statuses";
 import { checkTableSchema } from "../../src/domain/table-schema";
 import { parseTemplate } from "../../src/domain/templates";
-import { checkRowData, isEmptyValue } from "../../src/domain/values";
+import {
+  checkRowData,
+  isEmptyValue,
+  jsonDeeperThan,
+  jsonValueIssues,
+  MAX_JSON_DEPTH,
+} from "../../src/domain/values";
 import { checkWorkflowDefinition, entryBlock } from "../../src/domain/workflow-graph";
 
 describe("statuses", () => {
@@ -122,5 +129,64 @@ describe("row values", () => {
   it("empty means absent, null, empty string, false, [] or {}", () => {
     for (const v of [undefined, null, "", false, [], {}]) expect(isEmptyValue(v)).toBe(true);
     for (const v of [0, "x", true, [0], { a: 1 }]) expect(isEmptyValue(v)).toBe(false);
+  });
+});
+
+describe("JSON depth, checked on the text before parsing", () => {
+  const nested = (n: number) => `${"[".repeat(n)}${"]".repeat(n)}`;
+  it("counts arrays and objects inside each other, not brackets inside strings", () => {
+    expect(jsonDeeperThan(nested(MAX_JSON_DEPTH), MAX_JSON_DEPTH)).toBe(false);
+    expect(jsonDeeperThan(nested(MAX_JSON_DEPTH + 1), MAX_JSON_DEPTH)).toBe(true);
+    expect(jsonDeeperThan(`{"a":${nested(99)}}`, 100)).toBe(false);
+    expect(jsonDeeperThan(`{"a":{"b":${nested(99)}}}`, 100)).toBe(true);
+    expect(jsonDeeperThan(JSON.stringify({ s: "[[[[[[{{{{" }), 2)).toBe(false);
+    // An escaped quote does not end the string.
+    expect(jsonDeeperThan(JSON.stringify({ s: '\\"[[[[' }), 1)).toBe(false);
+    // Siblings do not add up.
+    expect(jsonDeeperThan("[[1],[2],[3],[4]]", 2)).toBe(false);
+  });
+
+  it("a million levels are measured without overflowing the stack", () => {
+    expect(jsonDeeperThan(nested(1_000_000), MAX_JSON_DEPTH)).toBe(true);
+  });
+});
+
+describe("JSON values that would not survive storage", () => {
+  it("NUL, unpaired surrogates and __proto__ keys are reported with their paths", () => {
+    const value = JSON.parse(
+      '{"a":["ok","x\\u0000"],"b":{"__proto__":{"deep":1}},"c\\ud800":1,"d":"\\udc00"}',
+    );
+    const issues = jsonValueIssues(value, "data");
+    expect(issues.map((i) => i.path).sort()).toEqual([
+      "data.a.1",
+      "data.b.__proto__",
+      "data.c\ud800",
+      "data.d",
+    ]);
+    expect(issues.find((i) => i.path === "data.a.1")?.message).toMatch(/NUL/);
+    expect(issues.find((i) => i.path === "data.b.__proto__")?.message).toMatch(/__proto__/);
+  });
+
+  it("ordinary hostile text is fine: quotes, emoji, RTL, constructor keys", () => {
+    const value = { constructor: "'; drop table rows; --", emoji: ["😀", "\u202Eabc"], e: "" };
+    expect(jsonValueIssues(value)).toEqual([]);
+  });
+});
+
+describe("CSV json cells", () => {
+  const column = { id: "j", name: "J", type: "json" } as const;
+  it("a cell nested beyond 100 levels, or with a __proto__ key, is refused, not dropped or overflowed", () => {
+    const deep = `${"[".repeat(5_000)}${"]".repeat(5_000)}`;
+    expect(importValue(column, deep)).toEqual({
+      ok: false,
+      reason: "must nest at most 100 levels deep",
+    });
+    const proto = importValue(column, '{"a":{"__proto__":{"x":1}}}');
+    expect(proto.ok).toBe(false);
+    expect(proto.ok ? "" : proto.reason).toMatch(/^at a\.__proto__: .*__proto__/);
+    expect(importValue(column, '{"constructor":"=1"}')).toEqual({
+      ok: true,
+      value: { constructor: "=1" },
+    });
   });
 });

@@ -63,7 +63,13 @@ export default function TablesPage() {
 
   const createFromCsv = async (file: File) => {
     setError(null);
-    const tableName = file.name.replace(/\.csv$/i, "").slice(0, 200) || "Imported";
+    // Names are stored as given, and white space at either end is refused: trim a file's.
+    const tableName =
+      file.name
+        .replace(/\.csv$/i, "")
+        .trim()
+        .slice(0, 200)
+        .trim() || "Imported";
     setImporting({ file: file.name, phase: "reading", fraction: 0 });
     let tableId: string | null = null;
     try {
