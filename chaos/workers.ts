@@ -11,6 +11,21 @@ import path from "node:path";
 import { untilStopped } from "./cleanup";
 
 const root = path.resolve(import.meta.dirname, "..");
+
+/**
+ * Workers still running when this process ends however it ends (an exception, a test
+ * timeout): a worker lives through a lost database, so a stray one would not go away.
+ */
+const live = new Set<number>();
+process.once("exit", () => {
+  for (const pid of live) {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+});
 /** What a worker printed last: enough to see why it died, bounded in memory. */
 const TAIL_CHARS = 8_000;
 
@@ -48,8 +63,12 @@ export async function spawnWorker(env: Record<string, string>): Promise<WorkerPr
   };
   child.stdout?.on("data", keep);
   child.stderr?.on("data", keep);
+  if (child.pid) live.add(child.pid);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
-    child.once("exit", (code, signal) => r({ code, signal })),
+    child.once("exit", (code, signal) => {
+      if (child.pid) live.delete(child.pid);
+      r({ code, signal });
+    }),
   );
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {

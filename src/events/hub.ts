@@ -1,7 +1,8 @@
 /**
  * One LISTEN per process for `cellflow_events` (payload: table id), fanned out to the
- * SSE streams of that table. Streams then read the events table from their own cursor,
- * so a notification is only a wake-up: a missed one costs latency, never an event.
+ * table's subscribers (its feed, see feed.ts). They then read the events table from their
+ * cursor, so a notification is only a wake-up: a missed one costs latency, never an event.
+ * A lost LISTEN connection wakes everyone and is re-established while anyone subscribes.
  */
 import type { SessionClient, SessionPool } from "../../db/client";
 import type { Logger } from "../config/log";
@@ -54,6 +55,7 @@ export class EventHub {
         client.release(true);
         // Wake everyone: they re-read from their cursors, so nothing is missed.
         for (const set of this.subscribers.values()) for (const wake of set) wake();
+        this.relisten();
       });
       await client.query(`listen ${EVENTS_CHANNEL}`);
       this.client = client;
@@ -61,6 +63,23 @@ export class EventHub {
       this.connecting = undefined;
     });
     return this.connecting;
+  }
+
+  /**
+   * Listens again while anyone is subscribed: a table's feed subscribes once for all its
+   * streams, so waiting for the next subscribe could leave them on the safety poll.
+   */
+  private relisten(): void {
+    setTimeout(() => {
+      if (this.closed || this.client || this.subscribers.size === 0) return;
+      this.ensureListening().then(
+        // Whatever was notified while nobody listened is found by re-reading.
+        () => {
+          for (const set of this.subscribers.values()) for (const wake of set) wake();
+        },
+        () => this.relisten(),
+      );
+    }, 1_000).unref();
   }
 
   async close(): Promise<void> {

@@ -14,12 +14,33 @@ interface RouteContext<P extends Params> {
   params: Promise<P>;
 }
 
+/** Nobody reads this answer; nginx's "client closed request" code names it in access logs. */
+const CLIENT_CLOSED_REQUEST = 499;
+
+/**
+ * Whether the request failed because its client went away (reading the body of an aborted
+ * request rejects): that is the client's doing, not a fault of ours to log as one.
+ */
+function clientWentAway(err: unknown): boolean {
+  // By the error's shape, not by the request's signal alone: a database failure that
+  // happens after the client left is still ours to see. Not any ECONNRESET either (a
+  // database connection reset is one). Reading the body of an aborted request rejects
+  // with an AbortError (fetch's body) or node's Error("aborted") (the socket's stream).
+  const e = err as { name?: unknown; message?: unknown } | null;
+  return e?.name === "AbortError" || e?.message === "aborted";
+}
+
 async function guard(req: Request, run: () => Promise<Response>): Promise<Response> {
   try {
     return await run();
   } catch (err) {
     if (err instanceof RequestError) return errorResponse(err.code, err.message, err.issues);
-    log().error({ err, method: req.method, url: new URL(req.url).pathname }, "request failed");
+    const url = new URL(req.url).pathname;
+    if (clientWentAway(err)) {
+      log().debug({ err, method: req.method, url }, "client went away before the answer");
+      return new Response(null, { status: CLIENT_CLOSED_REQUEST });
+    }
+    log().error({ err, method: req.method, url }, "request failed");
     return errorResponse(
       "internal",
       "Something went wrong on our side; the request was not completed",

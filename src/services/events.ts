@@ -1,6 +1,6 @@
 import { type Failure, invalid, notFound } from "../domain/errors";
 import type { Result } from "../domain/result";
-import { getEventHub } from "../events/instance";
+import { getEventFeeds } from "../events/instance";
 import { openEventStream } from "../events/stream";
 import { tableForEngine } from "../store/engine-reads";
 import type { ServiceContext } from "./context";
@@ -34,7 +34,7 @@ export async function tableEvents(
     return { ok: false, reason: notFound("table") };
   const stream = await openEventStream({
     db: ctx.db,
-    hub: getEventHub(),
+    feeds: getEventFeeds(),
     log: ctx.log,
     tableId,
     after,

@@ -5,6 +5,27 @@ import { waitFor } from "./processes";
 
 const root = path.resolve(import.meta.dirname, "../..");
 
+/**
+ * Every worker this test file spawned, killed when the file ends, wherever it was spawned
+ * (a hook registered inside a running test is not one the file runs at its end). A worker
+ * lives through a lost database, so one left behind would outlive the suite.
+ */
+const spawned = new Set<ChildProcess>();
+const killGroup = (child: ChildProcess, signal: NodeJS.Signals) => {
+  if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // Already gone.
+  }
+};
+afterAll(() => {
+  for (const child of spawned) killGroup(child, "SIGKILL");
+});
+process.once("exit", () => {
+  for (const child of spawned) killGroup(child, "SIGKILL");
+});
+
 export interface WorkerProcess {
   child: ChildProcess;
   output(): string;
@@ -31,6 +52,8 @@ export async function spawnWorker(
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
+  spawned.add(child);
+  child.once("exit", () => spawned.delete(child));
   let out = "";
   child.stdout?.on("data", (c: Buffer) => {
     out += c.toString();
@@ -51,10 +74,9 @@ export async function spawnWorker(
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise<void>((r) => child.once("exit", () => r()));
       // The whole group: tsx runs the worker in a child process of its own.
-      if (child.pid) process.kill(-child.pid, signal);
+      killGroup(child, signal);
       await exited;
     },
   };
-  afterAll(() => proc.kill("SIGKILL"));
   return proc;
 }

@@ -10,7 +10,15 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { queryRows } from "../../../db/client";
 
+/**
+ * Sequence transactions this process ran: each queues on the table's lock and holds a
+ * pooled connection meanwhile, so tests and the load script check that it does not grow
+ * with the number of streams.
+ */
+export const sequenceStats = { transactions: 0 };
+
 export async function sequenceEvents(db: Db, tableId: string): Promise<number> {
+  sequenceStats.transactions++;
   return db.transaction(async (tx) => {
     await tx.execute(
       sql`select pg_advisory_xact_lock(hashtextextended(${`events:${tableId}`}, 0))`,

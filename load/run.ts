@@ -1,0 +1,227 @@
+/**
+ * `npm run load`: the API under load while a dispatch runs. Starts its own embedded
+ * PostgreSQL in a temp directory, the API (load/server.ts) and worker processes, times a
+ * dispatch with no load (the baseline), then the same dispatch again while autocannon
+ * reads and writes rows and SSE clients follow the table; at the end every client's event
+ * ids are compared with the table's events in the database. Prints a summary and writes
+ * JSON (LOAD_OUTPUT, default a file in the OS temp directory). See docs/load.md.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { freePortish } from "../bench/port";
+import { createDatabase, type Database } from "../db/client";
+import { type EmbeddedPostgres, ensureDatabase, startEmbeddedPostgres } from "../db/embedded";
+import { runMigrations } from "../db/migrate";
+import { coresBetween, sampleCpu } from "./cpu";
+import { printSummary } from "./report";
+import {
+  type Api,
+  api,
+  type Child,
+  eventIds,
+  loadTable,
+  notCompleted,
+  sequencedUpTo,
+  startChild,
+  tenant,
+  timedRun,
+} from "./setup";
+import { completeness, type SseClient, sseClient } from "./sse";
+import { startTraffic } from "./traffic";
+
+const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const CELLS = env("LOAD_CELLS", 10_000);
+const SSE_CLIENTS = env("LOAD_SSE_CLIENTS", 200);
+const CONNECTIONS = env("LOAD_CONNECTIONS", 10);
+const WRITE_CONNECTIONS = env("LOAD_WRITE_CONNECTIONS", 2);
+// Offered requests per second per group (0: closed loop, as fast as the connections go).
+const READ_RATE = env("LOAD_READ_RATE", 25);
+const WRITE_RATE = env("LOAD_WRITE_RATE", 5);
+const SECONDS = env("LOAD_SECONDS", 30);
+const WORKERS = env("LOAD_WORKERS", 1);
+const CONCURRENCY = env("LOAD_WORKER_CONCURRENCY", 50);
+const BASELINE = process.env.LOAD_BASELINE !== "0";
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+async function stats(port: number): Promise<{ sequenceTransactions: number; cpuSeconds: number }> {
+  const res = await fetch(`http://127.0.0.1:${port}/__load/stats`);
+  return (await res.json()) as { sequenceTransactions: number; cpuSeconds: number };
+}
+
+/** Row ids and the cursors of every page of 100, for the read traffic. */
+async function readTargets(a: Api, tableId: string) {
+  const rowIds: string[] = [];
+  const pageCursors: (string | null)[] = [];
+  let cursor: string | null = null;
+  do {
+    pageCursors.push(cursor);
+    const qs: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : "";
+    const page: { body: { rows: { id: string }[]; nextCursor: string | null } } = await a.call(
+      "GET",
+      `/api/tables/${tableId}/rows?limit=100${qs}`,
+    );
+    rowIds.push(...page.body.rows.map((r) => r.id));
+    cursor = page.body.nextCursor;
+  } while (cursor);
+  return { rowIds, pageCursors };
+}
+
+/** Waits until every client has the table's newest event, and that newest one held still. */
+async function settle(database: Database, tableId: string, clients: SseClient[]) {
+  const deadline = Date.now() + 120_000;
+  let newest = -1;
+  for (;;) {
+    const now = await sequencedUpTo(database, tableId);
+    const behind = clients.filter((c) => c.last() < now).length;
+    if (behind === 0 && now === newest) return;
+    if (Date.now() > deadline) {
+      say(`${behind} SSE clients still behind position ${now} after 120 s; counting as is`);
+      return;
+    }
+    newest = behind === 0 ? now : -1;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-load-"));
+  fs.chmodSync(dir, 0o777);
+  const output =
+    process.env.LOAD_OUTPUT ?? path.join(os.tmpdir(), `cellflow-load-${Date.now()}.json`);
+  const children: Child[] = [];
+  const clients: SseClient[] = [];
+  let database: Database | undefined;
+  let server: EmbeddedPostgres | undefined;
+  const cleanup = async () => {
+    for (const c of clients) c.close();
+    await Promise.allSettled(children.map((c) => c.stop()));
+    await database?.close().catch(() => {});
+    await server?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => void cleanup().finally(() => process.exit(130)));
+  }
+  try {
+    const loadBefore = os.loadavg();
+    server = await startEmbeddedPostgres({
+      dataDir: dir,
+      port: await freePortish(),
+      // Workers at concurrency 50 keep ~107 connections each; the API 20 and its LISTEN.
+      settings: { max_connections: String(100 + WORKERS * 120) },
+    });
+    const url = await ensureDatabase(server.url, "cellflow_load");
+    await runMigrations(url);
+    database = createDatabase({ url, poolMax: 4 });
+    const key = await tenant(database);
+    const dbEnv = { DATABASE_URL: url, CELLFLOW_SECRET_KEY: "a".repeat(64) };
+    const apiServer = await startChild(
+      "load/server.ts",
+      { ...dbEnv, PORT: "0" },
+      /listening on (\d+)/,
+    );
+    children.push(apiServer);
+    const port = Number(apiServer.match[1]);
+    for (let i = 0; i < WORKERS; i++)
+      children.push(
+        await startChild(
+          "src/server/worker.ts",
+          { ...dbEnv, WORKER_CONCURRENCY: String(CONCURRENCY) },
+          /worker ready/,
+        ),
+      );
+    const a = api(port, key);
+    const rows = Math.ceil(CELLS / 2);
+    const cells = rows * 2;
+    say(
+      `load: ${cells} cells (${rows} rows × 2 groups), ${SSE_CLIENTS} SSE clients, ${CONNECTIONS} connections per read group at ${READ_RATE || "max"} req/s, ${WRITE_CONNECTIONS} per write group at ${WRITE_RATE || "max"} req/s, at least ${SECONDS} s`,
+    );
+
+    const loaded = await loadTable(a, "loaded", rows);
+    let baseline: Awaited<ReturnType<typeof timedRun>> | undefined;
+    if (BASELINE) {
+      const quiet = await loadTable(a, "baseline", rows, loaded.workflowIds);
+      baseline = await timedRun(a, database, quiet.tableId, cells);
+      say(
+        `baseline (no load): ${baseline.cellsPerSec.toFixed(1)} cells/s in ${baseline.seconds.toFixed(1)} s`,
+      );
+    }
+    const tableId = loaded.tableId;
+    const targets = await readTargets(a, tableId);
+    const base = await sequencedUpTo(database, tableId);
+    for (let i = 0; i < SSE_CLIENTS; i++) clients.push(sseClient(port, tableId, key));
+    await Promise.all(clients.map((c) => c.connected));
+    say(`${SSE_CLIENTS} SSE clients connected`);
+    const statsBefore = await stats(port);
+
+    const traffic = startTraffic({
+      port,
+      key,
+      tableId,
+      ...targets,
+      readConnections: CONNECTIONS,
+      writeConnections: WRITE_CONNECTIONS,
+      readRate: READ_RATE,
+      writeRate: WRITE_RATE,
+    });
+    const cpuPids: Record<string, number> = { loadScript: process.pid };
+    children.forEach((c, i) => {
+      if (c.child.pid) cpuPids[i === 0 ? "api" : `worker${i}`] = c.child.pid;
+    });
+    const cpuBefore = sampleCpu(cpuPids, server.pid);
+    const loadStarted = performance.now();
+    const run = await timedRun(a, database, tableId, cells);
+    say(
+      `under load: ${run.cellsPerSec.toFixed(1)} cells/s in ${run.seconds.toFixed(1)} s (${run.status})`,
+    );
+    const remaining = SECONDS * 1000 - (performance.now() - loadStarted);
+    if (remaining > 0) await new Promise((r) => setTimeout(r, remaining));
+    const cpuCores = coresBetween(cpuBefore, sampleCpu(cpuPids, server.pid));
+    const groups = await traffic.stop();
+    const loadSeconds = (performance.now() - loadStarted) / 1000;
+    await settle(database, tableId, clients);
+    const statsAfter = await stats(port);
+    const sse = completeness(clients, await eventIds(database, tableId, base));
+    const result = {
+      at: new Date().toISOString(),
+      machine: { cpus: os.cpus().length, loadAvgBefore: loadBefore, loadAvgAfter: os.loadavg() },
+      knobs: {
+        cells,
+        sseClients: SSE_CLIENTS,
+        readConnections: CONNECTIONS,
+        writeConnections: WRITE_CONNECTIONS,
+        readRatePerGroup: READ_RATE,
+        writeRatePerGroup: WRITE_RATE,
+        minSeconds: SECONDS,
+        workers: WORKERS,
+        workerConcurrency: CONCURRENCY,
+      },
+      loadSeconds: +loadSeconds.toFixed(1),
+      dispatch: {
+        baselineCellsPerSec: baseline ? +baseline.cellsPerSec.toFixed(1) : null,
+        underLoadCellsPerSec: +run.cellsPerSec.toFixed(1),
+        status: run.status,
+        cellsNotCompleted: await notCompleted(database, tableId),
+      },
+      http: groups,
+      sse,
+      sequenceTransactionsDuringLoad:
+        statsAfter.sequenceTransactions - statsBefore.sequenceTransactions,
+      cpuCoresDuringLoad: cpuCores,
+      apiCpuShare: +((statsAfter.cpuSeconds - statsBefore.cpuSeconds) / loadSeconds).toFixed(2),
+    };
+    printSummary(result, say);
+    fs.writeFileSync(output, `${JSON.stringify(result, null, 2)}\n`);
+    say(`JSON: ${output}`);
+  } finally {
+    await cleanup();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(
+    `load failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  process.exit(1);
+});

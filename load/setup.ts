@@ -1,0 +1,210 @@
+/**
+ * The load script's world: processes it starts (the API server, workers), the tenant and
+ * the tables it loads. Every process is started in its own group and stopped by its id.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import { sql } from "drizzle-orm";
+import { type Database, queryRows } from "../db/client";
+import type { WorkflowDefinition } from "../src/contracts/workflow";
+import { generateApiKey } from "../src/store/api-keys/keys";
+import { registerApiKey } from "../src/store/api-keys/register";
+import { sequenceEvents } from "../src/store/events/sequence";
+import { createWorkspace } from "../src/store/workspaces/create";
+
+const root = path.resolve(import.meta.dirname, "..");
+
+export interface Child {
+  child: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** Spawns `node --import tsx <script>` and resolves once its output contains `ready`. */
+export async function startChild(
+  script: string,
+  env: Record<string, string>,
+  ready: RegExp,
+): Promise<Child & { match: RegExpExecArray }> {
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let out = "";
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
+    const exited = new Promise<void>((r) => child.once("exit", () => r()));
+    process.kill(-child.pid, "SIGTERM");
+    const killer = setTimeout(() => {
+      if (child.pid) process.kill(-child.pid, "SIGKILL");
+    }, 20_000);
+    await exited;
+    clearTimeout(killer);
+  };
+  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const onData = (c: Buffer) => {
+      // Keep only the tail: a long run's warnings must not grow without bound.
+      out = (out + c.toString()).slice(-20_000);
+      const m = ready.exec(out);
+      if (m) resolve(m);
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`${script} exited ${code}:\n${out}`)));
+  });
+  return { child, match, output: () => out, stop };
+}
+
+/** A pro-plan workspace (window 50) and an API key for it. */
+export async function tenant(database: Database): Promise<string> {
+  const ws = await createWorkspace(database.db, "load", "pro");
+  const apiKey = generateApiKey();
+  const registered = await registerApiKey(database.db, ws.id, apiKey, "load script");
+  if (!registered.ok) throw new Error("could not register the load script's key");
+  return apiKey;
+}
+
+/** A little work per cell: a few JSONata steps over the row, like a compose would. */
+const compose = (label: string): WorkflowDefinition => ({
+  inputs: [{ name: "n", type: "number", required: true }],
+  blocks: [
+    { id: "square", type: "transform", expression: "inputs.n * inputs.n", next: "text" },
+    {
+      id: "text",
+      type: "transform",
+      expression: `'${label}-' & $string(blocks.square) & '-' & $uppercase($substring($string(inputs.n * 7919), 0, 4))`,
+    },
+  ],
+});
+
+export interface Api {
+  port: number;
+  key: string;
+  call<T>(method: string, url: string, body?: unknown): Promise<{ status: number; body: T }>;
+}
+
+export function api(port: number, key: string): Api {
+  return {
+    port,
+    key,
+    async call<T>(method: string, url: string, body?: unknown) {
+      const res = await fetch(`http://127.0.0.1:${port}${url}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(body !== undefined ? { "content-type": "application/json" } : {}),
+        },
+        body: body !== undefined ? JSON.stringify(body) : undefined,
+      });
+      const text = await res.text();
+      return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
+    },
+  };
+}
+
+/** Creates the workflows once and a table with two groups over `rows` rows; its id. */
+export async function loadTable(
+  a: Api,
+  name: string,
+  rows: number,
+  workflowIds?: [string, string],
+): Promise<{ tableId: string; workflowIds: [string, string] }> {
+  const ids =
+    workflowIds ??
+    ((await Promise.all(
+      ["a", "b"].map(async (label) => {
+        const r = await a.call<{ id: string }>("POST", "/api/workflows", {
+          name: `compose-${label}`,
+          definition: compose(label),
+        });
+        if (r.status !== 201) throw new Error(`workflow: ${r.status} ${JSON.stringify(r.body)}`);
+        return r.body.id;
+      }),
+    )) as [string, string]);
+  const group = (id: string, workflowId: string, out: string) => ({
+    id,
+    name: id,
+    kind: "workflow",
+    workflowId,
+    inputs: { n: "n" },
+    outputs: [{ columnId: out, from: "text" }],
+  });
+  const t = await a.call<{ id: string }>("POST", "/api/tables", {
+    name,
+    columns: [
+      { id: "n", name: "N", type: "number" },
+      { id: "note", name: "Note", type: "text" },
+      { id: "a", name: "A", type: "text" },
+      { id: "b", name: "B", type: "text" },
+    ],
+    groups: [group("ga", ids[0], "a"), group("gb", ids[1], "b")],
+  });
+  if (t.status !== 201) throw new Error(`table: ${t.status} ${JSON.stringify(t.body)}`);
+  for (let i = 0; i < rows; i += 1000) {
+    const page = Array.from({ length: Math.min(1000, rows - i) }, (_, k) => ({
+      data: { n: i + k, note: "seed" },
+    }));
+    const r = await a.call("POST", `/api/tables/${t.body.id}/rows`, { rows: page });
+    if (r.status !== 201) throw new Error(`rows: ${r.status} ${JSON.stringify(r.body)}`);
+  }
+  return { tableId: t.body.id, workflowIds: ids };
+}
+
+/** Starts a run of every cell and waits for it; cells per second from request to done. */
+export async function timedRun(
+  a: Api,
+  database: Database,
+  tableId: string,
+  cells: number,
+): Promise<{ dispatchId: string; seconds: number; cellsPerSec: number; status: string }> {
+  const started = performance.now();
+  const run = await a.call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
+    mode: "all",
+  });
+  if (run.status !== 202) throw new Error(`run: ${run.status} ${JSON.stringify(run.body)}`);
+  let status = "active";
+  while (status === "active") {
+    await new Promise((r) => setTimeout(r, 200));
+    const [d] = await queryRows<{ status: string }>(
+      database.db,
+      sql`select status::text as status from dispatches where id = ${run.body.dispatchId}`,
+    );
+    status = d?.status ?? "missing";
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { dispatchId: run.body.dispatchId, seconds, cellsPerSec: cells / seconds, status };
+}
+
+/** Sequences the table's events and answers the newest position. */
+export async function sequencedUpTo(database: Database, tableId: string): Promise<number> {
+  await sequenceEvents(database.db, tableId);
+  const [row] = await queryRows<{ seq: number }>(
+    database.db,
+    sql`select coalesce(max(seq), 0)::bigint as seq from events where table_id = ${tableId}`,
+  );
+  return row?.seq ?? 0;
+}
+
+export async function eventIds(
+  database: Database,
+  tableId: string,
+  after: number,
+): Promise<number[]> {
+  await sequenceEvents(database.db, tableId);
+  const rows = await queryRows<{ seq: number }>(
+    database.db,
+    sql`select seq from events where table_id = ${tableId} and seq > ${after} order by seq`,
+  );
+  return rows.map((r) => r.seq);
+}
+
+/** Cells that did not end `completed` (the run's own correctness under load). */
+export async function notCompleted(database: Database, tableId: string): Promise<number> {
+  const [row] = await queryRows<{ n: number }>(
+    database.db,
+    sql`select count(*)::int as n from cells where table_id = ${tableId} and status <> 'completed'`,
+  );
+  return row?.n ?? 0;
+}
