@@ -27,7 +27,8 @@ import {
   tenant,
   timedRun,
 } from "./setup";
-import { completeness, type SseClient, sseClient } from "./sse";
+import { completeness } from "./sse";
+import { type SseFleet, startSseFleet } from "./sse-fleet";
 import { startTraffic } from "./traffic";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -40,7 +41,7 @@ const READ_RATE = env("LOAD_READ_RATE", 25);
 const WRITE_RATE = env("LOAD_WRITE_RATE", 5);
 const SECONDS = env("LOAD_SECONDS", 30);
 const WORKERS = env("LOAD_WORKERS", 1);
-const CONCURRENCY = env("LOAD_WORKER_CONCURRENCY", 50);
+const CONCURRENCY = env("LOAD_WORKER_CONCURRENCY", 20);
 const BASELINE = process.env.LOAD_BASELINE !== "0";
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -68,12 +69,12 @@ async function readTargets(a: Api, tableId: string) {
 }
 
 /** Waits until every client has the table's newest event, and that newest one held still. */
-async function settle(database: Database, tableId: string, clients: SseClient[]) {
+async function settle(database: Database, tableId: string, fleet: SseFleet) {
   const deadline = Date.now() + 120_000;
   let newest = -1;
   for (;;) {
     const now = await sequencedUpTo(database, tableId);
-    const behind = clients.filter((c) => c.last() < now).length;
+    const behind = await fleet.behind(now);
     if (behind === 0 && now === newest) return;
     if (Date.now() > deadline) {
       say(`${behind} SSE clients still behind position ${now} after 120 s; counting as is`);
@@ -90,11 +91,11 @@ async function main(): Promise<void> {
   const output =
     process.env.LOAD_OUTPUT ?? path.join(os.tmpdir(), `cellflow-load-${Date.now()}.json`);
   const children: Child[] = [];
-  const clients: SseClient[] = [];
+  let fleet: SseFleet | undefined;
   let database: Database | undefined;
   let server: EmbeddedPostgres | undefined;
   const cleanup = async () => {
-    for (const c of clients) c.close();
+    await fleet?.terminate();
     await Promise.allSettled(children.map((c) => c.stop()));
     await database?.close().catch(() => {});
     await server?.stop();
@@ -150,8 +151,8 @@ async function main(): Promise<void> {
     const tableId = loaded.tableId;
     const targets = await readTargets(a, tableId);
     const base = await sequencedUpTo(database, tableId);
-    for (let i = 0; i < SSE_CLIENTS; i++) clients.push(sseClient(port, tableId, key));
-    await Promise.all(clients.map((c) => c.connected));
+    fleet = startSseFleet({ port, tableId, key, clients: SSE_CLIENTS });
+    await fleet.connected;
     say(`${SSE_CLIENTS} SSE clients connected`);
     const statsBefore = await stats(port);
 
@@ -180,9 +181,9 @@ async function main(): Promise<void> {
     const cpuCores = coresBetween(cpuBefore, sampleCpu(cpuPids, server.pid));
     const groups = await traffic.stop();
     const loadSeconds = (performance.now() - loadStarted) / 1000;
-    await settle(database, tableId, clients);
+    await settle(database, tableId, fleet);
     const statsAfter = await stats(port);
-    const sse = completeness(clients, await eventIds(database, tableId, base));
+    const sse = completeness(await fleet.finish(), await eventIds(database, tableId, base));
     const result = {
       at: new Date().toISOString(),
       machine: { cpus: os.cpus().length, loadAvgBefore: loadBefore, loadAvgAfter: os.loadavg() },

@@ -5,12 +5,16 @@
  */
 import http from "node:http";
 
-export interface SseClient {
+/** What one client received: the part that is judged, and that crosses threads. */
+export interface ClientRecord {
   ids: number[];
-  connected: Promise<void>;
   reconnects: number;
   resets: number;
   errors: string[];
+}
+
+export interface SseClient extends ClientRecord {
+  connected: Promise<void>;
   last(): number;
   close(): void;
 }
@@ -95,7 +99,7 @@ export interface Completeness {
 }
 
 /** Each client's ids against the table's (sorted) event ids after the start position. */
-export function completeness(clients: SseClient[], expected: number[]): Completeness {
+export function completeness(clients: ClientRecord[], expected: number[]): Completeness {
   const want = new Set(expected);
   const out: Completeness = {
     clients: clients.length,
