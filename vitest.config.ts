@@ -18,6 +18,7 @@ const NEON_LANE = [
   "test/integration/engine-processes.test.ts",
   "test/integration/engine-run.test.ts",
   "test/integration/events.test.ts",
+  "test/integration/events-fanout.test.ts",
   "test/integration/redrive.test.ts",
   "test/integration/row-step.test.ts",
   "test/integration/waker.test.ts",
