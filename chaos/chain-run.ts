@@ -4,6 +4,7 @@
  * and Postgres-kill scenarios, their clean baselines and the smoke test all go through
  * here, so they measure the same thing the same way.
  */
+import fs from "node:fs";
 import type { Database } from "../db/client";
 import { LocalBackend } from "../src/backends/local";
 import { startRun } from "../src/engine/dispatcher";
@@ -173,6 +174,9 @@ export async function runChain(opts: ChainOptions): Promise<ChainResult> {
     };
   } finally {
     await monitor?.stop();
+    // CHAOS_SAMPLES=<file>: the monitor's samples, for a post-mortem of a heal time.
+    const samplesFile = process.env.CHAOS_SAMPLES;
+    if (samplesFile && monitor) fs.writeFileSync(samplesFile, JSON.stringify(monitor.samples));
     await pool.stop();
     await backend.close();
     await sink.close();

@@ -14,6 +14,14 @@ import { sleep } from "./config";
 
 /** How long a handed-out row may wait for its carrier before it counts as stranded. */
 export const WAITING_MS = 3_000;
+/**
+ * How long a running cell must be seen without its row lock to count as orphaned. One
+ * sample can see it falsely: `cells` is read from the statement's snapshot but `pg_locks`
+ * live, so a carrier that commits its cell's end and lets go of the lock while the sample
+ * runs looks like a dead one. A carrier's lock outlives its cell's end by milliseconds;
+ * a dead carrier's is gone until the re-drive.
+ */
+export const ORPHAN_CONFIRM_MS = 1_000;
 
 /** The row lock's key (src/engine/row-lock.ts `rowLockKey`), computed in SQL. */
 const lockKey = (tableId: string, rowId: string) =>
@@ -26,6 +34,9 @@ export interface Sample {
   t: number;
   terminal: number;
   stranded: number;
+  /** Of `stranded`: running cells without their row lock, and rows waiting too long. */
+  orphans?: number;
+  waiting?: number;
   status: string;
   down?: boolean;
 }
@@ -46,6 +57,8 @@ export class RunMonitor {
   private loop: Promise<void> | undefined;
   /** Since when each handed-out row without a carrier has been waiting (monitor clock). */
   private readonly waitingSince = new Map<string, number>();
+  /** Since when each running cell (row:group:execution) has been seen without its row lock. */
+  private readonly orphanSince = new Map<string, number>();
 
   constructor(
     private readonly db: Db,
@@ -75,7 +88,7 @@ export class RunMonitor {
     try {
       const [s] = await queryRows<{
         terminal: number;
-        orphans: number;
+        orphans: string[] | null;
         waiting: string[] | null;
         status: string;
       }>(
@@ -87,7 +100,7 @@ export class RunMonitor {
                  and l.database = (select oid from pg_database where datname = current_database()))
             select (select count(*)::int from cells
                      where dispatch_id = ${this.dispatchId} and status in ('completed', 'error', 'cancelled')) as terminal,
-                   (select count(*)::int from cells c
+                   (select array_agg(c.row_id || ':' || c.group_id || ':' || c.execution_id) from cells c
                      where c.dispatch_id = ${this.dispatchId} and c.status = 'running'
                        and not exists (select 1 from held where held.k = ${lockKey("c.table_id", "c.row_id")})) as orphans,
                    (select array_agg(distinct c.row_id) from cells c join dispatches d on d.id = c.dispatch_id
@@ -101,10 +114,18 @@ export class RunMonitor {
       for (const row of waiting) if (!this.waitingSince.has(row)) this.waitingSince.set(row, t);
       let stuck = 0;
       for (const since of this.waitingSince.values()) if (t - since > WAITING_MS) stuck++;
+      const orphaned = new Set(s?.orphans ?? []);
+      for (const cell of this.orphanSince.keys())
+        if (!orphaned.has(cell)) this.orphanSince.delete(cell);
+      for (const cell of orphaned) if (!this.orphanSince.has(cell)) this.orphanSince.set(cell, t);
+      let orphans = 0;
+      for (const since of this.orphanSince.values()) if (t - since >= ORPHAN_CONFIRM_MS) orphans++;
       this.samples.push({
         t,
         terminal: s?.terminal ?? 0,
-        stranded: (s?.orphans ?? 0) + stuck,
+        stranded: orphans + stuck,
+        orphans,
+        waiting: stuck,
         status: s?.status ?? "?",
       });
     } catch {
