@@ -1,93 +1,10 @@
-/**
- * The API for the load script: the real route handlers under src/app/api served by a
- * plain node http server, in a process of its own (DATABASE_URL, PORT from the
- * environment). Not the Next.js server: a production build takes minutes on this machine
- * and rebuilds whenever src changes, and the handlers are the same modules either way;
- * what is left out is Next's own routing and request wrapping (see docs/load.md).
- * Routes are matched the way Next.js maps them: static segments before dynamic ones, the
- * catch-all last. `GET /__load/stats` answers the process's event counters.
- */
-import fs from "node:fs";
 import http from "node:http";
-import path from "node:path";
 import { Readable } from "node:stream";
-import { pathToFileURL } from "node:url";
 import { closeDatabase } from "../db/instance";
 import { closeBackend } from "../src/backends/instance";
 import { closeEventHub, getEventFeeds } from "../src/events/instance";
 import { sequenceStats } from "../src/store/events/sequence";
-
-type Handler = (
-  req: Request,
-  ctx: { params: Promise<Record<string, string>> },
-) => Promise<Response>;
-
-interface Route {
-  pattern: RegExp;
-  names: string[];
-  file: string;
-  catchAll: boolean;
-}
-
-const API_DIR = path.resolve(import.meta.dirname, "../src/app/api");
-
-function discover(): Route[] {
-  const out: Route[] = [];
-  const walk = (dir: string, segments: string[]) => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      if (entry.isDirectory()) walk(path.join(dir, entry.name), [...segments, entry.name]);
-      else if (entry.name === "route.ts") {
-        const names: string[] = [];
-        let catchAll = false;
-        const parts = segments.map((s) => {
-          if (s.startsWith("[...")) {
-            catchAll = true;
-            names.push(s.slice(4, -1));
-            return "(.+)";
-          }
-          if (s.startsWith("[")) {
-            names.push(s.slice(1, -1));
-            return "([^/]+)";
-          }
-          return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-        });
-        out.push({
-          pattern: new RegExp(`^/api/${parts.join("/")}$`),
-          names,
-          file: path.join(dir, entry.name),
-          catchAll,
-        });
-      }
-    }
-  };
-  walk(API_DIR, []);
-  return out.sort(
-    (a, b) => Number(a.catchAll) - Number(b.catchAll) || a.names.length - b.names.length,
-  );
-}
-
-const routes = discover();
-const modules = new Map<string, Record<string, Handler | undefined>>();
-
-async function handlerFor(
-  pathname: string,
-  method: string,
-): Promise<{ handler: Handler; params: Record<string, string> } | undefined> {
-  const route = routes.find((r) => r.pattern.test(pathname));
-  if (!route) return undefined;
-  const match = route.pattern.exec(pathname);
-  const params: Record<string, string> = {};
-  route.names.forEach((n, i) => {
-    params[n] = decodeURIComponent(match?.[i + 1] ?? "");
-  });
-  let mod = modules.get(route.file);
-  if (!mod) {
-    mod = (await import(pathToFileURL(route.file).href)) as Record<string, Handler | undefined>;
-    modules.set(route.file, mod);
-  }
-  const handler = mod[method];
-  return handler ? { handler, params } : undefined;
-}
+import { resolveRoute } from "../test/helpers/api";
 
 function stats(): unknown {
   const feeds = getEventFeeds();
@@ -119,8 +36,12 @@ async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promi
     res.end(JSON.stringify(stats()));
     return;
   }
-  const found = await handlerFor(url.pathname, method);
-  if (!found) {
+  const found = await resolveRoute(url.pathname, method);
+  if (found === "no route") {
+    res.writeHead(404).end();
+    return;
+  }
+  if (found === "no method") {
     res.writeHead(405).end();
     return;
   }

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-type Handler = (
+export type RouteHandler = (
   req: Request,
   ctx: { params: Promise<Record<string, string>> },
 ) => Promise<Response>;
@@ -92,22 +92,40 @@ export interface ApiResponse<T = unknown> {
   headers: Headers;
 }
 
+/**
+ * The handler a path and method reach, with the path's params: `"no route"` when no
+ * route file serves the path, `"no method"` when it does but not for this method.
+ * Also what `npm run load` serves its API with (load/server.ts).
+ */
+export async function resolveRoute(
+  pathname: string,
+  method: string,
+): Promise<{ handler: RouteHandler; params: Record<string, string> } | "no route" | "no method"> {
+  const route = routes.find((r) => r.pattern.test(pathname));
+  if (!route) return "no route";
+  const match = route.pattern.exec(pathname);
+  const params: Record<string, string> = {};
+  route.names.forEach((n, i) => {
+    params[n] = decodeURIComponent(match?.[i + 1] ?? "");
+  });
+  const mod = (await import(pathToFileURL(route.file).href)) as Record<
+    string,
+    RouteHandler | undefined
+  >;
+  const handler = mod[method];
+  return handler ? { handler, params } : "no method";
+}
+
 export async function call<T = unknown>(
   method: string,
   url: string,
   opts: CallOptions = {},
 ): Promise<ApiResponse<T>> {
   const parsed = new URL(url, "http://cellflow.test");
-  const route = routes.find((r) => r.pattern.test(parsed.pathname));
-  if (!route) throw new Error(`no route file serves ${parsed.pathname}`);
-  const match = route.pattern.exec(parsed.pathname);
-  const params: Record<string, string> = {};
-  route.names.forEach((n, i) => {
-    params[n] = decodeURIComponent(match?.[i + 1] ?? "");
-  });
-  const mod = (await import(pathToFileURL(route.file).href)) as Record<string, Handler | undefined>;
-  const handler = mod[method];
-  if (!handler) return { status: 405, body: null as T, headers: new Headers() };
+  const found = await resolveRoute(parsed.pathname, method);
+  if (found === "no route") throw new Error(`no route file serves ${parsed.pathname}`);
+  if (found === "no method") return { status: 405, body: null as T, headers: new Headers() };
+  const { handler, params } = found;
   const headers = new Headers(opts.headers);
   if (opts.key) headers.set("authorization", `Bearer ${opts.key}`);
   let body: string | Uint8Array<ArrayBuffer> | undefined;
