@@ -61,10 +61,16 @@ async function worker(env: Record<string, string>): Promise<ChildProcess> {
   });
 }
 
-/** A table whose one group is website_meta over `n` pages of the loopback site. */
-async function sitesTable(db: Db, workspaceId: string, n: number, siteUrl: string) {
+/** A table whose one group is website_meta over `n` pages of the loopback site (`/site?i=`). */
+export async function sitesTable(
+  db: Db,
+  workspaceId: string,
+  n: number,
+  siteUrl: string,
+  name = "w5",
+): Promise<string> {
   const table = await createTable(db, workspaceId, {
-    name: "w5",
+    name,
     schema: {
       columns: [
         { id: "url", name: "url", type: "text" },

@@ -5,27 +5,10 @@
  * failover to an empty replica does too.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import net from "node:net";
 import { freePortish } from "../bench/port";
+import { answersPing } from "../test/helpers/redis";
 import { untilStopped } from "./cleanup";
 import { sleep } from "./config";
-
-function answersPing(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, "127.0.0.1");
-    socket.setTimeout(500);
-    socket.once("data", (d) => {
-      socket.destroy();
-      resolve(d.toString().startsWith("+PONG"));
-    });
-    socket.once("error", () => resolve(false));
-    socket.once("timeout", () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once("connect", () => socket.write("PING\r\n"));
-  });
-}
 
 export class RestartableRedis {
   private child: ChildProcess | undefined;

@@ -7,13 +7,13 @@
  * "Rate limit exceeded — retry later"). A limiter that cannot answer must never be taken
  * as a yes: the site must not see more calls than the limit in any one-second window.
  */
+
 import { sql } from "drizzle-orm";
-import { type Database, type Db, queryRows } from "../../db/client";
+import { sitesTable } from "../../bench/w5";
+import { type Database, queryRows } from "../../db/client";
 import { LocalBackend } from "../../src/backends/local";
 import { startRun } from "../../src/engine/dispatcher";
 import { RATE_LIMIT_EXCEEDED } from "../../src/limits/rate/pace";
-import { insertRows } from "../../src/store/rows/insert";
-import { createTable } from "../../src/store/tables/create";
 import { createWorkspace } from "../../src/store/workspaces/create";
 import { maxInAnyWindow } from "../../test/helpers/pacers";
 import { transitionsOf } from "../audit";
@@ -85,38 +85,6 @@ function grantSpanMs(worst: RedisResult["worstSecond"]): number | null {
   return xs.length === 0 ? 0 : Math.max(...xs) - Math.min(...xs);
 }
 
-async function sitesTable(db: Db, n: number, siteUrl: string): Promise<string> {
-  const ws = await createWorkspace(db, "chaos-redis", "unlimited");
-  const table = await createTable(db, ws.id, {
-    name: "sites",
-    schema: {
-      columns: [
-        { id: "url", name: "url", type: "text" },
-        { id: "title", name: "title", type: "text" },
-      ],
-      groups: [
-        {
-          id: "meta",
-          name: "meta",
-          kind: "enrichment",
-          enrichmentId: "website_meta",
-          inputs: { url: "url" },
-          outputs: [{ columnId: "title", from: "title" }],
-          dependsOn: [],
-          autoRun: false,
-        },
-      ],
-    },
-  });
-  for (let i = 0; i < n; i += 1000) {
-    const rows = Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({
-      url: `${siteUrl}/site?i=${i + k}`,
-    }));
-    await insertRows(db, table.id, rows);
-  }
-  return table.id;
-}
-
 interface CellPacing {
   status: string;
   error: string | null;
@@ -165,7 +133,8 @@ export async function redisOutage(opts: RedisOptions): Promise<RedisResult> {
   });
   let monitor: RunMonitor | undefined;
   try {
-    const tableId = await sitesTable(db, opts.cells, site.url);
+    const ws = await createWorkspace(db, "chaos-redis", "unlimited");
+    const tableId = await sitesTable(db, ws.id, opts.cells, site.url, "sites");
     await pool.start(2);
     const started = Date.now();
     const run = await startRun(db, backend, {

@@ -13,7 +13,8 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-function answersPing(port: number): Promise<boolean> {
+/** Whether a Redis answers PING on loopback `port`. */
+export function answersPing(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, "127.0.0.1");
     socket.setTimeout(500);
