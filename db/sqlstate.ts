@@ -44,3 +44,32 @@ export function isConnectionLoss(err: unknown, depth = 0): boolean {
   if (CONNECTION_LOSS_MESSAGES.some((m) => message.includes(m))) return true;
   return "cause" in err && isConnectionLoss(err.cause, depth + 1);
 }
+
+/** A deadlock or serialization failure: the transaction was rolled back whole and may run again. */
+const RETRYABLE_SQLSTATES: Record<string, string> = {
+  "40001": "serialization failure",
+  "40P01": "deadlock detected",
+};
+
+export function isRetryableConflict(err: unknown, depth = 0): boolean {
+  if (depth > 5 || typeof err !== "object" || err === null) return false;
+  const code = codeOf(err);
+  if (code && code in RETRYABLE_SQLSTATES) return true;
+  return "cause" in err && isRetryableConflict(err.cause, depth + 1);
+}
+
+/**
+ * Runs a transaction (or a single statement) again when Postgres rolled it back for a
+ * deadlock or a serialization failure, with a short jittered backoff. `run` must be a
+ * whole transaction: a retry inside one would run on an aborted transaction.
+ */
+export async function retryOnConflict<T>(run: () => Promise<T>, attempts = 6): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await run();
+    } catch (err) {
+      if (i >= attempts || !isRetryableConflict(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * i));
+    }
+  }
+}

@@ -1,5 +1,14 @@
 import { sql } from "drizzle-orm";
-import { bigint, boolean, index, integer, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+} from "drizzle-orm/pg-core";
 import { dispatchStatus, runMode } from "./enums";
 import { tables } from "./tables";
 
@@ -29,6 +38,18 @@ export const dispatches = pgTable(
     stamping: boolean("stamping").notNull().default(false),
     /** Position of the last row looked at by stamping (where the background job resumes). */
     stampAfter: bigint("stamp_after", { mode: "number" }).notNull().default(-1),
+    /**
+     * What scoped Stops took out of this run while it was still stamping: a list of
+     * `{ rows, groups }` (either null = all); pages stamped later leave out every cell a
+     * Stop covers, so a Stop of some rows or groups holds without ending the run.
+     */
+    excluded: jsonb("excluded").notNull().default([]),
+    /**
+     * Auto-fire runs: each group's dependency columns, which must be non-empty for its
+     * cell to be stamped (null for a run request, which ignores dependencies). Kept here
+     * so the background pages of a large auto-fire apply them too.
+     */
+    dependsOn: jsonb("depends_on").$type<Record<string, string[]>>(),
     /** Rows stamped so far (for `limit`). */
     stampedRows: integer("stamped_rows").notNull().default(0),
     status: dispatchStatus("status").notNull().default("active"),

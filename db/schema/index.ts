@@ -6,6 +6,7 @@ export * from "./executions";
 export * from "./hook-deliveries";
 export * from "./hooks";
 export * from "./secrets";
+export * from "./stops";
 export * from "./tables";
 export * from "./usage";
 export * from "./workflows";

@@ -123,3 +123,19 @@ export function groupOrder(schema: TableSchema): string[] {
   for (const g of schema.groups) visit(g.id, new Set());
   return out;
 }
+
+/** The group and every group it reads from, transitively (what a Stop of any of them holds). */
+export function upstreamGroups(schema: TableSchema, groupId: string): string[] {
+  const owner = new Map<string, string>();
+  for (const g of schema.groups) for (const o of g.outputs) owner.set(o.columnId, g.id);
+  const byId = new Map(schema.groups.map((g) => [g.id, g]));
+  const seen = new Set<string>();
+  const visit = (id: string) => {
+    const g = byId.get(id);
+    if (seen.has(id) || !g) return;
+    seen.add(id);
+    for (const f of feeders(g, owner)) visit(f);
+  };
+  visit(groupId);
+  return [...seen];
+}

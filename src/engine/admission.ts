@@ -16,6 +16,8 @@ export interface AdmissionRequest {
   rowId: string;
   groupId: string;
   executionId: string;
+  /** The attempt of the execution (its halt hands back only its own cell). */
+  attempt: number;
   /** The ledger's key with `source`; default `executionId` (a sub-workflow item has its own). */
   chargeId?: string;
   dispatchId: string | null;
@@ -37,7 +39,12 @@ export async function admitAttempt(db: Db, req: AdmissionRequest): Promise<"admi
   await haltForLimit(db, {
     dispatchId: req.dispatchId,
     tableId: req.tableId,
-    own: { rowId: req.rowId, groupId: req.groupId, executionId: req.executionId },
+    own: {
+      rowId: req.rowId,
+      groupId: req.groupId,
+      executionId: req.executionId,
+      attempt: req.attempt,
+    },
   });
   return "halted";
 }

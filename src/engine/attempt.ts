@@ -79,8 +79,11 @@ export interface AttemptInput {
   plan: Plan;
   /** The run that stamped the cell, if any: a usage-limit halt stops it. */
   dispatchId: string | null;
-  /** The carrier already claimed the cell (in its step statement); else the attempt claims. */
-  claimed: boolean;
+  /**
+   * The attempt number when the carrier already claimed the cell (in its step
+   * statement); null when the attempt claims it itself.
+   */
+  claimedAttempt: number | null;
   /** The task run carrying the row, recorded on the cell so a Stop can cancel it. */
   runId: string;
   /** An earlier attempt of this execution left checkpoints (crash, pause): load them. */
@@ -144,12 +147,22 @@ function nextOf(block: Block | undefined): string[] {
 const blank = (group: Group) => Object.fromEntries(group.outputs.map((o) => [o.columnId, null]));
 const missing = (v: unknown) => v === undefined || v === null || v === "";
 
-export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
+/** An attempt's end with the attempt number its writes are fenced on (0: never claimed). */
+export type FencedResult = AttemptResult & { attempt: number };
+
+export async function runAttempt(a: AttemptInput): Promise<FencedResult> {
+  const fence = { attempt: a.claimedAttempt ?? 0 };
+  const result = await attemptBody(a, fence);
+  return { ...result, attempt: fence.attempt };
+}
+
+async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise<AttemptResult> {
   const { db, rowId, groupId, executionId } = a;
   const log = a.log.child({ groupId, executionId });
   const group = a.schema.groups.find((g) => g.id === groupId);
   const removed = "The group was removed from the table before it ran";
-  if (!group && !a.claimed) {
+  const claimedBefore = a.claimedAttempt !== null;
+  if (!group && !claimedBefore) {
     await failQueuedCell(db, rowId, groupId, executionId, removed);
     return ended("error");
   }
@@ -158,7 +171,8 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
   // carrier's step is covered by the registry remembering cancels it could not match.)
   const controller = new AbortController();
   const unregister = registerAttempt(executionId, controller);
-  if (!a.claimed) {
+  let attempt = fence.attempt;
+  if (a.claimedAttempt === null) {
     const claimed = await claimCell(db, rowId, groupId, executionId, a.runId).catch(
       (err: unknown) => {
         unregister();
@@ -170,6 +184,8 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
       log.debug({ reason: claimed.reason }, "claim lost");
       return ended(claimed.reason);
     }
+    attempt = claimed.attempt;
+    fence.attempt = attempt;
   }
   if (!group) {
     unregister();
@@ -187,7 +203,7 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
 
   const progress = new ProgressWriter(
     db,
-    { rowId, groupId, executionId },
+    { rowId, groupId, executionId, attempt },
     (reason) => controller.abort(new LostAuthority(reason)),
     (err) => log.warn({ err }, "a progress write failed; the next change retries it"),
   );
@@ -202,6 +218,7 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
       rowId,
       groupId,
       executionId,
+      attempt,
       dispatchId: a.dispatchId,
     },
     (halt) => controller.abort(halt),
@@ -259,11 +276,11 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
       a.schema.columns.map((c) => [c.name, a.data[c.id] ?? null]),
     );
 
-    const ref = { executionId, tableId: a.tableId, rowId, groupId };
+    const ref = { executionId, attempt, tableId: a.tableId, rowId, groupId };
     // Secrets only where the workflow can use them: a query saved on every other cell.
     secrets = needsSecrets(definition) ? await loadSecrets(db, a.workspaceId, log) : {};
     const checkpoints =
-      a.resumable || !a.claimed ? await readCheckpoints(db, executionId) : undefined;
+      a.resumable || !claimedBefore ? await readCheckpoints(db, executionId) : undefined;
     const result = await runWorkflow({
       definition,
       inputs,

@@ -3,8 +3,11 @@
  * time (session advisory lock; contention → exit, the holder drains); each step re-reads
  * schema, row and queued cells, so edits and stamps made meanwhile are seen; a cell is
  * claimed only under the schema version whose group order chose it; after unlocking it
- * checks once more for cells stamped while it was releasing and goes again; when done it
- * slides the window of every dispatch whose cells it ran.
+ * checks once more for cells stamped while it was releasing and goes again, and when its
+ * rounds run out with cells still queued it enqueues the row's next carrier rather than
+ * leave them to the re-drive; when done it slides the window of every dispatch whose
+ * cells it ran. Auto-run fires only through `autoStamp`, which a Stop covering the row
+ * holds: a Stop ends the cascade of every row in its scope.
  *
  * Round trips per row with n cells: lock, n + 1 steps (each writes the last attempt's
  * terminal state and claims the next cell), unlock-and-advance: n + 3.
@@ -19,17 +22,19 @@ import {
 import type { Logger } from "../config/log";
 import { nextAutoGroup } from "../domain/auto-run";
 import { formatDuration } from "../domain/durations";
+import { upstreamGroups } from "../domain/table-schema";
 import { wakeTable } from "../events/waker";
 import { creditsExhausted, planLimits } from "../limits/plans";
+import { autoStamp } from "../store/cells/auto-stamp";
 import { failQueuedCell } from "../store/cells/fail-queued";
 import { failCell } from "../store/cells/finish";
 import { requeueCell } from "../store/cells/requeue";
 import { resumeCell } from "../store/cells/resume";
 import { type RowStepInput, rowStep } from "../store/cells/row-step";
-import { stampPage } from "../store/cells/stamp";
 import { advanceDispatch } from "../store/dispatches/advance";
-import { type AttemptResult, DeadlineError, InterruptedError, runAttempt } from "./attempt";
+import { DeadlineError, type FencedResult, InterruptedError, runAttempt } from "./attempt";
 import { groupOrderOf, lastGroupOrder, tableSchemaOf } from "./definitions";
+import { at, type Pause } from "./race-points";
 import { acquireRowLock, type RowSession } from "./row-lock";
 
 export interface EngineDeps {
@@ -44,6 +49,10 @@ export interface EngineDeps {
   chain?: boolean;
   /** What the carrier is doing, for a dashboard (trigger.dev run metadata). */
   progress?: (event: CarrierProgress) => void;
+  /** Tests: hold the carrier between its statements (see race-points.ts). */
+  pause?: Pause;
+  /** Re-acquire rounds after release (default MAX_ROUNDS; tests make it small). */
+  maxRounds?: number;
 }
 
 export type CarrierProgress =
@@ -75,9 +84,10 @@ export async function runCarrier(
   while (current) {
     const { contended, handedOut, moreQueued } = await driveRow(deps, current, ctx);
     if (first) outcome = contended ? "contended" : "done";
-    // Stopped with work left on the row (shutdown): hand it to the next carrier now
-    // rather than waiting for the re-drive.
-    if (moreQueued && ctx.signal.aborted) await deps.backend.enqueue([carrierSpec(current)]);
+    await at(deps.pause, "carrier:released", { rowId: current.rowId });
+    // Work left on the row (shutdown, or the rounds ran out while cells kept arriving):
+    // hand it to the next carrier now rather than leave it to the re-drive.
+    if (moreQueued) await deps.backend.enqueue([carrierSpec(current)]);
     first = false;
     let continuation: CarrierPayload | undefined;
     for (const [dispatchId, rowIds] of handedOut) {
@@ -126,16 +136,20 @@ async function driveRow(
       { dueWait: true },
     );
   }
-  for (let round = 0; round < MAX_ROUNDS; round++) {
+  const rounds = deps.maxRounds ?? MAX_ROUNDS;
+  for (let round = 0; round < rounds; round++) {
     const session = await acquireRowLock(deps.database, payload.tableId, payload.rowId);
     if (!session) {
       log.debug("row lock held by another carrier; it drains the row");
       contended = round === 0;
+      // The holder drains what is queued: nothing is left for us to hand on.
+      more = false;
       break;
     }
     try {
       await cascade(deps, session, payload, ctx, dispatchIds, log);
     } finally {
+      await at(deps.pause, "carrier:release", { rowId: payload.rowId });
       const released = await session.release([...dispatchIds]);
       more = released.moreQueued;
       advanced = released.advances !== null;
@@ -179,6 +193,7 @@ async function cascade(
   let pending: RowStepInput["finish"];
   try {
     for (;;) {
+      await at(deps.pause, "carrier:step", { rowId });
       const hint = stopped.signal.aborted ? undefined : lastGroupOrder(tableId);
       const { step, claimed, finished, eventsWritten } = await rowStep(session.db, {
         tableId,
@@ -219,17 +234,16 @@ async function cascade(
         const group = schema.groups.find((g) => g.id === auto);
         // Credits used up: auto-run does not start paid work until the month turns.
         if (group?.kind === "enrichment" && creditsExhausted(step.plan, step.creditsUsed)) return;
-        const stamped = await stampPage(session.db, {
+        await at(deps.pause, "carrier:auto", { rowId, groupId: auto });
+        // Refused (0) when a Stop covers the row: the cascade ends here.
+        const stamped = await autoStamp(session.db, {
           tableId,
-          dispatchId: null,
-          groupIds: [auto],
-          mode: "new",
-          rowIds: [rowId],
-          afterPosition: -1,
-          maxRows: 1,
-          dependsOn: { [auto]: group?.dependsOn ?? [] },
+          rowId,
+          groupId: auto,
+          dependsOn: group?.dependsOn ?? [],
+          upstream: upstreamGroups(schema, auto),
         });
-        if (stamped.cells === 0) return;
+        if (stamped === 0) return;
         lastGroup = undefined;
         continue;
       }
@@ -238,7 +252,7 @@ async function cascade(
       if (isInterrupted(stopped.signal)) {
         // Shutting down: the claimed cell goes back to the queue, the queued ones stay,
         // and the row gets a new carrier (see runCarrier), elsewhere or after a restart.
-        if (claimed) await requeueCell(session.db, rowId, claimed.groupId, claimed.executionId);
+        if (claimed) await requeueCell(session.db, rowId, claimed.groupId, claimed);
         return;
       }
       if (stopped.signal.aborted) {
@@ -246,7 +260,7 @@ async function cascade(
         const message =
           stopped.signal.reason instanceof Error ? stopped.signal.reason.message : "stopped";
         if (claimed)
-          await failCell(session.db, rowId, claimed.groupId, claimed.executionId, message, {
+          await failCell(session.db, rowId, claimed.groupId, claimed, message, {
             blockErrors: {},
           });
         for (const cell of step.queued) {
@@ -256,7 +270,7 @@ async function cascade(
         return;
       }
       deps.progress?.({ kind: "attempt", groupId: next.groupId, executionId: next.executionId });
-      const result: AttemptResult = await runAttempt({
+      const result: FencedResult = await runAttempt({
         db: session.db,
         log,
         tableId,
@@ -271,7 +285,7 @@ async function cascade(
         workspaceId: step.workspaceId,
         plan: step.plan,
         dispatchId: next.dispatchId,
-        claimed: claimed !== null,
+        claimedAttempt: claimed?.attempt ?? null,
         resumable: claimed?.resumable ?? true,
         runId: ctx.runId,
       });
@@ -281,8 +295,8 @@ async function cascade(
         executionId: next.executionId,
         end: result.end,
       });
-      if (result.kind === "interrupted")
-        await requeueCell(session.db, rowId, next.groupId, next.executionId);
+      const ref = { executionId: next.executionId, attempt: result.attempt };
+      if (result.kind === "interrupted") await requeueCell(session.db, rowId, next.groupId, ref);
       // A wait that paused comes back by itself: a delayed carrier resumes it when due.
       if (result.kind === "paused" && result.resumeAt !== undefined)
         await deps.backend.enqueue([
@@ -297,8 +311,7 @@ async function cascade(
           },
         ]);
       // The terminal write rides the next step's statement.
-      if (result.kind === "write")
-        pending = { groupId: next.groupId, executionId: next.executionId, end: result.terminal };
+      if (result.kind === "write") pending = { groupId: next.groupId, ref, end: result.terminal };
       log.debug(
         { groupId: next.groupId, executionId: next.executionId, end: result.end },
         "attempt ended",

@@ -1,16 +1,17 @@
 /**
  * A Run request: one dispatch row, set-based stamps in pages of rows (never a statement
  * per row), then the first window of carriers, enqueued only after the stamps committed.
+ * Every page, the request's and the background job's, is the same locked step
+ * (`stampNextPage`), so a Stop made while a run is stamping holds for the pages after it.
  */
 import type { Db } from "../../db/client";
 import type { TaskBackend } from "../backends/port";
 import { carrierSpec, stamperSpec } from "../backends/port";
 import type { RunMode } from "../domain/statuses";
-import { stampPage } from "../store/cells/stamp";
 import { advanceDispatch } from "../store/dispatches/advance";
 import { createDispatch } from "../store/dispatches/create";
-import { setStamped } from "../store/dispatches/read";
-import { continueStampingLater } from "../store/dispatches/stamp-next";
+import { stampNextPage } from "../store/dispatches/stamp-next";
+import { at, type Pause } from "./race-points";
 
 export const STAMP_PAGE_ROWS = 1_000;
 /** Rows a Run request stamps before it returns; the rest is stamped by a background job. */
@@ -25,6 +26,8 @@ export interface RunScope {
   window: number;
   /** Rows to stamp before returning (default SYNC_STAMP_ROWS); the rest goes to the background. */
   syncRows?: number;
+  /** Rows per stamping page (default STAMP_PAGE_ROWS; tests make it small). */
+  pageRows?: number;
   /** Benchmarks only: refill the window only once all of it finished. */
   scanline?: boolean;
   /** Auto-fire: per-group dependencies that must be met (see StampPage.dependsOn). */
@@ -35,8 +38,10 @@ export async function startRun(
   db: Db,
   backend: TaskBackend,
   scope: RunScope,
+  pause?: Pause,
 ): Promise<{ dispatchId: string; stamped: number; stamping: boolean }> {
-  const run = await stampRun(db, scope);
+  const run = await stampRun(db, scope, pause);
+  await at(pause, "run:stamped", { dispatchId: run.dispatchId });
   await launchRun(db, backend, scope.tableId, run.dispatchId);
   if (run.stamping)
     await backend.enqueue([stamperSpec({ tableId: scope.tableId, dispatchId: run.dispatchId })]);
@@ -47,6 +52,7 @@ export async function startRun(
 export async function stampRun(
   db: Db,
   scope: RunScope,
+  pause?: Pause,
 ): Promise<{ dispatchId: string; stamped: number; stamping: boolean }> {
   const dispatchId = await createDispatch(db, {
     tableId: scope.tableId,
@@ -56,28 +62,23 @@ export async function stampRun(
     rowLimit: scope.limit,
     window: scope.window,
     scanline: scope.scanline ?? false,
+    ...(scope.dependsOn ? { dependsOn: scope.dependsOn } : {}),
   });
+  await at(pause, "run:created", { dispatchId });
   const syncRows = scope.syncRows ?? SYNC_STAMP_ROWS;
-  let after = -1;
+  const pageRows = scope.pageRows ?? STAMP_PAGE_ROWS;
   let rows = 0;
   let cells = 0;
   for (;;) {
-    const room =
-      scope.limit === null ? STAMP_PAGE_ROWS : Math.min(STAMP_PAGE_ROWS, scope.limit - rows);
-    if (room <= 0) break;
-    if (rows >= syncRows) {
-      // A large run: the request returns now and a background job stamps the rest.
-      await continueStampingLater(db, dispatchId, { after, rows, cells });
-      return { dispatchId, stamped: cells, stamping: true };
-    }
-    const page = await stampPage(db, { ...scope, dispatchId, afterPosition: after, maxRows: room });
+    // A large run: the request returns now and a background job stamps the rest.
+    if (rows >= syncRows) return { dispatchId, stamped: cells, stamping: true };
+    await at(pause, "run:page", { dispatchId });
+    const page = await stampNextPage(db, dispatchId, pageRows);
     rows += page.rows;
     cells += page.cells;
-    if (page.lastPosition === null) break;
-    after = page.lastPosition;
+    // Done, or stopped: a Stop of the whole run ended its stamping.
+    if (!page.more) return { dispatchId, stamped: cells, stamping: false };
   }
-  await setStamped(db, dispatchId, cells);
-  return { dispatchId, stamped: cells, stamping: false };
 }
 
 /** Hands the first window of rows to carriers (or completes a dispatch with nothing to do). */

@@ -31,7 +31,12 @@ export function paidCalls(
 ): PaidCalls {
   const pace = limiterHook(a.workspaceId, a.plan, {
     isStopped: () =>
-      attemptSuperseded(db, { rowId: a.rowId, groupId: a.groupId, executionId: a.executionId }),
+      attemptSuperseded(db, {
+        rowId: a.rowId,
+        groupId: a.groupId,
+        executionId: a.executionId,
+        attempt: a.attempt,
+      }),
   });
   const admitted = new Set<string>();
   return ({ source, chargeId, credits }) =>

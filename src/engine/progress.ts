@@ -20,7 +20,7 @@ export class ProgressWriter {
 
   constructor(
     private readonly db: Db,
-    private readonly cell: { rowId: string; groupId: string; executionId: string },
+    private readonly cell: { rowId: string; groupId: string; executionId: string; attempt: number },
     private readonly onRejected: (reason: LostReason) => void,
     /**
      * A write that could not be made (the database went away). Progress is advisory: the
@@ -66,7 +66,7 @@ export class ProgressWriter {
       this.db,
       this.cell.rowId,
       this.cell.groupId,
-      this.cell.executionId,
+      { executionId: this.cell.executionId, attempt: this.cell.attempt },
       {
         runningBlockIds: [...this.running],
         blockErrors: {},

@@ -61,7 +61,7 @@ export async function redriveOrphans(deps: {
             session.db,
             c.rowId,
             cell.groupId,
-            cell.executionId,
+            cell,
             `The worker running this cell was lost ${cell.attempt} times; run it again`,
             { blockErrors: {} },
           );
@@ -69,7 +69,7 @@ export async function redriveOrphans(deps: {
           log.warn({ ...ids, attempt: cell.attempt }, "re-drive gave up on a cell");
           continue;
         }
-        const w = await requeueCell(session.db, c.rowId, cell.groupId, cell.executionId);
+        const w = await requeueCell(session.db, c.rowId, cell.groupId, cell);
         if (w.ok) {
           report.requeued++;
           carry = true;

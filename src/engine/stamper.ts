@@ -15,16 +15,19 @@ import {
 import { advanceDispatch } from "../store/dispatches/advance";
 import { stampNextPage } from "../store/dispatches/stamp-next";
 import { STAMP_PAGE_ROWS } from "./dispatcher";
+import { at, type Pause } from "./race-points";
 
 export async function runStamper(
   db: Db,
   backend: TaskBackend,
   payload: StampPayload,
   ctx: TaskContext,
+  opts: { pageRows?: number; pause?: Pause } = {},
 ): Promise<number> {
   let cells = 0;
   for (;;) {
-    const page = await stampNextPage(db, payload.dispatchId, STAMP_PAGE_ROWS);
+    await at(opts.pause, "run:page", { dispatchId: payload.dispatchId });
+    const page = await stampNextPage(db, payload.dispatchId, opts.pageRows ?? STAMP_PAGE_ROWS);
     cells += page.cells;
     const next = await advanceDispatch(db, payload.dispatchId);
     await backend.enqueue(

@@ -1,42 +1,54 @@
 /**
- * Stop. When `stopRuns` returns, no cell in scope is queued or running (one set-based
- * UPDATE made them `cancelled`), and none can become so without a new run request:
- * claims and attempt writes are guarded by status. Running attempts are told to abort
- * here and in every other worker process; dispatches left with nothing to do end as
- * `cancelled`, and those that still have work keep sliding.
+ * Stop. When `stopRuns` returns, no cell in scope is queued or running and none becomes
+ * so without a new run request: one set-based UPDATE made them `cancelled` (claims and
+ * attempt writes are guarded by status), the runs in scope that are still stamping stamp
+ * nothing it covers (`holdStamping`), and a carrier's auto-run on the rows it covers is
+ * held (`recordStop`) until something new happens there. All of it is one transaction,
+ * taken under the table's stop lock and retried whole on a deadlock, so a Stop racing
+ * carriers, stamps and other Stops never answers an error for a lost lock race.
+ * Running attempts are told to abort here and in every other worker process; dispatches
+ * left with nothing to do end as `cancelled`, and those that still have work keep sliding.
  */
 import type { Db } from "../../db/client";
+import { retryOnConflict } from "../../db/sqlstate";
 import { carrierSpec, type TaskBackend } from "../backends/port";
 import { type CancelScope, cancelCells } from "../store/cells/cancel";
 import { advanceDispatch } from "../store/dispatches/advance";
 import { finishCancelledDispatches } from "../store/dispatches/finish-cancelled";
-import { endStamping } from "../store/dispatches/stamp-next";
+import { holdStamping } from "../store/dispatches/stop-stamping";
+import { recordStop } from "../store/stops/record";
+import { lockForStop } from "../store/stops/stop-lock";
 import { abortLocal, publishCancel } from "./cancellation";
+import { at, type Pause } from "./race-points";
 
 export async function stopRuns(
   db: Db,
   backend: TaskBackend,
   scope: CancelScope,
+  pause?: Pause,
 ): Promise<{ cancelled: number }> {
   // One transaction: when the tombstones become visible, the dispatches they emptied are
   // already `cancelled`, so a carrier advancing meanwhile cannot call them `completed`.
   // The cancel NOTIFYs are delivered at the same commit.
-  const { cancelled, ended } = await db.transaction(async (tx) => {
-    // First the dispatches: a background stamping page in progress is waited for (its
-    // cells are then seen and cancelled below) and no further page follows. Any Stop
-    // ends the stamping of the runs in its scope, even a Stop of a few rows: the rest of
-    // such a run stays unstamped rather than restart rows someone just stopped.
-    await endStamping(tx, scope.tableId, scope.dispatchId);
-    const cells = await cancelCells(tx, scope);
-    await publishCancel(
-      tx,
-      cells.filter((c) => c.was === "running").map((c) => c.executionId),
-    );
-    return {
-      cancelled: cells,
-      ended: new Set(await finishCancelledDispatches(tx, scope.tableId, scope.dispatchId)),
-    };
-  });
+  const { cancelled, ended } = await retryOnConflict(() =>
+    db.transaction(async (tx) => {
+      await lockForStop(tx, scope.tableId);
+      // The runs first: a stamping page in progress is waited for (its cells are then
+      // seen and cancelled below), and the pages after it leave out what this Stop covers.
+      await holdStamping(tx, scope);
+      await recordStop(tx, scope);
+      const cells = await cancelCells(tx, scope);
+      await publishCancel(
+        tx,
+        cells.filter((c) => c.was === "running").map((c) => c.executionId),
+      );
+      return {
+        cancelled: cells,
+        ended: new Set(await finishCancelledDispatches(tx, scope.tableId, scope.dispatchId)),
+      };
+    }),
+  );
+  await at(pause, "stop:committed", { tableId: scope.tableId });
   const running = cancelled.filter((c) => c.was === "running");
   abortLocal(running.map((c) => c.executionId));
   // Where the cancel channel cannot reach (trigger.dev runs), cancel the runs themselves.

@@ -92,13 +92,13 @@ export async function childWorkflow(
  */
 export async function attemptSuperseded(
   db: Db,
-  cell: { rowId: string; groupId: string; executionId: string },
+  cell: { rowId: string; groupId: string; executionId: string; attempt: number },
 ): Promise<boolean> {
   const rows = await queryRows<{ one: number }>(
     db,
     sql`select 1 as one from cells
          where row_id = ${cell.rowId} and group_id = ${cell.groupId}
-           and execution_id = ${cell.executionId} and status = 'running'`,
+           and execution_id = ${cell.executionId} and attempt = ${cell.attempt} and status = 'running'`,
   );
   return rows.length === 0;
 }

@@ -71,16 +71,26 @@ async function out(rowId: string): Promise<unknown> {
   return rows[0]?.data.out;
 }
 
-const progress = (rowId: string, e: string) =>
-  writeProgress(db(), rowId, "g", e, {
-    runningBlockIds: ["b"],
+// Writes of the first attempt of e unless told otherwise (a claim counts attempts up).
+const progress = (rowId: string, e: string, attempt = 1) =>
+  writeProgress(
+    db(),
+    rowId,
+    "g",
+    { executionId: e, attempt },
+    {
+      runningBlockIds: ["b"],
+      blockErrors: {},
+      outputs: { out: "partial" },
+    },
+  );
+const complete = (rowId: string, e: string, attempt = 1) =>
+  completeCell(db(), rowId, "g", { executionId: e, attempt }, "ok", {
     blockErrors: {},
-    outputs: { out: "partial" },
+    outputs: { out: "done" },
   });
-const complete = (rowId: string, e: string) =>
-  completeCell(db(), rowId, "g", e, "ok", { blockErrors: {}, outputs: { out: "done" } });
-const fail = (rowId: string, e: string) =>
-  failCell(db(), rowId, "g", e, "boom", { blockErrors: {} });
+const fail = (rowId: string, e: string, attempt = 1) =>
+  failCell(db(), rowId, "g", { executionId: e, attempt }, "boom", { blockErrors: {} });
 
 describe("cell guards", () => {
   it("a cancelled cell is never revived by any worker write, whatever the interleaving", async () => {
@@ -96,7 +106,7 @@ describe("cell guards", () => {
     // Stop while running: progress, complete and fail all bounce, and no output lands.
     const r2 = await newRow();
     const e2 = (await stamp(r2)) as string;
-    expect(await claimCell(db(), r2, "g", e2)).toEqual({ ok: true });
+    expect(await claimCell(db(), r2, "g", e2)).toMatchObject({ ok: true });
     await cancelCells(db(), { tableId, rowIds: [r2] });
     for (const write of [progress, complete, fail]) {
       expect(await write(r2, e2)).toEqual({ ok: false, reason: "cancelled" });
@@ -110,15 +120,15 @@ describe("cell guards", () => {
   it("after a re-run, every write of the old attempt is rejected", async () => {
     const r = await newRow();
     const old = (await stamp(r)) as string;
-    expect(await claimCell(db(), r, "g", old)).toEqual({ ok: true });
+    expect(await claimCell(db(), r, "g", old)).toMatchObject({ ok: true });
     const fresh = (await stamp(r, "all")) as string;
     expect(fresh).not.toBe(old);
     for (const write of [progress, complete, fail])
       expect(await write(r, old)).toEqual({ ok: false, reason: "stale" });
     expect(await claimCell(db(), r, "g", old)).toEqual({ ok: false, reason: "stale" });
     expect(await out(r)).toBeUndefined();
-    expect(await claimCell(db(), r, "g", fresh)).toEqual({ ok: true });
-    expect(await complete(r, fresh)).toEqual({ ok: true });
+    expect(await claimCell(db(), r, "g", fresh)).toMatchObject({ ok: true });
+    expect(await complete(r, fresh)).toMatchObject({ ok: true });
     expect(await out(r)).toBe("done");
   });
 
@@ -126,7 +136,7 @@ describe("cell guards", () => {
     const r = await newRow();
     const e = (await stamp(r)) as string;
     await claimCell(db(), r, "g", e);
-    expect(await complete(r, e)).toEqual({ ok: true });
+    expect(await complete(r, e)).toMatchObject({ ok: true });
     expect(await fail(r, e)).toEqual({ ok: false, reason: "stale" });
     expect(await complete(r, e)).toEqual({ ok: false, reason: "stale" });
     expect((await cell(r))?.status).toBe("completed");
@@ -151,10 +161,10 @@ describe("cell guards", () => {
     expect(await resumeCell(db(), r, "g", e)).toEqual({ ok: false, reason: "stale" });
     await claimCell(db(), r, "g", e);
     expect(await pauseCell(db(), r, "g", "ex_other")).toEqual({ ok: false, reason: "stale" });
-    expect(await pauseCell(db(), r, "g", e)).toEqual({ ok: true });
+    expect(await pauseCell(db(), r, "g", e)).toMatchObject({ ok: true });
     expect(await complete(r, e)).toEqual({ ok: false, reason: "stale" });
-    expect(await resumeCell(db(), r, "g", e)).toEqual({ ok: true });
-    expect(await pauseCell(db(), r, "g", e)).toEqual({ ok: true });
+    expect(await resumeCell(db(), r, "g", e)).toMatchObject({ ok: true });
+    expect(await pauseCell(db(), r, "g", e)).toMatchObject({ ok: true });
     expect((await cancelCells(db(), { tableId, rowIds: [r] })).map((c) => c.was)).toEqual([
       "paused",
     ]);
@@ -165,7 +175,7 @@ describe("cell guards", () => {
     const r = await newRow();
     const e = (await stamp(r)) as string;
     expect(await unstampCell(db(), r, "g", "ex_other")).toEqual({ ok: false, reason: "stale" });
-    expect(await unstampCell(db(), r, "g", e)).toEqual({ ok: true });
+    expect(await unstampCell(db(), r, "g", e)).toMatchObject({ ok: true });
     expect(await cell(r)).toBeNull();
     const e2 = (await stamp(r, "new")) as string;
     await claimCell(db(), r, "g", e2);
@@ -240,6 +250,8 @@ describe("model-based", () => {
       fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 25 }), async (ops) => {
         const r = await newRow();
         const model: Model = { status: null, exec: null };
+        // The number the last winning claim gave (writes of a running attempt carry it).
+        let attempt = 0;
         const seen: (string | null)[] = [null, null, null];
         for (const op of ops) {
           switch (op.kind) {
@@ -296,10 +308,17 @@ describe("model-based", () => {
                   : op.kind === "failQueued"
                     ? await failQueuedCell(db(), r, "g", e, "x")
                     : op.kind === "progress"
-                      ? await progress(r, e)
+                      ? await progress(r, e, attempt)
                       : op.kind === "complete"
-                        ? await complete(r, e)
-                        : await fail(r, e);
+                        ? await complete(r, e, attempt)
+                        : await fail(r, e, attempt);
+              if (
+                op.kind === "claim" &&
+                res.ok &&
+                "attempt" in res &&
+                typeof res.attempt === "number"
+              )
+                attempt = res.attempt;
               const shouldWin = mine && model.status === from;
               expect(res.ok, `${op.kind} by actor ${op.actor} in ${model.status}`).toBe(shouldWin);
               if (!res.ok && model.status === "cancelled") expect(res.reason).toBe("cancelled");

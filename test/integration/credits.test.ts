@@ -113,6 +113,7 @@ describe("halt", () => {
           tableId: t.id,
           rowId: c.row_id,
           groupId: "g0",
+          attempt: 1,
           executionId: c.execution_id,
           dispatchId: run.dispatchId,
           source: "email_domain",

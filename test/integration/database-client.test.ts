@@ -189,7 +189,7 @@ describe("a server connection lost mid-use", () => {
     const failed = new Promise<unknown>((resolve) => {
       const writer = new ProgressWriter(
         gone.db,
-        { rowId, groupId: "g", executionId: "ex2_x" },
+        { rowId, groupId: "g", executionId: "ex2_x", attempt: 1 },
         () => {},
         resolve,
       );

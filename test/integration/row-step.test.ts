@@ -61,7 +61,7 @@ async function statuses(rowId: string): Promise<Record<string, CellStatus>> {
 
 const done = (groupId: string, executionId: string) => ({
   groupId,
-  executionId,
+  ref: { executionId, attempt: 1 },
   end: {
     kind: "complete" as const,
     outcome: "ok" as const,
@@ -80,6 +80,7 @@ describe("a carrier's step statement", () => {
     expect(r.claimed).toEqual({
       groupId: "g2",
       executionId: e.g2,
+      attempt: 1,
       dispatchId: null,
       resumable: false,
     });
@@ -119,14 +120,14 @@ describe("a carrier's step statement", () => {
 
   it("writes the finished cell's event before the claimed cell's, and reads the outputs back", async () => {
     const { rowId, e } = await stampedRow();
-    expect(await claimCell(db(), rowId, "g1", e.g1 as string)).toEqual({ ok: true });
+    expect(await claimCell(db(), rowId, "g1", e.g1 as string)).toMatchObject({ ok: true });
     const r = await rowStep(db(), {
       tableId,
       rowId,
       finish: done("g1", e.g1 as string),
       claim: { schemaVersion: version, order: ["g1", "g2"], runId: "run_step" },
     });
-    expect(r.finished).toEqual({ ok: true });
+    expect(r.finished).toMatchObject({ ok: true });
     expect(r.claimed?.groupId).toBe("g2");
     expect(r.step?.data).toEqual({ out: "from g1" });
     const events = await queryRows<{ group: string; status: string }>(

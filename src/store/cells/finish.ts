@@ -2,7 +2,13 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import type { CellOutcome } from "../../domain/statuses";
 import { jsonb } from "../sql";
-import { type TransitionOutcome, type TransitionSpec, transitionCell } from "./transition";
+import {
+  type AttemptRef,
+  runningFence,
+  type TransitionOutcome,
+  type TransitionSpec,
+  transitionCell,
+} from "./transition";
 
 export interface Finish {
   blockErrors: Record<string, string>;
@@ -23,10 +29,10 @@ export type Terminal =
 export function terminalSpec(
   rowId: string,
   groupId: string,
-  executionId: string,
+  ref: AttemptRef,
   end: Terminal,
 ): TransitionSpec {
-  const guard = sql`status = 'running' and execution_id = ${executionId}`;
+  const guard = runningFence(ref);
   const common = sql`finished_at = now(), running_block_ids = '{}',
              block_errors = ${JSON.stringify(end.finish.blockErrors)}::jsonb${
                end.finish.details ? sql`, details = ${jsonb(end.finish.details)}` : sql``
@@ -42,13 +48,13 @@ export function completeCell(
   db: Db,
   rowId: string,
   groupId: string,
-  executionId: string,
+  ref: AttemptRef,
   outcome: CellOutcome,
   finish: Finish,
 ): Promise<TransitionOutcome> {
   return transitionCell(
     db,
-    terminalSpec(rowId, groupId, executionId, { kind: "complete", outcome, finish }),
+    terminalSpec(rowId, groupId, ref, { kind: "complete", outcome, finish }),
   );
 }
 
@@ -56,12 +62,9 @@ export function failCell(
   db: Db,
   rowId: string,
   groupId: string,
-  executionId: string,
+  ref: AttemptRef,
   message: string,
   finish: Finish,
 ): Promise<TransitionOutcome> {
-  return transitionCell(
-    db,
-    terminalSpec(rowId, groupId, executionId, { kind: "fail", message, finish }),
-  );
+  return transitionCell(db, terminalSpec(rowId, groupId, ref, { kind: "fail", message, finish }));
 }

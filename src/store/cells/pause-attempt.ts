@@ -20,7 +20,7 @@ export interface PauseRecord {
 
 export async function pauseAttempt(
   db: Db,
-  ref: { tableId: string; rowId: string; groupId: string; executionId: string },
+  ref: { tableId: string; rowId: string; groupId: string; executionId: string; attempt: number },
   pause: PauseRecord,
 ): Promise<boolean> {
   const [row] = await queryRows<{ paused: number }>(
@@ -28,7 +28,7 @@ export async function pauseAttempt(
     sql`with upd as (
           update cells set status = 'paused', running_block_ids = '{}', updated_at = now()
            where row_id = ${ref.rowId} and group_id = ${ref.groupId}
-             and execution_id = ${ref.executionId} and status = 'running'
+             and execution_id = ${ref.executionId} and attempt = ${ref.attempt} and status = 'running'
           returning table_id, row_id, group_id, status, outcome, execution_id, error, running_block_ids, block_errors
         ),
         rec as (

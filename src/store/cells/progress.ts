@@ -1,14 +1,19 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { textArray } from "../sql";
-import { type TransitionOutcome, transitionCell } from "./transition";
+import {
+  type AttemptRef,
+  runningFence,
+  type TransitionOutcome,
+  transitionCell,
+} from "./transition";
 
 /** running(e) → running with new progress: the blocks running now and outputs so far. */
 export function writeProgress(
   db: Db,
   rowId: string,
   groupId: string,
-  executionId: string,
+  ref: AttemptRef,
   progress: {
     runningBlockIds: string[];
     blockErrors: Record<string, string>;
@@ -18,7 +23,7 @@ export function writeProgress(
   return transitionCell(db, {
     rowId,
     groupId,
-    guard: sql`status = 'running' and execution_id = ${executionId}`,
+    guard: runningFence(ref),
     set: sql`running_block_ids = ${textArray(progress.runningBlockIds)},
              block_errors = ${JSON.stringify(progress.blockErrors)}::jsonb`,
     outputs: progress.outputs,

@@ -1,23 +1,29 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
-import { type TransitionOutcome, transitionCell } from "./transition";
+import {
+  type AttemptRef,
+  runningFence,
+  type TransitionOutcome,
+  transitionCell,
+} from "./transition";
 
 /**
- * running(e) → queued(e): the re-drive, or a worker that is shutting down, hands an
+ * running(e, n) → queued(e): the re-drive, or a worker that is shutting down, hands an
  * interrupted attempt back for a new carrier. Only under the row lock: holding it proves
  * no live carrier is running the cell. The execution id stays (its checkpoints stay
- * valid); the dead carrier cannot write with it, its session being gone or done.
+ * valid); the next claim makes it attempt n + 1, and every write is fenced on the
+ * attempt, so a late statement of attempt n cannot land.
  */
 export function requeueCell(
   db: Db,
   rowId: string,
   groupId: string,
-  executionId: string,
+  ref: AttemptRef,
 ): Promise<TransitionOutcome> {
   return transitionCell(db, {
     rowId,
     groupId,
-    guard: sql`status = 'running' and execution_id = ${executionId}`,
+    guard: runningFence(ref),
     set: sql`status = 'queued', queued_at = now(), started_at = null, running_block_ids = '{}'`,
   });
 }

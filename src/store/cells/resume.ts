@@ -4,6 +4,11 @@
  * next attempt of e continues after it. Guarded by status and execution id: a wrong or
  * stale id, or a cell no longer paused (cancelled by a Stop), matches nothing. Approval
  * resumes need the caller's data; a wait resumes by itself once due.
+ *
+ * A resumed cell leaves its run (dispatch_id becomes null): the run's window slid past
+ * it while it waited, so it would neither count in the window nor be waited for, and a
+ * run must not wait days for an approval either. It is carried like an edit's cell,
+ * by the carrier the resume enqueues, and a Stop of the table or its row still reaches it.
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
@@ -13,7 +18,7 @@ import { jsonb } from "../sql";
 import { cellEventData } from "./transition";
 
 export type ResumeOutcome =
-  | { ok: true; dispatchId: string | null }
+  | { ok: true }
   | { ok: false; reason: "not_found" | "not_paused" | "stale"; status?: CellStatus };
 
 export async function resumeCell(
@@ -32,7 +37,6 @@ export async function resumeCell(
              and (e.resume_data->>'resumeAt')::bigint <= (extract(epoch from now()) * 1000)::bigint`;
   const [row] = await queryRows<{
     resumed: number;
-    dispatch: string | null;
     status: CellStatus | null;
     current: string | null;
   }>(
@@ -43,7 +47,7 @@ export async function resumeCell(
            where e.id = ${ref.executionId} and c.table_id = ${ref.tableId} and c.status = 'paused' and ${due}
         ),
         upd as (
-          update cells c set status = 'queued', queued_at = now(), updated_at = now()
+          update cells c set status = 'queued', dispatch_id = null, queued_at = now(), updated_at = now()
             from x
            where c.row_id = ${ref.rowId} and c.group_id = ${ref.groupId}
              and c.execution_id = x.id and c.status = 'paused'
@@ -65,12 +69,12 @@ export async function resumeCell(
           returning table_id
         ),
         wake as (select pg_notify('cellflow_events', table_id) from ev)
-        select (select count(*) from upd)::int as resumed, (select dispatch_id from upd) as dispatch,
+        select (select count(*) from upd)::int as resumed,
                (select count(*) from rec)::int as rec, (select count(*) from wake)::int as woke,
                (select status from cells where row_id = ${ref.rowId} and group_id = ${ref.groupId} and table_id = ${ref.tableId}) as status,
                (select execution_id from cells where row_id = ${ref.rowId} and group_id = ${ref.groupId} and table_id = ${ref.tableId}) as current`,
   );
-  if (row?.resumed === 1) return { ok: true, dispatchId: row.dispatch };
+  if (row?.resumed === 1) return { ok: true };
   if (!row?.status) return { ok: false, reason: "not_found" };
   if (row.status !== "paused") return { ok: false, reason: "not_paused", status: row.status };
   return { ok: false, reason: "stale" };

@@ -16,12 +16,14 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { queryRows } from "../../../db/client";
+import { retryOnConflict } from "../../../db/sqlstate";
 import type { CellStatus } from "../../domain/statuses";
 import { type CascadeStep, creditsUsedThisMonth } from "../engine-reads";
 import { textArray } from "../sql";
 import { claimSet } from "./claim";
 import { type Terminal, terminalSpec } from "./finish";
 import {
+  type AttemptRef,
   cellEventData,
   lostOutcome,
   type TransitionOutcome,
@@ -33,7 +35,7 @@ export interface RowStepInput {
   tableId: string;
   rowId: string;
   /** The terminal write of the attempt that just ended, if any. */
-  finish?: { groupId: string; executionId: string; end: Terminal };
+  finish?: { groupId: string; ref: AttemptRef; end: Terminal };
   /** Claim the next queued cell in this group order, if the schema is still this version. */
   claim?: { schemaVersion: number; order: readonly string[]; runId: string | null };
 }
@@ -41,6 +43,8 @@ export interface RowStepInput {
 export interface ClaimedCell {
   groupId: string;
   executionId: string;
+  /** The claim's attempt number: the fence of this attempt's writes. */
+  attempt: number;
   dispatchId: string | null;
   /** An earlier attempt of this execution recorded state (checkpoints, a pause). */
   resumable: boolean;
@@ -60,9 +64,7 @@ export interface RowStep {
 
 export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
   const { tableId, rowId, finish, claim } = input;
-  const spec = finish
-    ? terminalSpec(rowId, finish.groupId, finish.executionId, finish.end)
-    : undefined;
+  const spec = finish ? terminalSpec(rowId, finish.groupId, finish.ref, finish.end) : undefined;
   const fin = spec ? sql`${transitionCtes(spec, "fin")},` : sql``;
   // One insert, ordered: the finished cell's event before the claimed one's, so a reader
   // of the stream never sees the row's next cell running before its last one ended.
@@ -75,25 +77,28 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
            order by array_position(${textArray(claim.order)}, c.group_id) nulls last, c.queued_at, c.group_id
            limit 1`
     : sql`select null::text as group_id where false`;
-  const [row] = await queryRows<
-    Omit<CascadeStep, "data"> & {
-      data: Record<string, unknown> | null;
-      tableFound: boolean;
-      finishedCount: number;
-      finishCurrent: CellStatus | null;
-      claimed: ClaimedCell | null;
-      eventsWritten: number;
-    }
-  >(
-    db,
-    sql`with ${fin}
+  // One statement, so one transaction: a deadlock with a Stop (which locks the row's cells
+  // in group id order, this step in dependency order) rolls it back whole; run it again.
+  const [row] = await retryOnConflict(() =>
+    queryRows<
+      Omit<CascadeStep, "data"> & {
+        data: Record<string, unknown> | null;
+        tableFound: boolean;
+        finishedCount: number;
+        finishCurrent: CellStatus | null;
+        claimed: ClaimedCell | null;
+        eventsWritten: number;
+      }
+    >(
+      db,
+      sql`with ${fin}
         cand as (${candidate}),
         clm as (
           update cells c set ${claimSet(claim?.runId ?? null)}, updated_at = now()
             from cand
            where c.row_id = ${rowId} and c.group_id = cand.group_id and c.status = 'queued'
           returning c.table_id, c.row_id, c.group_id, c.status, c.outcome, c.execution_id, c.error,
-                    c.running_block_ids, c.block_errors, c.dispatch_id),
+                    c.running_block_ids, c.block_errors, c.dispatch_id, c.attempt),
         ev as (
           insert into events (table_id, kind, data)
           select table_id, 'cell', data
@@ -115,6 +120,7 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
                ${finish ? sql`(select count(*) from fin_upd)::int` : sql`0`} as "finishedCount",
                ${finish ? sql`(select status from cells where row_id = ${rowId} and group_id = ${finish.groupId})` : sql`null::text`} as "finishCurrent",
                (select jsonb_build_object('groupId', group_id, 'executionId', execution_id, 'dispatchId', dispatch_id,
+                                          'attempt', attempt,
                                           'resumable', exists (select 1 from executions e where e.id = clm.execution_id))
                   from clm) as claimed,
                (select count(*) from ev)::int as "eventsWritten"
@@ -122,7 +128,8 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
           left join tables t on t.id = ${tableId}
           left join workspaces w on w.id = t.workspace_id
           left join rows r on r.id = ${rowId} and r.table_id = t.id`,
-    { prepare: true },
+      { prepare: true },
+    ),
   );
   const finished = finish
     ? lostOutcome(row?.finishedCount ?? 0, row?.finishCurrent ?? null)

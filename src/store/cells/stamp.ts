@@ -4,7 +4,7 @@
  * so a stamp racing another writer can never replace what its mode must leave alone:
  * `new` never touches an existing cell; `incomplete` only re-arms `error`/`cancelled`
  * cells (in-flight ones are already on their way); `all` replaces anything, and the
- * attempt it replaces becomes stale.
+ * attempt it replaces becomes stale. A new execution starts counting attempts from 0.
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
@@ -27,6 +27,20 @@ export interface StampPage {
   rowIds: string[] | null;
   afterPosition: number;
   maxRows: number;
+  /** Cells scoped Stops took out of the run (see dispatches.excluded): never stamped. */
+  excluded?: readonly StopExclusion[];
+  /**
+   * The carrier's auto-run stamp: refused while a Stop covers the row and nothing newer
+   * happened there since. `upstream` is the group and every group it depends on,
+   * transitively: a Stop of any of them holds it.
+   */
+  hold?: { upstream: readonly string[] };
+}
+
+/** Rows and groups a scoped Stop took out of a run (null: all). */
+export interface StopExclusion {
+  rows: string[] | null;
+  groups: string[] | null;
 }
 
 export interface StampResult {
@@ -76,8 +90,37 @@ function groupSource(page: StampPage): { from: SQL; depsMet: SQL } {
   };
 }
 
+/** Whether (row r, group g) is out of the run: some scoped Stop covers it. */
+function notExcluded(page: StampPage): SQL {
+  if (!page.excluded || page.excluded.length === 0) return sql`true`;
+  return sql`not exists (
+    select 1 from jsonb_array_elements(${JSON.stringify(page.excluded)}::jsonb) x
+     where (x->'rows' = 'null'::jsonb or x->'rows' @> to_jsonb(r.id))
+       and (x->'groups' = 'null'::jsonb or x->'groups' @> to_jsonb(g.group_id)))`;
+}
+
+/**
+ * The hold of a Stop on a row's auto-run: a Stop covering the row (and the group or one
+ * it depends on) newer than the newest cell a run request stamped on it. Execution ids
+ * carry the sequence that numbers Stops, so the newest request wins whichever it is.
+ */
+function notHeld(page: StampPage): SQL {
+  if (!page.hold) return sql`true`;
+  return sql`not exists (
+    select 1 from stops s
+     where s.table_id = ${page.tableId}
+       and (s.row_ids is null or r.id = any(s.row_ids))
+       and (s.group_ids is null or s.group_ids && ${textArray([...page.hold.upstream])})
+       and (s.dispatch_id is null
+            or exists (select 1 from cells sc where sc.row_id = r.id and sc.dispatch_id = s.dispatch_id))
+       and s.seq > coalesce((
+             select max(('x' || substr(rc.execution_id, 5, 12))::bit(48)::bigint) from cells rc
+              where rc.row_id = r.id and rc.dispatch_id is not null and rc.execution_id like 'ex2\_%'), 0))`;
+}
+
 export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
   const groups = groupSource(page);
+  const guards = sql`${groups.depsMet} and ${notExcluded(page)} and ${notHeld(page)}`;
   const rowFilter = page.rowIds ? sql`and r.id = any(${textArray(page.rowIds)})` : sql``;
   const [result] = await queryRows<{ cells: number; rows: number; last: number | null }>(
     db,
@@ -86,7 +129,7 @@ export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
            where r.table_id = ${page.tableId} and r.position > ${page.afterPosition} ${rowFilter}
              and exists (select 1 from ${groups.from}
                           left join cells c on c.row_id = r.id and c.group_id = g.group_id
-                         where ${eligible(page.mode)} and ${groups.depsMet})
+                         where ${eligible(page.mode)} and ${guards})
            order by r.position
            limit ${page.maxRows}
         ),
@@ -100,11 +143,11 @@ export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
            cross join lateral (select p.row_id as id, p.data) as r
            cross join ${groups.from}
             left join cells c on c.row_id = p.row_id and c.group_id = g.group_id
-           where ${eligible(page.mode)} and ${groups.depsMet}
+           where ${eligible(page.mode)} and ${guards}
           on conflict (row_id, group_id) do update set
             status = 'queued', execution_id = excluded.execution_id, dispatch_id = excluded.dispatch_id,
             outcome = null, error = null, running_block_ids = '{}', block_errors = '{}'::jsonb,
-            details = '{}'::jsonb, run_id = null, queued_at = now(), started_at = null,
+            details = '{}'::jsonb, run_id = null, attempt = 0, queued_at = now(), started_at = null,
             finished_at = null, updated_at = now()
           where ${replaceable(page.mode)}
           returning table_id, row_id, group_id, status, outcome, execution_id, error, running_block_ids,

@@ -12,6 +12,22 @@ import type { CellStatus } from "../../domain/statuses";
 import { jsonb, textArray } from "../sql";
 
 export type LostReason = "cancelled" | "stale" | "gone";
+
+/**
+ * One attempt of an execution. A re-drive hands a lost attempt's cell back under the
+ * same execution id (its checkpoints stay valid) and the next claim counts `attempt` up,
+ * so every write of a running attempt is fenced on both: a statement a dead session sent
+ * before it died cannot land on the attempt that replaced it.
+ */
+export interface AttemptRef {
+  executionId: string;
+  attempt: number;
+}
+
+/** The guard of a running attempt's writes. */
+export function runningFence(ref: AttemptRef): SQL {
+  return sql`status = 'running' and execution_id = ${ref.executionId} and attempt = ${ref.attempt}`;
+}
 export type TransitionOutcome = { ok: true } | { ok: false; reason: LostReason };
 
 export interface TransitionSpec {
@@ -58,7 +74,8 @@ export function transitionCtes(spec: TransitionSpec, name: string): SQL {
   return sql`${upd} as (
           update cells set ${spec.set}, updated_at = now()
            where row_id = ${spec.rowId} and group_id = ${spec.groupId} and ${spec.guard}
-          returning table_id, row_id, group_id, status, outcome, execution_id, error, running_block_ids, block_errors
+          returning table_id, row_id, group_id, status, outcome, execution_id, error, running_block_ids,
+                    block_errors, attempt
         )${mergeRow}`;
 }
 

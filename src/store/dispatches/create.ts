@@ -11,10 +11,16 @@ export interface NewDispatch {
   rowLimit: number | null;
   window: number;
   scanline?: boolean;
+  dependsOn?: Record<string, string[]>;
 }
 
+/**
+ * A new run, `stamping` from the start: until its last page is stamped the window must
+ * not call it completed, even with nothing of it queued yet (a re-drive pass in that gap
+ * would otherwise complete it empty, and its cells would run outside any window).
+ */
 export async function createDispatch(db: Db, d: NewDispatch): Promise<string> {
   const id = newId("run");
-  await db.insert(dispatches).values({ id, ...d });
+  await db.insert(dispatches).values({ id, ...d, stamping: true });
   return id;
 }

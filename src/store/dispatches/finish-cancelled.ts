@@ -3,8 +3,9 @@ import type { Db } from "../../../db/client";
 import { queryRows } from "../../../db/client";
 
 /**
- * After a Stop: active dispatches of the table (or the one named) with nothing queued or
- * running left become `cancelled`, each with its `dispatch` event.
+ * After a Stop: active dispatches of the table (or the one named) that are done stamping
+ * and have nothing queued or running left become `cancelled`, each with its `dispatch`
+ * event. One still stamping (a Stop of some of its rows) goes on: it has more to stamp.
  */
 export async function finishCancelledDispatches(
   db: Db,
@@ -16,7 +17,7 @@ export async function finishCancelledDispatches(
     db,
     sql`with done as (
           update dispatches d set status = 'cancelled', finished_at = now(), updated_at = now()
-           where d.table_id = ${tableId} and d.status = 'active' ${only}
+           where d.table_id = ${tableId} and d.status = 'active' and not d.stamping ${only}
              and not exists (select 1 from cells c where c.dispatch_id = d.id and c.status in ('queued', 'running'))
           returning d.id, d.table_id
         ),

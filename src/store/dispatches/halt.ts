@@ -18,7 +18,7 @@ export async function haltForLimit(
   at: {
     dispatchId: string | null;
     tableId: string;
-    own: { rowId: string; groupId: string; executionId: string };
+    own: { rowId: string; groupId: string; executionId: string; attempt: number };
   },
 ): Promise<{ halted: boolean; unstamped: number }> {
   const [row] = await queryRows<{ halted: number; unstamped: number }>(
@@ -32,7 +32,8 @@ export async function haltForLimit(
           delete from cells c
            where (c.dispatch_id in (select id from d) and c.status = 'queued')
               or (c.row_id = ${at.own.rowId} and c.group_id = ${at.own.groupId}
-                  and c.execution_id = ${at.own.executionId} and c.status = 'running')
+                  and c.execution_id = ${at.own.executionId} and c.attempt = ${at.own.attempt}
+                  and c.status = 'running')
           returning c.table_id, c.row_id, c.group_id, c.execution_id
         ),
         ev as (

@@ -62,12 +62,6 @@ export function listDispatches(db: Db, tableId: string, limit = 50): Promise<Dis
   );
 }
 
-export async function setStamped(db: Db, id: string, stamped: number): Promise<void> {
-  await db.execute(
-    sql`update dispatches set stamped = ${stamped}, updated_at = now() where id = ${id}`,
-  );
-}
-
 /** Removes a dispatch that stamped no cell (auto-fire that found nothing to run). */
 export async function discardDispatch(db: Db, id: string): Promise<void> {
   await db.execute(

@@ -1,20 +1,23 @@
 /**
- * One background stamping page of a large run, in one transaction with the dispatch's
- * progress: the dispatch row is locked first (a Stop waits for this page, then sees its
- * cells), a dispatch no longer active or no longer stamping gets nothing, and the resume
- * cursor moves in the same commit as the cells, so a crash between pages re-does nothing
- * and skips nothing.
+ * One stamping page of a run (the Run request's own pages and the background job's), in
+ * one transaction with the dispatch's progress. Invariants: the dispatch row is locked
+ * first, so a Stop either waits for this page and then cancels its cells, or commits
+ * first and this page sees what it did: a dispatch no longer active or no longer stamping
+ * gets nothing, and the rows and groups scoped Stops took out (`excluded`) are left out.
+ * The resume cursor moves in the same commit as the cells, so a crash between pages
+ * re-does nothing and skips nothing.
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { queryRows } from "../../../db/client";
 import type { RunMode } from "../../domain/statuses";
-import { stampPage } from "../cells/stamp";
+import { type StopExclusion, stampPage } from "../cells/stamp";
 
 export interface StampProgress {
   /** False once there is nothing left to stamp (or the dispatch stopped). */
   more: boolean;
   cells: number;
+  rows: number;
 }
 
 export async function stampNextPage(
@@ -31,12 +34,14 @@ export async function stampNextPage(
       row_limit: number | null;
       stamp_after: number;
       stamped_rows: number;
+      depends_on: Record<string, string[]> | null;
+      excluded: StopExclusion[];
     }>(
       tx,
-      sql`select table_id, group_ids, mode, row_ids, row_limit, stamp_after, stamped_rows
+      sql`select table_id, group_ids, mode, row_ids, row_limit, stamp_after, stamped_rows, depends_on, excluded
             from dispatches where id = ${dispatchId} and status = 'active' and stamping for update`,
     );
-    if (!d) return { more: false, cells: 0 };
+    if (!d) return { more: false, cells: 0, rows: 0 };
     const room = d.row_limit === null ? pageRows : Math.min(pageRows, d.row_limit - d.stamped_rows);
     const page =
       room > 0
@@ -48,6 +53,8 @@ export async function stampNextPage(
             rowIds: d.row_ids,
             afterPosition: d.stamp_after,
             maxRows: room,
+            excluded: d.excluded,
+            ...(d.depends_on ? { dependsOn: d.depends_on } : {}),
           })
         : { rows: 0, cells: 0, lastPosition: null };
     const more =
@@ -59,28 +66,6 @@ export async function stampNextPage(
                  stamped_rows = stamped_rows + ${page.rows}, stamping = ${more}, updated_at = now()
            where id = ${dispatchId}`,
     );
-    return { more, cells: page.cells };
+    return { more, cells: page.cells, rows: page.rows };
   });
-}
-
-/** Marks a dispatch as stamped up to `after` with the rest left to the background job. */
-export async function continueStampingLater(
-  db: Db,
-  dispatchId: string,
-  progress: { after: number; rows: number; cells: number },
-): Promise<void> {
-  await db.execute(
-    sql`update dispatches set stamping = true, stamp_after = ${progress.after}, stamped_rows = ${progress.rows},
-               stamped = ${progress.cells}, updated_at = now()
-         where id = ${dispatchId}`,
-  );
-}
-
-/** Ends background stamping of the table's active dispatches (all, or one); locks them. */
-export async function endStamping(db: Db, tableId: string, dispatchId?: string): Promise<void> {
-  await db.execute(
-    dispatchId
-      ? sql`update dispatches set stamping = false where table_id = ${tableId} and id = ${dispatchId} and status = 'active'`
-      : sql`update dispatches set stamping = false where table_id = ${tableId} and status = 'active'`,
-  );
 }

@@ -9,6 +9,8 @@ export interface ExecutionRef {
   tableId: string;
   rowId: string;
   groupId: string;
+  /** The attempt writing (its writes are fenced on it: see cells/transition.ts). */
+  attempt: number;
 }
 
 /**
@@ -28,7 +30,8 @@ export async function writeCheckpoint(
         select ${ref.executionId}, ${ref.tableId}, ${ref.rowId}, ${ref.groupId},
                jsonb_build_object(${blockId}::text, ${jsonb(checkpoint)})
          where exists (select 1 from cells where row_id = ${ref.rowId} and group_id = ${ref.groupId}
-                          and execution_id = ${ref.executionId} and status = 'running')
+                          and execution_id = ${ref.executionId} and attempt = ${ref.attempt}
+                          and status = 'running')
         on conflict (id) do update
            set checkpoints = executions.checkpoints || excluded.checkpoints, updated_at = now()
         returning id`,

@@ -1,0 +1,29 @@
+import { sql } from "drizzle-orm";
+import { bigint, index, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { tables } from "./tables";
+
+/**
+ * One per Stop: what it covered. A carrier's auto-run stamp is refused on a row a Stop
+ * covers until something newer than the Stop happened there (a run request stamped one
+ * of its cells, an edit or insert re-fired it): `seq` is drawn from the execution-id
+ * sequence, so it compares with the order of the cells' execution ids.
+ */
+export const stops = pgTable(
+  "stops",
+  {
+    seq: bigint("seq", { mode: "number" })
+      .primaryKey()
+      .default(sql`nextval('cellflow_execution_seq')`),
+    tableId: text("table_id")
+      .notNull()
+      .references(() => tables.id, { onDelete: "cascade" }),
+    /** null: every row (of the dispatch, when one is named). */
+    rowIds: text("row_ids").array(),
+    /** null: every group. Auto-run of these groups and of groups downstream of them is held. */
+    groupIds: text("group_ids").array(),
+    /** The run the Stop named: it covers the rows that have a cell of that run. */
+    dispatchId: text("dispatch_id"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("stops_table_seq_idx").on(t.tableId, t.seq)],
+);

@@ -1,0 +1,41 @@
+/**
+ * A carrier's auto-run stamp: the next auto-run group of the row it holds, with no run
+ * request behind it. Invariant: it never stamps on a row a Stop covers until something
+ * newer than the Stop happened there (see `stamp.ts`, `hold`); the table's stop lock,
+ * taken shared in its own statement first, makes that check see every committed Stop and
+ * keeps a Stop from committing between it and the stamp.
+ */
+import type { Db } from "../../../db/client";
+import { retryOnConflict } from "../../../db/sqlstate";
+import { lockAgainstStop } from "../stops/stop-lock";
+import { stampPage } from "./stamp";
+
+export async function autoStamp(
+  db: Db,
+  cell: {
+    tableId: string;
+    rowId: string;
+    groupId: string;
+    dependsOn: string[];
+    /** The group and the groups it reads from, transitively. */
+    upstream: readonly string[];
+  },
+): Promise<number> {
+  return retryOnConflict(() =>
+    db.transaction(async (tx) => {
+      await lockAgainstStop(tx, cell.tableId);
+      const stamped = await stampPage(tx, {
+        tableId: cell.tableId,
+        dispatchId: null,
+        groupIds: [cell.groupId],
+        mode: "new",
+        rowIds: [cell.rowId],
+        afterPosition: -1,
+        maxRows: 1,
+        dependsOn: { [cell.groupId]: cell.dependsOn },
+        hold: { upstream: cell.upstream },
+      });
+      return stamped.cells;
+    }),
+  );
+}

@@ -1,0 +1,286 @@
+/**
+ * The Stop contract across the engine's multi-statement flows: a Stop holds whatever
+ * point of a run, a cascade or a re-drive it lands on. Each test holds a flow at a race
+ * point (injected, see src/engine/race-points.ts), makes the Stop or the other actor
+ * act there, and releases it; no worker runs, the test carries the rows itself.
+ */
+import { sql } from "drizzle-orm";
+import { beforeAll, describe, expect, it } from "vitest";
+import { queryRows } from "../../db/client";
+import { getDatabase } from "../../db/instance";
+import { log } from "../../src/config/log";
+import { runCarrier } from "../../src/engine/carrier";
+import { startRun } from "../../src/engine/dispatcher";
+import { redriveOrphans } from "../../src/engine/redrive";
+import { stopRuns } from "../../src/engine/stop";
+import { call } from "../helpers/api";
+import { useTestDatabase } from "../helpers/db";
+import { onPoint, RecordingBackend, taskContext } from "../helpers/engine-harness";
+import { newWorkspace } from "../helpers/fixtures";
+
+let key: string;
+const db = () => getDatabase().db;
+const database = () => getDatabase();
+
+beforeAll(async () => {
+  await useTestDatabase();
+  key = (await newWorkspace()).key;
+});
+
+async function workflow(expression: string, input?: string): Promise<string> {
+  const res = await call<{ id: string }>("POST", "/api/workflows", {
+    key,
+    body: {
+      name: "w",
+      definition: {
+        inputs: input ? [{ name: input, type: "json", required: true }] : [],
+        blocks: [{ id: "out", type: "transform", expression }],
+      },
+    },
+  });
+  return res.body.id;
+}
+
+interface GroupSpec {
+  id: string;
+  column: string;
+  autoRun?: boolean;
+  dependsOn?: string[];
+  input?: string;
+}
+
+async function table(groups: GroupSpec[], rows: Record<string, unknown>[]) {
+  const wf = await workflow("'ok'");
+  const fromInput = await workflow("inputs.v", "v");
+  const t = await call<{ id: string }>("POST", "/api/tables", {
+    key,
+    body: {
+      name: "stops",
+      columns: [
+        { id: "n", name: "N", type: "json" },
+        ...groups.map((g) => ({ id: g.column, name: g.column.toUpperCase(), type: "json" })),
+      ],
+      groups: groups.map((g) => ({
+        id: g.id,
+        name: g.id,
+        kind: "workflow",
+        workflowId: g.input ? fromInput : wf,
+        inputs: g.input ? { v: g.input } : {},
+        outputs: [{ columnId: g.column, from: "out" }],
+        autoRun: g.autoRun ?? false,
+        dependsOn: g.dependsOn ?? [],
+      })),
+    },
+  });
+  expect(t.status).toBe(201);
+  const ins = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
+    key,
+    body: { rows: rows.map((data) => ({ data })) },
+  });
+  return { tableId: t.body.id, rowIds: ins.body.rows.map((r) => r.id) };
+}
+
+async function cellsOf(tableId: string) {
+  return queryRows<{ rowId: string; groupId: string; status: string; dispatchId: string | null }>(
+    db(),
+    sql`select row_id as "rowId", group_id as "groupId", status::text as status, dispatch_id as "dispatchId"
+          from cells where table_id = ${tableId} order by row_position, group_id`,
+  );
+}
+
+async function dispatchStatus(id: string): Promise<string | undefined> {
+  const [d] = await queryRows<{ status: string }>(
+    db(),
+    sql`select status::text as status from dispatches where id = ${id}`,
+  );
+  return d?.status;
+}
+
+const inFlight = (s: string) => s === "queued" || s === "running";
+
+describe("a Stop while a run is still stamping", () => {
+  it("a Stop of the table between two pages ends the run: no page after it stamps", async () => {
+    const { tableId } = await table([{ id: "g", column: "a" }], Array(50).fill({}));
+    const backend = new RecordingBackend();
+    const run = await startRun(
+      db(),
+      backend,
+      { tableId, groupIds: ["g"], mode: "all", rowIds: null, limit: null, window: 5, pageRows: 10 },
+      onPoint("run:page", 3, () => stopRuns(db(), backend, { tableId })),
+    );
+    const cells = await cellsOf(tableId);
+    expect(cells.filter((c) => inFlight(c.status))).toEqual([]);
+    // The two pages before the Stop were stamped and cancelled; nothing after them.
+    expect(cells).toHaveLength(20);
+    expect(run.stamping).toBe(false);
+    expect(await dispatchStatus(run.dispatchId)).toBe("cancelled");
+    expect(backend.jobs.filter((j) => j.task === "row-carrier")).toEqual([]);
+  });
+
+  it("a Stop of some rows leaves them out of the pages after it, and the run goes on", async () => {
+    const { tableId, rowIds } = await table([{ id: "g", column: "a" }], Array(30).fill({}));
+    // Rows of the stamped page and of pages not stamped yet.
+    const stopped = [rowIds[2], rowIds[15], rowIds[27]] as string[];
+    const backend = new RecordingBackend();
+    const run = await startRun(
+      db(),
+      backend,
+      { tableId, groupIds: ["g"], mode: "all", rowIds: null, limit: null, window: 5, pageRows: 10 },
+      onPoint("run:page", 2, () => stopRuns(db(), backend, { tableId, rowIds: stopped })),
+    );
+    const cells = await cellsOf(tableId);
+    const byRow = new Map(cells.map((c) => [c.rowId, c.status]));
+    expect(byRow.get(stopped[0] as string)).toBe("cancelled");
+    expect(byRow.has(stopped[1] as string)).toBe(false);
+    expect(byRow.has(stopped[2] as string)).toBe(false);
+    expect(cells.filter((c) => c.status === "queued")).toHaveLength(27);
+    expect(await dispatchStatus(run.dispatchId)).toBe("active");
+  });
+
+  it("a Stop of one group leaves that group out of the pages after it", async () => {
+    const { tableId } = await table(
+      [
+        { id: "g1", column: "a" },
+        { id: "g2", column: "b" },
+      ],
+      Array(20).fill({}),
+    );
+    const backend = new RecordingBackend();
+    await startRun(
+      db(),
+      backend,
+      {
+        tableId,
+        groupIds: ["g1", "g2"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 5,
+        pageRows: 5,
+      },
+      onPoint("run:page", 2, () => stopRuns(db(), backend, { tableId, groupIds: ["g1"] })),
+    );
+    const cells = await cellsOf(tableId);
+    const g1 = cells.filter((c) => c.groupId === "g1");
+    expect(g1.map((c) => c.status)).toEqual(Array(5).fill("cancelled"));
+    expect(cells.filter((c) => c.groupId === "g2" && c.status === "queued")).toHaveLength(20);
+  });
+
+  it("a re-drive pass before the first page does not complete the run (its window holds)", async () => {
+    const { tableId } = await table([{ id: "g", column: "a" }], Array(12).fill({}));
+    const backend = new RecordingBackend();
+    let seenStatus: string | undefined;
+    const run = await startRun(
+      db(),
+      backend,
+      { tableId, groupIds: ["g"], mode: "all", rowIds: null, limit: null, window: 3, pageRows: 5 },
+      onPoint("run:created", 1, async () => {
+        await redriveOrphans({ database: database(), backend, log: log() });
+        const [d] = await queryRows<{ id: string }>(
+          db(),
+          sql`select id from dispatches where table_id = ${tableId}`,
+        );
+        seenStatus = await dispatchStatus(d?.id ?? "");
+      }),
+    );
+    expect(seenStatus).toBe("active");
+    expect(await dispatchStatus(run.dispatchId)).toBe("active");
+    // Only the window's rows were handed out; the rest wait for it, not for the re-drive.
+    expect(backend.jobs.filter((j) => j.task === "row-carrier")).toHaveLength(3);
+    const again = new RecordingBackend();
+    await redriveOrphans({ database: database(), backend: again, log: log() });
+    expect(again.jobs.filter((j) => j.task === "row-carrier")).toHaveLength(0);
+  });
+});
+
+describe("a Stop ends the auto-run cascade", () => {
+  const chain: GroupSpec[] = [
+    { id: "ga", column: "a", autoRun: true, dependsOn: ["n"], input: "n" },
+    { id: "gb", column: "b", autoRun: true, dependsOn: ["a"], input: "a" },
+  ];
+
+  it("a Stop landing between a finished group and the next auto-run stamp holds", async () => {
+    const { tableId, rowIds } = await table(chain, [{ n: 1 }]);
+    const rowId = rowIds[0] as string;
+    const backend = new RecordingBackend();
+    const [fired] = await cellsOf(tableId);
+    expect(fired).toMatchObject({ groupId: "ga", status: "queued" });
+    await runCarrier(
+      {
+        database: database(),
+        backend,
+        log: log(),
+        pause: onPoint("carrier:auto", 1, () => stopRuns(db(), backend, { tableId })),
+      },
+      { tableId, rowId, dispatchId: fired?.dispatchId ?? undefined },
+      taskContext(),
+    );
+    expect((await cellsOf(tableId)).map((c) => [c.groupId, c.status])).toEqual([
+      ["ga", "completed"],
+    ]);
+    // A carrier that comes later (a job enqueued before the Stop) does not fire it either.
+    await runCarrier(
+      { database: database(), backend, log: log() },
+      { tableId, rowId },
+      taskContext(),
+    );
+    expect((await cellsOf(tableId)).map((c) => c.groupId)).toEqual(["ga"]);
+  });
+
+  it("after a Stop, something new on the row (a run request, an edit) starts the cascade again", async () => {
+    const { tableId, rowIds } = await table(chain, [{ n: 1 }, { n: 2 }]);
+    const [r1, r2] = rowIds as [string, string];
+    await stopRuns(db(), new RecordingBackend(), { tableId });
+    expect((await cellsOf(tableId)).map((c) => c.status)).toEqual(["cancelled", "cancelled"]);
+    // A run request of ga on r1: once it completes, gb fires by itself on r1.
+    const backend = new RecordingBackend();
+    await startRun(db(), backend, {
+      tableId,
+      groupIds: ["ga"],
+      mode: "all",
+      rowIds: [r1],
+      limit: null,
+      window: 5,
+    });
+    await runCarrier(
+      { database: database(), backend, log: log() },
+      { tableId, rowId: r1 },
+      taskContext(),
+    );
+    const after = await cellsOf(tableId);
+    expect(after.filter((c) => c.rowId === r1).map((c) => [c.groupId, c.status])).toEqual([
+      ["ga", "completed"],
+      ["gb", "completed"],
+    ]);
+    // An edit of r2's input re-arms ga there (a new run request of its own).
+    const edit = await call("PATCH", `/api/tables/${tableId}/rows/${r2}`, {
+      key,
+      body: { data: { n: 5 } },
+    });
+    expect(edit.status).toBe(200);
+    const r2Cells = (await cellsOf(tableId)).filter((c) => c.rowId === r2);
+    expect(r2Cells.map((c) => [c.groupId, c.status])).toEqual([["ga", "queued"]]);
+  });
+
+  it("a Stop of another group does not hold this cascade", async () => {
+    const { tableId, rowIds } = await table([...chain, { id: "gx", column: "x" }], [{ n: 1 }]);
+    const rowId = rowIds[0] as string;
+    const backend = new RecordingBackend();
+    await runCarrier(
+      {
+        database: database(),
+        backend,
+        log: log(),
+        pause: onPoint("carrier:auto", 1, () =>
+          stopRuns(db(), backend, { tableId, groupIds: ["gx"] }),
+        ),
+      },
+      { tableId, rowId },
+      taskContext(),
+    );
+    expect((await cellsOf(tableId)).map((c) => [c.groupId, c.status])).toEqual([
+      ["ga", "completed"],
+      ["gb", "completed"],
+    ]);
+  });
+});
