@@ -1,0 +1,277 @@
+/**
+ * Races between the engine's writers that single-statement guards alone do not settle:
+ * a lost attempt's late writes against the attempt that replaced it, deadlocks between
+ * a Stop and a carrier, and cells that keep arriving while a carrier releases its row.
+ */
+import { sql } from "drizzle-orm";
+import pg from "pg";
+import { beforeAll, describe, expect, it } from "vitest";
+import { queryRows } from "../../db/client";
+import { getDatabase } from "../../db/instance";
+import { log } from "../../src/config/log";
+import { runCarrier } from "../../src/engine/carrier";
+import { startRun } from "../../src/engine/dispatcher";
+import { redriveOrphans } from "../../src/engine/redrive";
+import { stopRuns } from "../../src/engine/stop";
+import { claimCell } from "../../src/store/cells/claim";
+import { completeCell, failCell } from "../../src/store/cells/finish";
+import { pauseAttempt } from "../../src/store/cells/pause-attempt";
+import { writeProgress } from "../../src/store/cells/progress";
+import { rowStep } from "../../src/store/cells/row-step";
+import { stampPage } from "../../src/store/cells/stamp";
+import { writeCheckpoint } from "../../src/store/executions/checkpoint";
+import { call } from "../helpers/api";
+import { useTestDatabase } from "../helpers/db";
+import { everyPoint, RecordingBackend, taskContext } from "../helpers/engine-harness";
+import { newWorkspace } from "../helpers/fixtures";
+import { waitFor } from "../helpers/processes";
+import { waitTable } from "../helpers/tables";
+
+let key: string;
+let url: string;
+const db = () => getDatabase().db;
+
+beforeAll(async () => {
+  url = (await useTestDatabase()).url;
+  key = (await newWorkspace()).key;
+});
+
+async function cell(rowId: string, groupId: string) {
+  const [c] = await queryRows<{ status: string; execution_id: string; attempt: number }>(
+    db(),
+    sql`select status::text as status, execution_id, attempt from cells where row_id = ${rowId} and group_id = ${groupId}`,
+  );
+  return c;
+}
+
+async function stamped(groups: number, rows: number) {
+  const t = await waitTable(key, { groups, ms: 0, rows });
+  await startRun(db(), new RecordingBackend(), {
+    tableId: t.id,
+    groupIds: Array.from({ length: groups }, (_, i) => `g${i}`),
+    mode: "all",
+    rowIds: null,
+    limit: null,
+    window: 10,
+  });
+  return t;
+}
+
+/** Waits until some session of this database waits for a row lock. */
+async function someoneWaitsForALock(): Promise<boolean> {
+  return waitFor(async () => {
+    const [w] = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from pg_stat_activity
+           where datname = current_database() and wait_event_type = 'Lock'`,
+    );
+    return (w?.n ?? 0) > 0;
+  }, 10_000);
+}
+
+describe("attempt fence", () => {
+  it("a re-driven cell's next attempt rejects every late write of the attempt it replaced", async () => {
+    const t = await stamped(1, 1);
+    const rowId = t.rowIds[0] as string;
+    const e = (await cell(rowId, "g0"))?.execution_id as string;
+    // Attempt 1 claims without a row lock, as a carrier whose session then died.
+    expect(await claimCell(db(), rowId, "g0", e)).toEqual({ ok: true, attempt: 1 });
+    const backend = new RecordingBackend();
+    const report = await redriveOrphans({ database: getDatabase(), backend, log: log() });
+    expect(report.requeued).toBe(1);
+    expect(await claimCell(db(), rowId, "g0", e)).toEqual({ ok: true, attempt: 2 });
+    // The same execution id, attempt 1: each of its writes arrives late and loses.
+    const old = { executionId: e, attempt: 1 };
+    const ref = { ...old, tableId: t.id, rowId, groupId: "g0" };
+    const stale = { ok: false, reason: "stale" };
+    const progress = { runningBlockIds: ["x"], blockErrors: {}, outputs: { c0: "late" } };
+    expect(await writeProgress(db(), rowId, "g0", old, progress)).toEqual(stale);
+    expect(
+      await completeCell(db(), rowId, "g0", old, "ok", { blockErrors: {}, outputs: { c0: "x" } }),
+    ).toEqual(stale);
+    expect(await failCell(db(), rowId, "g0", old, "late", { blockErrors: {} })).toEqual(stale);
+    expect(await writeCheckpoint(db(), ref, "pause", { output: 1, taken: [] })).toBe(false);
+    expect(await pauseAttempt(db(), ref, { blockId: "pause", reason: "approval", taken: [] })).toBe(
+      false,
+    );
+    const step = await rowStep(db(), {
+      tableId: t.id,
+      rowId,
+      finish: {
+        groupId: "g0",
+        ref: old,
+        end: { kind: "complete", outcome: "ok", finish: { blockErrors: {}, outputs: {} } },
+      },
+    });
+    expect(step.finished).toEqual(stale);
+    expect(await cell(rowId, "g0")).toMatchObject({ status: "running", attempt: 2 });
+    // Attempt 2 still owns the cell.
+    const fresh = { executionId: e, attempt: 2 };
+    expect(
+      await completeCell(db(), rowId, "g0", fresh, "ok", { blockErrors: {}, outputs: {} }),
+    ).toEqual({ ok: true });
+  });
+});
+
+describe("deadlocks", () => {
+  it("a Stop that deadlocks with another writer is run again, not answered with an error", async () => {
+    const t = await stamped(2, 1);
+    const rowId = t.rowIds[0] as string;
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      await other.query("begin");
+      // The other writer never detects the deadlock itself: the Stop's session does.
+      await other.query("set local deadlock_timeout = '30s'");
+      await other.query("select 1 from cells where row_id = $1 and group_id = 'g1' for update", [
+        rowId,
+      ]);
+      // The Stop locks the row's cells in group order: g0, then waits for g1.
+      const stop = stopRuns(db(), new RecordingBackend(), { tableId: t.id });
+      expect(await someoneWaitsForALock()).toBe(true);
+      // Now the other writer wants g0: a cycle. The Stop's statement is the one rolled back.
+      await other.query(
+        "update cells set updated_at = now() where row_id = $1 and group_id = 'g0'",
+        [rowId],
+      );
+      await other.query("commit");
+      expect(await stop).toEqual({ cancelled: 2 });
+    } finally {
+      await other.end();
+    }
+    expect((await cell(rowId, "g0"))?.status).toBe("cancelled");
+    expect((await cell(rowId, "g1"))?.status).toBe("cancelled");
+  });
+
+  it("a carrier's step that deadlocks with another writer is run again", async () => {
+    const t = await stamped(2, 1);
+    const rowId = t.rowIds[0] as string;
+    const e0 = (await cell(rowId, "g0"))?.execution_id as string;
+    await claimCell(db(), rowId, "g0", e0);
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      await other.query("begin");
+      await other.query("set local deadlock_timeout = '30s'");
+      await other.query("select 1 from cells where row_id = $1 and group_id = 'g1' for update", [
+        rowId,
+      ]);
+      // The step finishes g0 (locking it) and claims g1, which the other writer holds.
+      const step = rowStep(db(), {
+        tableId: t.id,
+        rowId,
+        finish: {
+          groupId: "g0",
+          ref: { executionId: e0, attempt: 1 },
+          end: { kind: "complete", outcome: "ok", finish: { blockErrors: {}, outputs: {} } },
+        },
+        claim: { schemaVersion: 1, order: ["g0", "g1"], runId: "run_x" },
+      });
+      expect(await someoneWaitsForALock()).toBe(true);
+      await other.query(
+        "update cells set updated_at = now() where row_id = $1 and group_id = 'g0'",
+        [rowId],
+      );
+      await other.query("commit");
+      const done = await step;
+      expect(done.finished).toEqual({ ok: true });
+      expect(done.claimed?.groupId).toBe("g1");
+    } finally {
+      await other.end();
+    }
+  });
+});
+
+describe("resume", () => {
+  it("a resumed cell leaves its run: the run's window neither counts nor waits for it", async () => {
+    const wf = await call<{ id: string }>("POST", "/api/workflows", {
+      key,
+      body: {
+        name: "ask",
+        definition: {
+          blocks: [
+            { id: "ask", type: "approval", prompt: "OK?", next: "out" },
+            { id: "out", type: "transform", expression: "'ok'" },
+          ],
+        },
+      },
+    });
+    const t = await call<{ id: string }>("POST", "/api/tables", {
+      key,
+      body: {
+        name: "approvals",
+        columns: [{ id: "a", name: "A", type: "text" }],
+        groups: [
+          {
+            id: "g",
+            name: "G",
+            kind: "workflow",
+            workflowId: wf.body.id,
+            outputs: [{ columnId: "a", from: "out" }],
+          },
+        ],
+      },
+    });
+    const ins = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
+      key,
+      body: { rows: [{ data: {} }, { data: {} }] },
+    });
+    const [r1, r2] = ins.body.rows.map((r) => r.id) as [string, string];
+    const backend = new RecordingBackend();
+    const run = await startRun(db(), backend, {
+      tableId: t.body.id,
+      groupIds: ["g"],
+      mode: "all",
+      rowIds: null,
+      limit: null,
+      window: 1,
+    });
+    const deps = { database: getDatabase(), backend, log: log(), chain: false };
+    // r1 pauses; the window slides on to r2, which is in flight now.
+    await runCarrier(
+      deps,
+      { tableId: t.body.id, rowId: r1, dispatchId: run.dispatchId },
+      taskContext(),
+    );
+    expect((await cell(r1, "g"))?.status).toBe("paused");
+    expect(backend.carriersFor(r2)).toBe(1);
+    const e1 = (await cell(r1, "g"))?.execution_id as string;
+    const resumed = await call("POST", `/api/tables/${t.body.id}/rows/${r1}/cells/g/resume`, {
+      key,
+      body: { executionId: e1, data: { ok: true } },
+    });
+    expect(resumed.status).toBe(202);
+    const [after] = await queryRows<{ dispatch_id: string | null; status: string }>(
+      db(),
+      sql`select dispatch_id, status::text as status from cells where row_id = ${r1}`,
+    );
+    expect(after).toEqual({ dispatch_id: null, status: "queued" });
+  });
+});
+
+describe("release", () => {
+  it("a carrier whose rounds run out with cells still queued hands the row to a new carrier", async () => {
+    const t = await stamped(1, 1);
+    const rowId = t.rowIds[0] as string;
+    const backend = new RecordingBackend();
+    // Each time the carrier is about to let go, the row gets a new queued cell.
+    const restamp = everyPoint("carrier:release", () =>
+      stampPage(db(), {
+        tableId: t.id,
+        dispatchId: null,
+        groupIds: ["g0"],
+        mode: "all",
+        rowIds: [rowId],
+        afterPosition: -1,
+        maxRows: 1,
+      }),
+    );
+    await runCarrier(
+      { database: getDatabase(), backend, log: log(), pause: restamp, maxRounds: 2 },
+      { tableId: t.id, rowId },
+      taskContext(),
+    );
+    expect((await cell(rowId, "g0"))?.status).toBe("queued");
+    expect(backend.carriersFor(rowId)).toBe(1);
+  });
+});
