@@ -314,4 +314,58 @@ describe("auto-run", () => {
     );
     expect(errors?.n).toBe(0);
   });
+
+  it("a Stop ends the cascade: the group after a stopped one never fires on its partial output", async () => {
+    // ga writes `a` from its first block, then waits; gb is auto-run on `a`.
+    const firstThenWait = await wf(
+      [
+        { id: "first", type: "transform", expression: "$uppercase(inputs.v)", next: "hold" },
+        { id: "hold", type: "wait", ms: 30_000 },
+      ],
+      [{ name: "v", type: "text", required: true }],
+    );
+    const table = await call<{ id: string }>("POST", "/api/tables", {
+      key,
+      body: {
+        name: "stop-cascade",
+        columns: ["src", "a", "b"].map((id) => ({ id, name: id, type: "text" })),
+        groups: [
+          {
+            ...autoGroup("ga", firstThenWait, "src", "a", ["src"]),
+            outputs: [{ columnId: "a", from: "first" }],
+          },
+          autoGroup("gb", upper, "a", "b", ["a"]),
+        ],
+      },
+    });
+    const t = table.body.id;
+    const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${t}/rows`, {
+      key,
+      body: { rows: ["x", "y", "z"].map((src) => ({ data: { src } })) },
+    });
+    const ids = ins.body.rows.map((r) => r.id);
+    // Every row is in ga's wait with `a` already written.
+    for (const id of ids)
+      await waitRow(t, id, (r) => r.cells.ga?.status === "running" && r.data.a !== undefined);
+    const stop = await call<{ cancelled: number }>("POST", `/api/tables/${t}/runs/cancel`, {
+      key,
+      body: {},
+    });
+    expect(stop.body.cancelled).toBe(3);
+    // Once the carriers have let go of the rows, nothing ran after the Stop.
+    expect(
+      await waitFor(async () => {
+        const [busy] = await queryRows<{ n: number }>(
+          getDatabase().db,
+          sql`select count(*)::int as n from graphile_worker.jobs where key like ${`carrier:${t}:%`}`,
+        );
+        return busy?.n === 0;
+      }, 30_000),
+    ).toBe(true);
+    for (const id of ids) {
+      const r = await row(t, id);
+      expect(r.cells.ga?.status).toBe("cancelled");
+      expect(r.cells.gb).toBeUndefined();
+    }
+  });
 });
