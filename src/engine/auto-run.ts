@@ -52,7 +52,7 @@ export async function autoFire(
   }
   await launchRun(db, backend, tableId, run.dispatchId);
   if (run.stamping) await backend.enqueue([stamperSpec({ tableId, dispatchId: run.dispatchId })]);
-  return run;
+  return { dispatchId: run.dispatchId, stamped: run.stamped };
 }
 
 /**

@@ -43,9 +43,28 @@ export async function startRun(
   const run = await stampRun(db, scope, pause);
   await at(pause, "run:stamped", { dispatchId: run.dispatchId });
   await launchRun(db, backend, scope.tableId, run.dispatchId);
+  await slideWindows(db, backend, scope.tableId, run.displaced);
   if (run.stamping)
     await backend.enqueue([stamperSpec({ tableId: scope.tableId, dispatchId: run.dispatchId })]);
-  return run;
+  return { dispatchId: run.dispatchId, stamped: run.stamped, stamping: run.stamping };
+}
+
+/**
+ * Slides the windows of runs a page took cells from: the carriers that held their slots
+ * may have left already, and nobody else would complete them or hand out what is next.
+ */
+export async function slideWindows(
+  db: Db,
+  backend: TaskBackend,
+  tableId: string,
+  dispatchIds: readonly string[],
+): Promise<void> {
+  for (const id of dispatchIds) {
+    const next = await advanceDispatch(db, id);
+    await backend.enqueue(
+      next.rowIds.map((rowId) => carrierSpec({ tableId, rowId, dispatchId: id })),
+    );
+  }
 }
 
 /** Creates the dispatch and stamps its cells; nothing runs until `launchRun`. */
@@ -53,7 +72,7 @@ export async function stampRun(
   db: Db,
   scope: RunScope,
   pause?: Pause,
-): Promise<{ dispatchId: string; stamped: number; stamping: boolean }> {
+): Promise<{ dispatchId: string; stamped: number; stamping: boolean; displaced: string[] }> {
   const dispatchId = await createDispatch(db, {
     tableId: scope.tableId,
     groupIds: scope.groupIds,
@@ -69,15 +88,19 @@ export async function stampRun(
   const pageRows = scope.pageRows ?? STAMP_PAGE_ROWS;
   let rows = 0;
   let cells = 0;
+  const displaced = new Set<string>();
   for (;;) {
     // A large run: the request returns now and a background job stamps the rest.
-    if (rows >= syncRows) return { dispatchId, stamped: cells, stamping: true };
+    if (rows >= syncRows)
+      return { dispatchId, stamped: cells, stamping: true, displaced: [...displaced] };
     await at(pause, "run:page", { dispatchId });
     const page = await stampNextPage(db, dispatchId, pageRows);
     rows += page.rows;
     cells += page.cells;
+    for (const id of page.displaced) displaced.add(id);
     // Done, or stopped: a Stop of the whole run ended its stamping.
-    if (!page.more) return { dispatchId, stamped: cells, stamping: false };
+    if (!page.more)
+      return { dispatchId, stamped: cells, stamping: false, displaced: [...displaced] };
   }
 }
 

@@ -19,6 +19,7 @@ import { activeDispatches, orphanCandidates } from "../store/cells/orphans";
 import { requeueCell } from "../store/cells/requeue";
 import { dueWaits, resumeCell } from "../store/cells/resume";
 import { advanceDispatch } from "../store/dispatches/advance";
+import { at, type Pause } from "./race-points";
 import { acquireRowLock } from "./row-lock";
 
 /** How often a cell may lose its worker before the re-drive gives up on it. */
@@ -41,6 +42,8 @@ export async function redriveOrphans(deps: {
   database: Database;
   backend: TaskBackend;
   log: Logger;
+  /** Tests: hold the pass between its statements (see race-points.ts). */
+  pause?: Pause;
 }): Promise<RedriveReport> {
   const { database, backend, log } = deps;
   const report: RedriveReport = { requeued: 0, failed: 0, carriers: 0, handedOut: 0, stampers: 0 };
@@ -54,6 +57,7 @@ export async function redriveOrphans(deps: {
     if (!session) continue; // A live carrier holds the row: not an orphan.
     let carry = c.queuedStale;
     try {
+      await at(deps.pause, "redrive:row", { rowId: c.rowId });
       for (const cell of c.running) {
         const ids = { tableId: c.tableId, rowId: c.rowId, groupId: cell.groupId };
         if (cell.attempt >= MAX_ATTEMPTS) {
@@ -100,6 +104,7 @@ export async function redriveOrphans(deps: {
       enqueue.push(carrierSpec({ tableId: w.tableId, rowId: w.rowId }));
     }
   }
+  await at(deps.pause, "redrive:advance");
   for (const d of await activeDispatches(database.db, { stampingIdleMs: 30_000 })) {
     const next = await advanceDispatch(database.db, d.id);
     report.handedOut += next.rowIds.length;

@@ -14,7 +14,7 @@ import {
 } from "../backends/port";
 import { advanceDispatch } from "../store/dispatches/advance";
 import { stampNextPage } from "../store/dispatches/stamp-next";
-import { STAMP_PAGE_ROWS } from "./dispatcher";
+import { STAMP_PAGE_ROWS, slideWindows } from "./dispatcher";
 import { at, type Pause } from "./race-points";
 
 export async function runStamper(
@@ -29,6 +29,7 @@ export async function runStamper(
     await at(opts.pause, "run:page", { dispatchId: payload.dispatchId });
     const page = await stampNextPage(db, payload.dispatchId, opts.pageRows ?? STAMP_PAGE_ROWS);
     cells += page.cells;
+    await slideWindows(db, backend, payload.tableId, page.displaced);
     const next = await advanceDispatch(db, payload.dispatchId);
     await backend.enqueue(
       next.rowIds.map((rowId) =>

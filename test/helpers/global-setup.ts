@@ -27,7 +27,12 @@ declare module "vitest" {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-test-"));
   fs.chmodSync(dir, 0o777);
-  const server = await startEmbeddedPostgres({ dataDir: dir, port: await freePort() });
+  // Commit timestamps: the engine model test orders what it audited by commit.
+  const server = await startEmbeddedPostgres({
+    dataDir: dir,
+    port: await freePort(),
+    settings: { track_commit_timestamp: "on" },
+  });
   const templateUrl = await ensureDatabase(server.url, TEMPLATE_DB);
   await runMigrations(templateUrl);
   // A template must have no connections while it is cloned.

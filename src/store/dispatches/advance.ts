@@ -13,6 +13,7 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { queryRows } from "../../../db/client";
+import { retryOnConflict } from "../../../db/sqlstate";
 
 export interface Advance {
   /** Rows to hand to carriers now, in position order. */
@@ -21,10 +22,14 @@ export interface Advance {
 }
 
 export async function advanceDispatch(db: Db, dispatchId: string): Promise<Advance> {
-  const [step] = await queryRows<{ row_ids: string[] | null; completed: boolean }>(
-    db,
-    sql`select row_ids, completed from cellflow_advance_dispatch(${dispatchId})`,
-    { prepare: true },
+  // One statement: a deadlock (a Stop or a stamping page holding the run's row while it
+  // waits for cells) rolls it back whole, and it runs again.
+  const [step] = await retryOnConflict(() =>
+    queryRows<{ row_ids: string[] | null; completed: boolean }>(
+      db,
+      sql`select row_ids, completed from cellflow_advance_dispatch(${dispatchId})`,
+      { prepare: true },
+    ),
   );
   return { rowIds: step?.row_ids ?? [], completed: step?.completed ?? false };
 }

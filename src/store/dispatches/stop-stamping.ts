@@ -1,10 +1,11 @@
 /**
  * A Stop's hold on runs that are still stamping, made in the Stop's transaction before it
- * cancels cells. Invariants: the dispatch rows are locked first (in id order, the order
- * every multi-dispatch lock takes), so a stamping page in progress commits before the
- * Stop reads cells and the next page sees the Stop; a Stop of a whole run (or of the
- * whole table) ends its stamping; a Stop of some rows or groups only records them in the
- * run's `excluded`, and the run stamps everything else.
+ * cancels cells. Invariants: every active run in the Stop's scope is locked first, in id
+ * order, before the Stop locks any cell (a stamping page locks its run before its cells
+ * too), so a page in progress commits before the Stop reads cells and the next page sees
+ * the Stop; a Stop of a whole run (or of the whole table) ends its stamping; a Stop of
+ * some rows or groups only records them in the run's `excluded`, and the run stamps
+ * everything else.
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
@@ -24,13 +25,13 @@ export async function holdStamping(
   await queryRows(
     db,
     sql`with target as (
-          select d.id from dispatches d
-           where d.table_id = ${scope.tableId} and d.status = 'active' and d.stamping ${only}
+          select d.id, d.stamping from dispatches d
+           where d.table_id = ${scope.tableId} and d.status = 'active' ${only}
            order by d.id
            for update
         )
         update dispatches d set ${change}, updated_at = now()
-          from target where d.id = target.id
+          from target where d.id = target.id and target.stamping
         returning d.id`,
   );
 }

@@ -1,0 +1,74 @@
+-- The sliding window step (see 0013), counting rows that another run's carrier reached
+-- first. A run's queued cell on a row handed out by another run is run by that run's
+-- carrier (it drains the row); when this run's cursor then moved past the row, the row
+-- became in flight for this run without taking a slot, and the window held one row too
+-- many. Such a row (a cell of this run already running beyond the cursor) now takes its
+-- slot when the cursor passes it, and is not handed out again.
+CREATE OR REPLACE FUNCTION cellflow_advance_dispatch(p_dispatch text, p_max int DEFAULT NULL)
+RETURNS TABLE (row_ids text[], completed boolean)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  d record;
+  flying int;
+  room int;
+  picked text[];
+  last_pos bigint;
+  first_live bigint;
+  new_floor bigint;
+BEGIN
+  SELECT id, table_id, "cursor", "floor", "window", scanline, stamping, cardinality(group_ids) AS g
+    INTO d FROM dispatches WHERE id = p_dispatch AND status = 'active' FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT ARRAY[]::text[], false;
+    RETURN;
+  END IF;
+
+  SELECT c.row_position INTO first_live FROM cells c
+   WHERE c.dispatch_id = d.id AND c.status IN ('queued', 'running')
+     AND c.row_position > d."floor" AND c.row_position <= d."cursor"
+   ORDER BY c.row_position LIMIT 1;
+  new_floor := coalesce(first_live - 1, d."cursor");
+
+  SELECT count(DISTINCT c.row_id)::int INTO flying FROM cells c
+   WHERE c.dispatch_id = d.id AND c.status IN ('queued', 'running')
+     AND c.row_position > new_floor AND c.row_position <= d."cursor";
+  room := CASE WHEN d.scanline AND flying > 0 THEN 0 ELSE greatest(d."window" - flying, 0) END;
+  IF p_max IS NOT NULL THEN room := least(room, p_max); END IF;
+
+  -- Each row has at most g cells, so the first `room` rows lie within the first room·g cells.
+  -- A row some cell of which is already running was reached by another run's carrier:
+  -- it takes a slot (the cursor moves past it, so it counts as in flight) but gets no
+  -- carrier of its own.
+  SELECT array_agg(x.row_id ORDER BY x.row_position) FILTER (WHERE NOT x.carried), max(x.row_position)
+    INTO picked, last_pos
+    FROM (SELECT n.row_id, n.row_position, bool_or(n.status = 'running') AS carried
+            FROM (SELECT c.row_id, c.row_position, c.status FROM cells c
+                   WHERE c.dispatch_id = d.id AND c.status IN ('queued', 'running') AND c.row_position > d."cursor"
+                   ORDER BY c.row_position LIMIT room * d.g) n
+           GROUP BY n.row_id, n.row_position
+           ORDER BY n.row_position LIMIT room) x;
+
+  IF last_pos IS NOT NULL THEN
+    UPDATE dispatches SET "cursor" = last_pos, "floor" = new_floor, updated_at = now() WHERE id = d.id;
+    RETURN QUERY SELECT coalesce(picked, ARRAY[]::text[]), false;
+    RETURN;
+  END IF;
+
+  IF NOT d.stamping
+     AND NOT EXISTS (SELECT 1 FROM cells c WHERE c.dispatch_id = d.id AND c.status IN ('queued', 'running')
+                        AND c.row_position > new_floor) THEN
+    UPDATE dispatches SET status = 'completed', "floor" = new_floor, finished_at = now(), updated_at = now()
+     WHERE id = d.id;
+    INSERT INTO events (table_id, kind, data)
+      VALUES (d.table_id, 'dispatch', jsonb_build_object('dispatchId', d.id, 'status', 'completed'));
+    PERFORM pg_notify('cellflow_events', d.table_id);
+    RETURN QUERY SELECT ARRAY[]::text[], true;
+    RETURN;
+  END IF;
+
+  IF new_floor <> d."floor" THEN
+    UPDATE dispatches SET "floor" = new_floor WHERE id = d.id;
+  END IF;
+  RETURN QUERY SELECT ARRAY[]::text[], false;
+END;
+$$;

@@ -1,0 +1,296 @@
+/**
+ * The engine model's judge: pure functions over a table's audited history in commit
+ * order (see model-audit.ts) and the Stops the schedule made. Each check names the
+ * invariant it enforces (docs/engine-invariants.md); each returns plain-word findings,
+ * empty when the history keeps it. Unit-tested on made-up histories (test/unit).
+ */
+
+export interface AuditRecord {
+  id: number;
+  /** The writing transaction: records of one transaction are applied together. */
+  txn: string;
+  /** Commit time, microseconds since the epoch (server clock). */
+  committed: number;
+  kind: "cell" | "dispatch";
+  op: "insert" | "update" | "delete";
+  rowId: string | null;
+  groupId: string | null;
+  rowPosition: number | null;
+  status: string | null;
+  executionId: string | null;
+  attempt: number | null;
+  dispatchId: string | null;
+  cursor: number | null;
+  window: number | null;
+  stamping: boolean | null;
+}
+
+export interface StopScope {
+  rowIds?: string[];
+  groupIds?: string[];
+  dispatchId?: string;
+}
+
+/** A Stop the schedule made: called at `t0`, returned at `t1` (server clock, µs). */
+export interface StopMade {
+  scope: StopScope;
+  t0: number;
+  t1: number;
+}
+
+export interface History {
+  records: AuditRecord[];
+  stops: StopMade[];
+  /** Each group's upstream: itself and every group it reads from (a Stop of any holds it). */
+  upstream: Record<string, string[]>;
+  /** Each run's groups (a Stop of a run holds its groups' auto-run on its rows). */
+  runGroups: Record<string, string[]>;
+  /**
+   * When the schedule knew each run existed (server clock, µs): its request had created
+   * it. A run predates a Stop only if it was known before the Stop began; a commit
+   * timestamp is not enough (a commit becomes visible a little after its timestamp).
+   */
+  runKnown: Record<string, number>;
+}
+
+interface Cell {
+  status: string;
+  executionId: string;
+  attempt: number;
+  dispatchId: string | null;
+  position: number;
+}
+
+interface Origin {
+  dispatchId: string | null;
+  committed: number;
+  rowId: string;
+}
+
+const inFlight = (s: string | null | undefined) => s === "queued" || s === "running";
+const key = (r: AuditRecord) => `${r.rowId}/${r.groupId}`;
+
+/** Records grouped by transaction, in commit order. */
+function transactions(records: AuditRecord[]): AuditRecord[][] {
+  const out: AuditRecord[][] = [];
+  for (const r of records) {
+    const last = out.at(-1);
+    if (last && last[0]?.txn === r.txn) last.push(r);
+    else out.push([r]);
+  }
+  return out;
+}
+
+/** Where each execution came from: the run that stamped it (null: a carrier's auto-run). */
+function origins(records: AuditRecord[]): Map<string, Origin> {
+  const out = new Map<string, Origin>();
+  for (const r of records) {
+    if (r.kind !== "cell" || !r.executionId || out.has(r.executionId) || r.status !== "queued")
+      continue;
+    out.set(r.executionId, {
+      dispatchId: r.dispatchId,
+      committed: r.committed,
+      rowId: r.rowId ?? "",
+    });
+  }
+  return out;
+}
+
+/**
+ * I1: after a Stop returns, nothing in its scope is or becomes queued or running without
+ * a new run request. A queued or running record committed after the Stop returned is a
+ * finding when its execution is in the Stop's scope and was not started by something
+ * newer than the Stop: a run created after the Stop began, or, for a carrier's auto-run,
+ * a run request that stamped the row after the Stop began.
+ */
+export function checkStopHolds(h: History): string[] {
+  const found: string[] = [];
+  const origin = origins(h.records);
+  const created = new Map<string, number>();
+  const news = new Map<string, number[]>();
+  const rowRuns = new Map<string, Set<string>>();
+  for (const r of h.records) {
+    if (r.kind === "dispatch" && r.op === "insert" && r.dispatchId)
+      created.set(r.dispatchId, r.committed);
+    if (r.kind === "cell" && r.rowId && r.dispatchId) {
+      const runs = rowRuns.get(r.rowId) ?? new Set<string>();
+      runs.add(r.dispatchId);
+      rowRuns.set(r.rowId, runs);
+    }
+  }
+  for (const [, o] of origin)
+    if (o.dispatchId) news.set(o.rowId, [...(news.get(o.rowId) ?? []), o.committed]);
+  for (const r of h.records) {
+    if (r.kind !== "cell" || !inFlight(r.status) || !r.executionId || !r.rowId || !r.groupId)
+      continue;
+    const x = origin.get(r.executionId);
+    if (!x) continue;
+    for (const s of h.stops) {
+      if (r.committed <= s.t1) continue;
+      if (s.scope.rowIds && !s.scope.rowIds.includes(r.rowId)) continue;
+      if (x.dispatchId !== null) {
+        if (s.scope.groupIds && !s.scope.groupIds.includes(r.groupId)) continue;
+        if (s.scope.dispatchId && x.dispatchId !== s.scope.dispatchId) continue;
+        const known = h.runKnown[x.dispatchId] ?? created.get(x.dispatchId) ?? 0;
+        if (known > s.t0) continue;
+        found.push(
+          `I1: ${r.rowId}/${r.groupId} ${r.status} after a Stop with an execution of run ${x.dispatchId}, which predates the Stop`,
+        );
+        continue;
+      }
+      const held =
+        s.scope.groupIds ?? (s.scope.dispatchId ? h.runGroups[s.scope.dispatchId] : null);
+      const upstream = h.upstream[r.groupId] ?? [r.groupId];
+      if (held && !upstream.some((g) => held.includes(g))) continue;
+      if (s.scope.dispatchId && !rowRuns.get(r.rowId)?.has(s.scope.dispatchId)) continue;
+      const newer = (news.get(r.rowId) ?? []).some((t) => t > s.t0 && t <= x.committed);
+      if (newer) continue;
+      found.push(
+        `I1: ${r.rowId}/${r.groupId} ${r.status} after a Stop through an auto-run with nothing newer on the row`,
+      );
+    }
+  }
+  return found;
+}
+
+/**
+ * Replays the history transaction by transaction and checks, after each commit:
+ * I2, a run's in-flight rows (handed out: at or before its cursor, with a queued or
+ * running cell of it) never exceed its window; I4, a run is `completed` only when its
+ * stamping is done and none of its cells is queued or running.
+ */
+export function checkWindowsAndCompletion(h: History): string[] {
+  const found: string[] = [];
+  const cells = new Map<string, Cell>();
+  const runs = new Map<
+    string,
+    { cursor: number; window: number; stamping: boolean; status: string }
+  >();
+  for (const txn of transactions(h.records)) {
+    const touched = new Set<string>();
+    const completed = new Set<string>();
+    for (const r of txn) {
+      if (r.kind === "dispatch" && r.dispatchId) {
+        const before = runs.get(r.dispatchId);
+        runs.set(r.dispatchId, {
+          cursor: r.cursor ?? -1,
+          window: r.window ?? 0,
+          stamping: r.stamping ?? false,
+          status: r.status ?? "active",
+        });
+        touched.add(r.dispatchId);
+        if (r.status === "completed" && before?.status !== "completed") completed.add(r.dispatchId);
+        continue;
+      }
+      const k = key(r);
+      const was = cells.get(k);
+      if (was?.dispatchId) touched.add(was.dispatchId);
+      if (r.op === "delete") cells.delete(k);
+      else
+        cells.set(k, {
+          status: r.status ?? "",
+          executionId: r.executionId ?? "",
+          attempt: r.attempt ?? 0,
+          dispatchId: r.dispatchId,
+          position: r.rowPosition ?? 0,
+        });
+      if (r.dispatchId) touched.add(r.dispatchId);
+    }
+    for (const id of touched) {
+      const run = runs.get(id);
+      if (!run) continue;
+      const rows = new Set<number>();
+      let open = 0;
+      for (const c of cells.values()) {
+        if (c.dispatchId !== id || !inFlight(c.status)) continue;
+        open++;
+        if (c.position <= run.cursor) rows.add(c.position);
+      }
+      if (rows.size > run.window)
+        found.push(`I2: run ${id} had ${rows.size} rows in flight, window ${run.window}`);
+      if (completed.has(id) && (run.stamping || open > 0))
+        found.push(
+          `I4: run ${id} completed with ${run.stamping ? "stamping not done" : `${open} cells in flight`}`,
+        );
+    }
+  }
+  return found;
+}
+
+/**
+ * I3: each attempt ends at most once, and no write of a superseded attempt lands: on a
+ * cell, an execution id once replaced never comes back, attempt numbers never go down
+ * within an execution, and (execution, attempt) leaves `running` at most once.
+ */
+export function checkAttempts(h: History): string[] {
+  const found: string[] = [];
+  const cells = new Map<string, { seen: Set<string>; current: Cell }>();
+  const ended = new Set<string>();
+  for (const r of h.records) {
+    if (r.kind !== "cell") continue;
+    const k = key(r);
+    const was = cells.get(k);
+    if (r.op === "delete") {
+      cells.delete(k);
+      continue;
+    }
+    const exec = r.executionId ?? "";
+    const attempt = r.attempt ?? 0;
+    if (was && was.current.executionId !== exec && was.seen.has(exec))
+      found.push(`I3: ${k} went back to execution ${exec}`);
+    if (was && was.current.executionId === exec && attempt < was.current.attempt)
+      found.push(`I3: ${k} went back from attempt ${was.current.attempt} to ${attempt}`);
+    if (
+      was?.current.status === "running" &&
+      was.current.executionId === exec &&
+      r.status !== "running"
+    ) {
+      const end = `${exec}#${attempt}`;
+      if (r.status !== "queued" && r.status !== "cancelled") {
+        if (ended.has(end)) found.push(`I3: ${k} attempt ${end} ended twice`);
+        ended.add(end);
+      }
+    }
+    const seen = was?.seen ?? new Set<string>();
+    seen.add(exec);
+    cells.set(k, {
+      seen,
+      current: {
+        status: r.status ?? "",
+        executionId: exec,
+        attempt,
+        dispatchId: r.dispatchId,
+        position: r.rowPosition ?? 0,
+      },
+    });
+  }
+  return found;
+}
+
+/**
+ * I5: once the schedule's work is drained, no cell is lost: every cell is completed,
+ * error, cancelled or paused, and no run is left active.
+ */
+export function checkNothingLost(
+  finalCells: { rowId: string; groupId: string; status: string }[],
+  finalRuns: { id: string; status: string }[],
+): string[] {
+  const found: string[] = [];
+  for (const c of finalCells)
+    if (inFlight(c.status)) found.push(`I5: ${c.rowId}/${c.groupId} left ${c.status}`);
+  for (const d of finalRuns) if (d.status === "active") found.push(`I5: run ${d.id} left active`);
+  return found;
+}
+
+export function judge(
+  h: History,
+  finalCells: { rowId: string; groupId: string; status: string }[],
+  finalRuns: { id: string; status: string }[],
+): string[] {
+  return [
+    ...checkStopHolds(h),
+    ...checkWindowsAndCompletion(h),
+    ...checkAttempts(h),
+    ...checkNothingLost(finalCells, finalRuns),
+  ];
+}
