@@ -28,6 +28,12 @@ export const MAX_ATTEMPTS = 3;
 export const QUEUED_GRACE_MS = 10_000;
 /** How often a worker process runs a pass (the heal time is at most this + the grace). */
 export const REDRIVE_EVERY_MS = 15_000;
+/**
+ * How often a worker process probes for running cells that lost their worker (their row
+ * lock is free); a hit runs a pass at once, so a dead worker's cells heal within about
+ * this, not within a pass interval.
+ */
+export const ORPHAN_PROBE_EVERY_MS = 2_000;
 const PASS_LIMIT = 1_000;
 
 export interface RedriveReport {

@@ -8,8 +8,9 @@ import { LocalBackend, startLocalWorker } from "../backends/local";
 import type { Logger } from "../config/log";
 import { listenForCancels } from "../engine/cancellation";
 import { runCarrier } from "../engine/carrier";
-import { REDRIVE_EVERY_MS, redriveOrphans } from "../engine/redrive";
+import { ORPHAN_PROBE_EVERY_MS, REDRIVE_EVERY_MS, redriveOrphans } from "../engine/redrive";
 import { runStamper } from "../engine/stamper";
+import { runningWithoutLock } from "../store/cells/orphan-probe";
 import { pruneEvents } from "../store/events/prune";
 import { pruneHookDeliveries } from "../store/hook-deliveries/prune";
 
@@ -26,6 +27,8 @@ export interface WorkerOptions {
   concurrency: number;
   /** How often this process runs a re-drive pass. Default: REDRIVE_EVERY_MS. */
   redriveEveryMs?: number;
+  /** How often it probes for running cells whose worker died. Default: ORPHAN_PROBE_EVERY_MS. */
+  orphanProbeEveryMs?: number;
   eventsRetentionHours?: number;
   log: Logger;
 }
@@ -93,25 +96,31 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
   // The re-drive, every REDRIVE_EVERY_MS in every worker process: passes are idempotent,
   // so several processes only duplicate enqueues (a duplicate carrier finds the lock taken).
   let redriving = false;
-  const redrive = setInterval(() => {
+  const pass = (probe: boolean) => {
     if (redriving || stopping.signal.aborted) return;
     redriving = true;
-    redriveOrphans({ database, backend, log })
+    // A probe that finds no running cell without its row lock ends there: a few ms.
+    (probe ? runningWithoutLock(database.db) : Promise.resolve(1))
+      .then((suspects) => (suspects > 0 ? redriveOrphans({ database, backend, log }) : null))
       .then((r) => {
-        if (r.requeued + r.failed + r.carriers + r.handedOut + r.stampers > 0)
+        if (r && r.requeued + r.failed + r.carriers + r.handedOut + r.stampers > 0)
           log.info(r, "re-drive healed orphans");
       })
       .catch((err: unknown) => log.warn({ err }, "re-drive pass failed; the next one retries"))
       .finally(() => {
         redriving = false;
       });
-  }, opts.redriveEveryMs ?? REDRIVE_EVERY_MS);
+  };
+  const redrive = setInterval(() => pass(false), opts.redriveEveryMs ?? REDRIVE_EVERY_MS);
   redrive.unref();
+  const probe = setInterval(() => pass(true), opts.orphanProbeEveryMs ?? ORPHAN_PROBE_EVERY_MS);
+  probe.unref();
   let stopped: Promise<void> | undefined;
   return {
     stop() {
       stopped ??= (async () => {
         clearInterval(redrive);
+        clearInterval(probe);
         stopping.abort(new Error("worker stopping"));
         await runner.stop();
         await listener.stop();

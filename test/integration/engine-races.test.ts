@@ -12,9 +12,11 @@ import { log } from "../../src/config/log";
 import { runCarrier } from "../../src/engine/carrier";
 import { startRun } from "../../src/engine/dispatcher";
 import { redriveOrphans } from "../../src/engine/redrive";
+import { acquireRowLock } from "../../src/engine/row-lock";
 import { stopRuns } from "../../src/engine/stop";
 import { claimCell } from "../../src/store/cells/claim";
 import { completeCell, failCell } from "../../src/store/cells/finish";
+import { runningWithoutLock } from "../../src/store/cells/orphan-probe";
 import { pauseAttempt } from "../../src/store/cells/pause-attempt";
 import { writeProgress } from "../../src/store/cells/progress";
 import { rowStep } from "../../src/store/cells/row-step";
@@ -246,6 +248,27 @@ describe("resume", () => {
       sql`select dispatch_id, status::text as status from cells where row_id = ${r1}`,
     );
     expect(after).toEqual({ dispatch_id: null, status: "queued" });
+  });
+});
+
+describe("orphan probe", () => {
+  it("counts a running cell whose row lock nobody holds, and not one whose carrier holds it", async () => {
+    const t = await stamped(1, 1);
+    const rowId = t.rowIds[0] as string;
+    const e = (await cell(rowId, "g0"))?.execution_id as string;
+    const before = await runningWithoutLock(db());
+    await claimCell(db(), rowId, "g0", e);
+    expect(await runningWithoutLock(db())).toBe(before + 1);
+    // The same key the carrier locks: holding it makes the cell a live one.
+    const session = await acquireRowLock(getDatabase(), t.id, rowId);
+    expect(session).not.toBeNull();
+    expect(await runningWithoutLock(db())).toBe(before);
+    await session?.release();
+    expect(await runningWithoutLock(db())).toBe(before + 1);
+    await completeCell(db(), rowId, "g0", { executionId: e, attempt: 1 }, "ok", {
+      blockErrors: {},
+    });
+    expect(await runningWithoutLock(db())).toBe(before);
   });
 });
 

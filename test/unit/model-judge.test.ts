@@ -1,0 +1,198 @@
+/**
+ * The engine model's judge is code too: on made-up histories it must find each kind of
+ * broken promise, and find nothing in a history that keeps them.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  type AuditRecord,
+  checkAttempts,
+  checkNothingLost,
+  checkStopHolds,
+  checkWindowsAndCompletion,
+  type History,
+} from "../helpers/model-judge";
+
+let id = 0;
+function cell(
+  at: number,
+  rowId: string,
+  groupId: string,
+  status: string | null,
+  executionId: string,
+  more: Partial<AuditRecord> = {},
+): AuditRecord {
+  id += 1;
+  return {
+    id,
+    txn: `t${at}`,
+    committed: at,
+    kind: "cell",
+    op: more.op ?? (status === "queued" && !more.attempt ? "insert" : "update"),
+    rowId,
+    groupId,
+    rowPosition: Number(rowId.slice(1)),
+    status,
+    executionId,
+    attempt: 0,
+    dispatchId: null,
+    cursor: null,
+    window: null,
+    stamping: null,
+    ...more,
+  };
+}
+
+function run(at: number, dispatchId: string, more: Partial<AuditRecord> = {}): AuditRecord {
+  id += 1;
+  return {
+    id,
+    txn: `t${at}`,
+    committed: at,
+    kind: "dispatch",
+    op: "insert",
+    rowId: null,
+    groupId: null,
+    rowPosition: null,
+    status: "active",
+    executionId: null,
+    attempt: null,
+    dispatchId,
+    cursor: -1,
+    window: 2,
+    stamping: true,
+    ...more,
+  };
+}
+
+const base = (records: AuditRecord[], stops: History["stops"] = []): History => ({
+  records,
+  stops,
+  upstream: { ga: ["ga"], gb: ["gb", "ga"], gx: ["gx"] },
+  runGroups: { d1: ["ga", "gb"] },
+  runKnown: {},
+});
+
+describe("I1: a Stop holds", () => {
+  const stop = { scope: {}, t0: 100, t1: 110 };
+
+  it("finds an execution of a run older than the Stop queued or running after it", () => {
+    const h = base(
+      [run(10, "d1"), cell(120, "r1", "ga", "queued", "e1", { dispatchId: "d1" })],
+      [stop],
+    );
+    expect(checkStopHolds(h)).toHaveLength(1);
+  });
+
+  it("accepts a run the schedule knew of only after the Stop began", () => {
+    const h = base(
+      [run(10, "d1"), cell(120, "r1", "ga", "queued", "e1", { dispatchId: "d1" })],
+      [stop],
+    );
+    h.runKnown = { d1: 105 };
+    expect(checkStopHolds(h)).toEqual([]);
+  });
+
+  it("accepts cells out of a scoped Stop's rows or groups", () => {
+    const records = [run(10, "d1"), cell(120, "r1", "ga", "queued", "e1", { dispatchId: "d1" })];
+    expect(checkStopHolds(base(records, [{ ...stop, scope: { rowIds: ["r2"] } }]))).toEqual([]);
+    expect(checkStopHolds(base(records, [{ ...stop, scope: { groupIds: ["gb"] } }]))).toEqual([]);
+    expect(
+      checkStopHolds(base(records, [{ ...stop, scope: { rowIds: ["r1"], groupIds: ["ga"] } }])),
+    ).toHaveLength(1);
+  });
+
+  it("finds an auto-run after a Stop with nothing newer on the row, and accepts one after news", () => {
+    const auto = cell(120, "r1", "gb", "queued", "e2");
+    expect(checkStopHolds(base([auto], [stop]))).toHaveLength(1);
+    const news = [run(101, "d2"), cell(115, "r1", "ga", "queued", "e1", { dispatchId: "d2" })];
+    expect(checkStopHolds(base([...news, auto], [stop]))).toEqual([]);
+    // A Stop of a group the auto-run does not read from does not hold it.
+    expect(checkStopHolds(base([auto], [{ ...stop, scope: { groupIds: ["gx"] } }]))).toEqual([]);
+    expect(checkStopHolds(base([auto], [{ ...stop, scope: { groupIds: ["ga"] } }]))).toHaveLength(
+      1,
+    );
+  });
+
+  it("ignores what committed before the Stop returned", () => {
+    const h = base(
+      [run(10, "d1"), cell(105, "r1", "ga", "queued", "e1", { dispatchId: "d1" })],
+      [stop],
+    );
+    expect(checkStopHolds(h)).toEqual([]);
+  });
+});
+
+describe("I2 and I4: windows and completion", () => {
+  it("counts in-flight rows at or before the cursor against the window", () => {
+    const records = [
+      run(1, "d1"),
+      cell(2, "r1", "ga", "queued", "e1", { dispatchId: "d1" }),
+      cell(2, "r2", "ga", "queued", "e2", { dispatchId: "d1" }),
+      cell(2, "r3", "ga", "queued", "e3", { dispatchId: "d1" }),
+      run(3, "d1", { op: "update", cursor: 2 }),
+    ];
+    expect(checkWindowsAndCompletion(base(records))).toEqual([]);
+    records.push(run(4, "d1", { op: "update", cursor: 3 }));
+    expect(checkWindowsAndCompletion(base(records))).toEqual([
+      "I2: run d1 had 3 rows in flight, window 2",
+    ]);
+  });
+
+  it("finds a run completed while stamping or with a cell in flight", () => {
+    const queued = [run(1, "d1"), cell(2, "r1", "ga", "queued", "e1", { dispatchId: "d1" })];
+    const done = run(3, "d1", { op: "update", status: "completed", stamping: false });
+    expect(checkWindowsAndCompletion(base([...queued, done]))).toHaveLength(1);
+    const stamping = run(3, "d1", { op: "update", status: "completed", stamping: true });
+    expect(checkWindowsAndCompletion(base([run(1, "d1"), stamping]))).toHaveLength(1);
+    const finished = cell(2, "r1", "ga", "completed", "e1", { dispatchId: "d1", attempt: 1 });
+    expect(checkWindowsAndCompletion(base([run(1, "d1"), finished, done]))).toEqual([]);
+  });
+});
+
+describe("I3: attempts", () => {
+  it("finds an execution coming back, an attempt going back, and an attempt ending twice", () => {
+    const claim = (at: number, e: string, attempt: number) =>
+      cell(at, "r1", "ga", "running", e, { attempt });
+    const again = [
+      cell(1, "r1", "ga", "queued", "e1"),
+      cell(2, "r1", "ga", "queued", "e2", { op: "update" }),
+      claim(3, "e1", 1),
+    ];
+    expect(checkAttempts(base(again))).toEqual(["I3: r1/ga went back to execution e1"]);
+    const back = [cell(1, "r1", "ga", "queued", "e1"), claim(2, "e1", 2), claim(3, "e1", 1)];
+    expect(checkAttempts(base(back))).toEqual(["I3: r1/ga went back from attempt 2 to 1"]);
+    const twice = [
+      cell(1, "r1", "ga", "queued", "e1"),
+      claim(2, "e1", 1),
+      cell(3, "r1", "ga", "completed", "e1", { attempt: 1 }),
+      claim(4, "e1", 1),
+      cell(5, "r1", "ga", "error", "e1", { attempt: 1 }),
+    ];
+    expect(checkAttempts(base(twice))).toContain("I3: r1/ga attempt e1#1 ended twice");
+    const fine = [
+      cell(1, "r1", "ga", "queued", "e1"),
+      claim(2, "e1", 1),
+      cell(3, "r1", "ga", "queued", "e1", { attempt: 1 }),
+      claim(4, "e1", 2),
+      cell(5, "r1", "ga", "completed", "e1", { attempt: 2 }),
+    ];
+    expect(checkAttempts(base(fine))).toEqual([]);
+  });
+});
+
+describe("I5: nothing lost", () => {
+  it("finds cells left in flight and runs left active", () => {
+    expect(
+      checkNothingLost(
+        [
+          { rowId: "r1", groupId: "ga", status: "queued" },
+          { rowId: "r2", groupId: "ga", status: "paused" },
+        ],
+        [
+          { id: "d1", status: "active" },
+          { id: "d2", status: "cancelled" },
+        ],
+      ),
+    ).toEqual(["I5: r1/ga left queued", "I5: run d1 left active"]);
+  });
+});
