@@ -3,7 +3,8 @@
  * the model test's scheduler) passes a `pause` to hold a flow at one of them and release
  * it when the interleaving it wants has happened; production passes none and pays
  * nothing. Each point sits between two commits, never inside a transaction, so holding
- * it never holds a lock.
+ * it holds no row or table lock; a carrier (or a re-drive) held at one keeps its row's
+ * advisory lock, which only turns other carriers of that row away.
  */
 export type RacePoint =
   /** The dispatch row is committed; no page of it is stamped yet. */

@@ -13,6 +13,7 @@ import { runStamper } from "../engine/stamper";
 import { runningWithoutLock } from "../store/cells/orphan-probe";
 import { pruneEvents } from "../store/events/prune";
 import { pruneHookDeliveries } from "../store/hook-deliveries/prune";
+import { pruneStops } from "../store/stops/prune";
 
 export interface WorkerOptions {
   /** Queries; may be a transaction-mode pooler. */
@@ -68,6 +69,8 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
           if (n > 0) log.info({ pruned: n }, "old events pruned");
           const d = await pruneHookDeliveries(database.db);
           if (d > 0) log.info({ pruned: d }, "old webhook deliveries pruned");
+          const s = await pruneStops(database.db);
+          if (s > 0) log.info({ pruned: s }, "old stop records pruned");
         },
       },
     ],

@@ -8,6 +8,7 @@ import { readEnv } from "../config/env";
 import { redriveOrphans } from "../engine/redrive";
 import { pruneEvents } from "../store/events/prune";
 import { pruneHookDeliveries } from "../store/hook-deliveries/prune";
+import { pruneStops } from "../store/stops/prune";
 import { taskDeps } from "./deps";
 
 export const redriveOrphansTask = schedules.task({
@@ -25,6 +26,7 @@ export const pruneTask = schedules.task({
     const db = taskDeps().database.db;
     const events = await pruneEvents(db, readEnv().EVENTS_RETENTION_HOURS);
     const deliveries = await pruneHookDeliveries(db);
-    return { events, deliveries };
+    const stops = await pruneStops(db);
+    return { events, deliveries, stops };
   },
 });
