@@ -59,6 +59,11 @@ export interface FaultRecord {
 export interface FaultHeal extends Heal {
   /** Cells running when the fault landed that were handed back by the re-drive. */
   orphans: number;
+  /**
+   * From the fault until the last of them was handed back (running → queued): how long
+   * the dead worker's cells took to be found.
+   */
+  orphansRequeuedMs: number | null;
   /** From the fault until the last of them ran again: the exact time to heal. */
   orphansRerunMs: number | null;
   /** From the fault until the run ended. */
@@ -193,7 +198,7 @@ export function orphansOf(
   transitions: Transition[],
   f: number,
   nextFault: number,
-): { orphans: number; orphansRerunMs: number | null } {
+): { orphans: number; orphansRequeuedMs: number | null; orphansRerunMs: number | null } {
   const byCell = new Map<string, Transition[]>();
   for (const t of transitions) {
     const k = `${t.rowId}/${t.groupId}`;
@@ -203,6 +208,7 @@ export function orphansOf(
   }
   let orphans = 0;
   let latest = 0;
+  let found = 0;
   for (const list of byCell.values()) {
     const before = list.filter((t) => t.at <= f).at(-1);
     if (before?.newStatus !== "running") continue;
@@ -210,8 +216,13 @@ export function orphansOf(
     const first = after[0];
     if (!first || first.at >= nextFault || first.newStatus !== "queued") continue;
     orphans++;
+    found = Math.max(found, first.at - f);
     const again = after[1];
     latest = Math.max(latest, (again?.at ?? first.at) - f);
   }
-  return { orphans, orphansRerunMs: orphans > 0 ? Math.round(latest) : null };
+  return {
+    orphans,
+    orphansRequeuedMs: orphans > 0 ? Math.round(found) : null,
+    orphansRerunMs: orphans > 0 ? Math.round(latest) : null,
+  };
 }

@@ -42,7 +42,13 @@ const versus = (seconds: number, base: number | null | undefined) =>
 
 function chainLine(name: string, r: ChainResult, base: number | null): string {
   const heals = r.faults
-    .map((f) => `${((f.heal?.orphansRerunMs ?? f.heal?.healMs ?? 0) / 1000).toFixed(1)} s`)
+    .map((f) => {
+      const h = f.heal;
+      if (h?.orphansRerunMs == null) return `${((h?.healMs ?? 0) / 1000).toFixed(1)} s`;
+      // Found: the dead worker's cells handed back; healed: the last of them ran again.
+      const found = ((h.orphansRequeuedMs ?? 0) / 1000).toFixed(1);
+      return `${(h.orphansRerunMs / 1000).toFixed(1)} s (found in ${found} s)`;
+    })
     .join(", ");
   const i = r.invariants;
   const d = i.duplicates;
