@@ -115,28 +115,42 @@ describe("attempt fence", () => {
   });
 });
 
-describe("deadlocks", () => {
-  it("a Stop that deadlocks with another writer is run again, not answered with an error", async () => {
-    const t = await stamped(2, 1);
-    const rowId = t.rowIds[0] as string;
-    const other = new pg.Client({ connectionString: url });
-    await other.connect();
-    try {
-      await other.query("begin");
-      // The other writer never detects the deadlock itself: the Stop's session does.
-      await other.query("set local deadlock_timeout = '30s'");
-      await other.query("select 1 from cells where row_id = $1 and group_id = 'g1' for update", [
-        rowId,
-      ]);
-      // The Stop locks the row's cells in group order: g0, then waits for g1.
-      const stop = stopRuns(db(), new RecordingBackend(), { tableId: t.id });
+/**
+ * Another writer holding the row's g1 cell in an open transaction, which takes g0 when
+ * told to: with a flow that locked g0 and waits for g1, that closes a cycle. The other
+ * writer never detects the deadlock itself (its timeout is long): the flow's session
+ * does, and its statement is the one rolled back.
+ */
+async function otherWriter(rowId: string) {
+  const other = new pg.Client({ connectionString: url });
+  await other.connect();
+  await other.query("begin");
+  await other.query("set local deadlock_timeout = '30s'");
+  await other.query("select 1 from cells where row_id = $1 and group_id = 'g1' for update", [
+    rowId,
+  ]);
+  return {
+    async closeCycle() {
       expect(await someoneWaitsForALock()).toBe(true);
-      // Now the other writer wants g0: a cycle. The Stop's statement is the one rolled back.
       await other.query(
         "update cells set updated_at = now() where row_id = $1 and group_id = 'g0'",
         [rowId],
       );
       await other.query("commit");
+    },
+    end: () => other.end(),
+  };
+}
+
+describe("deadlocks", () => {
+  it("a Stop that deadlocks with another writer is run again, not answered with an error", async () => {
+    const t = await stamped(2, 1);
+    const rowId = t.rowIds[0] as string;
+    const other = await otherWriter(rowId);
+    try {
+      // The Stop locks the row's cells in group order: g0, then waits for g1.
+      const stop = stopRuns(db(), new RecordingBackend(), { tableId: t.id });
+      await other.closeCycle();
       expect(await stop).toEqual({ cancelled: 2 });
     } finally {
       await other.end();
@@ -150,14 +164,8 @@ describe("deadlocks", () => {
     const rowId = t.rowIds[0] as string;
     const e0 = (await cell(rowId, "g0"))?.execution_id as string;
     await claimCell(db(), rowId, "g0", e0);
-    const other = new pg.Client({ connectionString: url });
-    await other.connect();
+    const other = await otherWriter(rowId);
     try {
-      await other.query("begin");
-      await other.query("set local deadlock_timeout = '30s'");
-      await other.query("select 1 from cells where row_id = $1 and group_id = 'g1' for update", [
-        rowId,
-      ]);
       // The step finishes g0 (locking it) and claims g1, which the other writer holds.
       const step = rowStep(db(), {
         tableId: t.id,
@@ -169,12 +177,7 @@ describe("deadlocks", () => {
         },
         claim: { schemaVersion: 1, order: ["g0", "g1"], runId: "run_x" },
       });
-      expect(await someoneWaitsForALock()).toBe(true);
-      await other.query(
-        "update cells set updated_at = now() where row_id = $1 and group_id = 'g0'",
-        [rowId],
-      );
-      await other.query("commit");
+      await other.closeCycle();
       const done = await step;
       expect(done.finished).toEqual({ ok: true });
       expect(done.claimed?.groupId).toBe("g1");
