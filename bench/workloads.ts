@@ -9,6 +9,7 @@ import { startRun } from "../src/engine/dispatcher";
 import { stopRuns } from "../src/engine/stop";
 import { LONG_WAIT_MS } from "../src/execution/blocks/basic";
 import { startWorker } from "../src/server/worker-runtime";
+import { perCell } from "./figures";
 import {
   benchTable,
   checkTerminalOnce,
@@ -112,14 +113,17 @@ export async function w1(
   const committed = (await commits(database)) - commitsBefore - polled;
   if (profile) await printStatementProfile(database, profile);
   await checkTerminalOnce(database, tableId, rows * 2);
+  // Every cell of the run, the background pages' too (run.stamped is the request's share).
+  const [total] = await queryRows<{ stamped: number }>(
+    database.db,
+    sql`select stamped from dispatches where id = ${run.dispatchId}`,
+  );
+  const cells = total?.stamped ?? 0;
+  if (cells !== rows * 2) throw new Error(`W1 stamped ${cells} cells, expected ${rows * 2}`);
   await worker.stop();
   await backend.close();
   await database.close();
-  return {
-    cellsPerSec: run.stamped / secs,
-    roundTripsPerCell: queries / run.stamped,
-    commitsPerCell: committed / run.stamped,
-  };
+  return perCell({ cells, seconds: secs, queries, commits: committed });
 }
 
 /** Stamp → running latency at low load: 50 single-cell rows, window 5. */
