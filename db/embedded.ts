@@ -4,7 +4,8 @@
  * its workers first and Postgres last. Invariants: one postmaster per data directory; a
  * postmaster orphaned by a killed parent is shut down before a new one starts, and one
  * whose parent is a live instance of this same program is never touched (the start fails
- * naming it); a clean stop leaves no process and no postmaster.pid behind.
+ * naming it); a clean stop leaves no process and no postmaster.pid behind; how the
+ * postmaster ended is reported, so its owner can tell a stop of its own from a loss.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -25,12 +26,26 @@ export interface EmbeddedOptions {
   log?: (line: string) => void;
   /** Extra server settings (`-c name=value`), e.g. for profiling. */
   settings?: Record<string, string>;
+  /**
+   * Only start the cluster that is there (a restart): a missing one is an error instead
+   * of a reason to initialise an empty one over whatever happened to the old.
+   */
+  existingOnly?: boolean;
+}
+
+export interface PostgresExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** True when stop() asked for it. */
+  requested: boolean;
 }
 
 export interface EmbeddedPostgres {
   url: string;
   dataDir: string;
   pid: number;
+  /** Settles when the postmaster exits, whoever ended it. */
+  exited: Promise<PostgresExit>;
   stop(): Promise<void>;
 }
 
@@ -169,6 +184,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   const password = fs.readFileSync(passwordFile, "utf8").trim();
 
   if (!fs.existsSync(path.join(clusterDir, "PG_VERSION"))) {
+    if (opts.existingOnly) throw new Error(`no PostgreSQL cluster in ${clusterDir} to start`);
     fs.rmSync(clusterDir, { recursive: true, force: true });
     fs.mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
     if (ids) fs.chownSync(clusterDir, ids.uid, ids.gid);
@@ -244,10 +260,21 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
 
   const pid = child.pid ?? 0;
   let stopping: Promise<void> | undefined;
+  const exited = new Promise<PostgresExit>((resolve) => {
+    const report = () =>
+      resolve({
+        code: child.exitCode,
+        signal: child.signalCode,
+        requested: stopping !== undefined,
+      });
+    if (child.exitCode !== null || child.signalCode !== null) report();
+    else child.once("exit", report);
+  });
   return {
     url: `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${opts.port}/postgres`,
     dataDir: clusterDir,
     pid,
+    exited,
     stop() {
       stopping ??= new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();

@@ -1,15 +1,15 @@
 /**
  * `npm start`: the embedded default on one machine. The data folder's lock → Postgres
- * (embedded unless DATABASE_URL is set) → migrations → the default workspace and its key
- * → the Next.js server. Invariants: one server per data folder (a second start refuses,
- * naming the first, before it touches anything); shutdown runs in reverse, and Postgres
- * stops last, so no process outlives this one.
+ * (embedded unless DATABASE_URL is set, restarted if it dies) → migrations → the default
+ * workspace and its key → the Next.js server. Invariants: one server per data folder (a
+ * second start refuses, naming the first, before it touches anything); the server never
+ * carries on without its Postgres; shutdown runs in reverse, and Postgres stops last, so
+ * no process outlives this one.
  */
 import http from "node:http";
 import path from "node:path";
 import nextEnv from "@next/env";
-import type { EmbeddedPostgres } from "../../db/embedded";
-import { ensureDatabase, PostgresInUseError, startEmbeddedPostgres } from "../../db/embedded";
+import { ensureDatabase, PostgresInUseError } from "../../db/embedded";
 import { closeDatabase, getDatabase } from "../../db/instance";
 import { runMigrations } from "../../db/migrate";
 import { closeBackend, getBackend } from "../backends/instance";
@@ -21,6 +21,7 @@ import { ensureDefaultAccess } from "./bootstrap";
 import { surviveDatabaseLoss } from "./crash-policy";
 import { DataDirInUseError, type DataDirLock, lockDataDir } from "./data-dir-lock";
 import { ensureNextBuild } from "./next-build";
+import { type SupervisedPostgres, startSupervisedPostgres } from "./postgres-supervisor";
 import { seedDemo } from "./seed";
 import { type RunningWorker, startWorker } from "./worker-runtime";
 
@@ -52,19 +53,19 @@ async function main(): Promise<void> {
     process.once("exit", () => lock?.release());
   }
 
-  let embedded: EmbeddedPostgres | undefined;
+  let postgres: SupervisedPostgres | undefined;
   let server: http.Server | undefined;
   let worker: RunningWorker | undefined;
   let shuttingDown = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (why: string, exitCode = 0) => {
     if (shuttingDown) return;
     shuttingDown = true;
-    say(`${signal}: shutting down`);
+    say(`${why}: shutting down`);
     // A deadline for the graceful part: whatever hangs, Postgres is still stopped and the
     // process still exits, so nothing outlives it.
     const forced = setTimeout(() => {
       say("graceful shutdown took over 70 s; stopping Postgres and exiting");
-      void (embedded?.stop() ?? Promise.resolve()).finally(() => process.exit(1));
+      void (postgres?.stop() ?? Promise.resolve()).finally(() => process.exit(1));
     }, 70_000);
     // Each step gets a bound: one that hangs is reported and skipped, so Postgres is
     // always stopped and the process always ends.
@@ -103,11 +104,11 @@ async function main(): Promise<void> {
     await step("the task backend", () => closeBackend());
     await step("the event hub", () => closeEventHub());
     await step("the database pool", () => closeDatabase());
-    await step("PostgreSQL", () => embedded?.stop(), 20_000);
+    await step("PostgreSQL", () => postgres?.stop(), 20_000);
     clearTimeout(forced);
     lock?.release();
     say("stopped");
-    process.exit(0);
+    process.exit(exitCode);
   };
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.on(signal, () => void shutdown(signal));
@@ -115,12 +116,18 @@ async function main(): Promise<void> {
 
   try {
     if (!env.DATABASE_URL) {
-      embedded = await startEmbeddedPostgres({
+      postgres = await startSupervisedPostgres({
         dataDir,
         port: env.CELLFLOW_PG_PORT,
         log: (line) => logger.debug({ postgres: line }),
+        logger,
+        say,
+        onGiveUp: (reason) => {
+          say(`${reason}; the server cannot run without it`);
+          void shutdown("PostgreSQL lost", 1);
+        },
       });
-      process.env.DATABASE_URL = await ensureDatabase(embedded.url, "cellflow");
+      process.env.DATABASE_URL = await ensureDatabase(postgres.current().url, "cellflow");
       say(`embedded PostgreSQL on 127.0.0.1:${env.CELLFLOW_PG_PORT} (data in ${shownDir}/pg)`);
     }
     // Set before the web server loads: its webhook routes read the key from the environment.
@@ -185,13 +192,14 @@ async function main(): Promise<void> {
     );
     say(`try:     curl -H "Authorization: Bearer ${access.apiKey}" ${url}/api/tables`);
   } catch (err) {
+    if (shuttingDown) return;
     logger.error({ err }, "start-up failed");
     say(
       `start-up ${err instanceof PostgresInUseError ? "refused" : "failed"}: ${err instanceof Error ? err.message : String(err)}`,
     );
     await worker?.stop().catch(() => {});
     await closeDatabase().catch(() => {});
-    await embedded?.stop();
+    await postgres?.stop();
     lock?.release();
     process.exit(1);
   }
