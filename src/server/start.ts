@@ -2,11 +2,10 @@
  * `npm start`: the embedded default on one machine. The data folder's lock → Postgres
  * (embedded unless DATABASE_URL is set, restarted if it dies) → migrations → the default
  * workspace and its key → the Next.js server. Invariants: one server per data folder (a
- * second start refuses, naming the first, before it touches anything); the server never
- * carries on without its Postgres; shutdown runs in reverse, and Postgres stops last, so
- * no process outlives this one.
+ * second start refuses, naming the first); shutdown stops the web server and the worker
+ * together, then the pools, and Postgres last, each step bounded, so no process outlives
+ * this one and a SIGTERM ends it within seconds whatever is queued.
  */
-import http from "node:http";
 import path from "node:path";
 import nextEnv from "@next/env";
 import { ensureDatabase, PostgresInUseError } from "../../db/embedded";
@@ -23,6 +22,7 @@ import { DataDirInUseError, type DataDirLock, lockDataDir } from "./data-dir-loc
 import { ensureNextBuild } from "./next-build";
 import { type SupervisedPostgres, startSupervisedPostgres } from "./postgres-supervisor";
 import { seedDemo } from "./seed";
+import { createWebServer, type WebServer } from "./web-server";
 import { type RunningWorker, startWorker } from "./worker-runtime";
 
 const root = process.cwd();
@@ -30,6 +30,11 @@ nextEnv.loadEnvConfig(root, false, { info: () => {}, error: console.error });
 process.env.NEXT_TELEMETRY_DISABLED = "1";
 
 const say = (line: string) => process.stdout.write(`[cellflow] ${line}\n`);
+
+/** How long requests still running at shutdown may take before their connections are cut. */
+const REQUEST_GRACE_MS = 3_000;
+/** Past this, whatever still hangs is abandoned: Postgres is stopped and the process exits. */
+const SHUTDOWN_DEADLINE_MS = 30_000;
 
 async function main(): Promise<void> {
   const started = Date.now();
@@ -54,23 +59,26 @@ async function main(): Promise<void> {
   }
 
   let postgres: SupervisedPostgres | undefined;
-  let server: http.Server | undefined;
+  let web: WebServer | undefined;
   let worker: RunningWorker | undefined;
   let shuttingDown = false;
   const shutdown = async (why: string, exitCode = 0) => {
     if (shuttingDown) return;
     shuttingDown = true;
     say(`${why}: shutting down`);
+    const t0 = Date.now();
     // A deadline for the graceful part: whatever hangs, Postgres is still stopped and the
     // process still exits, so nothing outlives it.
-    const forced = setTimeout(() => {
-      say("graceful shutdown took over 70 s; stopping Postgres and exiting");
+    setTimeout(() => {
+      say(
+        `graceful shutdown took over ${SHUTDOWN_DEADLINE_MS / 1000} s; stopping Postgres and exiting`,
+      );
       void (postgres?.stop() ?? Promise.resolve()).finally(() => process.exit(1));
-    }, 70_000);
+    }, SHUTDOWN_DEADLINE_MS);
     // Each step gets a bound: one that hangs is reported and skipped, so Postgres is
     // always stopped and the process always ends.
-    const step = async (what: string, run: () => Promise<unknown> | undefined, bound = 8_000) => {
-      const t0 = Date.now();
+    const step = async (what: string, run: () => Promise<unknown> | undefined, bound: number) => {
+      const t = Date.now();
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<"timeout">((resolve) => {
         timer = setTimeout(() => resolve("timeout"), bound);
@@ -82,32 +90,22 @@ async function main(): Promise<void> {
         timedOut,
       ]);
       clearTimeout(timer);
+      const ms = Date.now() - t;
+      logger.info({ step: what, ms, timedOut: outcome === "timeout" }, "shutdown step");
       if (outcome === "timeout") say(`${what} did not stop within ${bound / 1000} s; moving on`);
-      else if (Date.now() - t0 > 1_000)
-        say(`${what} took ${((Date.now() - t0) / 1000).toFixed(1)} s to stop`);
+      else if (ms > 1_000) say(`${what} took ${(ms / 1000).toFixed(1)} s to stop`);
     };
-    await step(
-      "the web server",
-      async () => {
-        if (!server) return;
-        const closed = new Promise<void>((resolve) => server?.close(() => resolve()));
-        // Idle keep-alive sockets go now; requests still running get 5 s, and open event
-        // streams are cut then too.
-        server.closeIdleConnections();
-        const cut = setTimeout(() => server?.closeAllConnections(), 5_000);
-        await closed;
-        clearTimeout(cut);
-      },
-      10_000,
-    );
-    await step("the worker", () => worker?.stop());
-    await step("the task backend", () => closeBackend());
-    await step("the event hub", () => closeEventHub());
-    await step("the database pool", () => closeDatabase());
+    // Together: the worker hands its running cells back while requests finish.
+    await Promise.all([
+      step("the web server", () => web?.close(REQUEST_GRACE_MS), REQUEST_GRACE_MS + 1_000),
+      step("the worker", () => worker?.stop(), 4_000),
+    ]);
+    await step("the task backend", () => closeBackend(), 1_000);
+    await step("the event hub", () => closeEventHub(), 1_000);
+    await step("the database pool", () => closeDatabase(), 1_000);
     await step("PostgreSQL", () => postgres?.stop(), 20_000);
-    clearTimeout(forced);
     lock?.release();
-    say("stopped");
+    say(`stopped in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     process.exit(exitCode);
   };
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -164,15 +162,8 @@ async function main(): Promise<void> {
     const { default: next } = await import("next");
     const app = next({ dev: false, dir: root, hostname: env.HOST, port: env.PORT });
     await app.prepare();
-    const handle = app.getRequestHandler();
-    server = http.createServer((req, res) => {
-      handle(req, res).catch((err: unknown) => {
-        logger.error({ err }, "unhandled request error");
-        res.statusCode = 500;
-        res.end();
-      });
-    });
-    const listening = server;
+    web = createWebServer(app.getRequestHandler(), logger);
+    const listening = web.server;
     await new Promise<void>((resolve, reject) => {
       listening.once("error", reject);
       listening.listen(env.PORT, env.HOST, () => resolve());

@@ -2,7 +2,9 @@
  * The server's hold on its data folder and its Postgres, through the real `npm start`:
  * a second start on a live server's folder refuses, naming its pid, and touches nothing;
  * a server whose Postgres dies starts it again, never busy-loops while it is gone, and
- * still ends on SIGTERM; one that cannot get it back exits saying why.
+ * still ends on SIGTERM; one that cannot get it back exits saying why; and a SIGTERM sent
+ * to npm under load ends everything within the 5 s target, with every cell completing
+ * after a restart.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -138,4 +140,97 @@ describe("server lifecycle", () => {
     // Not initialised afresh in its place: the data is still there for the next test.
     expect(fs.existsSync(path.join(clusterDir, "base"))).toBe(true);
   }, 300_000);
+
+  it("SIGTERM to npm under load ends everything within 5 s; after a restart every cell completes", async () => {
+    const s = await startCellflow(dataDir, port, pgPort);
+    running = s;
+    const wf = await api(s, "POST", "/api/workflows", {
+      name: "Sleepy",
+      definition: {
+        inputs: [{ name: "ms", type: "number", required: true }],
+        blocks: [{ id: "w", type: "wait", ms: "inputs.ms" }],
+      },
+    });
+    expect(wf.status).toBe(201);
+    const table = await api(s, "POST", "/api/tables", {
+      name: "Load",
+      columns: [
+        { id: "ms", name: "Ms", type: "number" },
+        { id: "out", name: "Out", type: "json" },
+      ],
+      groups: [
+        {
+          id: "sleepy",
+          name: "Sleepy",
+          kind: "workflow",
+          workflowId: wf.body.id,
+          inputs: { ms: "ms" },
+          outputs: [{ columnId: "out", from: "w" }],
+        },
+      ],
+    });
+    expect(table.status).toBe(201);
+    const tableId = String(table.body.id);
+    // The first 20 rows keep every carrier in a 4 s wait; the other 980 cells queue behind.
+    const rows = await api(s, "POST", `/api/tables/${tableId}/rows`, {
+      rows: Array.from({ length: 1000 }, (_, i) => ({ data: { ms: i < 20 ? 4_000 : 0 } })),
+    });
+    expect(rows.status).toBe(201);
+    // An open event stream, as a browser on the grid holds one.
+    const events = new AbortController();
+    const stream = await fetch(`${s.url}/api/tables/${tableId}/events`, {
+      headers: { authorization: `Bearer ${s.key}` },
+      signal: events.signal,
+    });
+    void stream.body?.pipeTo(new WritableStream()).catch(() => {});
+    const run = await api(s, "POST", `/api/tables/${tableId}/runs`, { mode: "all" });
+    expect(run).toMatchObject({ status: 202, body: { stamped: 1000 } });
+    const runPath = `/api/tables/${tableId}/runs/${run.body.dispatchId}`;
+    const busy = await waitFor(
+      async () => {
+        const counts = (await api(s, "GET", runPath)).body.counts as Record<string, number>;
+        return counts.running === 20 && counts.queued === 980;
+      },
+      60_000,
+      100,
+    );
+    expect(busy).toBe(true);
+
+    // To npm alone, as a service manager or `docker stop` sends it.
+    const t0 = Date.now();
+    process.kill(s.child.pid as number, "SIGTERM");
+    const ended = await waitFor(
+      () => s.child.exitCode !== null || s.child.signalCode !== null,
+      60_000,
+      20,
+    );
+    const ms = Date.now() - t0;
+    events.abort();
+    process.stdout.write(`[e2e] SIGTERM under load: npm and the server exited in ${ms} ms\n`);
+    expect(ended, s.output().slice(-3000)).toBe(true);
+    expect(ms).toBeLessThanOrEqual(5_000);
+    expect(s.output()).toContain("[cellflow] stopped");
+    expect(processesMentioning(clusterDir)).toEqual([]);
+    running = undefined;
+
+    // Nothing lost: the interrupted cells went back to the queue and run again.
+    const again = await startCellflow(dataDir, port, pgPort);
+    running = again;
+    const done = await waitFor(
+      async () => (await api(again, "GET", runPath)).body.status === "completed",
+      120_000,
+      200,
+    );
+    expect(done, again.output().slice(-3000)).toBe(true);
+    expect((await api(again, "GET", runPath)).body.counts).toEqual({
+      error: 0,
+      paused: 0,
+      queued: 0,
+      running: 0,
+      cancelled: 0,
+      completed: 1000,
+    });
+    expect(await stopCellflow(dataDir, again)).toBe(true);
+    running = undefined;
+  }, 400_000);
 });
