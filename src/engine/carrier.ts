@@ -189,6 +189,9 @@ async function cascade(
   );
   ctx.signal.addEventListener("abort", onShutdown, { once: true });
   session.lost.addEventListener("abort", onLost, { once: true });
+  // A stop that came before the listener (while the lock was taken, or before the job
+  // began) fires no event: without this, the attempt ran to its end during shutdown.
+  if (ctx.signal.aborted) onShutdown();
   let lastGroup: string | undefined;
   let pending: RowStepInput["finish"];
   try {

@@ -14,6 +14,7 @@ type Wake = () => void;
 export class EventHub {
   private subscribers = new Map<string, Set<Wake>>();
   private client: SessionClient | undefined;
+  private dropClient: (() => void) | undefined;
   private connecting: Promise<void> | undefined;
   private closed = false;
 
@@ -42,23 +43,40 @@ export class EventHub {
     if (this.client) return Promise.resolve();
     this.connecting ??= (async () => {
       const client = await this.pool.connect();
+      // Destroyed exactly once, whoever gets there first (an error, a failed LISTEN,
+      // close()): a session that never goes back leaks a pool slot, and a pool with a
+      // leaked session never ends (shutdown waits on it).
+      let dropped = false;
+      const drop = () => {
+        if (dropped) return;
+        dropped = true;
+        if (this.client === client) this.client = undefined;
+        client.release(true);
+      };
       client.on("notification", (msg) => {
         if (msg.channel !== EVENTS_CHANNEL || !msg.payload) return;
         for (const wake of this.subscribers.get(msg.payload) ?? []) wake();
       });
       client.on("error", (err) => {
+        if (dropped) return;
         this.log.warn(
           { err },
           "event listener lost its connection; streams fall back to their poll until it is back",
         );
-        this.client = undefined;
-        client.release(true);
+        drop();
         // Wake everyone: they re-read from their cursors, so nothing is missed.
         for (const set of this.subscribers.values()) for (const wake of set) wake();
         this.relisten();
       });
-      await client.query(`listen ${EVENTS_CHANNEL}`);
+      try {
+        await client.query(`listen ${EVENTS_CHANNEL}`);
+      } catch (err) {
+        drop();
+        throw err;
+      }
+      if (this.closed) return drop();
       this.client = client;
+      this.dropClient = drop;
     })().finally(() => {
       this.connecting = undefined;
     });
@@ -84,9 +102,8 @@ export class EventHub {
 
   async close(): Promise<void> {
     this.closed = true;
-    const c = this.client;
-    this.client = undefined;
-    if (c) c.release(true);
+    this.dropClient?.();
+    this.dropClient = undefined;
   }
 
   get isClosed(): boolean {

@@ -1,13 +1,14 @@
 /**
- * `npm start`: the embedded default on one machine. Postgres (embedded unless DATABASE_URL
- * is set) → migrations → the default workspace and its key → the Next.js server.
- * Shutdown runs in reverse, and Postgres stops last, so no process outlives this one.
+ * `npm start`: the embedded default on one machine. The data folder's lock → Postgres
+ * (embedded unless DATABASE_URL is set, restarted if it dies) → migrations → the default
+ * workspace and its key → the Next.js server. Invariants: one server per data folder (a
+ * second start refuses, naming the first); shutdown stops the web server and the worker
+ * together, then the pools, and Postgres last, each step bounded, so no process outlives
+ * this one and a SIGTERM ends it within seconds whatever is queued.
  */
-import http from "node:http";
 import path from "node:path";
 import nextEnv from "@next/env";
-import type { EmbeddedPostgres } from "../../db/embedded";
-import { ensureDatabase, startEmbeddedPostgres } from "../../db/embedded";
+import { ensureDatabase, PostgresInUseError } from "../../db/embedded";
 import { closeDatabase, getDatabase } from "../../db/instance";
 import { runMigrations } from "../../db/migrate";
 import { closeBackend, getBackend } from "../backends/instance";
@@ -17,8 +18,11 @@ import { closeEventHub } from "../events/instance";
 import { ensureSecretKey } from "../security/secret-key";
 import { ensureDefaultAccess } from "./bootstrap";
 import { surviveDatabaseLoss } from "./crash-policy";
+import { DataDirInUseError, type DataDirLock, lockDataDir } from "./data-dir-lock";
 import { ensureNextBuild } from "./next-build";
+import { type SupervisedPostgres, startSupervisedPostgres } from "./postgres-supervisor";
 import { seedDemo } from "./seed";
+import { createWebServer, type WebServer } from "./web-server";
 import { type RunningWorker, startWorker } from "./worker-runtime";
 
 const root = process.cwd();
@@ -27,31 +31,54 @@ process.env.NEXT_TELEMETRY_DISABLED = "1";
 
 const say = (line: string) => process.stdout.write(`[cellflow] ${line}\n`);
 
+/** How long requests still running at shutdown may take before their connections are cut. */
+const REQUEST_GRACE_MS = 3_000;
+/** Past this, whatever still hangs is abandoned: Postgres is stopped and the process exits. */
+const SHUTDOWN_DEADLINE_MS = 30_000;
+
 async function main(): Promise<void> {
   const started = Date.now();
   const env = readEnv();
   const dataDir = path.resolve(root, env.CELLFLOW_DATA_DIR);
+  const shownDir = path.relative(root, dataDir) || ".";
   const logger = log().child({ component: "server" });
   surviveDatabaseLoss(logger);
 
-  let embedded: EmbeddedPostgres | undefined;
-  let server: http.Server | undefined;
+  // First, before anything in the folder is touched: a live server there keeps it.
+  let lock: DataDirLock | undefined;
+  if (!env.DATABASE_URL) {
+    try {
+      lock = lockDataDir(dataDir, shownDir);
+    } catch (err) {
+      if (!(err instanceof DataDirInUseError)) throw err;
+      say(`start-up refused: ${err.message}`);
+      process.exit(1);
+    }
+    // Whatever way the process ends from here; a SIGKILL leaves a stale lock, taken over next time.
+    process.once("exit", () => lock?.release());
+  }
+
+  let postgres: SupervisedPostgres | undefined;
+  let web: WebServer | undefined;
   let worker: RunningWorker | undefined;
   let shuttingDown = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (why: string, exitCode = 0) => {
     if (shuttingDown) return;
     shuttingDown = true;
-    say(`${signal}: shutting down`);
+    say(`${why}: shutting down`);
+    const t0 = Date.now();
     // A deadline for the graceful part: whatever hangs, Postgres is still stopped and the
     // process still exits, so nothing outlives it.
-    const forced = setTimeout(() => {
-      say("graceful shutdown took over 70 s; stopping Postgres and exiting");
-      void (embedded?.stop() ?? Promise.resolve()).finally(() => process.exit(1));
-    }, 70_000);
+    setTimeout(() => {
+      say(
+        `graceful shutdown took over ${SHUTDOWN_DEADLINE_MS / 1000} s; stopping Postgres and exiting`,
+      );
+      void (postgres?.stop() ?? Promise.resolve()).finally(() => process.exit(1));
+    }, SHUTDOWN_DEADLINE_MS);
     // Each step gets a bound: one that hangs is reported and skipped, so Postgres is
     // always stopped and the process always ends.
-    const step = async (what: string, run: () => Promise<unknown> | undefined, bound = 8_000) => {
-      const t0 = Date.now();
+    const step = async (what: string, run: () => Promise<unknown> | undefined, bound: number) => {
+      const t = Date.now();
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<"timeout">((resolve) => {
         timer = setTimeout(() => resolve("timeout"), bound);
@@ -63,32 +90,23 @@ async function main(): Promise<void> {
         timedOut,
       ]);
       clearTimeout(timer);
+      const ms = Date.now() - t;
+      logger.info({ step: what, ms, timedOut: outcome === "timeout" }, "shutdown step");
       if (outcome === "timeout") say(`${what} did not stop within ${bound / 1000} s; moving on`);
-      else if (Date.now() - t0 > 1_000)
-        say(`${what} took ${((Date.now() - t0) / 1000).toFixed(1)} s to stop`);
+      else if (ms > 1_000) say(`${what} took ${(ms / 1000).toFixed(1)} s to stop`);
     };
-    await step(
-      "the web server",
-      async () => {
-        if (!server) return;
-        const closed = new Promise<void>((resolve) => server?.close(() => resolve()));
-        // Idle keep-alive sockets go now; requests still running get 5 s, and open event
-        // streams are cut then too.
-        server.closeIdleConnections();
-        const cut = setTimeout(() => server?.closeAllConnections(), 5_000);
-        await closed;
-        clearTimeout(cut);
-      },
-      10_000,
-    );
-    await step("the worker", () => worker?.stop());
-    await step("the task backend", () => closeBackend());
-    await step("the event hub", () => closeEventHub());
-    await step("the database pool", () => closeDatabase());
-    await step("PostgreSQL", () => embedded?.stop(), 20_000);
-    clearTimeout(forced);
-    say("stopped");
-    process.exit(0);
+    // Together: the worker hands its running cells back while requests finish.
+    await Promise.all([
+      step("the web server", () => web?.close(REQUEST_GRACE_MS), REQUEST_GRACE_MS + 1_000),
+      step("the worker", () => worker?.stop(), 4_000),
+    ]);
+    await step("the task backend", () => closeBackend(), 1_000);
+    await step("the event hub", () => closeEventHub(), 1_000);
+    await step("the database pool", () => closeDatabase(), 1_000);
+    await step("PostgreSQL", () => postgres?.stop(), 20_000);
+    lock?.release();
+    say(`stopped in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    process.exit(exitCode);
   };
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.on(signal, () => void shutdown(signal));
@@ -96,23 +114,25 @@ async function main(): Promise<void> {
 
   try {
     if (!env.DATABASE_URL) {
-      embedded = await startEmbeddedPostgres({
+      postgres = await startSupervisedPostgres({
         dataDir,
         port: env.CELLFLOW_PG_PORT,
         log: (line) => logger.debug({ postgres: line }),
+        logger,
+        say,
+        onGiveUp: (reason) => {
+          say(`${reason}; the server cannot run without it`);
+          void shutdown("PostgreSQL lost", 1);
+        },
       });
-      process.env.DATABASE_URL = await ensureDatabase(embedded.url, "cellflow");
-      say(
-        `embedded PostgreSQL on 127.0.0.1:${env.CELLFLOW_PG_PORT} (data in ${path.relative(root, dataDir) || "."}/pg)`,
-      );
+      process.env.DATABASE_URL = await ensureDatabase(postgres.current().url, "cellflow");
+      say(`embedded PostgreSQL on 127.0.0.1:${env.CELLFLOW_PG_PORT} (data in ${shownDir}/pg)`);
     }
     // Set before the web server loads: its webhook routes read the key from the environment.
     const secretKey = ensureSecretKey(dataDir, env.CELLFLOW_SECRET_KEY);
     process.env.CELLFLOW_SECRET_KEY = secretKey.key;
     if (secretKey.source === "generated")
-      say(
-        `generated the key that encrypts webhook secrets (kept in ${path.relative(root, dataDir) || "."}/secret-key)`,
-      );
+      say(`generated the key that encrypts webhook secrets (kept in ${shownDir}/secret-key)`);
     const databaseUrl = process.env.DATABASE_URL ?? "";
     await runMigrations(env.DATABASE_URL_UNPOOLED ?? databaseUrl);
     const access = await ensureDefaultAccess(getDatabase().db, dataDir, env.CELLFLOW_API_KEY);
@@ -142,15 +162,8 @@ async function main(): Promise<void> {
     const { default: next } = await import("next");
     const app = next({ dev: false, dir: root, hostname: env.HOST, port: env.PORT });
     await app.prepare();
-    const handle = app.getRequestHandler();
-    server = http.createServer((req, res) => {
-      handle(req, res).catch((err: unknown) => {
-        logger.error({ err }, "unhandled request error");
-        res.statusCode = 500;
-        res.end();
-      });
-    });
-    const listening = server;
+    web = createWebServer(app.getRequestHandler(), logger);
+    const listening = web.server;
     await new Promise<void>((resolve, reject) => {
       listening.once("error", reject);
       listening.listen(env.PORT, env.HOST, () => resolve());
@@ -159,7 +172,7 @@ async function main(): Promise<void> {
     const port = typeof address === "object" && address ? address.port : env.PORT;
     const url = `http://${env.HOST === "0.0.0.0" ? "localhost" : env.HOST}:${port}`;
     say(
-      `web app ${build === "built" ? "built" : "up to date"}; ready in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      `web app ${build === "built" ? "built" : "up to date"}; ready in ${((Date.now() - started) / 1000).toFixed(1)} s (pid ${process.pid})`,
     );
     say(`URL:     ${url}`);
     // The key rides in the fragment: browsers never send it to the server or its logs,
@@ -170,11 +183,15 @@ async function main(): Promise<void> {
     );
     say(`try:     curl -H "Authorization: Bearer ${access.apiKey}" ${url}/api/tables`);
   } catch (err) {
+    if (shuttingDown) return;
     logger.error({ err }, "start-up failed");
-    say(`start-up failed: ${err instanceof Error ? err.message : String(err)}`);
+    say(
+      `start-up ${err instanceof PostgresInUseError ? "refused" : "failed"}: ${err instanceof Error ? err.message : String(err)}`,
+    );
     await worker?.stop().catch(() => {});
     await closeDatabase().catch(() => {});
-    await embedded?.stop();
+    await postgres?.stop();
+    lock?.release();
     process.exit(1);
   }
 }

@@ -38,7 +38,19 @@ async function main(): Promise<void> {
     process.on(signal, () => {
       if (stopping) return;
       stopping = true;
-      void worker.stop().then(() => process.exit(0));
+      // Bounded: a stop that hangs or fails (the database gone) must not keep the process
+      // up; cells it leaves running are handed back by the next re-drive.
+      setTimeout(() => {
+        process.stderr.write("[cellflow] the worker did not stop within 10 s; exiting\n");
+        process.exit(1);
+      }, 10_000).unref();
+      void worker.stop().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          log().warn({ err }, "the worker failed to stop cleanly");
+          process.exit(1);
+        },
+      );
     });
   }
 }

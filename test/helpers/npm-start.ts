@@ -1,6 +1,7 @@
 /**
  * The real `npm start` for end-to-end tests: a data directory of the test's own, its
- * ports, the printed URL and key; stopped with SIGTERM as a service manager would.
+ * ports, the printed URL, key and server pid; stopped with SIGTERM as a service manager
+ * would.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
@@ -13,18 +14,23 @@ export interface Started {
   url: string;
   key: string;
   pgPort: number;
+  /** The server's own pid, as it printed it (npm execs it, so also `child.pid`). */
+  pid: number;
   /** The printed link that signs a browser in (the key in its fragment). */
   signinUrl: string;
   output: () => string;
   ms: number;
 }
 
-export async function startCellflow(
-  dataDir: string,
-  port: number,
-  pgPort: number,
-): Promise<Started> {
-  const began = Date.now();
+export interface Spawned {
+  child: ChildProcess;
+  output: () => string;
+  /** Resolves with the exit code once npm (and so the server) has exited. */
+  exited: Promise<number | null>;
+}
+
+/** `npm start` on the data directory and ports, not waited on. */
+export function spawnCellflow(dataDir: string, port: number, pgPort: number): Spawned {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: String(port),
@@ -34,8 +40,8 @@ export async function startCellflow(
   };
   delete env.DATABASE_URL;
   delete env.CELLFLOW_API_KEY;
-  // Its own process group, so signals reach npm and the server alike, as from a terminal
-  // or a service manager (npm itself does not forward SIGTERM to the script).
+  // Its own process group, so a signal to the group reaches npm and the server alike, as
+  // Ctrl-C in a terminal does; npm itself forwards a SIGTERM sent to it alone.
   const child = spawn("npm", ["start"], {
     cwd: root,
     env,
@@ -49,16 +55,32 @@ export async function startCellflow(
   child.stderr?.on("data", (c: Buffer) => {
     out += c.toString();
   });
+  const exited = new Promise<number | null>((resolve) => {
+    if (child.exitCode !== null) resolve(child.exitCode);
+    else child.once("exit", (code) => resolve(code));
+  });
+  return { child, output: () => out, exited };
+}
+
+export async function startCellflow(
+  dataDir: string,
+  port: number,
+  pgPort: number,
+): Promise<Started> {
+  const began = Date.now();
+  const { child, output } = spawnCellflow(dataDir, port, pgPort);
   const ready = await waitFor(
-    () => /API key: (\S+)/.test(out) || child.exitCode !== null,
+    () => /API key: (\S+)/.test(output()) || child.exitCode !== null,
     170_000,
     100,
   );
+  const out = output();
   const key = /API key: (\S+)/.exec(out)?.[1];
   if (!ready || !key) throw new Error(`npm start did not come up:\n${out}`);
   const url = /URL:\s+(\S+)/.exec(out)?.[1] ?? `http://127.0.0.1:${port}`;
   const signinUrl = /open:\s+(\S+)/.exec(out)?.[1] ?? `${url}/signin`;
-  return { child, url, key, signinUrl, pgPort, output: () => out, ms: Date.now() - began };
+  const pid = Number(/ready in [\d.]+ s \(pid (\d+)\)/.exec(out)?.[1] ?? child.pid);
+  return { child, url, key, signinUrl, pgPort, pid, output, ms: Date.now() - began };
 }
 
 /** SIGTERM as a service manager would send it; true once the server said it stopped and postgres is gone. */

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 
@@ -41,4 +42,14 @@ export async function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+let ticksPerSecond: number | undefined;
+
+/** CPU time (user + system) the process has used so far, in seconds (/proc/<pid>/stat). */
+export function cpuSeconds(pid: number): number {
+  ticksPerSecond ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
 }
