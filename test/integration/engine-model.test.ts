@@ -308,68 +308,72 @@ class World {
 }
 
 describe("engine model", () => {
-  it(`concurrent runs, Stops, carriers, re-drives, resumes and edits keep I1–I5 (${RUNS} schedules)`, async () => {
-    let schedules = 0;
-    const stats = { steps: 0, cells: 0, stops: 0, jobs: 0, ends: {} as Record<string, number> };
-    await fc.assert(
-      fc.asyncProperty(
-        fc.scheduler(),
-        fc.array(fc.tuple(actorArb, fc.nat({ max: 15 })), { minLength: 2, maxLength: 8 }),
-        async (s, actors) => {
-          schedules++;
-          const { tableId, rowIds, schema } = await modelTable();
-          const world = new World(s, tableId, rowIds);
-          await s.waitFor(Promise.all(actors.map(([a, delay]) => world.act(a, delay))));
-          await world.drain();
-          const finalCells = await queryRows<{ rowId: string; groupId: string; status: string }>(
-            db(),
-            sql`select row_id as "rowId", group_id as "groupId", status::text as status
+  it(
+    `concurrent runs, Stops, carriers, re-drives, resumes and edits keep I1–I5 (${RUNS} schedules)`,
+    async () => {
+      let schedules = 0;
+      const stats = { steps: 0, cells: 0, stops: 0, jobs: 0, ends: {} as Record<string, number> };
+      await fc.assert(
+        fc.asyncProperty(
+          fc.scheduler(),
+          fc.array(fc.tuple(actorArb, fc.nat({ max: 15 })), { minLength: 2, maxLength: 8 }),
+          async (s, actors) => {
+            schedules++;
+            const { tableId, rowIds, schema } = await modelTable();
+            const world = new World(s, tableId, rowIds);
+            await s.waitFor(Promise.all(actors.map(([a, delay]) => world.act(a, delay))));
+            await world.drain();
+            const finalCells = await queryRows<{ rowId: string; groupId: string; status: string }>(
+              db(),
+              sql`select row_id as "rowId", group_id as "groupId", status::text as status
                   from cells where table_id = ${tableId}`,
-          );
-          const finalRuns = await queryRows<{ id: string; status: string }>(
-            db(),
-            sql`select id, status::text as status from dispatches where table_id = ${tableId}`,
-          );
-          const runGroups = Object.fromEntries(
-            (
-              await queryRows<{ id: string; groups: string[] }>(
-                db(),
-                sql`select id, group_ids as groups from dispatches where table_id = ${tableId}`,
-              )
-            ).map((d) => [d.id, d.groups]),
-          );
-          const records = await auditedHistory(db(), tableId);
-          const findings = judge(
-            {
-              records,
-              stops: world.stops,
-              upstream: Object.fromEntries(GROUPS.map((g) => [g, upstreamGroups(schema, g)])),
-              runGroups,
-              runKnown: world.runKnown,
-            },
-            finalCells,
-            finalRuns,
-          );
-          stats.steps += s.report().length;
-          stats.cells += finalCells.length;
-          stats.stops += world.stops.length;
-          stats.jobs += world.jobs.length;
-          for (const c of finalCells) stats.ends[c.status] = (stats.ends[c.status] ?? 0) + 1;
-          if (findings.length > 0 && process.env.MODEL_DEBUG)
-            console.error(
-              JSON.stringify(
-                { actors, stops: world.stops, runs: world.runs, rowIds, records },
-                null,
-                1,
-              ),
             );
-          expect(findings, `${s.report().length} scheduled steps`).toEqual([]);
-        },
-      ),
-      { numRuns: RUNS, endOnFailure: true },
-    );
-    expect(schedules).toBe(RUNS);
-    // What the schedules exercised, for the note and for a reader wondering if they did.
-    console.info(`engine model: ${schedules} schedules`, JSON.stringify(stats));
-  }, 120_000 + RUNS * 300);
+            const finalRuns = await queryRows<{ id: string; status: string }>(
+              db(),
+              sql`select id, status::text as status from dispatches where table_id = ${tableId}`,
+            );
+            const runGroups = Object.fromEntries(
+              (
+                await queryRows<{ id: string; groups: string[] }>(
+                  db(),
+                  sql`select id, group_ids as groups from dispatches where table_id = ${tableId}`,
+                )
+              ).map((d) => [d.id, d.groups]),
+            );
+            const records = await auditedHistory(db(), tableId);
+            const findings = judge(
+              {
+                records,
+                stops: world.stops,
+                upstream: Object.fromEntries(GROUPS.map((g) => [g, upstreamGroups(schema, g)])),
+                runGroups,
+                runKnown: world.runKnown,
+              },
+              finalCells,
+              finalRuns,
+            );
+            stats.steps += s.report().length;
+            stats.cells += finalCells.length;
+            stats.stops += world.stops.length;
+            stats.jobs += world.jobs.length;
+            for (const c of finalCells) stats.ends[c.status] = (stats.ends[c.status] ?? 0) + 1;
+            if (findings.length > 0 && process.env.MODEL_DEBUG)
+              console.error(
+                JSON.stringify(
+                  { actors, stops: world.stops, runs: world.runs, rowIds, records },
+                  null,
+                  1,
+                ),
+              );
+            expect(findings, `${s.report().length} scheduled steps`).toEqual([]);
+          },
+        ),
+        { numRuns: RUNS, endOnFailure: true },
+      );
+      expect(schedules).toBe(RUNS);
+      // What the schedules exercised, for the note and for a reader wondering if they did.
+      console.info(`engine model: ${schedules} schedules`, JSON.stringify(stats));
+    },
+    120_000 + RUNS * 300,
+  );
 });
