@@ -48,11 +48,6 @@ export interface StampResult {
   cells: number;
   /** Position of the last row looked at, or null when no row was left in scope. */
   lastPosition: number | null;
-  /**
-   * Other runs whose in-flight cells this page took over (mode `all`): their carriers may
-   * have left already, so the caller slides their windows (one may be done now).
-   */
-  displaced: string[];
 }
 
 /** Which existing cell (alias c, possibly absent) this mode may stamp. */
@@ -127,12 +122,7 @@ export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
   const groups = groupSource(page);
   const guards = sql`${groups.depsMet} and ${notExcluded(page)} and ${notHeld(page)}`;
   const rowFilter = page.rowIds ? sql`and r.id = any(${textArray(page.rowIds)})` : sql``;
-  const [result] = await queryRows<{
-    cells: number;
-    rows: number;
-    last: number | null;
-    displaced: string[];
-  }>(
+  const [result] = await queryRows<{ cells: number; rows: number; last: number | null }>(
     db,
     sql`with page_rows as (
           select r.id as row_id, r.position, r.data from rows r
@@ -172,17 +162,7 @@ export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
         select (select count(*) from ins)::int as cells,
                (select count(distinct row_id) from ins)::int as rows,
                (select max(position) from page_rows) as last,
-               -- The statement's snapshot: what the cells were before this page replaced them.
-               (select coalesce(array_agg(distinct c.dispatch_id), '{}') from ins
-                  join cells c on c.row_id = ins.row_id and c.group_id = ins.group_id
-                 where c.dispatch_id is not null and c.dispatch_id is distinct from ins.dispatch_id
-                   and c.status in ('queued', 'running')) as displaced,
                (select count(*) from wake)::int as woke`,
   );
-  return {
-    cells: result?.cells ?? 0,
-    rows: result?.rows ?? 0,
-    lastPosition: result?.last ?? null,
-    displaced: result?.displaced ?? [],
-  };
+  return { cells: result?.cells ?? 0, rows: result?.rows ?? 0, lastPosition: result?.last ?? null };
 }

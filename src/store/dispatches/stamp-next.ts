@@ -19,7 +19,13 @@ export interface StampProgress {
   more: boolean;
   cells: number;
   rows: number;
-  /** Other runs whose in-flight cells the page took over (see StampResult). */
+  /**
+   * Other active runs of the table after a page of mode `all`, which may have taken over
+   * their in-flight cells: their carriers may have left already, so the caller slides
+   * their windows (one may be done now). Read in a statement after the page, so a run
+   * whose cell the page replaced (waiting for that cell's lock) is among them; the
+   * page's own snapshot could predate it.
+   */
   displaced: string[];
 }
 
@@ -63,7 +69,7 @@ export async function stampNextPage(
               excluded: d.excluded,
               ...(d.depends_on ? { dependsOn: d.depends_on } : {}),
             })
-          : { rows: 0, cells: 0, lastPosition: null, displaced: [] };
+          : { rows: 0, cells: 0, lastPosition: null };
       const more =
         page.lastPosition !== null &&
         (d.row_limit === null || d.stamped_rows + page.rows < d.row_limit);
@@ -73,7 +79,16 @@ export async function stampNextPage(
                  stamped_rows = stamped_rows + ${page.rows}, stamping = ${more}, updated_at = now()
            where id = ${dispatchId}`,
       );
-      return { more, cells: page.cells, rows: page.rows, displaced: page.displaced };
+      const displaced =
+        d.mode === "all" && page.cells > 0
+          ? (
+              await queryRows<{ id: string }>(
+                tx,
+                sql`select id from dispatches where table_id = ${d.table_id} and status = 'active' and id <> ${dispatchId}`,
+              )
+            ).map((r) => r.id)
+          : [];
+      return { more, cells: page.cells, rows: page.rows, displaced };
     }),
   );
 }
