@@ -111,6 +111,5 @@ export async function launchRun(
   tableId: string,
   dispatchId: string,
 ): Promise<void> {
-  const first = await advanceDispatch(db, dispatchId);
-  await backend.enqueue(first.rowIds.map((rowId) => carrierSpec({ tableId, rowId, dispatchId })));
+  await slideWindows(db, backend, tableId, [dispatchId]);
 }

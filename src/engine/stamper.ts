@@ -6,13 +6,11 @@
  */
 import type { Db } from "../../db/client";
 import {
-  carrierSpec,
   type StampPayload,
   stamperSpec,
   type TaskBackend,
   type TaskContext,
 } from "../backends/port";
-import { advanceDispatch } from "../store/dispatches/advance";
 import { stampNextPage } from "../store/dispatches/stamp-next";
 import { STAMP_PAGE_ROWS, slideWindows } from "./dispatcher";
 import { at, type Pause } from "./race-points";
@@ -29,13 +27,8 @@ export async function runStamper(
     await at(opts.pause, "run:page", { dispatchId: payload.dispatchId });
     const page = await stampNextPage(db, payload.dispatchId, opts.pageRows ?? STAMP_PAGE_ROWS);
     cells += page.cells;
-    await slideWindows(db, backend, payload.tableId, page.displaced);
-    const next = await advanceDispatch(db, payload.dispatchId);
-    await backend.enqueue(
-      next.rowIds.map((rowId) =>
-        carrierSpec({ tableId: payload.tableId, rowId, dispatchId: payload.dispatchId }),
-      ),
-    );
+    // Its own window first (carriers start on the rows just stamped), then the runs it displaced.
+    await slideWindows(db, backend, payload.tableId, [payload.dispatchId, ...page.displaced]);
     if (!page.more) return cells;
     if (ctx.signal.aborted) {
       // Shutting down mid-way: the next worker resumes from the stored cursor.

@@ -11,14 +11,14 @@
  */
 import type { Db } from "../../db/client";
 import { retryOnConflict } from "../../db/sqlstate";
-import { carrierSpec, type TaskBackend } from "../backends/port";
+import type { TaskBackend } from "../backends/port";
 import { type CancelScope, cancelCells } from "../store/cells/cancel";
-import { advanceDispatch } from "../store/dispatches/advance";
 import { finishCancelledDispatches } from "../store/dispatches/finish-cancelled";
 import { holdStamping } from "../store/dispatches/stop-stamping";
 import { recordStop } from "../store/stops/record";
 import { lockForStop } from "../store/stops/stop-lock";
 import { abortLocal, publishCancel } from "./cancellation";
+import { slideWindows } from "./dispatcher";
 import { at, type Pause } from "./race-points";
 
 export async function stopRuns(
@@ -57,11 +57,6 @@ export async function stopRuns(
   const touched = new Set<string>();
   for (const c of cancelled)
     if (c.dispatchId && !ended.has(c.dispatchId)) touched.add(c.dispatchId);
-  for (const id of touched) {
-    const next = await advanceDispatch(db, id);
-    await backend.enqueue(
-      next.rowIds.map((rowId) => carrierSpec({ tableId: scope.tableId, rowId, dispatchId: id })),
-    );
-  }
+  await slideWindows(db, backend, scope.tableId, [...touched]);
   return { cancelled: cancelled.length };
 }
