@@ -44,6 +44,8 @@ async function main(): Promise<void> {
       // W5's two worker processes at concurrency 50 each keep up to 2 × (55 + 52)
       // connections (their pools and graphile-worker's) on top of the bench's own.
       max_connections: "400",
+      // BENCH_PG_SETTINGS='{"name":"value"}': try a server setting without editing code.
+      ...(JSON.parse(process.env.BENCH_PG_SETTINGS ?? "{}") as Record<string, string>),
       ...(profile
         ? {
             shared_preload_libraries: "pg_stat_statements",

@@ -171,3 +171,43 @@ export async function printStatementProfile(
     );
   }
 }
+
+/**
+ * Samples what the database's active backends wait on while a workload runs (BENCH_PROFILE):
+ * "CPU" is an active backend waiting on nothing, so on this machine the split tells lock
+ * queues, WAL flushes and CPU apart. Also the Node process's own CPU over the same span.
+ */
+export function startWaitSampler(database: Database, everyMs = 25): () => Promise<string[]> {
+  const counts = new Map<string, number>();
+  let samples = 0;
+  let stopped = false;
+  const cpuBefore = process.cpuUsage();
+  const wallBefore = performance.now();
+  const loop = (async () => {
+    while (!stopped) {
+      polls.queries++;
+      const rows = await queryRows<{ w: string; n: number }>(
+        database.db,
+        sql`select coalesce(wait_event_type || ':' || wait_event, 'CPU') as w, count(*)::int as n
+              from pg_stat_activity
+             where datname = current_database() and state = 'active' and pid <> pg_backend_pid()
+             group by 1`,
+      );
+      samples++;
+      for (const r of rows) counts.set(r.w, (counts.get(r.w) ?? 0) + r.n);
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await loop;
+    const cpu = process.cpuUsage(cpuBefore);
+    const wall = performance.now() - wallBefore;
+    const lines = [
+      `node cpu ${(((cpu.user + cpu.system) / 1000 / wall) * 100).toFixed(0)}% of one core over ${(wall / 1000).toFixed(1)} s; ${samples} samples of active backends (mean per sample):`,
+    ];
+    for (const [w, n] of [...counts].sort((a, b) => b[1] - a[1]).slice(0, 10))
+      lines.push(`  ${(n / Math.max(1, samples)).toFixed(2).padStart(6)}  ${w}`);
+    return lines;
+  };
+}

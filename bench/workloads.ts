@@ -21,6 +21,7 @@ import {
   polls,
   printStatementProfile,
   startStatementProfile,
+  startWaitSampler,
   waitForDispatch,
 } from "./setup";
 
@@ -96,6 +97,7 @@ export async function w1(
   const commitsBefore = await commits(database);
   const queriesBefore = counter.queries;
   const pollsBefore = polls.queries;
+  const sampler = profile ? startWaitSampler(database) : undefined;
   const started = performance.now();
   const run = await startRun(database.db, backend, {
     tableId,
@@ -107,6 +109,7 @@ export async function w1(
   });
   await waitForDispatch(database, run.dispatchId);
   const secs = (performance.now() - started) / 1000;
+  for (const line of (await sampler?.()) ?? []) profile?.(line);
   // Each poll is one query and one (read-only) commit of the benchmark's, not the engine's.
   const polled = polls.queries - pollsBefore;
   const queries = counter.queries - queriesBefore - polled;
