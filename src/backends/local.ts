@@ -85,6 +85,8 @@ export interface CronJob {
 export interface LocalWorkerOptions {
   connectionString: string;
   concurrency: number;
+  /** graphile-worker's pool (default concurrency + 2): its jobs use none of it. */
+  maxPoolSize?: number;
   carrier: TaskHandler;
   stamper: StampHandler;
   crons?: CronJob[];
@@ -96,7 +98,7 @@ export async function startLocalWorker(opts: LocalWorkerOptions): Promise<Runner
   return run({
     connectionString: opts.connectionString,
     concurrency: opts.concurrency,
-    maxPoolSize: opts.concurrency + 2,
+    maxPoolSize: opts.maxPoolSize ?? opts.concurrency + 2,
     noHandleSignals: true,
     // New jobs arrive by LISTEN/NOTIFY; the poll only covers a lost notification.
     pollInterval: 2000,

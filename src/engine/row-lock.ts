@@ -1,33 +1,28 @@
 /**
- * The per-row carrier lock: a session-level advisory lock on one pinned, direct
- * connection. Invariants: taken with pg_try_advisory_lock (never waits: contention means
- * the holder drains the row); always unlocked before the connection goes back to the
- * pool (or the connection is destroyed); a heartbeat notices a lost session and aborts
- * the cascade; a crashed holder's lock dies with its connection.
+ * The per-row carrier lock: a session advisory lock held on one of the process's few
+ * lock sessions (lock-sessions.ts). Invariants: taken with pg_try_advisory_lock (never
+ * waits: contention means the holder drains the row); the holder's writes go through
+ * the pool, fenced by the cell's execution id and attempt like every write, so a holder
+ * whose lock session died cannot overwrite the attempt that replaced it; a lost session
+ * aborts the cascades of every row it held; a crashed process's locks die with its
+ * sessions.
  */
-import { createHash } from "node:crypto";
-import { drizzle as drizzleNeon } from "drizzle-orm/neon-serverless";
-import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
-import type { Database, Db, SessionClient } from "../../db/client";
-import * as schema from "../../db/schema";
-import { type Release, unlockAndAdvance } from "../store/dispatches/advance";
+import type { Database, Db } from "../../db/client";
+import { advanceAll, type Release } from "../store/dispatches/advance";
+import { lockHubOf, rowLockKey } from "./lock-sessions";
 
-/** 64-bit key from SHA-256, stable across Postgres versions (unlike hashtext). */
-export function rowLockKey(tableId: string, rowId: string): string {
-  const digest = createHash("sha256").update(`cascade:${tableId}:${rowId}`).digest();
-  return digest.readBigInt64BE(0).toString();
-}
+export { rowLockKey };
 
 export interface RowSession {
-  /** Queries on the pinned connection: the carrier's writes ride the lock's session. */
+  /** Where the holder writes: the pool (the lock session only locks). */
   db: Db;
   /** Aborts when the session is lost (heartbeat failed or connection error). */
   lost: AbortSignal;
   /**
-   * Unlocks and, in the same round trip, tells whether the row has queued cells (ones
-   * stamped while we were finishing, whose own carrier may have bailed on our lock) and
-   * slides the windows of these dispatches. `advances` is null when that could not be
-   * done (the connection was destroyed instead, which frees the lock).
+   * Unlocks, tells whether the row has queued cells (ones stamped while we were
+   * finishing, whose own carrier may have bailed on our lock; true when the lock session
+   * was lost), and slides the windows of these dispatches. `advances` is null when the
+   * slide failed (the caller slides them on its own).
    */
   release(dispatchIds?: readonly string[]): Promise<{
     moreQueued: boolean;
@@ -35,68 +30,33 @@ export interface RowSession {
   }>;
 }
 
-const HEARTBEAT_MS = 30_000;
-
-/** Takes the row lock; null when another session holds it. */
+/** Takes the row lock; null when another carrier holds it. */
 export async function acquireRowLock(
   database: Database,
   tableId: string,
   rowId: string,
 ): Promise<RowSession | null> {
-  const client: SessionClient = await database.pool.connect();
+  const hub = lockHubOf(database);
   const key = rowLockKey(tableId, rowId);
-  let got: boolean;
-  try {
-    const res = await client.query({
-      name: "cf_row_lock",
-      text: "select pg_try_advisory_lock($1::bigint) as got",
-      values: [key],
-    });
-    got = res.rows[0]?.got === true;
-  } catch (err) {
-    client.release(true);
-    throw err;
-  }
-  if (!got) {
-    client.release();
-    return null;
-  }
-  const lostController = new AbortController();
-  const onError = () => lostController.abort(new Error("the row lock's database session was lost"));
-  client.on("error", onError);
-  const detach = () => (client as unknown as NodeJS.EventEmitter).removeListener("error", onError);
-  const heartbeat = setInterval(() => {
-    client
-      .query(
-        "select count(*)::int as n from pg_locks where locktype = 'advisory' and pid = pg_backend_pid() and granted",
-      )
-      .then((res) => {
-        if (res.rows[0]?.n === 0) lostController.abort(new Error("the row lock was lost"));
-      })
-      .catch(onError);
-  }, HEARTBEAT_MS);
-  heartbeat.unref();
-  const db = (database.driver === "neon"
-    ? drizzleNeon({ client: client as never, schema })
-    : drizzlePg({ client: client as never, schema })) as unknown as Db;
+  const session = await hub.acquire(key);
+  if (!session) return null;
   let released = false;
   return {
-    db,
-    lost: lostController.signal,
+    db: hub.db,
+    lost: session.lost,
     async release(dispatchIds = []) {
       if (released) return { moreQueued: false, advances: null };
       released = true;
-      clearInterval(heartbeat);
-      detach();
-      try {
-        const done = await unlockAndAdvance(db, key, rowId, dispatchIds);
-        client.release();
-        return done;
-      } catch {
-        // Could not unlock: destroy the connection, which frees the lock.
-        client.release(true);
-        return { moreQueued: true, advances: null };
-      }
+      // The unlock and the window slides are independent (the window counts rows by
+      // their cells, not their locks): both in flight at once, on their own connections.
+      const [unlock, advances] = await Promise.all([
+        hub.release(key, session, rowId),
+        dispatchIds.length > 0
+          ? advanceAll(hub.db, dispatchIds).catch(() => null)
+          : Promise.resolve([] as Release["advances"]),
+      ]);
+      // An unlock that found no lock: the session was reset under us; hand the row on.
+      return { moreQueued: unlock.more || !unlock.unlocked, advances };
     },
   };
 }

@@ -1,13 +1,17 @@
 /**
- * A worker: graphile-worker running row carriers, plus the cancel listener. Its pool is
- * its own and sized for its carriers: each running carrier pins one connection for its
- * row lock, so the pool holds concurrency + a few for the listener and dispatch writes.
+ * A worker: graphile-worker running row carriers, plus the cancel listener. Its
+ * connections do not grow with its concurrency: carriers hold their row locks on
+ * LOCK_SESSIONS shared sessions and write through a pool of at most WRITE_CONNECTIONS,
+ * and graphile-worker gets a small pool of its own (it only fetches and completes jobs).
+ * At any concurrency a worker uses at most WRITE_CONNECTIONS + LOCK_SESSIONS + 1 (the
+ * cancel LISTEN) + 1 spare + GRAPHILE_CONNECTIONS connections: 28.
  */
 import { createDatabase } from "../../db/client";
 import { LocalBackend, startLocalWorker } from "../backends/local";
 import type { Logger } from "../config/log";
 import { listenForCancels } from "../engine/cancellation";
 import { runCarrier } from "../engine/carrier";
+import { LOCK_SESSIONS } from "../engine/lock-sessions";
 import { ORPHAN_PROBE_EVERY_MS, REDRIVE_EVERY_MS, redriveOrphans } from "../engine/redrive";
 import { runStamper } from "../engine/stamper";
 import { runningWithoutLock } from "../store/cells/orphan-probe";
@@ -34,6 +38,11 @@ export interface WorkerOptions {
   log: Logger;
 }
 
+/** Statements in flight at once: more only queue on 2 cores' worth of Postgres. */
+export const WRITE_CONNECTIONS = 16;
+/** graphile-worker's own pool: job fetches, completions and its LISTEN. */
+export const GRAPHILE_CONNECTIONS = 8;
+
 export interface RunningWorker {
   stop(): Promise<void>;
 }
@@ -46,7 +55,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     sessionUrl,
     driver: opts.driver,
     neonWsProxy: opts.neonWsProxy,
-    poolMax: opts.concurrency + 5,
+    poolMax: Math.min(opts.concurrency, WRITE_CONNECTIONS) + LOCK_SESSIONS + 2,
     // Between the bursts of a run (and between runs) carriers reuse warm connections: a
     // window of 100 carriers opening theirs at once took ~5 s on a 2-core machine (W5).
     idleTimeoutMs: 60_000,
@@ -59,6 +68,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
   const runner = await startLocalWorker({
     connectionString: sessionUrl,
     concurrency: opts.concurrency,
+    maxPoolSize: GRAPHILE_CONNECTIONS,
     log,
     crons: [
       {

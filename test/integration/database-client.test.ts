@@ -103,7 +103,7 @@ describe("a separate session URL", () => {
                         and ((l.classid::int8 << 32) | l.objid::int8) = ${rowLockKey(tableId, rowId)}::int8)`,
       );
       expect(holders).toEqual([SESSION_APP]);
-      // The carrier's writes ride the lock's session, so they go there too.
+      // The holder writes through the pool on the session URL (the direct endpoint).
       const [row] = await queryRows<{ app: string }>(
         lock?.db ?? database.db,
         sql`select current_setting('application_name') as app`,

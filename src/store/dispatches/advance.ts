@@ -41,13 +41,11 @@ export interface Release {
 }
 
 /**
- * The carrier's last statement for a row, on its lock session: unlock the row, tell
- * whether cells were stamped meanwhile, and slide the window of each dispatch it ran
- * cells for. One round trip instead of one plus one per dispatch; the order of the
- * three does not matter (the window counts rows by their cells, not by their locks).
- * Each dispatch hands out at most one row here: the slot this row freed, which the
- * carrier then takes itself (two carriers finishing together each get one, instead of
- * the first taking both and queueing a job for the second's).
+ * Slides the window of each dispatch a carrier ran cells for, as it lets go of the row.
+ * One round trip instead of one per dispatch. Each dispatch hands out at most one row
+ * here: the slot this row freed, which the carrier then takes itself (two carriers
+ * finishing together each get one, instead of the first taking both and queueing a job
+ * for the second's).
  *
  * It commits asynchronously: every carrier of a dispatch waits for the dispatch's row
  * lock here, and a synchronous commit would hold that lock through a WAL flush, which
@@ -56,28 +54,24 @@ export interface Release {
  * job, their claim) is a synchronous commit that flushes this cursor move first; a
  * dispatch completion lost in a crash is completed again by the re-drive.
  */
-export async function unlockAndAdvance(
+export async function advanceAll(
   db: Db,
-  lockKey: string,
-  rowId: string,
   dispatchIds: readonly string[],
-): Promise<Release> {
-  const [row] = await queryRows<{
-    unlocked: boolean;
-    more: boolean;
-    advances: Release["advances"];
-  }>(
-    db,
-    sql`select set_config('synchronous_commit', 'off', true) as async, pg_advisory_unlock(${lockKey}::bigint) as unlocked,
-               exists (select 1 from cells where row_id = ${rowId} and status = 'queued') as more,
+): Promise<Release["advances"]> {
+  // One statement: a deadlock (a Stop or a stamping page holding a run's row while it
+  // waits for cells) rolls it back whole, and it runs again.
+  const [row] = await retryOnConflict(() =>
+    queryRows<{ advances: Release["advances"] }>(
+      db,
+      sql`select set_config('synchronous_commit', 'off', true) as async,
                coalesce((select jsonb_agg(jsonb_build_object(
                                   'dispatchId', d.id, 'rowIds', coalesce(to_jsonb(a.row_ids), '[]'::jsonb),
                                   'completed', coalesce(a.completed, false)))
                            from jsonb_array_elements_text(${JSON.stringify(dispatchIds)}::jsonb) d(id),
                                 lateral cellflow_advance_dispatch(d.id, 1) a),
                         '[]'::jsonb) as advances`,
-    { prepare: true },
+      { prepare: true },
+    ),
   );
-  if (!row?.unlocked) throw new Error("the row lock was not held at release");
-  return { moreQueued: row.more, advances: row.advances };
+  return row?.advances ?? [];
 }
