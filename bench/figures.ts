@@ -26,3 +26,26 @@ export function perCell(c: RunCounts): PerCell {
     commitsPerCell: c.commits / c.cells,
   };
 }
+
+/** A figure over repeated runs: read the median, and the min–max for how much it moved. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
+
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
+}
+
+export function spread(xs: readonly number[]): Spread {
+  // Math.min() of nothing is Infinity, which JSON prints as null: refuse instead.
+  if (xs.length === 0) throw new Error("no runs to take a spread of");
+  return {
+    median: +median(xs).toFixed(3),
+    min: +Math.min(...xs).toFixed(3),
+    max: +Math.max(...xs).toFixed(3),
+  };
+}

@@ -8,15 +8,26 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startEmbeddedPostgres } from "../db/embedded";
+import { w1Chart } from "./chart";
+import { median, spread } from "./figures";
 import { freePortish } from "./port";
-import { median } from "./setup";
+import {
+  flatness,
+  headline,
+  type PairedRun,
+  type SizePoint,
+  sizePoint,
+  w1Cells,
+  w1Sizes,
+} from "./sweep";
 import { w5 } from "./w5";
 import { peerJobsPerSec, stampToRunning, w1, w2, w3, w4 } from "./workloads";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const REPEAT = env("BENCH_REPEAT", 3);
-const W1_ROWS = env("BENCH_ROWS", 10_000);
-const PEER_JOBS = env("BENCH_PEER_JOBS", 20_000);
+// W1 repeats apart from BENCH_REPEAT: three runs at every size would triple the sweep's
+// longest part, its largest size.
+const W1_REPEAT = env("BENCH_W1_REPEAT", 1);
 const CONCURRENCY = env("BENCH_CONCURRENCY", 50);
 const W2_ROWS = env("BENCH_W2_ROWS", 100_000);
 const W3_RUNNING = env("BENCH_W3_RUNNING", 80);
@@ -25,14 +36,18 @@ const W4_CELLS = env("BENCH_W4_CELLS", 2_000);
 const W5_CELLS = env("BENCH_W5_CELLS", 2_000);
 const W5_LIMIT = env("BENCH_W5_LIMIT", 50);
 
-const spread = (xs: number[]) => ({
-  median: +median(xs).toFixed(3),
-  min: +Math.min(...xs).toFixed(3),
-  max: +Math.max(...xs).toFixed(3),
-});
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 async function main(): Promise<void> {
+  // Bad knobs fail here, before a server is started for nothing.
+  const sizes = w1Sizes(process.env.BENCH_W1_SIZES, process.env.BENCH_ROWS);
+  if (!Number.isInteger(W1_REPEAT) || W1_REPEAT < 1) {
+    throw new Error(`BENCH_W1_REPEAT must be a whole number ≥ 1, not ${W1_REPEAT}`);
+  }
+  if (process.env.BENCH_PEER_JOBS !== undefined) {
+    say("BENCH_PEER_JOBS is ignored: the peer runs as many jobs as W1 runs cells at each size");
+  }
+  const chart = process.env.BENCH_CHART;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-bench-"));
   fs.chmodSync(dir, 0o777);
   // BENCH_PROFILE=1: W1 also prints where Postgres spent its time, per statement.
@@ -67,33 +82,56 @@ async function main(): Promise<void> {
   const result: Record<string, unknown> = {};
   try {
     if (only.has("w1")) {
-      const engine: number[] = [];
-      const peer: number[] = [];
-      const ratio: number[] = [];
-      const rt: number[] = [];
-      const commits: number[] = [];
-      for (let i = 0; i < REPEAT; i++) {
-        const p = await peerJobsPerSec(server.url, PEER_JOBS, CONCURRENCY);
-        const e = await w1(server.url, W1_ROWS, 50, CONCURRENCY, profile ? say : undefined);
-        engine.push(e.cellsPerSec);
-        peer.push(p);
-        ratio.push(e.cellsPerSec / p);
-        rt.push(e.roundTripsPerCell);
-        commits.push(e.commitsPerCell);
+      const points: SizePoint[] = [];
+      for (const rows of sizes) {
+        const runs: PairedRun[] = [];
+        for (let i = 0; i < W1_REPEAT; i++) {
+          // The peer right before each engine run, at the job count of its cells: the ratio
+          // compares the same amount of work under the same load on the machine.
+          const p = await peerJobsPerSec(server.url, w1Cells(rows), CONCURRENCY);
+          const e = await w1(server.url, rows, 50, CONCURRENCY, profile ? say : undefined);
+          runs.push({ ...e, peerJobsPerSec: p });
+          say(
+            `W1 ${rows} rows, run ${i + 1}/${W1_REPEAT}: ${e.cellsPerSec.toFixed(0)} cells/s, peer ${p.toFixed(0)} jobs/s, ratio ${(e.cellsPerSec / p).toFixed(3)}; ${e.roundTripsPerCell.toFixed(2)} round trips, ${e.commitsPerCell.toFixed(2)} commits per cell`,
+          );
+        }
+        points.push(sizePoint(rows, runs));
+      }
+      const flat = flatness(points);
+      if (flat) {
         say(
-          `W1 run ${i + 1}: ${e.cellsPerSec.toFixed(0)} cells/s, peer ${p.toFixed(0)} jobs/s, ratio ${(e.cellsPerSec / p).toFixed(3)}`,
+          `W1 flatness: cells/s at ${flat.toRows} rows is ${(flat.share * 100).toFixed(0)}% of that at ${flat.fromRows} rows`,
         );
       }
       const latency = await stampToRunning(server.url);
+      const head = headline(points);
       result.w1 = {
-        rows: W1_ROWS,
-        cellsPerSec: spread(engine),
-        peerJobsPerSec: spread(peer),
-        ratio: spread(ratio),
-        roundTripsPerCell: spread(rt),
-        commitsPerCell: spread(commits),
+        // The fields from before the sweep describe one size (10,000 rows when swept, else
+        // the smallest), so readers of older results still find them where they were.
+        rows: head.rows,
+        cellsPerSec: head.cellsPerSec,
+        peerJobsPerSec: head.peerJobsPerSec,
+        ratio: head.ratio,
+        roundTripsPerCell: head.roundTripsPerCell,
+        commitsPerCell: head.commitsPerCell,
         stampToRunningMs: { p50: +latency.p50.toFixed(2), p99: +latency.p99.toFixed(2) },
+        sizes: points,
+        flatness: flat,
       };
+      if (chart) {
+        const svg = w1Chart(
+          points.map((p) => ({
+            rows: p.rows,
+            cellsPerSec: p.cellsPerSec.median,
+            peerJobsPerSec: p.peerJobsPerSec.median,
+          })),
+        );
+        fs.mkdirSync(path.dirname(path.resolve(chart)), { recursive: true });
+        fs.writeFileSync(chart, svg);
+        say(`W1 chart (medians per size) written to ${chart}`);
+      }
+    } else if (chart) {
+      say("BENCH_CHART: W1 is not in BENCH_ONLY, so there is no chart to write");
     }
     if (only.has("w2")) {
       const r = await w2(server.url, W2_ROWS);
