@@ -43,6 +43,12 @@ export const WRITE_CONNECTIONS = 16;
 /** graphile-worker's own pool: job fetches, completions and its LISTEN. */
 export const GRAPHILE_CONNECTIONS = 8;
 
+function withApplicationName(url: string, name: string): string {
+  const u = new URL(url);
+  u.searchParams.set("application_name", name);
+  return u.toString();
+}
+
 export interface RunningWorker {
   stop(): Promise<void>;
 }
@@ -66,7 +72,8 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
   const listener = listenForCancels(database.pool, log);
   await listener.ready;
   const runner = await startLocalWorker({
-    connectionString: sessionUrl,
+    // Named, so ops (and the connection budget test) tell the job fetcher's sessions apart.
+    connectionString: withApplicationName(sessionUrl, "cellflow-worker-jobs"),
     concurrency: opts.concurrency,
     maxPoolSize: GRAPHILE_CONNECTIONS,
     log,
