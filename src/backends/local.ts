@@ -11,6 +11,7 @@ import {
   Logger as WorkerLogger,
   type WorkerUtils,
 } from "graphile-worker";
+import pg from "pg";
 import type { Logger } from "../config/log";
 import {
   CarrierPayloadSchema,
@@ -25,13 +26,24 @@ import {
 export class LocalBackend implements TaskBackend {
   readonly kind = "local" as const;
   private utils: Promise<WorkerUtils> | undefined;
+  private pool: pg.Pool | undefined;
+  private readonly ownsPool: boolean;
 
-  constructor(private readonly connectionString: string) {}
+  /** `pool`: a graphile-worker pool to share (a worker's runner's); not ended by close(). */
+  constructor(
+    private readonly connectionString: string,
+    opts: { pool?: pg.Pool } = {},
+  ) {
+    this.pool = opts.pool;
+    this.ownsPool = !opts.pool;
+  }
 
   private workerUtils(): Promise<WorkerUtils> {
     if (this.utils) return this.utils;
     const made = (async () => {
-      const utils = await makeWorkerUtils({ connectionString: this.connectionString });
+      // Our pool, ended and awaited by close() (see ownPool).
+      this.pool ??= graphilePool(this.connectionString, 10);
+      const utils = await makeWorkerUtils({ pgPool: this.pool });
       try {
         await utils.migrate();
       } catch (err) {
@@ -70,8 +82,27 @@ export class LocalBackend implements TaskBackend {
   async close(): Promise<void> {
     const utils = this.utils;
     this.utils = undefined;
-    if (utils) await (await utils).release();
+    const pool = this.ownsPool ? this.pool : undefined;
+    if (this.ownsPool) this.pool = undefined;
+    try {
+      if (utils) await (await utils.catch(() => undefined))?.release();
+    } finally {
+      await pool?.end();
+    }
   }
+}
+
+/**
+ * A pool for graphile-worker that we end ourselves: graphile-worker ends a pool it made
+ * without waiting, and takes its error listener off first, so an idle session that the
+ * server then terminated (a Postgres stopped right after) crashed the process with an
+ * unheard 'error'.
+ */
+export function graphilePool(connectionString: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max });
+  pool.on("error", () => {});
+  pool.on("connect", (client) => client.on("error", () => {}));
+  return pool;
 }
 
 export interface CronJob {
@@ -83,10 +114,9 @@ export interface CronJob {
 }
 
 export interface LocalWorkerOptions {
-  connectionString: string;
+  /** graphile-worker's pool (see graphilePool); the caller ends it after the runner. */
+  pgPool: pg.Pool;
   concurrency: number;
-  /** graphile-worker's pool (default concurrency + 2): its jobs use none of it. */
-  maxPoolSize?: number;
   carrier: TaskHandler;
   stamper: StampHandler;
   crons?: CronJob[];
@@ -96,9 +126,8 @@ export interface LocalWorkerOptions {
 /** Starts a graphile-worker runner for the carrier task in this process. */
 export async function startLocalWorker(opts: LocalWorkerOptions): Promise<Runner> {
   return run({
-    connectionString: opts.connectionString,
+    pgPool: opts.pgPool,
     concurrency: opts.concurrency,
-    maxPoolSize: opts.maxPoolSize ?? opts.concurrency + 2,
     noHandleSignals: true,
     // New jobs arrive by LISTEN/NOTIFY; the poll only covers a lost notification.
     pollInterval: 2000,

@@ -7,7 +7,7 @@
  * cancel LISTEN) + 1 spare + GRAPHILE_CONNECTIONS connections: 28.
  */
 import { createDatabase } from "../../db/client";
-import { LocalBackend, startLocalWorker } from "../backends/local";
+import { graphilePool, LocalBackend, startLocalWorker } from "../backends/local";
 import type { Logger } from "../config/log";
 import { listenForCancels } from "../engine/cancellation";
 import { runCarrier } from "../engine/carrier";
@@ -40,7 +40,7 @@ export interface WorkerOptions {
 
 /** Statements in flight at once: more only queue on 2 cores' worth of Postgres. */
 export const WRITE_CONNECTIONS = 16;
-/** graphile-worker's own pool: job fetches, completions and its LISTEN. */
+/** graphile-worker's pool: job fetches, completions, its LISTEN and our enqueues. */
 export const GRAPHILE_CONNECTIONS = 8;
 
 function withApplicationName(url: string, name: string): string {
@@ -67,15 +67,19 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     idleTimeoutMs: 60_000,
     applicationName: "cellflow-worker",
   });
-  const backend = new LocalBackend(sessionUrl);
+  // graphile-worker's pool, shared by the runner (fetching and completing jobs) and our
+  // enqueues; named, so ops (and the connection budget test) tell its sessions apart.
+  const jobsPool = graphilePool(
+    withApplicationName(sessionUrl, "cellflow-worker-jobs"),
+    GRAPHILE_CONNECTIONS,
+  );
+  const backend = new LocalBackend(sessionUrl, { pool: jobsPool });
   const stopping = new AbortController();
   const listener = listenForCancels(database.pool, log);
   await listener.ready;
   const runner = await startLocalWorker({
-    // Named, so ops (and the connection budget test) tell the job fetcher's sessions apart.
-    connectionString: withApplicationName(sessionUrl, "cellflow-worker-jobs"),
+    pgPool: jobsPool,
     concurrency: opts.concurrency,
-    maxPoolSize: GRAPHILE_CONNECTIONS,
     log,
     crons: [
       {
@@ -145,6 +149,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
         await runner.stop();
         await listener.stop();
         await backend.close();
+        await jobsPool.end();
         await database.close();
       })();
       return stopped;
