@@ -44,10 +44,11 @@ type Op =
 type Check = { kind: "check"; done: () => void; fail: (err: Error) => void };
 
 // The "more" read is a scalar subquery with a limit, which stays a per-row index probe:
-// an EXISTS here was planned (generically, for ~100 keys) as a scan of every queued cell.
+// an EXISTS here was planned (generically, for ~100 keys) as a scan of every queued cell;
+// its status test is queuedOnRow's (store/sql.ts), which keeps the window's index out.
 const BATCH = `select x.i::int as i,
        case when x.op = 'l' then pg_try_advisory_lock(x.k) else pg_advisory_unlock(x.k) end as ok,
-       x.op = 'u' and (select true from cells c where c.row_id = x.r and c.status = 'queued' limit 1) is not null as more
+       x.op = 'u' and (select true from cells c where c.row_id = x.r and c.status::text = 'queued' limit 1) is not null as more
   from unnest($1::bigint[], $2::text[], $3::text[]) with ordinality as x(k, op, r, i)`;
 
 const HELD = `select coalesce(array_agg(((l.classid::bigint << 32) | l.objid::bigint)::text), '{}') as keys

@@ -14,3 +14,14 @@ export function jsonb(value: unknown): SQL {
 export function isoTime(column: SQL): SQL {
   return sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }
+
+/**
+ * "The cell is queued", for reads of one row's cells (off the primary key: a row has a
+ * cell per group). Written so that it does not imply the window's partial index over
+ * unfinished cells: a generic plan made while a fresh table's statistics were stale
+ * combined that index with the key (BitmapAnd) and walked every unfinished cell of the
+ * run for each step of each row, so a step's cost grew with the run.
+ */
+export function queuedOnRow(alias: string): SQL {
+  return sql.raw(`${alias}.status::text = 'queued'`);
+}

@@ -19,7 +19,7 @@ import { queryRows } from "../../../db/client";
 import { retryOnConflict } from "../../../db/sqlstate";
 import type { CellStatus } from "../../domain/statuses";
 import { type CascadeStep, creditsUsedThisMonth } from "../engine-reads";
-import { textArray } from "../sql";
+import { queuedOnRow, textArray } from "../sql";
 import { claimSet } from "./claim";
 import { type Terminal, terminalSpec } from "./finish";
 import {
@@ -73,7 +73,7 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
     : sql``;
   const candidate = claim
     ? sql`select c.group_id from cells c join tables t on t.id = ${tableId}
-           where t.schema_version = ${claim.schemaVersion} and c.row_id = ${rowId} and c.status = 'queued'
+           where t.schema_version = ${claim.schemaVersion} and c.row_id = ${rowId} and ${queuedOnRow("c")}
            order by array_position(${textArray(claim.order)}, c.group_id) nulls last, c.queued_at, c.group_id
            limit 1`
     : sql`select null::text as group_id where false`;
@@ -96,7 +96,7 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
         clm as (
           update cells c set ${claimSet(claim?.runId ?? null)}, updated_at = now()
             from cand
-           where c.row_id = ${rowId} and c.group_id = cand.group_id and c.status = 'queued'
+           where c.row_id = ${rowId} and c.group_id = cand.group_id and ${queuedOnRow("c")}
           returning c.table_id, c.row_id, c.group_id, c.status, c.outcome, c.execution_id, c.error,
                     c.running_block_ids, c.block_errors, c.dispatch_id, c.attempt),
         ev as (
@@ -115,7 +115,7 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
                         '{}'::jsonb) as workflows,
                coalesce((select jsonb_agg(jsonb_build_object('groupId', c.group_id, 'executionId', c.execution_id,
                                                              'dispatchId', c.dispatch_id) order by c.queued_at, c.group_id)
-                           from cells c where c.row_id = ${rowId} and c.status = 'queued'), '[]'::jsonb) as queued,
+                           from cells c where c.row_id = ${rowId} and ${queuedOnRow("c")}), '[]'::jsonb) as queued,
                coalesce((select array_agg(c.group_id) from cells c where c.row_id = ${rowId}), '{}') as present,
                ${finish ? sql`(select count(*) from fin_upd)::int` : sql`0`} as "finishedCount",
                ${finish ? sql`(select status from cells where row_id = ${rowId} and group_id = ${finish.groupId})` : sql`null::text`} as "finishCurrent",
