@@ -12,7 +12,7 @@ import type { Db } from "../../../db/client";
 import { queryRows } from "../../../db/client";
 
 /**
- * The row lock's key computed in SQL (engine/row-lock.ts: the first 8 bytes of SHA-256
+ * The row lock's key computed in SQL (engine/lock-sessions.ts: the first 8 bytes of SHA-256
  * of `cascade:<table>:<row>`, signed), to compare with `heldRowLocks`.
  */
 export const rowLockKeyOf = (tableId: SQL, rowId: SQL): SQL =>
