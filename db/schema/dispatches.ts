@@ -33,6 +33,17 @@ export const dispatches = pgTable(
      * reads the window's span of the index, not every finished row's dead entries.
      */
     floor: bigint("floor", { mode: "number" }).notNull().default(-1),
+    /**
+     * The aged cursor (kept by the window step, read by the re-drive): `prevCursor` is the
+     * cursor as the step recorded it at `prevCursorAt`, and every row at or before
+     * `agedCursor` was handed out at least the queued grace before `prevCursorAt`. So a
+     * row at or before `prevCursor` (once `prevCursorAt` is a grace old) or `agedCursor`
+     * has waited for its carrier longer than the grace; a row handed out later may still
+     * be waiting for a worker slot. A record is taken at most once per grace.
+     */
+    prevCursor: bigint("prev_cursor", { mode: "number" }).notNull().default(-1),
+    prevCursorAt: timestamp("prev_cursor_at", { withTimezone: true }),
+    agedCursor: bigint("aged_cursor", { mode: "number" }).notNull().default(-1),
     stamped: integer("stamped").notNull().default(0),
     /** True while a background job is still stamping the rest of a large run. */
     stamping: boolean("stamping").notNull().default(false),

@@ -23,7 +23,10 @@ export type RacePoint =
   | "carrier:release"
   /** After a carrier released the row; before it hands out and chains. */
   | "carrier:released"
-  /** A re-drive pass holds an orphan candidate's row lock. */
+  /**
+   * A re-drive pass is about to judge an orphan candidate's row afresh: holding its row
+   * lock when the row has running cells, before re-reading its queued cells otherwise.
+   */
   | "redrive:row"
   /** Before a re-drive pass slides the active dispatches. */
   | "redrive:advance";

@@ -3,30 +3,40 @@
  * Invariants: a `running` cell is touched only while the re-drive holds its row lock,
  * which proves no live carrier is running it (a crashed carrier's lock died with its
  * connection); it goes back to `queued` (or to `error` once it has been lost
- * MAX_ATTEMPTS times) and the row gets a carrier. A `queued` cell that waited past the
- * grace period with its row lock free gets a carrier. Every active dispatch's window is
- * advanced (it hands out rows a lost carrier never asked for, and completes a dispatch
- * with nothing left); a background stamping that stalled is re-enqueued.
- * A paused wait that is due (its delayed carrier lost) is resumed. Every step is
- * idempotent, so passes on many machines at once only duplicate enqueues, and a
- * duplicate carrier finds the lock taken and leaves.
+ * MAX_ATTEMPTS times) and the row gets a carrier. A `queued` cell gets a carrier when it
+ * is stale (stamped and, in an active run, handed out longer than QUEUED_GRACE_MS ago:
+ * a row handed out later is waiting for its carrier, however old its stamp; see
+ * store/cells/orphans.ts) and its row lock is free, both read after the candidates, not
+ * taken from their snapshot (the row's live carrier may have finished it since). Such a
+ * row is healed within about 2 × the grace + a pass interval of its hand-out. Every
+ * active dispatch's window is advanced (it hands out rows a lost carrier never asked
+ * for, and completes a dispatch with nothing left); a background stamping that stalled
+ * is re-enqueued. A paused wait that is due (its delayed carrier lost) is resumed.
+ * Every step is idempotent, so passes on many machines at once only duplicate enqueues,
+ * and a duplicate carrier finds the lock taken and leaves.
  */
 import type { Database } from "../../db/client";
 import { carrierSpec, type EnqueueSpec, stamperSpec, type TaskBackend } from "../backends/port";
 import type { Logger } from "../config/log";
 import { failCell } from "../store/cells/finish";
-import { activeDispatches, orphanCandidates } from "../store/cells/orphans";
+import { activeDispatches, orphanCandidates, queuedOrphan } from "../store/cells/orphans";
 import { requeueCell } from "../store/cells/requeue";
 import { dueWaits, resumeCell } from "../store/cells/resume";
-import { advanceDispatch } from "../store/dispatches/advance";
+import { advanceDispatch, QUEUED_GRACE_MS } from "../store/dispatches/advance";
 import { at, type Pause } from "./race-points";
 import { acquireRowLock } from "./row-lock";
 
 /** How often a cell may lose its worker before the re-drive gives up on it. */
 export const MAX_ATTEMPTS = 3;
-/** A queued cell younger than this may simply be waiting for its job to start. */
-export const QUEUED_GRACE_MS = 10_000;
-/** How often a worker process runs a pass (the heal time is at most this + the grace). */
+/**
+ * A queued cell stamped or handed out less than this ago may simply be waiting for its
+ * job to start (defined with the window step, which ages the cursor with it).
+ */
+export { QUEUED_GRACE_MS };
+/**
+ * How often a worker process runs a pass (a lost carrier's queued row is healed within
+ * about this + 2 × the grace of its hand-out).
+ */
 export const REDRIVE_EVERY_MS = 15_000;
 /**
  * How often a worker process probes for running cells that lost their worker (their row
@@ -37,11 +47,29 @@ export const ORPHAN_PROBE_EVERY_MS = 2_000;
 const PASS_LIMIT = 1_000;
 
 export interface RedriveReport {
+  /** Running cells whose worker was lost, handed back to the queue (their rows carried). */
   requeued: number;
+  /** Running cells lost MAX_ATTEMPTS times, ended as errors. */
   failed: number;
+  /** Rows with queued cells nobody carried, given a carrier (no running cell requeued). */
+  queuedRows: number;
+  /** Due waits whose delayed carrier was lost, resumed and carried. */
+  resumed: number;
+  /** Carrier jobs enqueued for the rows above. */
   carriers: number;
+  /**
+   * Rows the windows handed out when the pass slid them: rows a lost carrier never asked
+   * for, or a slot the pass freed before a finishing carrier's own step; not by itself a
+   * sign of an orphan.
+   */
   handedOut: number;
+  /** Background stampings that stalled, enqueued again. */
   stampers: number;
+}
+
+/** Whether the pass healed something (not only slid windows), for its log line. */
+export function healedSomething(r: RedriveReport): boolean {
+  return r.requeued + r.failed + r.queuedRows + r.resumed + r.stampers > 0;
 }
 
 export async function redriveOrphans(deps: {
@@ -52,16 +80,39 @@ export async function redriveOrphans(deps: {
   pause?: Pause;
 }): Promise<RedriveReport> {
   const { database, backend, log } = deps;
-  const report: RedriveReport = { requeued: 0, failed: 0, carriers: 0, handedOut: 0, stampers: 0 };
+  const report: RedriveReport = {
+    requeued: 0,
+    failed: 0,
+    queuedRows: 0,
+    resumed: 0,
+    carriers: 0,
+    handedOut: 0,
+    stampers: 0,
+  };
   const enqueue: EnqueueSpec[] = [];
-  const candidates = await orphanCandidates(database.db, {
-    queuedGraceMs: QUEUED_GRACE_MS,
-    limit: PASS_LIMIT,
-  });
+  const carry = (c: { tableId: string; rowId: string; dispatchId: string | null }) => {
+    report.carriers++;
+    enqueue.push(
+      carrierSpec({ tableId: c.tableId, rowId: c.rowId, dispatchId: c.dispatchId ?? undefined }),
+    );
+  };
+  const candidates = await orphanCandidates(database.db, { limit: PASS_LIMIT });
   for (const c of candidates) {
+    if (c.running.length === 0) {
+      // Only queued cells: nothing to change under the lock, so the pass does not take it
+      // (a carrier finding it taken would leave the row to us, stale or not). Judged on
+      // fresh state: the row's carrier may have come and finished it since the read.
+      await at(deps.pause, "redrive:row", { rowId: c.rowId });
+      if (await queuedOrphan(database.db, c)) {
+        report.queuedRows++;
+        carry(c);
+      }
+      continue;
+    }
     const session = await acquireRowLock(database, c.tableId, c.rowId);
     if (!session) continue; // A live carrier holds the row: not an orphan.
-    let carry = c.queuedStale;
+    let requeued = false;
+    let moreQueued = false;
     try {
       await at(deps.pause, "redrive:row", { rowId: c.rowId });
       for (const cell of c.running) {
@@ -82,32 +133,33 @@ export async function redriveOrphans(deps: {
         const w = await requeueCell(session.db, c.rowId, cell.groupId, cell);
         if (w.ok) {
           report.requeued++;
-          carry = true;
+          requeued = true;
           log.info({ ...ids, executionId: cell.executionId }, "re-drive requeued an orphan");
         }
       }
     } finally {
       const released = await session.release(c.dispatchId ? [c.dispatchId] : []);
-      // A carrier that came while we held the lock left the row to us.
-      if (released.moreQueued) carry = true;
+      // Queued cells now (read as the lock went): a carrier that came while we held the
+      // lock left the row to us, and nothing tells its cells from ones whose carrier is
+      // still on its way, so they are ours to carry. Not the snapshot's: a row the live
+      // carrier finished before we got the lock has none.
+      moreQueued = released.moreQueued;
       for (const a of released.advances ?? []) {
         for (const rowId of a.rowIds)
           enqueue.push(carrierSpec({ tableId: c.tableId, rowId, dispatchId: a.dispatchId }));
       }
     }
-    if (carry) {
-      report.carriers++;
-      enqueue.push(
-        carrierSpec({ tableId: c.tableId, rowId: c.rowId, dispatchId: c.dispatchId ?? undefined }),
-      );
+    if (requeued || moreQueued) {
+      if (!requeued) report.queuedRows++;
+      carry(c);
     }
   }
   // Due waits whose delayed carrier was lost.
   for (const w of await dueWaits(database.db, PASS_LIMIT)) {
     const resumed = await resumeCell(database.db, w, { dueWait: true });
     if (resumed.ok) {
-      report.carriers++;
-      enqueue.push(carrierSpec({ tableId: w.tableId, rowId: w.rowId }));
+      report.resumed++;
+      carry({ tableId: w.tableId, rowId: w.rowId, dispatchId: null });
     }
   }
   await at(deps.pause, "redrive:advance");

@@ -12,7 +12,12 @@ import type { Logger } from "../config/log";
 import { listenForCancels } from "../engine/cancellation";
 import { runCarrier } from "../engine/carrier";
 import { LOCK_SESSIONS } from "../engine/lock-sessions";
-import { ORPHAN_PROBE_EVERY_MS, REDRIVE_EVERY_MS, redriveOrphans } from "../engine/redrive";
+import {
+  healedSomething,
+  ORPHAN_PROBE_EVERY_MS,
+  REDRIVE_EVERY_MS,
+  redriveOrphans,
+} from "../engine/redrive";
 import { runStamper } from "../engine/stamper";
 import { runningWithoutLock } from "../store/cells/orphan-probe";
 import { pruneEvents } from "../store/events/prune";
@@ -127,8 +132,10 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     (probe ? runningWithoutLock(database.db) : Promise.resolve(1))
       .then((suspects) => (suspects > 0 ? redriveOrphans({ database, backend, log }) : null))
       .then((r) => {
-        if (r && r.requeued + r.failed + r.carriers + r.handedOut + r.stampers > 0)
-          log.info(r, "re-drive healed orphans");
+        // Only what was healed is news; a pass that only slid windows (it can free a slot
+        // before a finishing carrier does, in a healthy run too) is not.
+        if (r && healedSomething(r)) log.info(r, "re-drive healed orphans");
+        else if (r && r.handedOut > 0) log.debug(r, "re-drive slid windows");
       })
       .catch((err: unknown) => log.warn({ err }, "re-drive pass failed; the next one retries"))
       .finally(() => {

@@ -1,6 +1,7 @@
 /**
  * Scheduled tasks: the re-drive every minute (a stranded cell is healed within about a
- * minute plus its grace period) and the pruning of old events and webhook deliveries.
+ * minute plus twice its grace period, which counts from the row's hand-out too) and the
+ * pruning of old events and webhook deliveries.
  * Both are idempotent, so an overlapping or repeated schedule does no harm.
  */
 import { schedules } from "@trigger.dev/sdk";

@@ -77,8 +77,11 @@ describe("re-drive", () => {
   it("a queued cell whose carrier job was lost gets a new carrier, and a fresh one is left alone", async () => {
     const t = await waitTable(key, { groups: 1, ms: 10, rows: 2 });
     await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all" } });
-    // Lose the jobs, and age one row's cell past the grace period.
+    // Lose the jobs, age both rows' hand-out and one row's cell past the grace period.
     await db().execute(sql`delete from graphile_worker._private_jobs`);
+    await db().execute(
+      sql`update dispatches set prev_cursor_at = prev_cursor_at - interval '1 minute' where table_id = ${t.id}`,
+    );
     await db().execute(
       sql`update cells set queued_at = now() - interval '1 minute' where row_id = ${t.rowIds[0]}`,
     );

@@ -7,29 +7,33 @@
  * are read from the statement's snapshot, pg_locks live: a carrier that finished in
  * between looks dead); the re-drive it triggers checks again under the row lock.
  */
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { queryRows } from "../../../db/client";
 
 /**
- * The row lock's key (engine/row-lock.ts: the first 8 bytes of SHA-256 of
- * `cascade:<table>:<row>`, signed), as pg_locks shows a bigint advisory key: the high
- * 32 bits in classid, the low 32 in objid.
+ * The row lock's key computed in SQL (engine/lock-sessions.ts: the first 8 bytes of SHA-256
+ * of `cascade:<table>:<row>`, signed), to compare with `heldRowLocks`.
  */
-const rowLockKey = sql`('x' || left(encode(sha256(convert_to('cascade:' || c.table_id || ':' || c.row_id, 'UTF8')), 'hex'), 16))::bit(64)::bigint`;
+export const rowLockKeyOf = (tableId: SQL, rowId: SQL): SQL =>
+  sql`('x' || left(encode(sha256(convert_to('cascade:' || ${tableId} || ':' || ${rowId}, 'UTF8')), 'hex'), 16))::bit(64)::bigint`;
+
+/**
+ * The bigint advisory keys sessions of this database hold now, as `k`: pg_locks shows
+ * such a key with its high 32 bits in classid and its low 32 in objid.
+ */
+export const heldRowLocks = sql`select (l.classid::bigint << 32) | l.objid::bigint as k
+            from pg_locks l
+           where l.locktype = 'advisory' and l.granted and l.objsubid = 1
+             and l.database = (select oid from pg_database where datname = current_database())`;
 
 export async function runningWithoutLock(db: Db): Promise<number> {
   const [row] = await queryRows<{ n: number }>(
     db,
-    sql`with held as (
-          select (l.classid::bigint << 32) | l.objid::bigint as k
-            from pg_locks l
-           where l.locktype = 'advisory' and l.granted and l.objsubid = 1
-             and l.database = (select oid from pg_database where datname = current_database())
-        )
+    sql`with held as (${heldRowLocks})
         select count(*)::int as n from cells c
          where c.status = 'running'
-           and not exists (select 1 from held where held.k = ${rowLockKey})`,
+           and not exists (select 1 from held where held.k = ${rowLockKeyOf(sql`c.table_id`, sql`c.row_id`)})`,
   );
   return row?.n ?? 0;
 }

@@ -7,13 +7,25 @@
  * of the dispatch is queued or running any more, the same call completes it (one
  * conditional UPDATE, one `dispatch` event).
  *
- * The SQL is the function `cellflow_advance_dispatch` (migration 0002): one round trip,
- * so the lock every finishing carrier of the dispatch needs is held for server time only.
+ * The SQL is the function `cellflow_advance_dispatch` (migration 0002, last 0017): one
+ * round trip, so the lock every finishing carrier of the dispatch needs is held for
+ * server time only. Each step also ages the cursor for the re-drive (at most once per
+ * QUEUED_GRACE_MS it records the cursor with the time; see migration 0017 and
+ * store/cells/orphans.ts), which rides the UPDATE a cursor move does anyway.
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { queryRows } from "../../../db/client";
 import { retryOnConflict } from "../../../db/sqlstate";
+
+/**
+ * How long a handed-out row's queued cell may wait for its carrier (a job waiting for a
+ * worker slot) before the re-drive takes the row for an orphan. One value for both ends:
+ * the window step records the cursor's age with it and the re-drive reads that record
+ * with it (an older record would say a row waited longer than it did). Passed to the SQL
+ * as a parameter rather than written into the function, so it lives only here.
+ */
+export const QUEUED_GRACE_MS = 10_000;
 
 export interface Advance {
   /** Rows to hand to carriers now, in position order. */
@@ -27,7 +39,7 @@ export async function advanceDispatch(db: Db, dispatchId: string): Promise<Advan
   const [step] = await retryOnConflict(() =>
     queryRows<{ row_ids: string[] | null; completed: boolean }>(
       db,
-      sql`select row_ids, completed from cellflow_advance_dispatch(${dispatchId})`,
+      sql`select row_ids, completed from cellflow_advance_dispatch(${dispatchId}, null, ${QUEUED_GRACE_MS})`,
       { prepare: true },
     ),
   );
@@ -68,7 +80,7 @@ export async function advanceAll(
                                   'dispatchId', d.id, 'rowIds', coalesce(to_jsonb(a.row_ids), '[]'::jsonb),
                                   'completed', coalesce(a.completed, false)))
                            from jsonb_array_elements_text(${JSON.stringify(dispatchIds)}::jsonb) d(id),
-                                lateral cellflow_advance_dispatch(d.id, 1) a),
+                                lateral cellflow_advance_dispatch(d.id, 1, ${QUEUED_GRACE_MS}) a),
                         '[]'::jsonb) as advances`,
       { prepare: true },
     ),
