@@ -1,4 +1,6 @@
 /** Shared pieces of the benchmark: a database per run, a workspace, tables, a worker. */
+
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { sql } from "drizzle-orm";
 import pg from "pg";
 import { createDatabase, type Database, queryRows } from "../db/client";
@@ -177,6 +179,8 @@ export function startWaitSampler(database: Database, everyMs = 25): () => Promis
   let stopped = false;
   const cpuBefore = process.cpuUsage();
   const wallBefore = performance.now();
+  const lag = monitorEventLoopDelay({ resolution: 5 });
+  lag.enable();
   const loop = (async () => {
     while (!stopped) {
       polls.queries++;
@@ -197,8 +201,10 @@ export function startWaitSampler(database: Database, everyMs = 25): () => Promis
     await loop;
     const cpu = process.cpuUsage(cpuBefore);
     const wall = performance.now() - wallBefore;
+    lag.disable();
     const lines = [
-      `node cpu ${(((cpu.user + cpu.system) / 1000 / wall) * 100).toFixed(0)}% of one core over ${(wall / 1000).toFixed(1)} s; ${samples} samples of active backends (mean per sample):`,
+      `node cpu ${(((cpu.user + cpu.system) / 1000 / wall) * 100).toFixed(0)}% of one core over ${(wall / 1000).toFixed(1)} s; event loop delay p50 ${(lag.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(lag.percentile(99) / 1e6).toFixed(1)} ms`,
+      `${samples} samples of active backends (mean per sample):`,
     ];
     for (const [w, n] of [...counts].sort((a, b) => b[1] - a[1]).slice(0, 10))
       lines.push(`  ${(n / Math.max(1, samples)).toFixed(2).padStart(6)}  ${w}`);

@@ -114,7 +114,29 @@ export async function w1(
   const polled = polls.queries - pollsBefore;
   const queries = counter.queries - queriesBefore - polled;
   const committed = (await commits(database)) - commitsBefore - polled;
-  if (profile) await printStatementProfile(database, profile);
+  if (profile) {
+    await printStatementProfile(database, profile);
+    // Where a row's time goes, from the cells' own timestamps (ms, p50 / p90).
+    const [t] = await queryRows<Record<string, number>>(
+      database.db,
+      sql`with c as (
+            select row_id, group_id, extract(epoch from started_at) * 1000 as s, extract(epoch from finished_at) * 1000 as f
+              from cells where table_id = ${tableId}),
+          r as (select a.f - a.s as run_a, b.s - a.f as gap, b.f - b.s as run_b, b.f - a.s as row_span
+                  from c a join c b on a.row_id = b.row_id and a.group_id = 'ga' and b.group_id = 'gb')
+          select percentile_cont(0.5) within group (order by run_a) as run_p50,
+                 percentile_cont(0.9) within group (order by run_a) as run_p90,
+                 percentile_cont(0.5) within group (order by gap) as gap_p50,
+                 percentile_cont(0.9) within group (order by gap) as gap_p90,
+                 percentile_cont(0.5) within group (order by row_span) as row_p50,
+                 percentile_cont(0.9) within group (order by row_span) as row_p90
+            from r`,
+    );
+    if (t)
+      profile(
+        `cell claim→finish p50 ${t.run_p50?.toFixed(1)} ms (p90 ${t.run_p90?.toFixed(1)}); finish→next claim p50 ${t.gap_p50?.toFixed(1)} ms (p90 ${t.gap_p90?.toFixed(1)}); a row's first claim→last finish p50 ${t.row_p50?.toFixed(1)} ms (p90 ${t.row_p90?.toFixed(1)})`,
+      );
+  }
   await checkTerminalOnce(database, tableId, rows * 2);
   // Every cell of the run, the background pages' too (run.stamped is the request's share).
   const [total] = await queryRows<{ stamped: number }>(

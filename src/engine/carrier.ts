@@ -9,8 +9,9 @@
  * cells it ran. Auto-run fires only through `autoStamp`, which a Stop covering the row
  * holds: a Stop ends the cascade of every row in its scope.
  *
- * Round trips per row with n cells: lock, n + 1 steps (each writes the last attempt's
- * terminal state and claims the next cell), unlock-and-advance: n + 3.
+ * Statements per row with n cells: a share of a batched lock, n + 1 steps (each writes
+ * the last attempt's terminal state and claims the next cell; batched with other
+ * carriers' steps), a share of a batched unlock, and the window slide.
  */
 import type { Database } from "../../db/client";
 import {
@@ -30,12 +31,13 @@ import { failQueuedCell } from "../store/cells/fail-queued";
 import { failCell } from "../store/cells/finish";
 import { requeueCell } from "../store/cells/requeue";
 import { resumeCell } from "../store/cells/resume";
-import { type RowStepInput, rowStep } from "../store/cells/row-step";
+import type { RowStepInput } from "../store/cells/row-step";
 import { advanceDispatch } from "../store/dispatches/advance";
 import { DeadlineError, type FencedResult, InterruptedError, runAttempt } from "./attempt";
 import { groupOrderOf, lastGroupOrder, tableSchemaOf } from "./definitions";
 import { at, type Pause } from "./race-points";
 import { acquireRowLock, type RowSession } from "./row-lock";
+import { stepBatcherOf } from "./step-batcher";
 
 export interface EngineDeps {
   database: Database;
@@ -198,7 +200,8 @@ async function cascade(
     for (;;) {
       await at(deps.pause, "carrier:step", { rowId });
       const hint = stopped.signal.aborted ? undefined : lastGroupOrder(tableId);
-      const { step, claimed, finished, eventsWritten } = await rowStep(session.db, {
+      // With the steps of the process's other carriers, in one statement (step-batcher.ts).
+      const { step, claimed, finished, eventsWritten } = await stepBatcherOf(session.db).step({
         tableId,
         rowId,
         finish: pending,

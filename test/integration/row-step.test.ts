@@ -7,9 +7,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "../../db/client";
 import { getDatabase } from "../../db/instance";
 import type { CellStatus } from "../../src/domain/statuses";
+import { StepBatcher } from "../../src/engine/step-batcher";
 import { cancelCells } from "../../src/store/cells/cancel";
 import { claimCell } from "../../src/store/cells/claim";
-import { rowStep } from "../../src/store/cells/row-step";
+import { rowStep, rowSteps } from "../../src/store/cells/row-step";
 import { stampPage } from "../../src/store/cells/stamp";
 import { insertRows } from "../../src/store/rows/insert";
 import { createTable } from "../../src/store/tables/create";
@@ -155,5 +156,83 @@ describe("a carrier's step statement", () => {
     expect(r.claimed).toBeNull();
     expect(r.step?.data).toEqual({});
     expect(await statuses(rowId)).toEqual({ g1: "cancelled", g2: "cancelled" });
+  });
+});
+
+describe("the steps of several carriers in one statement", () => {
+  it("a step whose terminal write lost its race loses only that: the other rows' writes and claims land", async () => {
+    const a = await stampedRow();
+    const b = await stampedRow();
+    const order = { schemaVersion: version, order: ["g1", "g2"], runId: "run_batch" };
+    const claims = await rowSteps(db(), [
+      { tableId, rowId: a.rowId, claim: order },
+      { tableId, rowId: b.rowId, claim: order },
+    ]);
+    expect(claims.map((c) => c.claimed?.groupId)).toEqual(["g1", "g1"]);
+    // A's attempt was replaced meanwhile (a re-drive requeued and re-claimed it).
+    await db().execute(
+      sql`update cells set attempt = attempt + 1 where row_id = ${a.rowId} and group_id = 'g1'`,
+    );
+    const steps = await rowSteps(db(), [
+      { tableId, rowId: a.rowId, finish: done("g1", a.e.g1 as string), claim: order },
+      { tableId, rowId: b.rowId, finish: done("g1", b.e.g1 as string), claim: order },
+    ]);
+    expect(steps[0]?.finished).toEqual({ ok: false, reason: "stale" });
+    expect(steps[1]?.finished).toEqual({ ok: true });
+    // A's claim is its own: its next cell is still claimed; B finished g1 and claimed g2.
+    expect(steps[0]?.claimed?.groupId).toBe("g2");
+    expect(steps[1]?.claimed?.groupId).toBe("g2");
+    expect(await statuses(a.rowId)).toEqual({ g1: "running", g2: "running" });
+    expect(await statuses(b.rowId)).toEqual({ g1: "completed", g2: "running" });
+    // Only B's output reached its row; B's read has it applied.
+    const data = await queryRows<{ id: string; data: Record<string, unknown> }>(
+      db(),
+      sql`select id, data from rows where id in (${a.rowId}, ${b.rowId})`,
+    );
+    expect(data.find((r) => r.id === a.rowId)?.data.out).toBeUndefined();
+    expect(data.find((r) => r.id === b.rowId)?.data.out).toBe("from g1");
+    expect(steps[1]?.step?.data?.out).toBe("from g1");
+    // Per row, the finished cell's event comes before the claimed one's.
+    const events = await queryRows<{ status: string; group_id: string }>(
+      db(),
+      sql`select data->>'status' as status, data->>'groupId' as group_id from events
+           where kind = 'cell' and data->>'rowId' = ${b.rowId} order by id`,
+    );
+    expect(events.slice(-2)).toEqual([
+      { status: "completed", group_id: "g1" },
+      { status: "running", group_id: "g2" },
+    ]);
+  });
+
+  it("steps that wait while a statement is out go together in the next one", async () => {
+    const rows = await Promise.all([stampedRow(), stampedRow(), stampedRow()]);
+    const batcher = new StepBatcher(db(), 1);
+    const order = { schemaVersion: version, order: ["g1", "g2"], runId: "run_batch" };
+    const steps = await Promise.all(
+      rows.map((r) => batcher.step({ tableId, rowId: r.rowId, claim: order })),
+    );
+    expect(steps.map((s) => s.claimed?.groupId)).toEqual(["g1", "g1", "g1"]);
+    // The first went out alone; the two that waited for it shared one statement.
+    expect(batcher.stats).toEqual({ statements: 2, steps: 3, largest: 2 });
+  });
+
+  it("a step that breaks its statement fails alone: the steps batched with it still land", async () => {
+    const rows = await Promise.all([stampedRow(), stampedRow(), stampedRow()]);
+    const batcher = new StepBatcher(db(), 1);
+    const order = { schemaVersion: version, order: ["g1", "g2"], runId: "run_batch" };
+    await rowSteps(db(), [{ tableId, rowId: rows[1]?.rowId as string, claim: order }]);
+    const broken = {
+      ...done("g1", rows[1]?.e.g1 as string),
+      // Not a cell outcome: the whole statement fails on it.
+      end: { kind: "complete" as const, outcome: "bogus" as "ok", finish: { blockErrors: {} } },
+    };
+    const [first, bad, last] = await Promise.allSettled([
+      batcher.step({ tableId, rowId: rows[0]?.rowId as string, claim: order }),
+      batcher.step({ tableId, rowId: rows[1]?.rowId as string, finish: broken }),
+      batcher.step({ tableId, rowId: rows[2]?.rowId as string, claim: order }),
+    ]);
+    expect(first.status).toBe("fulfilled");
+    expect(bad.status).toBe("rejected");
+    expect(last.status === "fulfilled" && last.value.claimed?.groupId).toBe("g1");
   });
 });

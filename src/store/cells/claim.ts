@@ -7,7 +7,7 @@ import { type LostReason, transitionWithAttempt } from "./transition";
  * the task run carrying it (a Stop cancels that run). `attempt` counts up: it is the
  * new attempt's number, which fences its writes.
  */
-export function claimSet(runId: string | null): SQL {
+export function claimSet(runId: string | null | SQL): SQL {
   return sql`status = 'running', started_at = now(), attempt = attempt + 1, run_id = ${runId},
              running_block_ids = '{}', block_errors = '{}'::jsonb, outcome = null, error = null`;
 }

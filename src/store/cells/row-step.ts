@@ -1,7 +1,10 @@
 /**
  * One cascade step of a row carrier in one round trip: the previous attempt's terminal
  * write (guarded like every transition), the claim of the row's next queued cell, and
- * the fresh read the carrier decides on. Invariants: the claim is made only under the
+ * the fresh read the carrier decides on; and the steps of many carriers (of different
+ * rows) in one statement, so one round trip and one commit serve them all (see
+ * engine/step-batcher.ts). Each step keeps its own guards: a step whose terminal write
+ * or claim loses its race loses only that, and learns why. Invariants: the claim is made only under the
  * schema version whose group order the caller passed (a schema edit in between makes it
  * claim nothing, and the caller decides on the fresh read instead); the claim is the
  * same guarded queued → running UPDATE as `claim.ts`, so a Stop that committed first
@@ -19,17 +22,10 @@ import { queryRows } from "../../../db/client";
 import { retryOnConflict } from "../../../db/sqlstate";
 import type { CellStatus } from "../../domain/statuses";
 import { type CascadeStep, creditsUsedThisMonth } from "../engine-reads";
-import { queuedOnRow, textArray } from "../sql";
+import { queuedOnRow } from "../sql";
 import { claimSet } from "./claim";
-import { type Terminal, terminalSpec } from "./finish";
-import {
-  type AttemptRef,
-  cellEventData,
-  lostOutcome,
-  type TransitionOutcome,
-  transitionCtes,
-  transitionEventData,
-} from "./transition";
+import type { Terminal } from "./finish";
+import { type AttemptRef, cellEventData, lostOutcome, type TransitionOutcome } from "./transition";
 
 export interface RowStepInput {
   tableId: string;
@@ -62,51 +58,124 @@ export interface RowStep {
   eventsWritten: boolean;
 }
 
+/** One step as the statement reads it: a record of `jsonb_to_recordset`. */
+function stepItem(i: number, input: RowStepInput) {
+  const f = input.finish;
+  const outputs = f?.end.finish.outputs;
+  return {
+    i,
+    table_id: input.tableId,
+    row_id: input.rowId,
+    fin_group: f?.groupId ?? null,
+    fin_exec: f?.ref.executionId ?? null,
+    fin_attempt: f?.ref.attempt ?? null,
+    fin_status: f ? (f.end.kind === "complete" ? "completed" : "error") : null,
+    fin_outcome: f?.end.kind === "complete" ? f.end.outcome : null,
+    fin_error: f?.end.kind === "fail" ? f.end.message : null,
+    fin_block_errors: f?.end.finish.blockErrors ?? null,
+    fin_details: f?.end.finish.details ?? null,
+    // Outputs merge into the row: a null clears its column.
+    fin_outputs: outputs ?? null,
+    fin_set: outputs
+      ? Object.fromEntries(Object.entries(outputs).filter(([, v]) => v !== null))
+      : null,
+    fin_clear: outputs ? Object.keys(outputs).filter((k) => outputs[k] === null) : null,
+    claim_version: input.claim?.schemaVersion ?? null,
+    claim_order: input.claim ? [...input.claim.order] : null,
+    run_id: input.claim?.runId ?? null,
+  };
+}
+
+type StepRow = Omit<CascadeStep, "data"> & {
+  i: number;
+  data: Record<string, unknown> | null;
+  tableFound: boolean;
+  finishedCount: number;
+  finishCurrent: CellStatus | null;
+  claimed: ClaimedCell | null;
+  eventsWritten: number;
+};
+
 export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
-  const { tableId, rowId, finish, claim } = input;
-  const spec = finish ? terminalSpec(rowId, finish.groupId, finish.ref, finish.end) : undefined;
-  const fin = spec ? sql`${transitionCtes(spec, "fin")},` : sql``;
-  // One insert, ordered: the finished cell's event before the claimed one's, so a reader
-  // of the stream never sees the row's next cell running before its last one ended.
-  const finEvent = spec
-    ? sql`select 1 as ord, table_id, ${transitionEventData(spec)} as data from fin_upd union all`
-    : sql``;
-  const candidate = claim
-    ? sql`select c.group_id from cells c join tables t on t.id = ${tableId}
-           where t.schema_version = ${claim.schemaVersion} and c.row_id = ${rowId} and ${queuedOnRow("c")}
-           order by array_position(${textArray(claim.order)}, c.group_id) nulls last, c.queued_at, c.group_id
-           limit 1`
-    : sql`select null::text as group_id where false`;
+  const [step] = await rowSteps(db, [input]);
+  if (!step) throw new Error("a row step returned no result");
+  return step;
+}
+
+/**
+ * The steps of several rows (each row at most once: a carrier holds its row's lock) in
+ * one statement. Results come back in the order of `inputs`.
+ */
+export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise<RowStep[]> {
+  if (inputs.length === 0) return [];
+  const items = JSON.stringify(inputs.map((input, i) => stepItem(i, input)));
+  // A batch that only claims commits asynchronously (see the header); one with a terminal
+  // write waits for the flush, and every step in it with it.
+  const durable = inputs.some((input) => input.finish);
+  // Every read and write of cells and rows also names the batch's rows as an array: the
+  // generic plan cannot tell how many records the JSON holds (it guesses 100), and joined
+  // on that guess alone it scanned whole tables instead of probing their keys.
+  const rids = sql`${sql.param(inputs.map((input) => input.rowId))}::text[]`;
+  // Status tests on a row's cells are written as text (queuedOnRow) so the generic plan
+  // reads them off the primary key, never off the window's partial index.
   // One statement, so one transaction: a deadlock with a Stop (which locks the row's cells
   // in group id order, this step in dependency order) rolls it back whole; run it again.
-  const [row] = await retryOnConflict(() =>
-    queryRows<
-      Omit<CascadeStep, "data"> & {
-        data: Record<string, unknown> | null;
-        tableFound: boolean;
-        finishedCount: number;
-        finishCurrent: CellStatus | null;
-        claimed: ClaimedCell | null;
-        eventsWritten: number;
-      }
-    >(
+  const rows = await retryOnConflict(() =>
+    queryRows<StepRow>(
       db,
-      sql`with ${fin}
-        cand as (${candidate}),
+      sql`with inp as (
+          select * from jsonb_to_recordset(${items}::jsonb) as x(
+            i int, table_id text, row_id text,
+            fin_group text, fin_exec text, fin_attempt int, fin_status text, fin_outcome text, fin_error text,
+            fin_block_errors jsonb, fin_details jsonb, fin_outputs jsonb, fin_set jsonb, fin_clear text[],
+            claim_version int, claim_order text[], run_id text)),
+        fin_upd as (
+          update cells c
+             set status = inp.fin_status::cell_status, outcome = inp.fin_outcome::cell_outcome,
+                 error = inp.fin_error, finished_at = now(), running_block_ids = '{}',
+                 block_errors = inp.fin_block_errors, details = coalesce(inp.fin_details, c.details),
+                 updated_at = now()
+            from inp
+           where c.row_id = any(${rids}) and inp.fin_group is not null
+             and c.row_id = inp.row_id and c.group_id = inp.fin_group
+             and c.status::text = 'running' and c.execution_id = inp.fin_exec and c.attempt = inp.fin_attempt
+          returning inp.i, inp.fin_outputs, inp.fin_set, inp.fin_clear, c.table_id, c.row_id, c.group_id,
+                    c.status, c.outcome, c.execution_id, c.error, c.running_block_ids, c.block_errors),
+        fin_merged as (
+          update rows r set data = (r.data || u.fin_set) - u.fin_clear, updated_at = now()
+            from fin_upd u
+           where r.id = any(${rids}) and r.id = u.row_id and u.fin_outputs is not null
+          returning r.id),
+        cand as (
+          select inp.i, inp.row_id, inp.run_id,
+                 (select c.group_id from cells c join tables t on t.id = inp.table_id
+                   where t.schema_version = inp.claim_version and c.row_id = inp.row_id and ${queuedOnRow("c")}
+                   order by array_position(inp.claim_order, c.group_id) nulls last, c.queued_at, c.group_id
+                   limit 1) as group_id
+            from inp where inp.claim_version is not null),
         clm as (
-          update cells c set ${claimSet(claim?.runId ?? null)}, updated_at = now()
+          update cells c set ${claimSet(sql`cand.run_id`)}, updated_at = now()
             from cand
-           where c.row_id = ${rowId} and c.group_id = cand.group_id and ${queuedOnRow("c")}
-          returning c.table_id, c.row_id, c.group_id, c.status, c.outcome, c.execution_id, c.error,
+           where c.row_id = any(${rids}) and cand.group_id is not null
+             and c.row_id = cand.row_id and c.group_id = cand.group_id
+             and ${queuedOnRow("c")}
+          returning cand.i, c.table_id, c.row_id, c.group_id, c.status, c.outcome, c.execution_id, c.error,
                     c.running_block_ids, c.block_errors, c.dispatch_id, c.attempt),
+        -- One insert, ordered: a row's finished cell's event before its claimed one's, so a
+        -- reader of the stream never sees the row's next cell running before its last one ended.
         ev as (
           insert into events (table_id, kind, data)
           select table_id, 'cell', data
-            from (${finEvent} select 2 as ord, table_id, ${cellEventData} as data from clm) x
-           order by ord
+            from (select i, 1 as ord, table_id,
+                         ${cellEventData} || case when fin_outputs is null then '{}'::jsonb
+                                                  else jsonb_build_object('outputs', fin_outputs) end as data
+                    from fin_upd
+                  union all
+                  select i, 2 as ord, table_id, ${cellEventData} as data from clm) x
+           order by i, ord
           returning table_id)
-        select ${finish ? sql`` : sql`set_config('synchronous_commit', 'off', true) as async,`}
-               t.id is not null as "tableFound", t.workspace_id as "workspaceId",
+        select ${durable ? sql`` : sql`set_config('synchronous_commit', 'off', true) as async,`}
+               inp.i, t.id is not null as "tableFound", t.workspace_id as "workspaceId",
                ${creditsUsedThisMonth} as "creditsUsed", t.schema, t.schema_version as "schemaVersion", w.plan, r.data,
                coalesce((select jsonb_object_agg(wf.id, jsonb_build_object(
                           'updatedAt', extract(epoch from wf.updated_at)::text, 'deployed', wf.deployed_version))
@@ -115,22 +184,35 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
                         '{}'::jsonb) as workflows,
                coalesce((select jsonb_agg(jsonb_build_object('groupId', c.group_id, 'executionId', c.execution_id,
                                                              'dispatchId', c.dispatch_id) order by c.queued_at, c.group_id)
-                           from cells c where c.row_id = ${rowId} and ${queuedOnRow("c")}), '[]'::jsonb) as queued,
-               coalesce((select array_agg(c.group_id) from cells c where c.row_id = ${rowId}), '{}') as present,
-               ${finish ? sql`(select count(*) from fin_upd)::int` : sql`0`} as "finishedCount",
-               ${finish ? sql`(select status from cells where row_id = ${rowId} and group_id = ${finish.groupId})` : sql`null::text`} as "finishCurrent",
+                           from cells c where c.row_id = inp.row_id and ${queuedOnRow("c")}), '[]'::jsonb) as queued,
+               coalesce((select array_agg(c.group_id) from cells c where c.row_id = inp.row_id), '{}') as present,
+               (select count(*) from fin_upd u where u.i = inp.i)::int as "finishedCount",
+               (select c.status from cells c where inp.fin_group is not null
+                   and c.row_id = inp.row_id and c.group_id = inp.fin_group) as "finishCurrent",
                (select jsonb_build_object('groupId', group_id, 'executionId', execution_id, 'dispatchId', dispatch_id,
                                           'attempt', attempt,
                                           'resumable', exists (select 1 from executions e where e.id = clm.execution_id))
-                  from clm) as claimed,
-               (select count(*) from ev)::int as "eventsWritten"
-          from (select 1) one
-          left join tables t on t.id = ${tableId}
+                  from clm where clm.i = inp.i) as claimed,
+               ((select count(*) from fin_upd u where u.i = inp.i)
+                 + (select count(*) from clm where clm.i = inp.i))::int as "eventsWritten"
+          from inp
+          left join tables t on t.id = inp.table_id
           left join workspaces w on w.id = t.workspace_id
-          left join rows r on r.id = ${rowId} and r.table_id = t.id`,
+          left join rows r on r.id = any(${rids}) and r.id = inp.row_id and r.table_id = t.id
+         order by inp.i`,
       { prepare: true },
     ),
   );
+  return inputs.map((input, i) =>
+    stepResult(
+      input,
+      rows.find((r) => r.i === i),
+    ),
+  );
+}
+
+function stepResult(input: RowStepInput, row: StepRow | undefined): RowStep {
+  const { finish } = input;
   const finished = finish
     ? lostOutcome(row?.finishedCount ?? 0, row?.finishCurrent ?? null)
     : undefined;
