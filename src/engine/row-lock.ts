@@ -8,7 +8,8 @@
  * sessions.
  */
 import type { Database, Db } from "../../db/client";
-import { advanceAll, type Release } from "../store/dispatches/advance";
+import type { Release } from "../store/dispatches/advance";
+import { advanceBatcherOf } from "./advance-batcher";
 import { lockHubOf, rowLockKey } from "./lock-sessions";
 
 export { rowLockKey };
@@ -52,7 +53,9 @@ export async function acquireRowLock(
       const [unlock, advances] = await Promise.all([
         hub.release(key, session, rowId),
         dispatchIds.length > 0
-          ? advanceAll(hub.db, dispatchIds).catch(() => null)
+          ? advanceBatcherOf(hub.db)
+              .release(dispatchIds)
+              .catch(() => null)
           : Promise.resolve([] as Release["advances"]),
       ]);
       // An unlock that found no lock: the session was reset under us; hand the row on.

@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "../../db/client";
 import { getDatabase } from "../../db/instance";
 import { log } from "../../src/config/log";
+import { AdvanceBatcher } from "../../src/engine/advance-batcher";
 import { runCarrier } from "../../src/engine/carrier";
 import { startRun } from "../../src/engine/dispatcher";
 import { redriveOrphans } from "../../src/engine/redrive";
@@ -299,5 +300,35 @@ describe("release", () => {
     );
     expect((await cell(rowId, "g0"))?.status).toBe("queued");
     expect(backend.carriersFor(rowId)).toBe(1);
+  });
+});
+
+describe("window slides of releases that wait together", () => {
+  it("slide the run once for all of them and hand each release at most one row, in order", async () => {
+    const t = await waitTable(key, { groups: 1, ms: 0, rows: 6 });
+    const run = await startRun(db(), new RecordingBackend(), {
+      tableId: t.id,
+      groupIds: ["g0"],
+      mode: "all",
+      rowIds: null,
+      limit: null,
+      window: 3,
+    });
+    // The three rows handed out are done: three slots are free.
+    await db().execute(
+      sql`update cells set status = 'completed', finished_at = now()
+           where row_id in (${t.rowIds[0]}, ${t.rowIds[1]}, ${t.rowIds[2]})`,
+    );
+    const batcher = new AdvanceBatcher(db(), 1);
+    const [a, b, c] = await Promise.all([
+      batcher.release([run.dispatchId]),
+      batcher.release([run.dispatchId]),
+      batcher.release([run.dispatchId]),
+    ]);
+    expect(a?.[0]?.rowIds).toEqual([t.rowIds[3]]);
+    expect(b?.[0]?.rowIds).toEqual([t.rowIds[4]]);
+    expect(c?.[0]?.rowIds).toEqual([t.rowIds[5]]);
+    // The first went alone; the two that waited for it shared one slide of the run.
+    expect(batcher.stats).toEqual({ statements: 2, releases: 3 });
   });
 });

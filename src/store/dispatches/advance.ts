@@ -53,11 +53,12 @@ export interface Release {
 }
 
 /**
- * Slides the window of each dispatch a carrier ran cells for, as it lets go of the row.
- * One round trip instead of one per dispatch. Each dispatch hands out at most one row
- * here: the slot this row freed, which the carrier then takes itself (two carriers
- * finishing together each get one, instead of the first taking both and queueing a job
- * for the second's).
+ * Slides the window of each dispatch the carriers ran cells for, as they let go of their
+ * rows (engine/advance-batcher.ts gathers the releases of a process): each dispatch once,
+ * in id order (two such statements never wait for each other's), handing out at most one
+ * row per carrier that released one of its rows (`slots`): the slot its row freed, which
+ * that carrier then takes itself (two carriers finishing together each get one, instead
+ * of the first taking both and queueing a job for the second's).
  *
  * It commits asynchronously: every carrier of a dispatch waits for the dispatch's row
  * lock here, and a synchronous commit would hold that lock through a WAL flush, which
@@ -66,10 +67,12 @@ export interface Release {
  * job, their claim) is a synchronous commit that flushes this cursor move first; a
  * dispatch completion lost in a crash is completed again by the re-drive.
  */
-export async function advanceAll(
+export async function advanceSlots(
   db: Db,
-  dispatchIds: readonly string[],
+  slots: readonly { dispatchId: string; slots: number }[],
 ): Promise<Release["advances"]> {
+  if (slots.length === 0) return [];
+  const ordered = [...slots].sort((a, b) => (a.dispatchId < b.dispatchId ? -1 : 1));
   // One statement: a deadlock (a Stop or a stamping page holding a run's row while it
   // waits for cells) rolls it back whole, and it runs again.
   const [row] = await retryOnConflict(() =>
@@ -78,9 +81,10 @@ export async function advanceAll(
       sql`select set_config('synchronous_commit', 'off', true) as async,
                coalesce((select jsonb_agg(jsonb_build_object(
                                   'dispatchId', d.id, 'rowIds', coalesce(to_jsonb(a.row_ids), '[]'::jsonb),
-                                  'completed', coalesce(a.completed, false)))
-                           from jsonb_array_elements_text(${JSON.stringify(dispatchIds)}::jsonb) d(id),
-                                lateral cellflow_advance_dispatch(d.id, 1, ${QUEUED_GRACE_MS}) a),
+                                  'completed', coalesce(a.completed, false)) order by d.ord)
+                           from jsonb_to_recordset(${JSON.stringify(ordered.map((s, ord) => ({ id: s.dispatchId, n: s.slots, ord })))}::jsonb)
+                                  as d(id text, n int, ord int),
+                                lateral cellflow_advance_dispatch(d.id, d.n, ${QUEUED_GRACE_MS}) a),
                         '[]'::jsonb) as advances`,
       { prepare: true },
     ),
