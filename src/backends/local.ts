@@ -165,6 +165,8 @@ function workerLogger(log: Logger): WorkerLogger {
   return new WorkerLogger(() => (level, message, meta) => {
     const fields = { ...(meta ?? {}) };
     if (level === "error") child.error(fields, message);
+    // By design: carriers use none of graphile-worker's pool (see worker-runtime.ts).
+    else if (level === "warning" && message.includes("maxPoolSize")) child.debug(fields, message);
     else if (level === "warning") child.warn(fields, message);
     else if (level === "info") child.debug(fields, message);
     else child.trace(fields, message);
