@@ -22,13 +22,31 @@ export interface PlanLimits {
  */
 export function planLimits(plan: Plan): PlanLimits {
   const base = planDefaults(plan);
-  const env = readEnv();
+  const env = deploymentOverrides();
   return {
     ...base,
     cascadeTimeoutMs: env.CELLFLOW_CASCADE_TIMEOUT_MS ?? base.cascadeTimeoutMs,
     attemptTimeoutMs: env.CELLFLOW_ATTEMPT_TIMEOUT_MS ?? base.attemptTimeoutMs,
     rateLimitPerSecond: env.CELLFLOW_RATE_LIMIT_PER_SECOND ?? base.rateLimitPerSecond,
   };
+}
+
+const OVERRIDES = [
+  "CELLFLOW_CASCADE_TIMEOUT_MS",
+  "CELLFLOW_ATTEMPT_TIMEOUT_MS",
+  "CELLFLOW_RATE_LIMIT_PER_SECOND",
+] as const;
+let overrides: { key: string; env: ReturnType<typeof readEnv> } | undefined;
+
+/**
+ * The environment as validated by readEnv, parsed again only when one of the overrides
+ * changed (a test may set one): a carrier asks for its row's limits, and validating the
+ * whole environment per row was a measurable share of a worker's CPU.
+ */
+function deploymentOverrides(): ReturnType<typeof readEnv> {
+  const key = OVERRIDES.map((name) => process.env[name] ?? "").join("\u0000");
+  if (overrides?.key !== key) overrides = { key, env: readEnv() };
+  return overrides.env;
 }
 
 function planDefaults(plan: Plan): PlanLimits {
