@@ -146,7 +146,8 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
             from fin_upd u
            where r.id = any(${rids}) and r.id = u.row_id and u.fin_outputs is not null
           returning r.id),
-        cand as (
+        -- Materialized: inlined, its subquery ran once per reference (three times a step).
+        cand as materialized (
           select inp.i, inp.row_id, inp.run_id,
                  (select c.group_id from cells c join tables t on t.id = inp.table_id
                    where t.schema_version = inp.claim_version and c.row_id = inp.row_id and ${queuedOnRow("c")}
