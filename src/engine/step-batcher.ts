@@ -15,8 +15,8 @@ import type { Db } from "../../db/client";
 import { isRetryableConflict } from "../../db/sqlstate";
 import { type RowStep, type RowStepInput, rowSteps } from "../store/cells/row-step";
 
-/** Statements out at once: the rest of the steps gather for the next one. */
-export const MAX_IN_FLIGHT = 4;
+/** Statements out at once: the rest of the steps gather for the next one (2 beat 4 in W1: bigger batches, fewer round trips). */
+export const MAX_IN_FLIGHT = 2;
 /** Steps per statement at most (the statement's parameter grows with it). */
 export const MAX_BATCH = 64;
 
