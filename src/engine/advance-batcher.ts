@@ -7,7 +7,8 @@
  *
  * Invariant: a release hands its carrier at most one row per run (the slot its row
  * freed), as a slide of its own would; a run's rows are dealt out to its releases in the
- * order they asked.
+ * order they asked, and every row the slide handed out reaches one of them (a scan-line
+ * refill hands out a whole window: the last release takes the rest).
  */
 import type { Db } from "../../db/client";
 import { advanceSlots, type Release } from "../store/dispatches/advance";
@@ -63,13 +64,17 @@ export class AdvanceBatcher {
         [...slots].map(([dispatchId, n]) => ({ dispatchId, slots: n })),
       );
       const left = new Map(advances.map((a) => [a.dispatchId, { ...a, rowIds: [...a.rowIds] }]));
+      // The last release of each run takes what is left: more rows than slots come only
+      // from a scan-line refill, and a row handed out must reach some carrier.
+      const last = new Map<string, Waiting>();
+      for (const w of batch) for (const id of w.dispatchIds) last.set(id, w);
       for (const w of batch) {
         w.resolve(
           [...new Set(w.dispatchIds)].flatMap((id) => {
             const a = left.get(id);
             if (!a) return [];
-            const rowId = a.rowIds.shift();
-            return [{ dispatchId: id, rowIds: rowId ? [rowId] : [], completed: a.completed }];
+            const rowIds = last.get(id) === w ? a.rowIds.splice(0) : a.rowIds.splice(0, 1);
+            return [{ dispatchId: id, rowIds, completed: a.completed }];
           }),
         );
       }

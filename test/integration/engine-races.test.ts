@@ -331,4 +331,29 @@ describe("window slides of releases that wait together", () => {
     // The first went alone; the two that waited for it shared one slide of the run.
     expect(batcher.stats).toEqual({ statements: 2, releases: 3 });
   });
+
+  it("a scan-line run refills its whole window once it is empty, and every row reaches a carrier", async () => {
+    const t = await waitTable(key, { groups: 1, ms: 0, rows: 6 });
+    const run = await startRun(db(), new RecordingBackend(), {
+      tableId: t.id,
+      groupIds: ["g0"],
+      mode: "all",
+      rowIds: null,
+      limit: null,
+      window: 3,
+      scanline: true,
+    });
+    const batcher = new AdvanceBatcher(db(), 1);
+    // Two of the three done: a scan-line window waits for the third.
+    await db().execute(
+      sql`update cells set status = 'completed', finished_at = now()
+           where row_id in (${t.rowIds[0]}, ${t.rowIds[1]})`,
+    );
+    expect((await batcher.release([run.dispatchId]))[0]?.rowIds).toEqual([]);
+    await db().execute(
+      sql`update cells set status = 'completed', finished_at = now() where row_id = ${t.rowIds[2]}`,
+    );
+    // The last one's release gets the whole next window, not one row of it.
+    expect((await batcher.release([run.dispatchId]))[0]?.rowIds).toEqual(t.rowIds.slice(3, 6));
+  });
 });
