@@ -190,8 +190,11 @@ export function rowLockKey(tableId: string, rowId: string): string {
 /** The process's lock sessions over one database, and which carrier holds which key. */
 export class LockHub {
   private readonly sessions: (LockSession | undefined)[];
-  /** Keys taken (or being taken) by a carrier of this process, and where. */
-  private readonly keys = new Map<string, LockSession>();
+  /**
+   * Keys taken (or being taken) by a carrier of this process: where, and, once its holder
+   * is letting go, the unlock in flight.
+   */
+  private readonly keys = new Map<string, { session: LockSession; releasing?: Promise<unknown> }>();
   /** Writes of lock holders: the pool on the direct endpoint (named statements work there). */
   readonly db: Db;
 
@@ -224,11 +227,22 @@ export class LockHub {
     return session;
   }
 
-  /** Takes the key; null when a carrier (of this process or another) holds it. */
+  /**
+   * Takes the key; null when a carrier (of this process or another) holds it. A holder of
+   * this process that is already letting go is waited for instead: its unlock's "more
+   * queued?" read may predate the stamp that brought this carrier (the read is taken
+   * when Postgres runs the unlock, and the key leaves the map only when Node has the
+   * answer), so leaving the row to it could leave the new cell to the re-drive.
+   */
   async acquire(key: string): Promise<LockSession | null> {
-    if (this.keys.has(key)) return null;
+    for (;;) {
+      const held = this.keys.get(key);
+      if (!held) break;
+      if (!held.releasing) return null;
+      await held.releasing.catch(() => {});
+    }
     const session = this.sessionFor(key);
-    this.keys.set(key, session);
+    this.keys.set(key, { session });
     try {
       if (await session.lock(key)) return session;
     } catch (err) {
@@ -245,13 +259,16 @@ export class LockHub {
     session: LockSession,
     rowId: string,
   ): Promise<{ unlocked: boolean; more: boolean }> {
+    const unlocking = session.unlock(key, rowId);
+    const entry = this.keys.get(key);
+    if (entry) entry.releasing = unlocking;
     try {
-      return await session.unlock(key, rowId);
+      return await unlocking;
     } catch {
       // The session is gone, and the lock with it.
       return { unlocked: false, more: true };
     } finally {
-      this.keys.delete(key);
+      if (this.keys.get(key) === entry) this.keys.delete(key);
     }
   }
 

@@ -1,0 +1,36 @@
+/**
+ * Row locks on the process's shared lock sessions (src/engine/lock-sessions.ts).
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { getDatabase } from "../../db/instance";
+import { acquireRowLock } from "../../src/engine/row-lock";
+import { useTestDatabase } from "../helpers/db";
+
+beforeAll(async () => {
+  await useTestDatabase();
+});
+
+describe("row locks on shared sessions", () => {
+  it("a second carrier of the process is refused a row its holder is still working", async () => {
+    const a = await acquireRowLock(getDatabase(), "tbl_lock", "row_busy");
+    expect(a).not.toBeNull();
+    // Re-entrant in Postgres (same session), so only the process map can refuse it.
+    expect(await acquireRowLock(getDatabase(), "tbl_lock", "row_busy")).toBeNull();
+    await a?.release();
+    const again = await acquireRowLock(getDatabase(), "tbl_lock", "row_busy");
+    expect(again).not.toBeNull();
+    await again?.release();
+  });
+
+  it("a carrier asking while the holder is letting go waits for it and gets the row", async () => {
+    // The holder's "more queued?" read is taken with its unlock: a carrier that came for a
+    // cell stamped after that read and was refused would leave the cell to the re-drive.
+    const a = await acquireRowLock(getDatabase(), "tbl_lock", "row_release");
+    expect(a).not.toBeNull();
+    const releasing = a?.release();
+    const b = await acquireRowLock(getDatabase(), "tbl_lock", "row_release");
+    await releasing;
+    expect(b).not.toBeNull();
+    await b?.release();
+  });
+});
