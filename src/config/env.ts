@@ -88,6 +88,8 @@ export const Env = z.object({
     emptyAsUndefined,
     z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   ),
+  /** `pretty`: coloured lines; `json`: JSON lines. Unset: pretty on a terminal, else JSON. */
+  LOG_FORMAT: z.preprocess(emptyAsUndefined, z.enum(["json", "pretty"]).optional()),
 });
 export type Env = z.infer<typeof Env>;
 

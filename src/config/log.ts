@@ -1,5 +1,6 @@
 import pino, { type DestinationStream, type Level, type Logger } from "pino";
 import { readEnv } from "./env";
+import { prettyDestination } from "./log-pretty";
 
 export type { Logger };
 
@@ -11,10 +12,16 @@ function create(destination?: DestinationStream, level?: Level): Logger {
     base: { service: "cellflow" },
     redact: { paths: ["req.headers.authorization", "*.apiKey", "*.secret"], censor: "[redacted]" },
   };
-  return destination ? pino(options, destination) : pino(options);
+  if (destination) return pino(options, destination);
+  // A person at a terminal gets readable lines; a pipe, a file or a collector gets JSON.
+  const format = readEnv().LOG_FORMAT ?? (process.stdout.isTTY ? "pretty" : "json");
+  return format === "pretty" ? pino(options, prettyDestination()) : pino(options);
 }
 
-/** The process logger: JSON lines on stdout; children carry table/row/group/execution ids. */
+/**
+ * The process logger: JSON lines on stdout, or readable lines on a terminal (LOG_FORMAT);
+ * children carry table/row/group/execution ids.
+ */
 export function log(): Logger {
   globalLog.__cellflowLog ??= create();
   return globalLog.__cellflowLog;
