@@ -12,76 +12,59 @@
  */
 import type { Db } from "../../db/client";
 import { advanceSlots, type Release } from "../store/dispatches/advance";
+import { Batcher, fulfilled } from "./batcher";
 
 const MAX_IN_FLIGHT = 2;
 
-interface Waiting {
-  dispatchIds: readonly string[];
-  resolve: (advances: Release["advances"]) => void;
-  reject: (err: unknown) => void;
-}
+type RunIds = readonly string[];
 
 export class AdvanceBatcher {
-  private waiting: Waiting[] = [];
-  private inFlight = 0;
-  readonly stats = { statements: 0, releases: 0 };
+  private readonly batcher: Batcher<RunIds, Release["advances"]>;
 
-  constructor(
-    private readonly db: Db,
-    private readonly maxInFlight = MAX_IN_FLIGHT,
-  ) {}
+  constructor(db: Db, maxInFlight = MAX_IN_FLIGHT) {
+    this.batcher = new Batcher({ maxInFlight, run: (batch) => slide(db, batch) });
+  }
+
+  /** Statements sent and releases carried, for tests. */
+  get stats(): { statements: number; releases: number } {
+    const { statements, requests } = this.batcher.stats;
+    return { statements, releases: requests };
+  }
 
   /** Slides these runs' windows for one released row; the rows handed to its carrier. */
-  release(dispatchIds: readonly string[]): Promise<Release["advances"]> {
+  release(dispatchIds: RunIds): Promise<Release["advances"]> {
     if (dispatchIds.length === 0) return Promise.resolve([]);
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ dispatchIds, resolve, reject });
-      this.pump();
-    });
+    return this.batcher.submit(dispatchIds);
   }
+}
 
-  private pump(): void {
-    while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
-      const batch = this.waiting;
-      this.waiting = [];
-      this.inFlight++;
-      void this.send(batch).finally(() => {
-        this.inFlight--;
-        this.pump();
-      });
-    }
-  }
-
-  private async send(batch: Waiting[]): Promise<void> {
-    this.stats.statements++;
-    this.stats.releases += batch.length;
-    const slots = new Map<string, number>();
-    for (const w of batch)
-      for (const id of new Set(w.dispatchIds)) slots.set(id, (slots.get(id) ?? 0) + 1);
-    try {
-      const advances = await advanceSlots(
-        this.db,
-        [...slots].map(([dispatchId, n]) => ({ dispatchId, slots: n })),
-      );
-      const left = new Map(advances.map((a) => [a.dispatchId, { ...a, rowIds: [...a.rowIds] }]));
-      // The last release of each run takes what is left: more rows than slots come only
-      // from a scan-line refill, and a row handed out must reach some carrier.
-      const last = new Map<string, Waiting>();
-      for (const w of batch) for (const id of w.dispatchIds) last.set(id, w);
-      for (const w of batch) {
-        w.resolve(
-          [...new Set(w.dispatchIds)].flatMap((id) => {
-            const a = left.get(id);
-            if (!a) return [];
-            const rowIds = last.get(id) === w ? a.rowIds.splice(0) : a.rowIds.splice(0, 1);
-            return [{ dispatchId: id, rowIds, completed: a.completed }];
-          }),
-        );
-      }
-    } catch (err) {
-      for (const w of batch) w.reject(err);
-    }
-  }
+async function slide(
+  db: Db,
+  batch: readonly RunIds[],
+): Promise<PromiseSettledResult<Release["advances"]>[]> {
+  const slots = new Map<string, number>();
+  for (const ids of batch) for (const id of new Set(ids)) slots.set(id, (slots.get(id) ?? 0) + 1);
+  const advances = await advanceSlots(
+    db,
+    [...slots].map(([dispatchId, n]) => ({ dispatchId, slots: n })),
+  );
+  const left = new Map(advances.map((a) => [a.dispatchId, { ...a, rowIds: [...a.rowIds] }]));
+  // The last release of each run takes what is left: more rows than slots come only
+  // from a scan-line refill, and a row handed out must reach some carrier.
+  const last = new Map<string, number>();
+  batch.forEach((ids, i) => {
+    for (const id of ids) last.set(id, i);
+  });
+  return batch.map((ids, i) =>
+    fulfilled(
+      [...new Set(ids)].flatMap((id) => {
+        const a = left.get(id);
+        if (!a) return [];
+        const rowIds = last.get(id) === i ? a.rowIds.splice(0) : a.rowIds.splice(0, 1);
+        return [{ dispatchId: id, rowIds, completed: a.completed }];
+      }),
+    ),
+  );
 }
 
 const batchers = new WeakMap<Db, AdvanceBatcher>();

@@ -14,80 +14,47 @@
 import type { Db } from "../../db/client";
 import { isRetryableConflict } from "../../db/sqlstate";
 import { type RowStep, type RowStepInput, rowSteps } from "../store/cells/row-step";
+import { Batcher, fulfilled } from "./batcher";
 
 /** Statements out at once: the rest of the steps gather for the next one (2 beat 4 in W1: bigger batches, fewer round trips). */
 export const MAX_IN_FLIGHT = 2;
 /** Steps per statement at most (the statement's parameter grows with it). */
 export const MAX_BATCH = 64;
 
-interface Waiting {
-  input: RowStepInput;
-  resolve: (step: RowStep) => void;
-  reject: (err: unknown) => void;
-}
-
 export class StepBatcher {
-  private waiting: Waiting[] = [];
-  private inFlight = 0;
-  /** Statements sent and steps carried, for the benchmark's profile and tests. */
-  readonly stats = { statements: 0, steps: 0, largest: 0 };
+  private readonly batcher: Batcher<RowStepInput, RowStep>;
 
-  constructor(
-    private readonly db: Db,
-    private readonly maxInFlight = MAX_IN_FLIGHT,
-    private readonly maxBatch = MAX_BATCH,
-  ) {}
+  constructor(db: Db, maxInFlight = MAX_IN_FLIGHT, maxBatch = MAX_BATCH) {
+    this.batcher = new Batcher({ maxInFlight, maxBatch, run: (batch) => runSteps(db, batch) });
+  }
+
+  /** Statements sent and steps carried, for the benchmark's profile and tests. */
+  get stats(): { statements: number; steps: number; largest: number } {
+    const { statements, requests, largest } = this.batcher.stats;
+    return { statements, steps: requests, largest };
+  }
 
   step(input: RowStepInput): Promise<RowStep> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ input, resolve, reject });
-      this.pump();
-    });
+    return this.batcher.submit(input);
   }
+}
 
-  private pump(): void {
-    while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
-      const batch = this.waiting.splice(0, this.maxBatch);
-      this.inFlight++;
-      void this.send(batch).finally(() => {
-        this.inFlight--;
-        this.pump();
-      });
-    }
-  }
-
-  private async send(batch: Waiting[]): Promise<void> {
-    this.stats.statements++;
-    this.stats.steps += batch.length;
-    this.stats.largest = Math.max(this.stats.largest, batch.length);
-    try {
-      const results = await rowSteps(
-        this.db,
-        batch.map((w) => w.input),
-      );
-      batch.forEach((w, i) => {
-        const r = results[i];
-        if (r) w.resolve(r);
-        else w.reject(new Error("a batched row step returned no result"));
-      });
-    } catch (err) {
-      if (batch.length === 1 || isRetryableConflict(err)) {
-        for (const w of batch) w.reject(err);
-        return;
-      }
-      // Which step broke it is unknown: each runs alone, and only its own carrier fails.
-      await Promise.all(
-        batch.map(async (w) => {
-          try {
-            const [r] = await rowSteps(this.db, [w.input]);
-            if (r) w.resolve(r);
-            else w.reject(new Error("a row step returned no result"));
-          } catch (e) {
-            w.reject(e);
-          }
-        }),
-      );
-    }
+async function runSteps(
+  db: Db,
+  batch: readonly RowStepInput[],
+): Promise<PromiseSettledResult<RowStep>[]> {
+  try {
+    return (await rowSteps(db, batch)).map(fulfilled);
+  } catch (err) {
+    if (batch.length === 1 || isRetryableConflict(err)) throw err;
+    // Which step broke it is unknown: each runs alone, and only its own carrier fails.
+    return Promise.allSettled(
+      batch.map(async (input) => {
+        const [r] = await rowSteps(db, [input]);
+        if (!r) throw new Error("a row step returned no result");
+        return r;
+      }),
+    );
   }
 }
 
