@@ -35,6 +35,11 @@ export interface SessionPool {
 
 export interface Database {
   db: Db;
+  /**
+   * Queries on the direct endpoint (`pool`): named statements work there, which a
+   * transaction-mode pooler at `url` may refuse. The row-lock holders write through it.
+   */
+  sessionDb: Db;
   pool: SessionPool;
   driver: "pg" | "neon";
   close(): Promise<void>;
@@ -124,11 +129,14 @@ export function createDatabase(opts: DatabaseOptions): Database {
   // Each pinned session (a running carrier's row lock, a LISTEN) holds one connection of
   // its own pool, so with separate endpoints each pool gets the full size.
   const sessionPool = split ? newPool(driver, sessionUrl, max, opts, true) : pool;
-  const db = (pool instanceof NeonPool
-    ? drizzleNeon({ client: pool, schema })
-    : drizzlePg({ client: pool, schema })) as unknown as Db;
+  const drizzleOver = (p: DriverPool) =>
+    (p instanceof NeonPool
+      ? drizzleNeon({ client: p, schema })
+      : drizzlePg({ client: p, schema })) as unknown as Db;
+  const db = drizzleOver(pool);
   return {
     db,
+    sessionDb: split ? drizzleOver(sessionPool) : db,
     pool: sessionPool as unknown as SessionPool,
     driver,
     close: async () => {

@@ -22,10 +22,7 @@
  */
 import { createHash } from "node:crypto";
 import { setMaxListeners } from "node:events";
-import { drizzle as drizzleNeon } from "drizzle-orm/neon-serverless";
-import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
 import type { Database, Db, SessionClient } from "../../db/client";
-import * as schema from "../../db/schema";
 
 /** Pinned lock sessions per process: lock statements are tiny and batched. */
 export const LOCK_SESSIONS = 2;
@@ -203,14 +200,7 @@ export class LockHub {
     size = LOCK_SESSIONS,
   ) {
     this.sessions = Array.from({ length: size }, () => undefined);
-    this.db = (database.driver === "neon"
-      ? drizzleNeon({ client: database.pool as never, schema })
-      : drizzlePg({ client: database.pool as never, schema })) as unknown as Db;
-  }
-
-  /** Carriers of this process holding a row now (tests and the connection budget check). */
-  get holding(): number {
-    return this.keys.size;
+    this.db = database.sessionDb;
   }
 
   /** The session a key goes to: fixed per key while the session lives. */

@@ -13,6 +13,7 @@ import { readEnv } from "../../src/config/env";
 import { log } from "../../src/config/log";
 import { LOCK_SESSIONS } from "../../src/engine/lock-sessions";
 import { type RunningWorker, startWorker } from "../../src/server/worker-runtime";
+import { rowLockKeyOf } from "../../src/store/cells/orphan-probe";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
@@ -70,7 +71,7 @@ describe("worker connections", () => {
     const [held] = await queryRows<{ locks: number; holders: number }>(
       getDatabase().db,
       sql`with keys as (
-            select ('x' || left(encode(sha256(convert_to('cascade:' || c.table_id || ':' || c.row_id, 'UTF8')), 'hex'), 16))::bit(64)::bigint as k
+            select ${rowLockKeyOf(sql`c.table_id`, sql`c.row_id`)} as k
               from cells c where c.table_id = ${t.id} and c.status = 'running')
           select count(*)::int as locks, count(distinct l.pid)::int as holders
             from pg_locks l join keys on keys.k = (l.classid::bigint << 32) | l.objid::bigint

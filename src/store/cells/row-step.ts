@@ -93,7 +93,6 @@ type StepRow = Omit<CascadeStep, "data"> & {
   finishedCount: number;
   finishCurrent: CellStatus | null;
   claimed: ClaimedCell | null;
-  eventsWritten: number;
 };
 
 export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
@@ -193,9 +192,7 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
                (select jsonb_build_object('groupId', group_id, 'executionId', execution_id, 'dispatchId', dispatch_id,
                                           'attempt', attempt,
                                           'resumable', exists (select 1 from executions e where e.id = clm.execution_id))
-                  from clm where clm.i = inp.i) as claimed,
-               ((select count(*) from fin_upd u where u.i = inp.i)
-                 + (select count(*) from clm where clm.i = inp.i))::int as "eventsWritten"
+                  from clm where clm.i = inp.i) as claimed
           from inp
           left join tables t on t.id = inp.table_id
           left join workspaces w on w.id = t.workspace_id
@@ -218,7 +215,8 @@ function stepResult(input: RowStepInput, row: StepRow | undefined): RowStep {
     ? lostOutcome(row?.finishedCount ?? 0, row?.finishCurrent ?? null)
     : undefined;
   const claimed = row?.claimed ?? null;
-  const eventsWritten = (row?.eventsWritten ?? 0) > 0;
+  // Each write of the step appended its event: a finished cell, a claimed one.
+  const eventsWritten = (row?.finishedCount ?? 0) > 0 || claimed !== null;
   if (!row?.tableFound) return { step: null, finished, claimed, eventsWritten };
   let data = row.data;
   // The read predates this statement's own writes: apply the outputs it just merged.
