@@ -1,9 +1,10 @@
 /**
  * W5: shared rate limits through real cells. A table of `cells` rows whose one group is
  * the `website_meta` enrichment over a loopback site; two `npm run worker` processes
- * share one redis-server (REDIS_URL) and the provider rate is `limitPerSec`
- * (CELLFLOW_RATE_LIMIT_PER_SECOND). Every cell records in its details when the limiter
- * granted its call (Redis's clock, where the limit is counted) and how long it waited:
+ * share one limiter — a redis-server (REDIS_URL) or, the default, the Postgres they both
+ * run on — and the provider rate is `limitPerSec` (CELLFLOW_RATE_LIMIT_PER_SECOND).
+ * Every cell records in its details when the limiter granted its call (the limiter's
+ * store's clock, where the limit is counted) and how long it waited:
  * the achieved rate and the most grants in any one-second window come from the grants,
  * the added wait from the waits. The sliding log allows no burst, so the bound is
  * limit + 0; it throws above it, and unless every cell completed exactly once.
@@ -27,7 +28,10 @@ import { checkTerminalOnce, freshDatabase, percentile, waitForDispatch } from ".
 
 const root = path.resolve(import.meta.dirname, "..");
 
+export type W5Limiter = "redis" | "postgres";
+
 export interface W5Result {
+  limiter: W5Limiter;
   cells: number;
   limitPerSec: number;
   /** Grants over their whole span, first to last. */
@@ -110,9 +114,10 @@ export async function w5(
   adminUrl: string,
   cells: number,
   limitPerSec: number,
+  limiter: W5Limiter,
   concurrencyPerWorker = 50,
 ): Promise<W5Result> {
-  const redis = await startRedis();
+  const redis = limiter === "redis" ? await startRedis() : undefined;
   const site = await startEndpoint();
   site.on("/site", async () => ({
     status: 200,
@@ -127,7 +132,8 @@ export async function w5(
     const ws = await createWorkspace(db, "w5", "unlimited");
     const env = {
       DATABASE_URL: url,
-      REDIS_URL: redis.url,
+      RATE_LIMITER: limiter,
+      REDIS_URL: redis?.url ?? "",
       WORKER_CONCURRENCY: String(concurrencyPerWorker),
       CELLFLOW_RATE_LIMIT_PER_SECOND: String(limitPerSec),
       CELLFLOW_ALLOW_PRIVATE_NETWORK: "1",
@@ -178,6 +184,7 @@ export async function w5(
     const last = grants.at(-1) ?? 0;
     const inner = grants.filter((t) => t >= first + 1_000 && t <= last - 1_000);
     return {
+      limiter,
       cells,
       limitPerSec,
       // n grants span n - 1 gaps.
@@ -198,6 +205,6 @@ export async function w5(
     await backend.close();
     await database.close();
     await site.close();
-    await redis.stop();
+    await redis?.stop();
   }
 }

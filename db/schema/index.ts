@@ -5,6 +5,7 @@ export * from "./events";
 export * from "./executions";
 export * from "./hook-deliveries";
 export * from "./hooks";
+export * from "./rate-limits";
 export * from "./secrets";
 export * from "./stops";
 export * from "./tables";

@@ -84,6 +84,11 @@ export const Env = z.object({
     emptyAsUndefined,
     z.url({ protocol: /^rediss?$/, error: "must be a redis:// or rediss:// URL" }).optional(),
   ),
+  /** Unset: Upstash, else REDIS_URL, else Postgres (src/limits/rate/instance.ts). */
+  RATE_LIMITER: z.preprocess(
+    emptyAsUndefined,
+    z.enum(["upstash", "redis", "postgres", "memory"]).optional(),
+  ),
   LOG_LEVEL: z.preprocess(
     emptyAsUndefined,
     z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

@@ -11,6 +11,7 @@
 import type { Db } from "../../db/client";
 import type { PaidCalls } from "../enrichments/types";
 import { limiterHook } from "../limits/rate/hook";
+import { rateLimiter } from "../limits/rate/instance";
 import { attemptSuperseded } from "../store/engine-reads";
 import { type AdmissionRequest, admitAttempt } from "./admission";
 
@@ -30,6 +31,7 @@ export function paidCalls(
   onHalt: (halt: UsageLimitHalt) => void,
 ): PaidCalls {
   const pace = limiterHook(a.workspaceId, a.plan, {
+    limiter: rateLimiter(db),
     isStopped: () =>
       attemptSuperseded(db, {
         rowId: a.rowId,

@@ -1,14 +1,15 @@
 /**
  * A process of pacers for the cross-process rate-limit test: PACERS concurrent loops,
  * each pacing GRANTS_EACH calls on KEY in this process's line (as cells do) through the
- * limiter the environment selects (REDIS_URL), starting at START_AT (epoch ms). Prints
- * one JSON line: when the limiter counted every grant (Redis's clock, epoch ms — what
+ * limiter the environment selects (REDIS_URL, else Postgres at DATABASE_URL), starting at START_AT (epoch ms). Prints
+ * one JSON line: when the limiter counted every grant (its store's clock, epoch ms — what
  * the limit is about; the caller hears of it a delivery latency later) and each wait.
  */
 
+import { createDatabase } from "../../db/client";
 import { readEnv } from "../../src/config/env";
 import { paceBaseMs } from "../../src/limits/rate/hook";
-import { limiterFromEnv } from "../../src/limits/rate/instance";
+import { limiterFromEnv, limiterKind } from "../../src/limits/rate/instance";
 import { paceInLine } from "../../src/limits/rate/line";
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -19,7 +20,16 @@ const key = process.env.KEY ?? "ws:provider";
 const startAt = num("START_AT", Date.now());
 
 async function main(): Promise<void> {
-  const limiter = limiterFromEnv(readEnv());
+  const env = readEnv();
+  const database =
+    limiterKind(env) === "postgres" && env.DATABASE_URL
+      ? createDatabase({
+          url: env.DATABASE_URL,
+          driver: env.DATABASE_DRIVER,
+          neonWsProxy: env.NEON_WS_PROXY,
+        })
+      : undefined;
+  const limiter = limiterFromEnv(env, database?.db);
   const grants: number[] = [];
   const waits: number[] = [];
   await new Promise((r) => setTimeout(r, Math.max(0, startAt - Date.now())));
@@ -39,6 +49,7 @@ async function main(): Promise<void> {
     }),
   );
   await limiter.close();
+  await database?.close();
   process.stdout.write(`${JSON.stringify({ grants, waits })}\n`);
 }
 

@@ -2,18 +2,23 @@
  * Shared rate limits: every adapter grants exactly `limit` per window and says "not now"
  * after; a limiter that cannot answer never says "ok"; pacing spreads waiters, ends at
  * once on a Stop and gives up with the cell's message; and across two worker processes
- * on one Redis no one-second window holds more than the limit.
+ * on one Redis, or on one Postgres, no one-second window holds more than the limit.
  */
 import net from "node:net";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDatabase } from "../../db/client";
+import { getDatabase } from "../../db/instance";
 import { readEnv } from "../../src/config/env";
 import { abortLocal, CancelledError, registerAttempt } from "../../src/engine/cancellation";
-import { limiterFromEnv } from "../../src/limits/rate/instance";
+import { limiterFromEnv, limiterKind } from "../../src/limits/rate/instance";
 import { MemoryLimiter } from "../../src/limits/rate/memory";
 import { backoffMs, coolDown, pace, RateLimitExceeded } from "../../src/limits/rate/pace";
 import type { RateLimiter } from "../../src/limits/rate/port";
+import { PostgresLimiter } from "../../src/limits/rate/postgres";
 import { createRedisLimiter, stripShebang } from "../../src/limits/rate/redis";
 import { createUpstashLimiter } from "../../src/limits/rate/upstash";
+import { useTestDatabase } from "../helpers/db";
 import { maxInAnyWindow, runPacerProcess } from "../helpers/pacers";
 import { freePort } from "../helpers/processes";
 import { type RedisServer, startRedis } from "../helpers/redis";
@@ -21,6 +26,7 @@ import { startUpstashShim, type UpstashShim } from "../helpers/upstash-shim";
 
 let redis: RedisServer;
 let shim: UpstashShim;
+let dbUrl: string;
 const opened: RateLimiter[] = [];
 const track = <T extends RateLimiter>(l: T): T => {
   opened.push(l);
@@ -28,6 +34,7 @@ const track = <T extends RateLimiter>(l: T): T => {
 };
 
 beforeAll(async () => {
+  dbUrl = (await useTestDatabase()).url;
   redis = await startRedis();
   shim = await startUpstashShim(redis.url);
 });
@@ -44,6 +51,7 @@ const adapters: [string, () => RateLimiter][] = [
   ["memory", () => new MemoryLimiter()],
   ["redis", () => track(createRedisLimiter(redis.url))],
   ["upstash", () => track(createUpstashLimiter(shim.url, shim.token))],
+  ["postgres", () => track(new PostgresLimiter(getDatabase().db))],
 ];
 
 describe.each(adapters)("the %s adapter", (_name, make) => {
@@ -114,10 +122,57 @@ describe("a limiter that cannot answer", () => {
       await new Promise((r) => silent.close(r));
     }
   });
+
+  it("says not-now when Postgres is not there, never ok", async () => {
+    const database = createDatabase({ url: `postgres://x:y@127.0.0.1:${await freePort()}/none` });
+    try {
+      const take = await new PostgresLimiter(database.db).take(freshKey(), {
+        limit: 100,
+        windowMs: 1000,
+      });
+      expect(take).toMatchObject({ ok: false, reason: "unavailable" });
+    } finally {
+      await database.close();
+    }
+  });
+
+  it("says not-now when the key's log stays locked past the timeout (a stuck taker holds it)", async () => {
+    const limiter = new PostgresLimiter(getDatabase().db, 300);
+    const key = freshKey();
+    const limit = { limit: 100, windowMs: 1000 };
+    expect((await limiter.take(key, limit)).ok).toBe(true);
+    const holder = new pg.Client({ connectionString: dbUrl });
+    await holder.connect();
+    try {
+      await holder.query("begin");
+      await holder.query("select 1 from rate_limit_logs where key = $1 for update", [
+        `100/1000:${key}`,
+      ]);
+      expect(await limiter.take(key, limit)).toMatchObject({ ok: false, reason: "unavailable" });
+      // The database's own lock timeout ends the blocked take too: no connection waits forever.
+      const started = Date.now();
+      const blocked = new pg.Client({ connectionString: dbUrl });
+      await blocked.connect();
+      try {
+        await expect(
+          blocked.query("select * from cellflow_rate_take($1, 100, 1000, 5, 10)", [
+            `100/1000:${key}`,
+          ]),
+        ).rejects.toThrow(/lock timeout/);
+      } finally {
+        await blocked.end();
+      }
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      await holder.query("rollback");
+      await holder.end();
+    }
+    expect((await limiter.take(key, limit)).ok).toBe(true);
+  });
 });
 
 describe("the environment", () => {
-  it("picks Upstash, then REDIS_URL, then the in-process limiter", async () => {
+  it("picks Upstash, then REDIS_URL, then Postgres; the in-process limiter only when named", async () => {
     const up = track(
       limiterFromEnv(
         readEnv({
@@ -129,7 +184,14 @@ describe("the environment", () => {
     );
     expect(up.kind).toBe("upstash");
     expect(track(limiterFromEnv(readEnv({ REDIS_URL: redis.url }))).kind).toBe("redis");
-    expect(limiterFromEnv(readEnv({})).kind).toBe("memory");
+    expect(limiterFromEnv(readEnv({}), getDatabase().db).kind).toBe("postgres");
+    expect(() => limiterFromEnv(readEnv({}))).toThrow(/needs a database/);
+    expect(limiterKind(readEnv({ RATE_LIMITER: "memory", REDIS_URL: redis.url }))).toBe("memory");
+    expect(limiterKind(readEnv({ RATE_LIMITER: "postgres", REDIS_URL: redis.url }))).toBe(
+      "postgres",
+    );
+    expect(() => limiterKind(readEnv({ RATE_LIMITER: "redis" }))).toThrow(/needs REDIS_URL/);
+    expect(() => limiterKind(readEnv({ RATE_LIMITER: "upstash" }))).toThrow(/needs UPSTASH/);
     expect(() => limiterFromEnv(readEnv({ UPSTASH_REDIS_REST_URL: shim.url }))).toThrow(/both/);
   });
 
@@ -269,10 +331,13 @@ describe("pacing", () => {
   });
 });
 
-describe("across worker processes on one Redis", () => {
+describe.each([
+  ["Redis", () => ({ REDIS_URL: redis.url })],
+  ["Postgres", () => ({ REDIS_URL: "", DATABASE_URL: dbUrl })],
+])("across worker processes on one %s", (_name, store) => {
   it("50 concurrent attempts at 10/s over 2 processes never exceed 10 in any one-second window", async () => {
     const env = {
-      REDIS_URL: redis.url,
+      ...store(),
       PACERS: "25",
       GRANTS_EACH: "1",
       LIMIT: "10",

@@ -10,7 +10,6 @@
 import type { Plan } from "../../domain/statuses";
 import type { BeforeCall } from "../../enrichments/types";
 import { planLimits } from "../plans";
-import { rateLimiter } from "./instance";
 import { paceInLine } from "./line";
 import { coolDown, type PaceOptions } from "./pace";
 import type { RateLimiter } from "./port";
@@ -35,28 +34,23 @@ export function paceBaseMs(perSecond: number): number {
 export function limiterHook(
   workspaceId: string,
   plan: Plan,
-  opts: Omit<PaceOptions, "signal"> & { limiter?: RateLimiter } = {},
+  opts: Omit<PaceOptions, "signal"> & { limiter: RateLimiter },
 ): BeforeCall {
   const { limiter, ...paceOpts } = opts;
   const perSecond = planLimits(plan).rateLimitPerSecond;
   const limit = { limit: perSecond, windowMs: 1_000 };
   return async (providerId, signal) => {
     const started = Date.now();
-    const at = await paceInLine(
-      limiter ?? rateLimiter(),
-      rateLimitKey(workspaceId, providerId),
-      limit,
-      {
-        attempts: CELL_PACE_ATTEMPTS,
-        baseMs: paceBaseMs(perSecond),
-        // The limiter knows when a call frees up: backing off much longer than a window
-        // only leaves calls unused.
-        maxMs: 1_000,
-        stopCheckMs: 2_000,
-        ...paceOpts,
-        signal,
-      },
-    );
+    const at = await paceInLine(limiter, rateLimitKey(workspaceId, providerId), limit, {
+      attempts: CELL_PACE_ATTEMPTS,
+      baseMs: paceBaseMs(perSecond),
+      // The limiter knows when a call frees up: backing off much longer than a window
+      // only leaves calls unused.
+      maxMs: 1_000,
+      stopCheckMs: 2_000,
+      ...paceOpts,
+      signal,
+    });
     return { at, waitedMs: Math.max(0, Date.now() - started) };
   };
 }

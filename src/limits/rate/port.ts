@@ -1,8 +1,9 @@
 /**
  * The rate limiter port: one `take` per provider call, keyed per workspace and per
  * provider (`<workspaceId>:<providerId>`). Adapters: @upstash/ratelimit on Upstash
- * (UPSTASH_REDIS_REST_URL/TOKEN), the same library on a plain Redis (REDIS_URL), or an
- * in-process limiter (one process only). Invariant: never fail open in front of a paid
+ * (UPSTASH_REDIS_REST_URL/TOKEN), the same library on a plain Redis (REDIS_URL), the
+ * same sliding log in Postgres (the default), or an in-process limiter (one process only,
+ * RATE_LIMITER=memory). Invariant: never fail open in front of a paid
  * provider — a limiter that cannot answer (timeout, Redis down) says "not now".
  */
 export type Take =
@@ -21,7 +22,7 @@ export interface RateLimit {
 }
 
 export interface RateLimiter {
-  readonly kind: "upstash" | "redis" | "memory";
+  readonly kind: "upstash" | "redis" | "postgres" | "memory";
   take(key: string, limit: RateLimit): Promise<Take>;
   close(): Promise<void>;
 }

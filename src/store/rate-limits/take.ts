@@ -1,0 +1,32 @@
+/**
+ * One take from a key's sliding log in Postgres (cellflow_rate_take, migration 0019):
+ * granted at the database's clock, or refused with how long until a call frees up.
+ * Invariant: the decision and the log's update happen under the key's row lock in one
+ * statement, so concurrent takers in any number of processes never overfill a window.
+ */
+import { sql } from "drizzle-orm";
+import type { Db } from "../../../db/client";
+import { queryRows } from "../../../db/client";
+
+export interface TakeRequest {
+  key: string;
+  limit: number;
+  windowMs: number;
+  spacingMs: number;
+  guardMs: number;
+}
+
+export type TakeOutcome = { granted: true; atMs: number } | { granted: false; waitMs: number };
+
+export async function takeFromLog(db: Db, r: TakeRequest): Promise<TakeOutcome> {
+  const [row] = await queryRows<{ granted: boolean; wait_ms: number; at_ms: string | null }>(
+    db,
+    sql`select granted, wait_ms, at_ms
+          from cellflow_rate_take(${r.key}, ${r.limit}::int, ${r.windowMs}::int,
+                                  ${r.spacingMs}::int, ${r.guardMs}::int)`,
+  );
+  if (!row) throw new Error("cellflow_rate_take returned no row");
+  return row.granted
+    ? { granted: true, atMs: Number(row.at_ms) }
+    : { granted: false, waitMs: Math.max(1, Number(row.wait_ms)) };
+}
