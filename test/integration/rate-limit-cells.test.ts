@@ -1,6 +1,6 @@
 /**
  * Shared rate limits through real cells: enrichment cells run by two worker processes,
- * paced through one Redis, never call a provider more often than the plan allows in any
+ * paced through one Redis or through their Postgres, never call a provider more often than the plan allows in any
  * one-second window; and while credits are used up, auto-run does not fire paid groups.
  */
 
@@ -86,55 +86,68 @@ async function grantsOf(tableId: string): Promise<{ at: number; waitedMs: number
 }
 
 describe("rate limits through cells", () => {
-  it("50 concurrent attempts at 10/s over two worker processes sharing Redis never exceed 10 calls in any one-second window", async () => {
-    ep.on("/site", async () => ({
-      status: 200,
-      body: "<title>t</title>",
-      headers: { "content-type": "text/html" },
-    }));
-    const ws = await newWorkspace("paced");
-    // pro: a window of 50 rows, so all 50 attempts are in flight and paced at once.
-    await db().execute(sql`update workspaces set plan = 'pro' where id = ${ws.id}`);
-    const limit = 10;
-    const env = { REDIS_URL: redis.url, CELLFLOW_RATE_LIMIT_PER_SECOND: String(limit) };
-    const workers = await Promise.all([spawnWorker(url, 25, env), spawnWorker(url, 25, env)]);
-    const tableId = await sitesTable(ws.key, 50);
-    const run = await call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
-      key: ws.key,
-      body: { mode: "all" },
-    });
-    expect(await waitForDispatch(ws.key, tableId, run.body.dispatchId, 90_000)).toBe("completed");
-    const errors = await queryRows<{ error: string }>(
-      db(),
-      sql`select error from cells where table_id = ${tableId} and status = 'error'`,
-    );
-    expect(errors).toEqual([]);
-    expect(await cellCounts(tableId)).toEqual({ completed: 50 });
-    // Each cell's details say when the shared limiter (Redis's clock) let its call go.
-    const grants = await grantsOf(tableId);
-    expect(grants).toHaveLength(50);
-    expect(
-      maxInAnyWindow(
-        grants.map((g) => g.at),
-        1_000,
-      ),
-    ).toBeLessThanOrEqual(limit);
-    // Most of them waited in line, and said so.
-    expect(grants.filter((g) => g.waitedMs > 0).length).toBeGreaterThan(limit);
-    const times = ep
-      .hitsOf("/site")
-      .map((h) => h.at)
-      .sort((a, b) => a - b);
-    expect(times).toHaveLength(50);
-    // Shared, not per process: 50 calls at 10/s need at least 4 s from the first to the
-    // last, whatever the two processes do (two in-process limiters would allow twice the
-    // rate: half the span). Arrivals lag their grants by up to a few hundred ms under
-    // load, so the bound allows 0.5 s.
-    const spanMs = (times.at(-1) ?? 0) - (times[0] ?? 0);
-    expect(spanMs).toBeGreaterThanOrEqual(((50 - limit) / limit) * 1_000 - 500);
-    // The next test's worker must be the only one, paced at its own rate.
-    await Promise.all(workers.map((w) => w.kill()));
-  }, 120_000);
+  it.each([
+    ["Redis", () => ({ REDIS_URL: redis.url })],
+    ["their Postgres (the default)", () => ({})],
+  ])(
+    "50 concurrent attempts at 10/s over two worker processes sharing %s never exceed 10 calls in any one-second window",
+    async (_store, limiterEnv) => {
+      ep.on("/site", async () => ({
+        status: 200,
+        body: "<title>t</title>",
+        headers: { "content-type": "text/html" },
+      }));
+      const ws = await newWorkspace("paced");
+      // pro: a window of 50 rows, so all 50 attempts are in flight and paced at once.
+      await db().execute(sql`update workspaces set plan = 'pro' where id = ${ws.id}`);
+      const limit = 10;
+      const env = { ...limiterEnv(), CELLFLOW_RATE_LIMIT_PER_SECOND: String(limit) };
+      const workers = await Promise.all([spawnWorker(url, 25, env), spawnWorker(url, 25, env)]);
+      ep.hits.length = 0;
+      try {
+        const tableId = await sitesTable(ws.key, 50);
+        const run = await call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
+          key: ws.key,
+          body: { mode: "all" },
+        });
+        expect(await waitForDispatch(ws.key, tableId, run.body.dispatchId, 90_000)).toBe(
+          "completed",
+        );
+        const errors = await queryRows<{ error: string }>(
+          db(),
+          sql`select error from cells where table_id = ${tableId} and status = 'error'`,
+        );
+        expect(errors).toEqual([]);
+        expect(await cellCounts(tableId)).toEqual({ completed: 50 });
+        // Each cell's details say when the shared limiter (its store's clock) let its call go.
+        const grants = await grantsOf(tableId);
+        expect(grants).toHaveLength(50);
+        expect(
+          maxInAnyWindow(
+            grants.map((g) => g.at),
+            1_000,
+          ),
+        ).toBeLessThanOrEqual(limit);
+        // Most of them waited in line, and said so.
+        expect(grants.filter((g) => g.waitedMs > 0).length).toBeGreaterThan(limit);
+        const times = ep
+          .hitsOf("/site")
+          .map((h) => h.at)
+          .sort((a, b) => a - b);
+        expect(times).toHaveLength(50);
+        // Shared, not per process: 50 calls at 10/s need at least 4 s from the first to the
+        // last, whatever the two processes do (two in-process limiters would allow twice the
+        // rate: half the span). Arrivals lag their grants by up to a few hundred ms under
+        // load, so the bound allows 0.5 s.
+        const spanMs = (times.at(-1) ?? 0) - (times[0] ?? 0);
+        expect(spanMs).toBeGreaterThanOrEqual(((50 - limit) / limit) * 1_000 - 500);
+      } finally {
+        // The next test's worker must be the only one, paced at its own rate.
+        await Promise.all(workers.map((w) => w.kill()));
+      }
+    },
+    120_000,
+  );
 
   it("a Stop lands on cells waiting for the rate limit: they end cancelled at once, and no further call goes out", async () => {
     ep.on("/slow-site", async () => ({
