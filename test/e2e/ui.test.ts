@@ -125,8 +125,8 @@ describe("the live grid in a browser", () => {
   it("imports a CSV file as a new table", async () => {
     const csv = path.join(dataDir, "people.csv");
     // A BOM, CRLF and a quoted comma: read in the browser as the import reads them.
-    const lines = ["\uFEFFName,N", '"Doe, Jane",0'];
-    for (let i = 1; i <= 23; i++) lines.push(`person ${i},${i}`);
+    const lines = ["\uFEFFName,N", '"Doe, Jane",1'];
+    for (let i = 2; i <= 24; i++) lines.push(`person ${i},${i}`);
     fs.writeFileSync(csv, `${lines.join("\r\n")}\r\n`);
     await page.setInputFiles("[data-testid=csv-file]", csv);
     await page.waitForURL(/\/tables\/tbl_/);
