@@ -6,7 +6,13 @@
 import type { Issue } from "../contracts/common";
 import type { RowData } from "../contracts/rows";
 import type { Column } from "../contracts/table";
-import { csvRecords, neutralizeFormula, unneutralizedFormula } from "./csv";
+import {
+  type CsvRecord,
+  type CsvSyntaxError,
+  csvRecords,
+  neutralizeFormula,
+  unneutralizedFormula,
+} from "./csv";
 import type { Result } from "./result";
 import { assertNever } from "./statuses";
 import { checkValue, jsonDeeperThan, jsonValueIssues, MAX_JSON_DEPTH } from "./values";
@@ -16,7 +22,7 @@ export const MAX_IMPORT_ROWS = 100_000;
 /** Issues listed in a refusal; the message counts all of them. */
 export const MAX_IMPORT_ISSUES = 20;
 
-type Refusal = { message: string; issues: Issue[] };
+export type Refusal = { message: string; issues: Issue[] };
 type CellValue = RowData[string];
 
 /** A header cell's column; null for an empty header cell, whose values must all be empty. */
@@ -144,7 +150,18 @@ export function importValue(column: Column, raw: string): Result<CellValue | und
  * the file. Lines with no value at all are skipped.
  */
 export function csvRows(columns: readonly Column[], text: string): Result<RowData[], Refusal> {
-  const records = csvRecords(text);
+  return csvRecordRows(columns, csvRecords(text));
+}
+
+/**
+ * csvRows over records already read, so the browser can judge the first records of a
+ * file with the same rules and words as the import judges all of it.
+ */
+export function csvRecordRows(
+  columns: readonly Column[],
+  recordList: Iterable<Result<CsvRecord, CsvSyntaxError>>,
+): Result<RowData[], Refusal> {
+  const records = recordList[Symbol.iterator]();
   const first = records.next();
   if (first.done)
     return refuse("The CSV is empty", [
@@ -165,7 +182,8 @@ export function csvRows(columns: readonly Column[], text: string): Result<RowDat
     if (issues.length < MAX_IMPORT_ISSUES) issues.push({ path, message });
   };
   const rows: RowData[] = [];
-  for (const record of records) {
+  for (let next = records.next(); !next.done; next = records.next()) {
+    const record = next.value;
     if (!record.ok) {
       note(`line ${record.reason.line}`, record.reason.message);
       break;

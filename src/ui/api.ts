@@ -104,11 +104,14 @@ export function upload<T>(
   });
 }
 
+/** A refusal for people: its message, then each issue with where it is. */
+export function describeRefusal(refusal: { message: string; issues: readonly Issue[] }): string {
+  const issues = refusal.issues.map((i) => `${i.path ? `${i.path}: ` : ""}${i.message}`);
+  return issues.length > 0 ? `${refusal.message} — ${issues.join("; ")}` : refusal.message;
+}
+
 /** A message for people, with field issues when the API gave some. */
 export function describeError(err: unknown): string {
-  if (err instanceof ApiError) {
-    const issues = err.issues.map((i) => `${i.path ? `${i.path}: ` : ""}${i.message}`);
-    return issues.length > 0 ? `${err.message} — ${issues.join("; ")}` : err.message;
-  }
+  if (err instanceof ApiError) return describeRefusal(err);
   return err instanceof Error ? err.message : String(err);
 }

@@ -109,11 +109,25 @@ describe("the live grid in a browser", () => {
     await other.close();
   }, 60_000);
 
+  it("refuses a CSV file the import would refuse, in the import's words and line, and makes no table", async () => {
+    const tables = async () =>
+      (await api<{ tables: unknown[] }>("GET", "/api/tables")).body.tables.length;
+    const before = await tables();
+    const csv = path.join(dataDir, "broken.csv");
+    fs.writeFileSync(csv, 'Name,N\r\nok,1\r\n"never closed,2\r\n');
+    await page.setInputFiles("[data-testid=csv-file]", csv);
+    const notice = page.locator("[data-testid=import-progress]", { hasText: "failed" });
+    await notice.waitFor();
+    expect(await notice.textContent()).toContain("line 3: a quoted value is never closed");
+    expect(await tables()).toBe(before);
+  }, 60_000);
+
   it("imports a CSV file as a new table", async () => {
     const csv = path.join(dataDir, "people.csv");
-    const lines = ["Name,N"];
-    for (let i = 1; i <= 24; i++) lines.push(`person ${i},${i}`);
-    fs.writeFileSync(csv, `${lines.join("\n")}\n`);
+    // A BOM, CRLF and a quoted comma: read in the browser as the import reads them.
+    const lines = ["\uFEFFName,N", '"Doe, Jane",1'];
+    for (let i = 2; i <= 24; i++) lines.push(`person ${i},${i}`);
+    fs.writeFileSync(csv, `${lines.join("\r\n")}\r\n`);
     await page.setInputFiles("[data-testid=csv-file]", csv);
     await page.waitForURL(/\/tables\/tbl_/);
     tableId = new URL(page.url()).pathname.split("/").pop() ?? "";

@@ -1,11 +1,10 @@
 "use client";
 /** Tables: every table of the workspace, a new empty one, one made from a CSV file, delete. */
-import Papa from "papaparse";
 import { useCallback, useEffect, useRef, useState } from "react";
 import type { TableView } from "../../contracts/table";
-import { api, describeError, upload } from "../../ui/api";
+import { api, describeError, describeRefusal, upload } from "../../ui/api";
 import { Shell } from "../../ui/shell";
-import { columnsFromCsv } from "../../ui/tables/csv-columns";
+import { planCsvFile } from "../../ui/tables/csv-table-plan";
 
 type Listed = TableView & { rowCount?: number };
 
@@ -14,18 +13,6 @@ interface ImportState {
   phase: "reading" | "uploading" | "importing" | "failed";
   fraction: number;
   error?: string;
-}
-
-/** The first rows of a CSV file, for its header and the column types. */
-function sample(file: File): Promise<string[][]> {
-  return new Promise((resolve, reject) => {
-    Papa.parse<string[]>(file, {
-      preview: 201,
-      skipEmptyLines: true,
-      complete: (r) => resolve(r.data),
-      error: (err) => reject(err),
-    });
-  });
 }
 
 export default function TablesPage() {
@@ -73,9 +60,18 @@ export default function TablesPage() {
     setImporting({ file: file.name, phase: "reading", fraction: 0 });
     let tableId: string | null = null;
     try {
-      const [header, ...rows] = await sample(file);
-      if (!header || header.length === 0) throw new Error("The file has no header row");
-      const columns = columnsFromCsv(header, rows);
+      // A file the import would refuse is refused here, in its words, before a table exists.
+      const plan = await planCsvFile(file);
+      if (!plan.ok) {
+        setImporting({
+          file: file.name,
+          phase: "failed",
+          fraction: 0,
+          error: describeRefusal(plan.reason),
+        });
+        return;
+      }
+      const columns = plan.value;
       const t = await api<{ id: string }>("POST", "/api/tables", {
         name: tableName,
         columns,
