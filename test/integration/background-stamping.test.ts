@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "../../db/client";
 import { getDatabase } from "../../db/instance";
 import { getBackend } from "../../src/backends/instance";
-import { startRun } from "../../src/engine/dispatcher";
+import { stampRun, startRun } from "../../src/engine/dispatcher";
 import { stopRuns } from "../../src/engine/stop";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
@@ -55,6 +55,40 @@ async function table(waitMs: number, rows: number): Promise<string> {
 }
 
 describe("background stamping", () => {
+  it("a page that finds fewer rows than it asked for ends the stamping: no empty page after it", async () => {
+    const pagesOf = async (tableId: string, pageRows: number) => {
+      const pages: string[] = [];
+      const run = await stampRun(
+        db(),
+        {
+          tableId,
+          groupIds: ["g"],
+          mode: "all",
+          rowIds: null,
+          limit: null,
+          window: 5,
+          syncRows: 1_000,
+          pageRows,
+        },
+        async (point) => {
+          if (point === "run:page") pages.push(point);
+        },
+      );
+      const [d] = await queryRows<{ stamping: boolean; stamped: number }>(
+        db(),
+        sql`select stamping, stamped from dispatches where id = ${run.dispatchId}`,
+      );
+      await stopRuns(db(), getBackend(), { tableId });
+      return { pages: pages.length, stamping: d?.stamping, stamped: d?.stamped };
+    };
+    const tableId = await table(0, 7);
+    // 7 rows, pages of 10: one page finds them all and the end.
+    expect(await pagesOf(tableId, 10)).toEqual({ pages: 1, stamping: false, stamped: 7 });
+    // Pages of 7: the full page cannot know it was the last; the next, empty one says so.
+    expect(await pagesOf(tableId, 7)).toEqual({ pages: 2, stamping: false, stamped: 7 });
+    expect(await pagesOf(tableId, 3)).toEqual({ pages: 3, stamping: false, stamped: 7 });
+  });
+
   it("a large run returns after the first pages and still runs every row exactly once", async () => {
     const tableId = await table(0, 2_500);
     const run = await startRun(db(), getBackend(), {

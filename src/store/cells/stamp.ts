@@ -48,6 +48,11 @@ export interface StampResult {
   cells: number;
   /** Position of the last row looked at, or null when no row was left in scope. */
   lastPosition: number | null;
+  /**
+   * Rows the page looked at. Fewer than `maxRows`: no row after them was in scope when
+   * the page ran, so the run needs no further page to find that out.
+   */
+  scanned: number;
 }
 
 /** Which existing cell (alias c, possibly absent) this mode may stamp. */
@@ -122,7 +127,12 @@ export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
   const groups = groupSource(page);
   const guards = sql`${groups.depsMet} and ${notExcluded(page)} and ${notHeld(page)}`;
   const rowFilter = page.rowIds ? sql`and r.id = any(${textArray(page.rowIds)})` : sql``;
-  const [result] = await queryRows<{ cells: number; rows: number; last: number | null }>(
+  const [result] = await queryRows<{
+    cells: number;
+    rows: number;
+    last: number | null;
+    scanned: number;
+  }>(
     db,
     sql`with page_rows as (
           select r.id as row_id, r.position, r.data from rows r
@@ -162,7 +172,13 @@ export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
         select (select count(*) from ins)::int as cells,
                (select count(distinct row_id) from ins)::int as rows,
                (select max(position) from page_rows) as last,
+               (select count(*) from page_rows)::int as scanned,
                (select count(*) from wake)::int as woke`,
   );
-  return { cells: result?.cells ?? 0, rows: result?.rows ?? 0, lastPosition: result?.last ?? null };
+  return {
+    cells: result?.cells ?? 0,
+    rows: result?.rows ?? 0,
+    lastPosition: result?.last ?? null,
+    scanned: result?.scanned ?? 0,
+  };
 }

@@ -69,9 +69,12 @@ export async function stampNextPage(
               excluded: d.excluded,
               ...(d.depends_on ? { dependsOn: d.depends_on } : {}),
             })
-          : { rows: 0, cells: 0, lastPosition: null };
+          : { rows: 0, cells: 0, lastPosition: null, scanned: 0 };
+      // A page that found fewer rows than it asked for found the end: no empty page after
+      // it (a run of a few rows is then stamped in one transaction, not two).
       const more =
         page.lastPosition !== null &&
+        page.scanned >= room &&
         (d.row_limit === null || d.stamped_rows + page.rows < d.row_limit);
       await tx.execute(
         sql`update dispatches
