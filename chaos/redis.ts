@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { freePortish } from "../bench/port";
-import { answersPing } from "../test/helpers/redis";
+import { answersPing, redisServerBin } from "../test/helpers/redis";
 import { untilStopped } from "./cleanup";
 import { sleep } from "./config";
 
@@ -29,7 +29,7 @@ export class RestartableRedis {
   /** Starts the server (again) on its port; resolves once it answers PING. */
   async up(): Promise<void> {
     const child = spawn(
-      "redis-server",
+      redisServerBin(),
       ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
       { stdio: "ignore" },
     );
@@ -47,7 +47,7 @@ export class RestartableRedis {
         this.child = undefined;
         this.forget();
         throw new Error(
-          `redis-server did not start on ${this.port} (apt-get install -y redis-server): ${failed?.message ?? "no PONG"}`,
+          `redis-server did not start on ${this.port} (npm run provision installs it or says how): ${failed?.message ?? "no PONG"}`,
         );
       }
       await sleep(50);

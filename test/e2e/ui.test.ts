@@ -12,6 +12,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Started, startCellflow, stopCellflow } from "../helpers/npm-start";
 import { freePort, waitFor } from "../helpers/processes";
+import { BROWSER_ARGS, findBrowser } from "../provision/browser";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-ui-"));
@@ -67,11 +68,11 @@ async function cellCounts(tableId: string): Promise<Record<string, number>> {
   return counts;
 }
 
-const launch = () =>
-  chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-  });
+const launch = async () => {
+  const found = await findBrowser();
+  if (!found.ok) throw new Error(found.reason);
+  return chromium.launch({ executablePath: found.value.executablePath, args: BROWSER_ARGS });
+};
 
 beforeAll(async () => {
   app = await startCellflow(dataDir, await freePort(), await freePort());

@@ -1,6 +1,7 @@
 /**
  * A throwaway `redis-server` on loopback (no persistence) for the rate-limit tests and
- * W5; `.ci/run` installs it. `stop()` ends that process only.
+ * W5; `npm test`'s provision step (test/provision) makes sure the binary is there.
+ * `stop()` ends that process only.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import net from "node:net";
@@ -11,6 +12,11 @@ export interface RedisServer {
   url: string;
   /** Stops the server (SIGKILL: nothing to persist) and waits for it to exit. */
   stop(): Promise<void>;
+}
+
+/** The redis-server binary: REDIS_SERVER_BIN, else the one on PATH. */
+export function redisServerBin(): string {
+  return process.env.REDIS_SERVER_BIN || "redis-server";
 }
 
 /** Whether a Redis answers PING on loopback `port`. */
@@ -34,7 +40,7 @@ export function answersPing(port: number): Promise<boolean> {
 export async function startRedis(): Promise<RedisServer> {
   const port = await freePort();
   const child: ChildProcess = spawn(
-    "redis-server",
+    redisServerBin(),
     ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
@@ -54,7 +60,7 @@ export async function startRedis(): Promise<RedisServer> {
   if (!up || spawnError || child.exitCode !== null) {
     child.kill("SIGKILL");
     throw new Error(
-      `redis-server did not start (install it: apt-get install -y redis-server): ${spawnError?.message ?? out}`,
+      `redis-server did not start (npm run provision installs it or says how): ${spawnError?.message ?? out}`,
     );
   }
   return {
