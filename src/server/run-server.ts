@@ -54,8 +54,10 @@ export async function runServer(opts: ServerOptions): Promise<void> {
   // Next.js's own rules: `.env.development*` in dev, `.env.production*` otherwise.
   nextEnv.loadEnvConfig(root, opts.dev, { info: () => {}, error: console.error });
   process.env.NEXT_TELEMETRY_DISABLED = "1";
-  // The dev server compiles React's development build; set before Next.js loads.
-  if (opts.dev && !process.env.NODE_ENV) Object.assign(process.env, { NODE_ENV: "development" });
+  // Next.js's dev server needs NODE_ENV=development, whatever the shell says (`next dev`
+  // sets it too): with another value it writes a wrong types path into tsconfig.json,
+  // which also makes the next `npm start` rebuild. Set before Next.js loads.
+  if (opts.dev) Object.assign(process.env, { NODE_ENV: "development" });
   // Output piped into a program that has gone (`npm run dev | tee`, ended by Ctrl-C) makes
   // every write fail with EPIPE. Unhandled, each failure is an uncaught error that Next.js
   // logs to the same broken pipe, and so on forever; dropped here, the shutdown goes on.
