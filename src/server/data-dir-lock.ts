@@ -49,8 +49,11 @@ export class DataDirInUseError extends Error {
 }
 
 export interface DataDirLock {
-  /** Adds to what the lock tells others (merged with what was published before). */
-  publish(details: Published): void;
+  /**
+   * Adds to what the lock tells others (merged with what was published before); false when
+   * the lock is no longer this process's or could not be rewritten. Never throws.
+   */
+  publish(details: Published): boolean;
   /** Removes the lock if it is still this process's. Synchronous: safe in an exit handler. */
   release(): void;
 }
@@ -171,12 +174,19 @@ function holding(lockFile: string, mine: Holder): DataDirLock {
   const stillMine = () => !released && parse(readText(lockFile))?.pid === mine.pid;
   return {
     publish(details) {
-      if (!stillMine()) return;
+      if (!stillMine()) return false;
       current = { ...current, ...details };
       // A rename replaces the file in one step: a reader sees the old record or the new.
       const tmp = `${lockFile}.${mine.pid}.tmp`;
-      fs.writeFileSync(tmp, JSON.stringify(current));
-      fs.renameSync(tmp, lockFile);
+      try {
+        fs.writeFileSync(tmp, JSON.stringify(current));
+        fs.renameSync(tmp, lockFile);
+        return true;
+      } catch {
+        // The lock itself still holds; only what it tells others is stale.
+        fs.rmSync(tmp, { force: true });
+        return false;
+      }
     },
     release() {
       if (!stillMine()) return;

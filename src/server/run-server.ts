@@ -26,7 +26,13 @@ import { closeEventHub } from "../events/instance";
 import { ensureSecretKey, secretKeyId } from "../security/secret-key";
 import { ensureDefaultAccess } from "./bootstrap";
 import { surviveDatabaseLoss } from "./crash-policy";
-import { DataDirInUseError, type DataDirLock, lockDataDir, shownDataDir } from "./data-dir-lock";
+import {
+  DataDirInUseError,
+  type DataDirLock,
+  LOCK_FILE,
+  lockDataDir,
+  shownDataDir,
+} from "./data-dir-lock";
 import { joinedWorkersGone } from "./join-embedded";
 import { ensureNextBuild } from "./next-build";
 import { type SupervisedPostgres, startSupervisedPostgres } from "./postgres-supervisor";
@@ -172,7 +178,7 @@ export async function runServer(opts: ServerOptions): Promise<void> {
     if (secretKey.source === "generated")
       say(`generated the key that encrypts webhook secrets (kept in ${shownDir}/secret-key)`);
     // What `npm run worker` in this project needs to join: never the password or the key.
-    lock?.publish({
+    const published = lock?.publish({
       postgres: {
         host: "127.0.0.1",
         port: env.CELLFLOW_PG_PORT,
@@ -181,6 +187,8 @@ export async function runServer(opts: ServerOptions): Promise<void> {
       },
       secretKey: { id: secretKeyId(secretKey.key), fromEnv: secretKey.source === "env" },
     });
+    if (published === false)
+      say(`could not write ${shownDir}/${LOCK_FILE}: npm run worker cannot find this server`);
     const databaseUrl = process.env.DATABASE_URL ?? "";
     await runMigrations(env.DATABASE_URL_UNPOOLED ?? databaseUrl);
     const access = await ensureDefaultAccess(getDatabase().db, dataDir, env.CELLFLOW_API_KEY);

@@ -56,8 +56,9 @@ async function main(): Promise<void> {
   const worker = await startWorker({
     url: url ?? direct,
     sessionUrl: direct,
-    driver: env.DATABASE_DRIVER,
-    neonWsProxy: env.NEON_WS_PROXY,
+    // The embedded Postgres speaks plain TCP on loopback, whatever the shell says.
+    driver: joined ? "pg" : env.DATABASE_DRIVER,
+    neonWsProxy: joined ? undefined : env.NEON_WS_PROXY,
     concurrency: env.WORKER_CONCURRENCY,
     redriveEveryMs: env.CELLFLOW_REDRIVE_EVERY_MS,
     eventsRetentionHours: env.EVENTS_RETENTION_HOURS,

@@ -99,6 +99,19 @@ describe("finding the server on a data folder", () => {
     expect(() => lockDataDir(dir)).toThrow(/in use by a running Cellflow server/);
   });
 
+  it("a released lock publishes nothing more, and the folder is free for the next server", () => {
+    const dir = dataDir();
+    const lock = lockDataDir(dir);
+    expect(lock.publish({ stopping: true })).toBe(true);
+    expect(readLiveHolder(dir)).toMatchObject({ ok: true, value: { stopping: true } });
+    lock.release();
+    expect(lock.publish({ stopping: false })).toBe(false);
+    expect(fs.existsSync(path.join(dir, LOCK_FILE))).toBe(false);
+    const next = lockDataDir(dir);
+    locks.push(next);
+    expect(readLiveHolder(dir)).toMatchObject({ ok: true, value: { pid: process.pid } });
+  });
+
   it("no lock at all is no server: one line naming the folder", () => {
     const dir = dataDir();
     const found = findEmbeddedServer({ dataDir: dir, shownDir: "shown", envSecretKey: undefined });
