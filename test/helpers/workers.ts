@@ -32,23 +32,28 @@ export interface WorkerProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** A real `npm run worker` process (tsx src/server/worker.ts) against the test database. */
-export async function spawnWorker(
-  url: string,
-  concurrency = 10,
-  extraEnv: Record<string, string> = {},
-): Promise<WorkerProcess> {
+export interface SpawnedWorker {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves with the exit code once the worker has exited. */
+  exited: Promise<number | null>;
+}
+
+/**
+ * `npm run worker` (tsx src/server/worker.ts) with exactly this environment on top of the
+ * test's (a key set to undefined is removed), not waited on.
+ */
+export function spawnWorkerWith(env: Record<string, string | undefined>): SpawnedWorker {
+  const merged: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: "warn" };
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) delete merged[k];
+    else merged[k] = v;
+  }
   // tsx as a loader, not its CLI: the CLI's signal relay SIGKILLs a child that is slow to
   // acknowledge a signal, which a worker shutting down gracefully can be.
   const child = spawn(process.execPath, ["--import", "tsx", "src/server/worker.ts"], {
     cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: url,
-      WORKER_CONCURRENCY: String(concurrency),
-      LOG_LEVEL: "warn",
-      ...extraEnv,
-    },
+    env: merged,
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
@@ -61,15 +66,33 @@ export async function spawnWorker(
   child.stderr?.on("data", (c: Buffer) => {
     out += c.toString();
   });
+  const exited = new Promise<number | null>((resolve) => {
+    if (child.exitCode !== null) resolve(child.exitCode);
+    else child.once("exit", (code) => resolve(code));
+  });
+  return { child, output: () => out, exited };
+}
+
+/** A real `npm run worker` process (tsx src/server/worker.ts) against the test database. */
+export async function spawnWorker(
+  url: string,
+  concurrency = 10,
+  extraEnv: Record<string, string> = {},
+): Promise<WorkerProcess> {
+  const { child, output: out } = spawnWorkerWith({
+    DATABASE_URL: url,
+    WORKER_CONCURRENCY: String(concurrency),
+    ...extraEnv,
+  });
   const ready = await waitFor(
-    () => out.includes("worker ready") || child.exitCode !== null,
+    () => out().includes("worker ready") || child.exitCode !== null,
     60_000,
     50,
   );
-  if (!ready || child.exitCode !== null) throw new Error(`worker did not start:\n${out}`);
+  if (!ready || child.exitCode !== null) throw new Error(`worker did not start:\n${out()}`);
   const proc: WorkerProcess = {
     child,
-    output: () => out,
+    output: out,
     async kill(signal = "SIGTERM") {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise<void>((r) => child.once("exit", () => r()));

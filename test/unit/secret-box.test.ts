@@ -10,7 +10,7 @@ import {
   openSecret,
   sealSecret,
 } from "../../src/security/secret-box";
-import { ensureSecretKey } from "../../src/security/secret-key";
+import { ensureSecretKey, findSecretKey, secretKeyId } from "../../src/security/secret-key";
 import {
   deliveryDigest,
   isFresh,
@@ -99,6 +99,30 @@ describe("the embedded default's secret key", () => {
     expect(() => ensureSecretKey(dir, undefined)).toThrow(/secret-key/);
     expect(fs.readFileSync(path.join(dir, "secret-key"), "utf8")).toBe("garbage\n");
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe("a joining process's view of the secret key", () => {
+  it("finding the key never makes one, and reads the same key the server ensured", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-key-"));
+    expect(findSecretKey(dir, undefined)).toBeUndefined();
+    expect(fs.readdirSync(dir)).toEqual([]);
+    const ensured = ensureSecretKey(dir, undefined);
+    expect(findSecretKey(dir, undefined)).toEqual({ key: ensured.key, source: "file" });
+    expect(findSecretKey(dir, "from-env")).toEqual({ key: "from-env", source: "env" });
+    fs.writeFileSync(path.join(dir, "secret-key"), "garbage\n");
+    expect(() => findSecretKey(dir, undefined)).toThrow(/secret-key/);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("the key id tells keys apart, is the same for a key's hex and base64 forms, and shows neither", () => {
+    const a = generateSecretKey();
+    const b = generateSecretKey();
+    const aHex = Buffer.from(a, "base64").toString("hex");
+    expect(secretKeyId(a)).toMatch(/^[0-9a-f]{16}$/);
+    expect(secretKeyId(a)).toBe(secretKeyId(aHex));
+    expect(secretKeyId(a)).not.toBe(secretKeyId(b));
+    expect(aHex).not.toContain(secretKeyId(a));
   });
 });
 
