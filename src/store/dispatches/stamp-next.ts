@@ -76,22 +76,22 @@ export async function stampNextPage(
         page.lastPosition !== null &&
         page.scanned >= room &&
         (d.row_limit === null || d.stamped_rows + page.rows < d.row_limit);
-      await tx.execute(
-        sql`update dispatches
-             set stamp_after = ${page.lastPosition ?? d.stamp_after}, stamped = stamped + ${page.cells},
-                 stamped_rows = stamped_rows + ${page.rows}, stamping = ${more}, updated_at = now()
-           where id = ${dispatchId}`,
+      // One statement: the run's bookkeeping, and the other active runs of the table
+      // when this page took cells from them (mode all re-stamps their cells).
+      const displaced = await queryRows<{ id: string }>(
+        tx,
+        sql`with upd as (
+              update dispatches
+                 set stamp_after = ${page.lastPosition ?? d.stamp_after}, stamped = stamped + ${page.cells},
+                     stamped_rows = stamped_rows + ${page.rows}, stamping = ${more}, updated_at = now()
+               where id = ${dispatchId}
+              returning id)
+            select id from dispatches
+             where ${d.mode === "all" && page.cells > 0} and table_id = ${d.table_id}
+               and status = 'active' and id <> ${dispatchId}
+               and exists (select 1 from upd)`,
       );
-      const displaced =
-        d.mode === "all" && page.cells > 0
-          ? (
-              await queryRows<{ id: string }>(
-                tx,
-                sql`select id from dispatches where table_id = ${d.table_id} and status = 'active' and id <> ${dispatchId}`,
-              )
-            ).map((r) => r.id)
-          : [];
-      return { more, cells: page.cells, rows: page.rows, displaced };
+      return { more, cells: page.cells, rows: page.rows, displaced: displaced.map((r) => r.id) };
     }),
   );
 }
