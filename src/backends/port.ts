@@ -43,6 +43,13 @@ export type EnqueueSpec = (
 
 export interface TaskBackend {
   readonly kind: "local" | "trigger";
+  /**
+   * Carriers of one table the backend runs at once, where it caps them (trigger.dev's
+   * per-key concurrency). A run's window is held to it: a row handed out beyond it only
+   * waits for a slot, and one that waits past the re-drive's grace looks orphaned and gets
+   * a second run — noise on the dashboard, and an API call each.
+   */
+  readonly tableConcurrency?: number;
   enqueue(specs: EnqueueSpec[]): Promise<void>;
   /**
    * Cancels the carrier runs a Stop found running. Correctness never depends on it (the

@@ -13,6 +13,9 @@ import { idempotencyKeys, TriggerClient } from "@trigger.dev/sdk";
 import type { Logger } from "../config/log";
 import type { EnqueueSpec, TaskBackend } from "./port";
 
+/** Carrier runs per table at once (the row-carrier task's `concurrency.perKey`). */
+export const CARRIERS_PER_TABLE = 50;
+
 /** Items per batch request (the API accepts up to 1,000 in v4). */
 export const BATCH_SIZE = 500;
 const ATTEMPTS = 5;
@@ -44,6 +47,7 @@ interface TriggerItem {
 
 export class TriggerBackend implements TaskBackend {
   readonly kind = "trigger" as const;
+  readonly tableConcurrency = CARRIERS_PER_TABLE;
   private readonly client: TriggerClient;
   private readonly backoff: (attempt: number) => number;
 

@@ -12,7 +12,7 @@ import { clearGroupCells } from "../store/cells/clear";
 import { discardDispatch } from "../store/dispatches/read";
 import { tableForEngine } from "../store/engine-reads";
 import { abortLocal, publishCancel } from "./cancellation";
-import { launchRun, stampRun } from "./dispatcher";
+import { heldWindow, launchRun, stampRun } from "./dispatcher";
 
 export interface AutoFired {
   dispatchId: string | null;
@@ -42,7 +42,7 @@ export async function autoFire(
     mode: "new",
     rowIds,
     limit: null,
-    window: planLimits(table.plan).window,
+    window: heldWindow(backend, planLimits(table.plan).window),
     dependsOn: deps,
   });
   if (run.stamped === 0) {

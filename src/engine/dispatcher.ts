@@ -40,13 +40,18 @@ export async function startRun(
   scope: RunScope,
   pause?: Pause,
 ): Promise<{ dispatchId: string; stamped: number; stamping: boolean }> {
-  const run = await stampRun(db, scope, pause);
+  const run = await stampRun(db, { ...scope, window: heldWindow(backend, scope.window) }, pause);
   await at(pause, "run:stamped", { dispatchId: run.dispatchId });
   await launchRun(db, backend, scope.tableId, run.dispatchId);
   await slideWindows(db, backend, scope.tableId, run.displaced);
   if (run.stamping)
     await backend.enqueue([stamperSpec({ tableId: scope.tableId, dispatchId: run.dispatchId })]);
   return { dispatchId: run.dispatchId, stamped: run.stamped, stamping: run.stamping };
+}
+
+/** A run's window, held to what the backend runs of one table at once. */
+export function heldWindow(backend: TaskBackend, window: number): number {
+  return Math.min(window, backend.tableConcurrency ?? window);
 }
 
 /**

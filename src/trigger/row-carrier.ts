@@ -7,12 +7,16 @@
  */
 import { metadata, schemaTask } from "@trigger.dev/sdk";
 import { CarrierPayloadSchema, TASKS } from "../backends/port";
+import { CARRIERS_PER_TABLE } from "../backends/trigger";
 import { type CarrierProgress, runCarrier } from "../engine/carrier";
 import { planLimits } from "../limits/plans";
 import { taskDeps } from "./deps";
 
-/** Carriers per table at once (runs are triggered with `concurrencyKey: tableId`). */
-export const PER_TABLE = 50;
+/**
+ * Carriers per table at once (runs are triggered with `concurrencyKey: tableId`); the
+ * backend holds every run's window to it.
+ */
+export const PER_TABLE = CARRIERS_PER_TABLE;
 /** Carriers in the whole project at once: each pins one database connection. */
 export const TOTAL = 200;
 

@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SimulatedTriggerPlatform } from "../../chaos/trigger-platform";
 import { createDatabase, type Database, queryRows } from "../../db/client";
 import { getDatabase } from "../../db/instance";
-import { TriggerBackend } from "../../src/backends/trigger";
+import { getBackend } from "../../src/backends/instance";
+import { CARRIERS_PER_TABLE, TriggerBackend } from "../../src/backends/trigger";
 import { log } from "../../src/config/log";
 import { startRun } from "../../src/engine/dispatcher";
 import { stopRuns } from "../../src/engine/stop";
@@ -204,4 +205,27 @@ describe("one trigger.dev run per row, under load", () => {
     expect(await dispatchStatus(again.dispatchId)).not.toBe("active");
     expect(await repeatedTerminals(tableId)).toBe(0);
   }, 300_000);
+
+  it("a run's window is held to the carriers trigger.dev runs per table, so no handed-out row waits for a slot", async () => {
+    const tableId = await chainTable(3);
+    const windowOf = async (b: typeof backend | ReturnType<typeof getBackend>) => {
+      const run = await startRun(db(), b, {
+        tableId,
+        groupIds: ["ga"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 200,
+      });
+      await stopRuns(db(), b, { tableId, dispatchId: run.dispatchId });
+      const [d] = await queryRows<{ window: number }>(
+        db(),
+        sql`select "window" from dispatches where id = ${run.dispatchId}`,
+      );
+      return d?.window;
+    };
+    expect(await windowOf(backend)).toBe(CARRIERS_PER_TABLE);
+    // The local backend has no per-table cap: the window asked for stands.
+    expect(await windowOf(getBackend())).toBe(200);
+  });
 });
