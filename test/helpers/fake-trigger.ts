@@ -49,6 +49,9 @@ export interface FakeTrigger {
   releaseCancels(): void;
   /** Cancel calls received and not answered yet (held). */
   heldCancels(): number;
+  /** The most calls the fake was answering at once since the last reset. */
+  maxInFlight(): number;
+  resetMaxInFlight(): void;
   close(): Promise<void>;
 }
 
@@ -103,6 +106,8 @@ export async function startFakeTrigger(): Promise<FakeTrigger> {
   let latencyMs = 0;
   let holding = false;
   let held: (() => void)[] = [];
+  let inFlight = 0;
+  let peak = 0;
   const accepted = (task: string, item: ItemBody) => {
     const delayMs = delayOf(item.options?.delay);
     const run: TriggeredRun = {
@@ -120,6 +125,11 @@ export async function startFakeTrigger(): Promise<FakeTrigger> {
     let body = "";
     req.on("data", (c: Buffer) => {
       body += c.toString();
+    });
+    inFlight++;
+    peak = Math.max(peak, inFlight);
+    res.on("close", () => {
+      inFlight--;
     });
     req.on("end", () => {
       if (latencyMs > 0) setTimeout(answer, latencyMs);
@@ -214,6 +224,10 @@ export async function startFakeTrigger(): Promise<FakeTrigger> {
       for (const apply of waiting) apply();
     },
     heldCancels: () => held.length,
+    maxInFlight: () => peak,
+    resetMaxInFlight() {
+      peak = inFlight;
+    },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }
