@@ -6,6 +6,7 @@ export * from "./executions";
 export * from "./hook-deliveries";
 export * from "./hooks";
 export * from "./rate-limits";
+export * from "./run-cancels";
 export * from "./secrets";
 export * from "./stops";
 export * from "./tables";

@@ -14,6 +14,7 @@ import {
 import pg from "pg";
 import type { Logger } from "../config/log";
 import {
+  type CancelOutcome,
   CarrierPayloadSchema,
   type EnqueueSpec,
   type StampHandler,
@@ -25,6 +26,7 @@ import {
 
 export class LocalBackend implements TaskBackend {
   readonly kind = "local" as const;
+  readonly remoteCancel = false;
   private utils: Promise<WorkerUtils> | undefined;
   private pool: pg.Pool | undefined;
   private readonly ownsPool: boolean;
@@ -77,7 +79,9 @@ export class LocalBackend implements TaskBackend {
   }
 
   /** Local attempts are aborted through the cancel channel (NOTIFY); jobs end with them. */
-  async cancel(_runIds: string[]): Promise<void> {}
+  async cancelRun(_runId: string): Promise<CancelOutcome> {
+    return { ok: true, value: "gone" };
+  }
 
   async close(): Promise<void> {
     const utils = this.utils;

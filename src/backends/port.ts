@@ -1,5 +1,6 @@
 /** The task backend port: what the engine needs from graphile-worker or trigger.dev. */
 import { z } from "zod";
+import type { Result } from "../domain/result";
 
 export const TASKS = { carrier: "row-carrier", stamper: "stamp-dispatch" } as const;
 
@@ -41,6 +42,18 @@ export type EnqueueSpec = (
   delayMs?: number;
 };
 
+/** Why a run's cancel did not go through, and whether trying again can help. */
+export interface CancelFailure {
+  /** A 4xx other than 404/408/409/429: the same call would fail the same way. */
+  permanent: boolean;
+  /** The platform's Retry-After, when it sent one. */
+  retryAfterMs?: number;
+  message: string;
+}
+
+/** `gone`: the platform no longer has the run running (finished, or unknown): nothing to do. */
+export type CancelOutcome = Result<"cancelled" | "gone", CancelFailure>;
+
 export interface TaskBackend {
   readonly kind: "local" | "trigger";
   /**
@@ -50,12 +63,19 @@ export interface TaskBackend {
    * a second run — noise on the dashboard, and an API call each.
    */
   readonly tableConcurrency?: number;
+  /**
+   * True where cancelling a run is a call to a remote service: a Stop then writes the runs
+   * it found running to the cancel outbox, drained after its response. False where the
+   * cancel NOTIFY reaches the attempts (the local worker).
+   */
+  readonly remoteCancel: boolean;
   enqueue(specs: EnqueueSpec[]): Promise<void>;
   /**
-   * Cancels the carrier runs a Stop found running. Correctness never depends on it (the
-   * tombstone does); it stops the work promptly where the cancel NOTIFY cannot reach.
+   * Cancels one carrier run, once, without retrying (the outbox drain retries). Correctness
+   * never depends on it (the tombstone does); it stops the work promptly where the cancel
+   * NOTIFY cannot reach.
    */
-  cancel(runIds: string[]): Promise<void>;
+  cancelRun(runId: string): Promise<CancelOutcome>;
   close(): Promise<void>;
 }
 

@@ -7,11 +7,14 @@
  * keeps a key's run, finished or not, for the key's TTL; the engine's own dedupe is the
  * row lock). Many specs go in batches of BATCH_SIZE; a failed call is retried with
  * backoff before the error reaches the caller, whose cells the re-drive then covers.
+ * A run's cancel is one call, never retried here: the cancel outbox's drain retries it,
+ * paced, and a 404 or 409 answer means the run is not running any more.
  */
 import { randomUUID } from "node:crypto";
 import { idempotencyKeys, TriggerClient } from "@trigger.dev/sdk";
 import type { Logger } from "../config/log";
-import type { EnqueueSpec, TaskBackend } from "./port";
+import { parseRetryAfter } from "../domain/retry-after";
+import type { CancelOutcome, EnqueueSpec, TaskBackend } from "./port";
 
 /** Carrier runs per table at once (the row-carrier task's `concurrency.perKey`). */
 export const CARRIERS_PER_TABLE = 50;
@@ -48,6 +51,7 @@ interface TriggerItem {
 export class TriggerBackend implements TaskBackend {
   readonly kind = "trigger" as const;
   readonly tableConcurrency = CARRIERS_PER_TABLE;
+  readonly remoteCancel = true;
   private readonly client: TriggerClient;
   private readonly backoff: (attempt: number) => number;
 
@@ -76,14 +80,26 @@ export class TriggerBackend implements TaskBackend {
     }
   }
 
-  async cancel(runIds: string[]): Promise<void> {
-    for (const id of runIds) {
-      try {
-        await this.retrying("cancel", () => this.client.runs.cancel(id));
-      } catch (err) {
-        // Finished meanwhile, or unknown: the tombstone already stopped its writes.
-        this.opts.log.warn({ err, runId: id }, "could not cancel a trigger.dev run");
-      }
+  async cancelRun(runId: string): Promise<CancelOutcome> {
+    try {
+      await this.client.runs.cancel(runId, { retry: { maxAttempts: 1 } });
+      return { ok: true, value: "cancelled" };
+    } catch (err) {
+      const status = (err as { status?: unknown }).status;
+      // Finished meanwhile, or unknown: the tombstone already stopped its writes.
+      if (status === 404 || status === 409) return { ok: true, value: "gone" };
+      const message = err instanceof Error ? err.message : String(err);
+      const transient =
+        typeof status !== "number" || status === 429 || status === 408 || status >= 500;
+      const retryAfterMs = parseRetryAfter(headerOf(err, "retry-after"));
+      return {
+        ok: false,
+        reason: {
+          permanent: !transient,
+          message: typeof status === "number" ? `${status}: ${message}` : message,
+          ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+        },
+      };
     }
   }
 
@@ -121,4 +137,12 @@ export class TriggerBackend implements TaskBackend {
       }
     }
   }
+}
+
+/** A response header of the SDK's ApiError (a plain object of lower-cased names). */
+function headerOf(err: unknown, name: string): string | undefined {
+  const headers = (err as { headers?: unknown }).headers;
+  if (headers === null || typeof headers !== "object") return undefined;
+  const value = (headers as Record<string, unknown>)[name];
+  return typeof value === "string" ? value : undefined;
 }

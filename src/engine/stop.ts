@@ -8,6 +8,9 @@
  * carriers, stamps and other Stops never answers an error for a lost lock race.
  * Running attempts are told to abort here and in every other worker process; dispatches
  * left with nothing to do end as `cancelled`, and those that still have work keep sliding.
+ * Where a run's cancel is a remote call (trigger.dev), the runs go to the cancel outbox in
+ * the same transaction and are cancelled after the Stop returns, by whichever drainer gets
+ * there (src/engine/run-cancel-drain.ts): the Stop never waits on the platform's API.
  */
 import type { Db } from "../../db/client";
 import { retryOnConflict } from "../../db/sqlstate";
@@ -15,11 +18,13 @@ import type { TaskBackend } from "../backends/port";
 import { type CancelScope, cancelCells } from "../store/cells/cancel";
 import { finishCancelledDispatches } from "../store/dispatches/finish-cancelled";
 import { holdStamping } from "../store/dispatches/stop-stamping";
+import { addRunCancels } from "../store/run-cancels/outbox";
 import { recordStop } from "../store/stops/record";
 import { lockForStop } from "../store/stops/stop-lock";
 import { abortLocal, publishCancel } from "./cancellation";
 import { slideWindows } from "./dispatcher";
 import { at, type Pause } from "./race-points";
+import { wakeRunCancelDrainers } from "./run-cancel-loop";
 
 export async function stopRuns(
   db: Db,
@@ -38,10 +43,15 @@ export async function stopRuns(
       await holdStamping(tx, scope);
       await recordStop(tx, scope);
       const cells = await cancelCells(tx, scope);
+      const running = cells.filter((c) => c.was === "running");
       await publishCancel(
         tx,
-        cells.filter((c) => c.was === "running").map((c) => c.executionId),
+        running.map((c) => c.executionId),
       );
+      if (backend.remoteCancel)
+        await addRunCancels(tx, scope.tableId, [
+          ...new Set(running.flatMap((c) => (c.runId ? [c.runId] : []))),
+        ]);
       return {
         cancelled: cells,
         ended: new Set(await finishCancelledDispatches(tx, scope.tableId, scope.dispatchId)),
@@ -51,8 +61,9 @@ export async function stopRuns(
   await at(pause, "stop:committed", { tableId: scope.tableId });
   const running = cancelled.filter((c) => c.was === "running");
   abortLocal(running.map((c) => c.executionId));
-  // Where the cancel channel cannot reach (trigger.dev runs), cancel the runs themselves.
-  await backend.cancel([...new Set(running.flatMap((c) => (c.runId ? [c.runId] : [])))]);
+  // Where the cancel channel cannot reach (trigger.dev runs), the outbox's drain cancels
+  // the runs themselves; this process's drainer, if it has one, starts now.
+  if (backend.remoteCancel && running.some((c) => c.runId)) wakeRunCancelDrainers();
   // A partial Stop frees window slots of dispatches that go on: hand them out now.
   const touched = new Set<string>();
   for (const c of cancelled)

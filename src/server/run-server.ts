@@ -22,6 +22,8 @@ import { runMigrations } from "../../db/migrate";
 import { closeBackend, getBackend } from "../backends/instance";
 import { readEnv } from "../config/env";
 import { log } from "../config/log";
+import { drainSettingsFromEnv } from "../engine/run-cancel-drain";
+import { type RunCancelLoop, startRunCancelLoop } from "../engine/run-cancel-loop";
 import { closeEventHub } from "../events/instance";
 import { ensureSecretKey, secretKeyId } from "../security/secret-key";
 import { ensureDefaultAccess } from "./bootstrap";
@@ -95,6 +97,8 @@ export async function runServer(opts: ServerOptions): Promise<void> {
   let postgres: SupervisedPostgres | undefined;
   let web: WebServer | undefined;
   let worker: RunningWorker | undefined;
+  /** trigger.dev only: cancels the runs Stops left in the outbox, after their responses. */
+  let cancelDrainer: RunCancelLoop | undefined;
   /** The dev server only: its bundler and file watchers, which a built app does not have. */
   let nextApp: { close(): Promise<void> } | undefined;
   let shuttingDown = false;
@@ -137,6 +141,8 @@ export async function runServer(opts: ServerOptions): Promise<void> {
     await Promise.all([
       step("the web server", () => web?.close(REQUEST_GRACE_MS), REQUEST_GRACE_MS + 1_000),
       step("the worker", () => worker?.stop(), 4_000),
+      // What it had taken and not finished is taken over by the next drainer.
+      step("the run-cancel drainer", () => cancelDrainer?.stop(), 2_000),
       ...(nextApp ? [step("the dev server", () => nextApp?.close(), 3_000)] : []),
     ]);
     // Workers that joined (npm run worker) saw `stopping` in the lock: let them hand back.
@@ -205,7 +211,15 @@ export async function runServer(opts: ServerOptions): Promise<void> {
             eventsRetentionHours: env.EVENTS_RETENTION_HOURS,
             log: logger,
           });
-    if (!worker) say("TASK_BACKEND=trigger: rows are carried by trigger.dev runs, no local worker");
+    if (!worker) {
+      say("TASK_BACKEND=trigger: rows are carried by trigger.dev runs, no local worker");
+      cancelDrainer = startRunCancelLoop({
+        db: getDatabase().db,
+        backend: getBackend(),
+        log: logger.child({ component: "run-cancels" }),
+        settings: drainSettingsFromEnv(env),
+      });
+    }
 
     const demo = await seedDemo({
       db: getDatabase().db,
@@ -254,6 +268,7 @@ export async function runServer(opts: ServerOptions): Promise<void> {
       `start-up ${err instanceof PostgresInUseError ? "refused" : "failed"}: ${err instanceof Error ? err.message : String(err)}`,
     );
     await worker?.stop().catch(() => {});
+    await cancelDrainer?.stop().catch(() => {});
     await closeDatabase().catch(() => {});
     await postgres?.stop();
     lock?.release();

@@ -10,6 +10,7 @@ import type { Result } from "../domain/result";
 import { checkTableSchema } from "../domain/table-schema";
 import { autoFire } from "../engine/auto-run";
 import { abortLocal, publishCancel } from "../engine/cancellation";
+import { wakeRunCancelDrainers } from "../engine/run-cancel-loop";
 import { ENRICHMENT_IDS } from "../enrichments/catalog";
 import { createTable as insertTable } from "../store/tables/create";
 import { deleteTable as removeTable } from "../store/tables/delete";
@@ -134,11 +135,13 @@ export async function patchTable(
 export async function deleteTable(ctx: ServiceContext, id: string): Promise<Result<null, Failure>> {
   const stopped = await cancelRuns(ctx, id, {});
   if (!stopped.ok) return stopped;
-  const deleted = await removeTable(ctx.db, ctx.workspaceId, id);
+  const deleted = await removeTable(ctx.db, ctx.workspaceId, id, {
+    outboxRunIds: ctx.backend.remoteCancel,
+  });
   if (!deleted) return { ok: false, reason: notFound("table") };
   abortLocal(deleted.running);
   await publishCancel(ctx.db, deleted.running);
-  await ctx.backend.cancel(deleted.runIds);
+  if (deleted.runIds.length > 0 && ctx.backend.remoteCancel) wakeRunCancelDrainers();
   ctx.log.info(
     { tableId: id, stopped: stopped.value.cancelled, stillRunning: deleted.running.length },
     "table deleted",

@@ -103,11 +103,34 @@ describe("the trigger.dev backend", () => {
     fake.failNext(0, 500);
   });
 
-  it("cancels runs by id", async () => {
-    await backend.cancel(["run_a", "run_b"]);
+  it("cancels a run by id with one call, and a run the platform does not have is gone, not an error", async () => {
+    fake.addRuns(["run_a"]);
+    expect(await backend.cancelRun("run_a")).toEqual({ ok: true, value: "cancelled" });
+    expect(await backend.cancelRun("run_unknown")).toEqual({ ok: true, value: "gone" });
     expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
       "POST /api/v2/runs/run_a/cancel",
-      "POST /api/v2/runs/run_b/cancel",
+      "POST /api/v2/runs/run_unknown/cancel",
     ]);
+    expect(fake.cancelled.get("run_a")).toBe(1);
+  });
+
+  it("a failed cancel is not retried inside the call, and says whether and when to try again", async () => {
+    fake.addRuns(["run_c"]);
+    fake.outage(60_000, 503, 7);
+    const outage = await backend.cancelRun("run_c");
+    fake.outage(0, 503);
+    expect(outage).toMatchObject({ ok: false, reason: { permanent: false, retryAfterMs: 7_000 } });
+    fake.failNext(1, 429);
+    expect(await backend.cancelRun("run_c")).toMatchObject({
+      ok: false,
+      reason: { permanent: false, retryAfterMs: 0 },
+    });
+    fake.failNext(1, 401);
+    expect(await backend.cancelRun("run_c")).toMatchObject({
+      ok: false,
+      reason: { permanent: true },
+    });
+    expect(fake.requests).toHaveLength(3);
+    expect(fake.cancelled.has("run_c")).toBe(false);
   });
 });

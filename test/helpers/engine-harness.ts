@@ -3,19 +3,21 @@
  * what was enqueued (the test runs those jobs itself, when its interleaving says so), and
  * gates that hold a flow at a race point until the test releases it.
  */
-import type { EnqueueSpec, TaskBackend, TaskContext } from "../../src/backends/port";
+import type { CancelOutcome, EnqueueSpec, TaskBackend, TaskContext } from "../../src/backends/port";
 import type { Pause, RacePoint } from "../../src/engine/race-points";
 
 /** The job queue as a list: enqueued specs wait here until the test takes them. */
 export class RecordingBackend implements TaskBackend {
   readonly kind = "local" as const;
+  readonly remoteCancel = false;
   readonly jobs: EnqueueSpec[] = [];
   readonly cancelled: string[] = [];
   async enqueue(specs: EnqueueSpec[]): Promise<void> {
     this.jobs.push(...specs);
   }
-  async cancel(runIds: string[]): Promise<void> {
-    this.cancelled.push(...runIds);
+  async cancelRun(runId: string): Promise<CancelOutcome> {
+    this.cancelled.push(runId);
+    return { ok: true, value: "cancelled" };
   }
   async close(): Promise<void> {}
   /** Carrier jobs for a row enqueued so far. */

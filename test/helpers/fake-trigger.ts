@@ -5,6 +5,10 @@
  * makes the next calls fail with a status; `outage` makes every call fail with a status
  * until a deadline (an API outage, 500s or 429s for a while). `onRun` hears every run
  * the fake accepted (task, payload, idempotency key, delay), so something can execute it.
+ * Runs have a status: a cancel moves a live run to CANCELED once (`cancelled` counts those
+ * moves, `cancelCalls` every call), answers 200 again for a cancelled run, and 404 for a
+ * run the fake never had. `latency` answers every call after a delay; `holdCancels` keeps
+ * cancel calls unanswered (and unapplied) until `releaseCancels`.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -34,6 +38,20 @@ export interface FakeTrigger {
   /** Every call fails with `status` for the next `ms` (answering `Retry-After: retryAfterS`). */
   outage(ms: number, status: number, retryAfterS?: number): void;
   onRun(listener: (run: TriggeredRun) => void): void;
+  /** Runs the platform has (as if triggered earlier), for tests that seed cells directly. */
+  addRuns(ids: string[]): void;
+  /** Runs moved to CANCELED, and how many times each (more than once would be a bug here). */
+  cancelled: Map<string, number>;
+  /** Cancel calls per run id, answered or not. */
+  cancelCalls: Map<string, number>;
+  latency(ms: number): void;
+  holdCancels(): void;
+  releaseCancels(): void;
+  /** Cancel calls received and not answered yet (held). */
+  heldCancels(): number;
+  /** The most calls the fake was answering at once since the last reset. */
+  maxInFlight(): number;
+  resetMaxInFlight(): void;
   close(): Promise<void>;
 }
 
@@ -82,6 +100,14 @@ export async function startFakeTrigger(): Promise<FakeTrigger> {
   const listeners: ((run: TriggeredRun) => void)[] = [];
   let runs = 0;
   let batches = 0;
+  const live = new Set<string>();
+  const cancelled = new Map<string, number>();
+  const cancelCalls = new Map<string, number>();
+  let latencyMs = 0;
+  let holding = false;
+  let held: (() => void)[] = [];
+  let inFlight = 0;
+  let peak = 0;
   const accepted = (task: string, item: ItemBody) => {
     const delayMs = delayOf(item.options?.delay);
     const run: TriggeredRun = {
@@ -91,6 +117,7 @@ export async function startFakeTrigger(): Promise<FakeTrigger> {
       ...(item.options?.idempotencyKey ? { idempotencyKey: item.options.idempotencyKey } : {}),
       ...(delayMs ? { delayMs } : {}),
     };
+    live.add(run.id);
     for (const l of listeners) l(run);
     return run;
   };
@@ -99,7 +126,16 @@ export async function startFakeTrigger(): Promise<FakeTrigger> {
     req.on("data", (c: Buffer) => {
       body += c.toString();
     });
+    inFlight++;
+    peak = Math.max(peak, inFlight);
+    res.on("close", () => {
+      inFlight--;
+    });
     req.on("end", () => {
+      if (latencyMs > 0) setTimeout(answer, latencyMs);
+      else answer();
+    });
+    const answer = () => {
       const path = req.url ?? "";
       requests.push({ method: req.method ?? "", path, headers: req.headers, body });
       const reply = (status: number, value: unknown, headers: Record<string, string> = {}) => {
@@ -141,9 +177,20 @@ export async function startFakeTrigger(): Promise<FakeTrigger> {
         });
       }
       const cancel = /^\/api\/v2\/runs\/([^/]+)\/cancel$/.exec(path);
-      if (req.method === "POST" && cancel) return reply(200, { id: cancel[1] });
+      if (req.method === "POST" && cancel) {
+        const id = cancel[1] ?? "";
+        cancelCalls.set(id, (cancelCalls.get(id) ?? 0) + 1);
+        const apply = () => {
+          if (live.delete(id)) cancelled.set(id, (cancelled.get(id) ?? 0) + 1);
+          else if (!cancelled.has(id)) return reply(404, { error: "Run not found" });
+          return reply(200, { id });
+        };
+        if (holding) held.push(apply);
+        else apply();
+        return;
+      }
       return reply(404, { error: `fake trigger.dev: no route for ${req.method} ${path}` });
-    });
+    };
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   const { port } = server.address() as AddressInfo;
@@ -158,6 +205,28 @@ export async function startFakeTrigger(): Promise<FakeTrigger> {
     },
     onRun(listener) {
       listeners.push(listener);
+    },
+    addRuns(ids) {
+      for (const id of ids) live.add(id);
+    },
+    cancelled,
+    cancelCalls,
+    latency(ms) {
+      latencyMs = ms;
+    },
+    holdCancels() {
+      holding = true;
+    },
+    releaseCancels() {
+      holding = false;
+      const waiting = held;
+      held = [];
+      for (const apply of waiting) apply();
+    },
+    heldCancels: () => held.length,
+    maxInFlight: () => peak,
+    resetMaxInFlight() {
+      peak = inFlight;
     },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };

@@ -184,10 +184,11 @@ class World {
     };
     this.backend = {
       kind: "local",
+      remoteCancel: false,
       enqueue: async (specs) => {
         for (const spec of specs) this.jobs.push(this.job(spec));
       },
-      cancel: async () => {},
+      cancelRun: async () => ({ ok: true, value: "gone" }),
       close: async () => {},
     };
   }

@@ -14,6 +14,7 @@ import { TASKS } from "../../src/backends/port";
 import { TriggerBackend } from "../../src/backends/trigger";
 import { log } from "../../src/config/log";
 import type { EngineDeps } from "../../src/engine/carrier";
+import { drainRunCancels, drainSettings } from "../../src/engine/run-cancel-drain";
 import { stopRuns } from "../../src/engine/stop";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
@@ -71,7 +72,13 @@ async function runCarrierTask(
 
 describe("trigger.dev tasks", () => {
   it("registers the carrier, the stamper and the scheduled re-drive and pruning", () => {
-    for (const id of [TASKS.carrier, TASKS.stamper, "redrive-orphans", "prune-events"])
+    for (const id of [
+      TASKS.carrier,
+      TASKS.stamper,
+      "redrive-orphans",
+      "prune-events",
+      "drain-run-cancels",
+    ])
       expect(catalogTask(id).id).toBe(id);
   });
 
@@ -114,8 +121,17 @@ describe("trigger.dev tasks", () => {
     const running = runCarrierTask({ tableId: t.id, rowId }, "run_carrier_2", cancel.signal);
     expect(await waitFor(async () => (await cellCounts(t.id)).running === 1, 10_000)).toBe(true);
     fake.requests.length = 0;
-    // The Stop, with the trigger.dev backend: it cancels the run recorded on the cell…
+    // The Stop, with the trigger.dev backend: it answers without calling the platform,
+    // leaving the run recorded on the cell to the cancel outbox…
     await stopRuns(getDatabase().db, deps.backend, { tableId: t.id });
+    expect(fake.requests).toEqual([]);
+    // …whose drain cancels it…
+    await drainRunCancels({
+      db: getDatabase().db,
+      backend: deps.backend,
+      log: log(),
+      settings: drainSettings(),
+    });
     expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
       "POST /api/v2/runs/run_carrier_2/cancel",
     ]);

@@ -18,13 +18,23 @@ export async function deleteTable(
   db: Db,
   workspaceId: string,
   tableId: string,
+  opts: { outboxRunIds: boolean } = { outboxRunIds: false },
 ): Promise<DeletedTable | null> {
+  // With a remote backend the running cells' runs enter the cancel outbox in the same
+  // statement as the delete: nothing is left to a step a process exit could skip.
+  const outbox = opts.outboxRunIds
+    ? sql`, outbox as (
+          insert into run_cancels (run_id, table_id)
+          select distinct run_id, ${tableId} from doomed
+           where run_id is not null and exists (select 1 from del)
+          on conflict (run_id) do nothing)`
+    : sql``;
   const [row] = await queryRows<DeletedTable>(
     db,
     sql`with doomed as (
           select execution_id, run_id from cells where table_id = ${tableId} and status = 'running'
         ),
-        del as (delete from tables where id = ${tableId} and workspace_id = ${workspaceId} returning id)
+        del as (delete from tables where id = ${tableId} and workspace_id = ${workspaceId} returning id)${outbox}
         select coalesce((select array_agg(execution_id) from doomed), '{}') as running,
                coalesce((select array_agg(run_id) from doomed where run_id is not null), '{}') as "runIds"
           from del`,
