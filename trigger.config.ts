@@ -13,6 +13,8 @@ export default defineConfig({
   project: process.env.TRIGGER_PROJECT_REF ?? "proj_set_TRIGGER_PROJECT_REF",
   dirs: ["./src/trigger"],
   runtime: "node",
+  // The engine's lines are filtered by LOG_LEVEL before they reach the SDK's logger.
+  logLevel: "debug",
   maxDuration: 3_600,
   retries: { enabledInDev: false, default: { maxAttempts: 1 } },
   build: {
