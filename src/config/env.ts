@@ -46,11 +46,11 @@ export const Env = z.object({
   TRIGGER_PROJECT_REF: optionalString,
   TRIGGER_SECRET_KEY: optionalString,
   TRIGGER_API_URL: optionalString,
-  TRIGGER_CANCEL_RATE_PER_SECOND: z.preprocess(
+  CELLFLOW_CANCEL_RATE_PER_SECOND: z.preprocess(
     emptyAsUndefined,
     z.coerce.number().min(0.1).max(10_000).optional(),
   ),
-  TRIGGER_CANCEL_CONCURRENCY: z.preprocess(
+  CELLFLOW_CANCEL_CONCURRENCY: z.preprocess(
     emptyAsUndefined,
     z.coerce.number().int().min(1).max(200).optional(),
   ),

@@ -25,7 +25,7 @@ import { loadSecrets } from "../store/secrets/read";
 import { CancelledError, registerAttempt } from "./cancellation";
 import { definitionOf } from "./definitions";
 import { enrichmentTerminal } from "./enrichment-attempt";
-import { paidCalls, UsageLimitHalt } from "./paid-calls";
+import { paidCalls, SharedLimiterRequired, UsageLimitHalt } from "./paid-calls";
 import { ProgressWriter } from "./progress";
 
 export type AttemptEnd =
@@ -88,6 +88,8 @@ export interface AttemptInput {
   runId: string;
   /** An earlier attempt of this execution left checkpoints (crash, pause): load them. */
   resumable: boolean;
+  /** Refuse paid calls unless the rate limiter is shared across processes (trigger.dev). */
+  requireSharedLimiter?: boolean;
 }
 
 /**
@@ -222,6 +224,7 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
       dispatchId: a.dispatchId,
     },
     (halt) => controller.abort(halt),
+    { requireSharedLimiter: a.requireSharedLimiter ?? false },
   );
   try {
     if (controller.signal.aborted) throw controller.signal.reason;
@@ -339,6 +342,8 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
     if (isNamed(reason, DeadlineError.name)) return failure((reason as Error).message);
     // Paced past its budget: a plain message, not an internal error.
     if (isNamed(reason, "RateLimitExceeded")) return failure((reason as Error).message);
+    // A deployment without a shared limiter: the message says what to set.
+    if (isNamed(reason, SharedLimiterRequired.name)) return failure((reason as Error).message);
     // Error texts quote what blocks saw (URLs, answers): no secret leaves in them.
     if (reason instanceof WorkflowError)
       return failure(redactText(reason.message, secrets), redact(reason.blockErrors, secrets));

@@ -49,6 +49,11 @@ export interface EngineDeps {
    * then mean that row.
    */
   chain?: boolean;
+  /**
+   * Refuse paid and rate-limited calls with a per-process limiter (trigger.dev, where
+   * each run is its own process and a per-process limit multiplies by the runs).
+   */
+  requireSharedLimiter?: boolean;
   /** What the carrier is doing, for a dashboard (trigger.dev run metadata). */
   progress?: (event: CarrierProgress) => void;
   /** Tests: hold the carrier between its statements (see race-points.ts). */
@@ -294,6 +299,7 @@ async function cascade(
         claimedAttempt: claimed?.attempt ?? null,
         resumable: claimed?.resumable ?? true,
         runId: ctx.runId,
+        requireSharedLimiter: deps.requireSharedLimiter ?? false,
       });
       deps.progress?.({
         kind: "attempt",

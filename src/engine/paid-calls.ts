@@ -7,11 +7,14 @@
  * standing down on a Stop (its signal, or the tombstone when the notice does not reach
  * this process). A halt aborts the whole attempt through `onHalt` before it is thrown,
  * so no block can turn it into a workflow failure: the cell goes back to un-run.
+ * Where runs are separate processes (trigger.dev), a per-process limiter is refused
+ * before anything is charged or called: the attempt is aborted with SharedLimiterRequired
+ * and the cell ends `error` with its message.
  */
 import type { Db } from "../../db/client";
 import type { PaidCalls } from "../enrichments/types";
 import { limiterHook } from "../limits/rate/hook";
-import { rateLimiter } from "../limits/rate/instance";
+import { rateLimiter, sharedLimiterRefusal } from "../limits/rate/instance";
 import { attemptSuperseded } from "../store/engine-reads";
 import { type AdmissionRequest, admitAttempt } from "./admission";
 
@@ -22,16 +25,30 @@ export class UsageLimitHalt extends Error {
   }
 }
 
+/**
+ * A paid call refused because this process's limiter counts only its own calls, where
+ * every run is a process of its own: the cell's error says what to configure.
+ */
+export class SharedLimiterRequired extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "SharedLimiterRequired";
+  }
+}
+
 /** The attempt whose calls are paid for: an admission request without what it charges. */
 export type PaidAttempt = Omit<AdmissionRequest, "source" | "credits" | "chargeId">;
 
 export function paidCalls(
   db: Db,
   a: PaidAttempt,
-  onHalt: (halt: UsageLimitHalt) => void,
+  onHalt: (halt: UsageLimitHalt | SharedLimiterRequired) => void,
+  opts: { requireSharedLimiter?: boolean } = {},
 ): PaidCalls {
+  const limiter = rateLimiter(db);
+  const refusal = opts.requireSharedLimiter ? sharedLimiterRefusal(limiter.kind) : undefined;
   const pace = limiterHook(a.workspaceId, a.plan, {
-    limiter: rateLimiter(db),
+    limiter,
     isStopped: () =>
       attemptSuperseded(db, {
         rowId: a.rowId,
@@ -43,6 +60,14 @@ export function paidCalls(
   const admitted = new Set<string>();
   return ({ source, chargeId, credits }) =>
     async (providerId, signal) => {
+      // Before the admission: a refused call is neither charged nor made.
+      // Aborting the attempt first keeps a workflow's error branch from carrying on as if
+      // one block had failed: the whole cell ends with the message.
+      if (refusal) {
+        const refused = new SharedLimiterRequired(refusal);
+        onHalt(refused);
+        throw refused;
+      }
       const key = JSON.stringify([chargeId, source]);
       if (!admitted.has(key)) {
         const admission = await admitAttempt(db, { ...a, chargeId, source, credits });

@@ -55,13 +55,13 @@ export function drainSettings(over: Partial<DrainSettings> = {}): DrainSettings 
 
 /** The settings a deployment chose (TRIGGER_CANCEL_*), defaults for the rest. */
 export function drainSettingsFromEnv(
-  env: Pick<Env, "TRIGGER_CANCEL_RATE_PER_SECOND" | "TRIGGER_CANCEL_CONCURRENCY">,
+  env: Pick<Env, "CELLFLOW_CANCEL_RATE_PER_SECOND" | "CELLFLOW_CANCEL_CONCURRENCY">,
 ): DrainSettings {
   return drainSettings({
-    ...(env.TRIGGER_CANCEL_RATE_PER_SECOND
-      ? { ratePerSecond: env.TRIGGER_CANCEL_RATE_PER_SECOND }
+    ...(env.CELLFLOW_CANCEL_RATE_PER_SECOND
+      ? { ratePerSecond: env.CELLFLOW_CANCEL_RATE_PER_SECOND }
       : {}),
-    ...(env.TRIGGER_CANCEL_CONCURRENCY ? { concurrency: env.TRIGGER_CANCEL_CONCURRENCY } : {}),
+    ...(env.CELLFLOW_CANCEL_CONCURRENCY ? { concurrency: env.CELLFLOW_CANCEL_CONCURRENCY } : {}),
   });
 }
 

@@ -1,15 +1,16 @@
 /**
  * What Cellflow's trigger.dev tasks run with, once per run process: the database from
  * the environment (DATABASE_URL, and DATABASE_URL_UNPOOLED for the row locks: never a
- * pooler) and a trigger.dev backend for the runs the tasks start themselves. Tests seed
- * their own through trigger.dev's `locals` (see `taskDepsKey`).
+ * pooler), a trigger.dev backend for the runs the tasks start themselves, and the engine's
+ * logger writing to the run's log view (task-log.ts). Tests seed their own through
+ * trigger.dev's `locals` (see `taskDepsKey`).
  */
 import { locals } from "@trigger.dev/sdk";
 import { getDatabase } from "../../db/instance";
 import { TriggerBackend } from "../backends/trigger";
 import { readEnv } from "../config/env";
-import { log } from "../config/log";
 import type { EngineDeps } from "../engine/carrier";
+import { logToTaskRun } from "./task-log";
 
 export const taskDepsKey = locals.create<EngineDeps>("cellflow.engine-deps");
 
@@ -21,7 +22,9 @@ export function taskDeps(): EngineDeps {
   if (!fromEnv) {
     const env = readEnv();
     if (!env.TRIGGER_SECRET_KEY) throw new Error("TRIGGER_SECRET_KEY is not set in this run");
-    const logger = log().child({ component: "trigger-task" });
+    // Before anything takes a child of the process logger: every engine line of this run
+    // process, including those of modules that log on their own, reaches the run's view.
+    const logger = logToTaskRun().child({ component: "trigger-task" });
     fromEnv = {
       database: getDatabase(),
       backend: new TriggerBackend({

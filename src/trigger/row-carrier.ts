@@ -3,7 +3,8 @@
  * off). Retries are off: the engine decides what runs again (the re-drive). The run's
  * `signal` (a cancel, or maxDuration) is the carrier's stop signal: the running cell goes
  * back to the queue unless a Stop made it `cancelled`. Per-table fairness: the
- * concurrency key is the table id, each table gets PER_TABLE carriers at most.
+ * concurrency key is the table id, each table gets PER_TABLE carriers at most. Paid and
+ * rate-limited calls refuse to run on the in-process limiter (the cell ends `error`).
  */
 import { metadata, schemaTask } from "@trigger.dev/sdk";
 import { CarrierPayloadSchema, TASKS } from "../backends/port";
@@ -45,10 +46,9 @@ export const rowCarrier = schemaTask({
   concurrency: { perKey: PER_TABLE, total: TOTAL },
   run: async (payload, { ctx, signal }) => {
     const deps = taskDeps();
-    const outcome = await runCarrier({ ...deps, chain: false, progress: reportProgress }, payload, {
-      runId: ctx.run.id,
-      signal,
-    });
+    // Each run is its own process: only a limiter they all share keeps a provider's rate.
+    const carrier = { ...deps, chain: false, requireSharedLimiter: true, progress: reportProgress };
+    const outcome = await runCarrier(carrier, payload, { runId: ctx.run.id, signal });
     return { outcome };
   },
 });

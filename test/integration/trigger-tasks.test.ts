@@ -2,6 +2,7 @@
  * The trigger.dev task definitions run as the platform would run them (trigger.dev's
  * mock task context: locals, metadata, ctx), on a real row in real Postgres. The only
  * fake is the trigger.dev API behind the backend the tasks trigger follow-up runs with.
+ * A paid call inside a task refuses the per-process limiter: each run is its own process.
  */
 
 import { runInMockTaskContext } from "@trigger.dev/core/v3/test";
@@ -16,8 +17,10 @@ import { log } from "../../src/config/log";
 import type { EngineDeps } from "../../src/engine/carrier";
 import { drainRunCancels, drainSettings } from "../../src/engine/run-cancel-drain";
 import { stopRuns } from "../../src/engine/stop";
+import { closeRateLimiter, sharedLimiterRefusal } from "../../src/limits/rate/instance";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
+import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { cellCounts } from "../helpers/engine";
 import { type FakeTrigger, startFakeTrigger } from "../helpers/fake-trigger";
 import { newWorkspace } from "../helpers/fixtures";
@@ -27,6 +30,7 @@ import { catalogTask, installTaskCatalog } from "../helpers/trigger-catalog";
 
 let key: string;
 let fake: FakeTrigger;
+let ep: Endpoint;
 let deps: EngineDeps;
 let taskDepsKey: typeof import("../../src/trigger/deps").taskDepsKey;
 
@@ -34,6 +38,12 @@ beforeAll(async () => {
   await useTestDatabase();
   key = (await newWorkspace()).key;
   fake = await startFakeTrigger();
+  ep = await startEndpoint();
+  ep.on("/site", async () => ({
+    status: 200,
+    body: "<title>t</title>",
+    headers: { "content-type": "text/html" },
+  }));
   installTaskCatalog();
   ({ taskDepsKey } = await import("../../src/trigger/deps"));
   await import("../../src/trigger/row-carrier");
@@ -50,7 +60,10 @@ beforeAll(async () => {
     log: log(),
   };
 });
-afterAll(() => fake.close());
+afterAll(async () => {
+  await fake.close();
+  await ep.close();
+});
 
 /** Runs the carrier task the way a trigger.dev run would, with our deps seeded. */
 async function runCarrierTask(
@@ -159,5 +172,101 @@ describe("trigger.dev tasks", () => {
     expect(triggers).toHaveLength(1);
     const body = JSON.parse(triggers[0]?.body ?? "{}") as { payload: string };
     expect((JSON.parse(body.payload) as { json: unknown }).json).toEqual({ tableId: t.id, rowId });
+  });
+});
+
+/** A one-row table whose group is the paid, rate-limited website_meta enrichment. */
+async function paidTable(): Promise<{ id: string; rowId: string }> {
+  const t = await call<{ id: string }>("POST", "/api/tables", {
+    key,
+    body: {
+      name: "paid",
+      columns: [
+        { id: "url", name: "URL", type: "text" },
+        { id: "title", name: "Title", type: "text" },
+      ],
+      groups: [
+        {
+          id: "meta",
+          name: "Meta",
+          kind: "enrichment",
+          enrichmentId: "website_meta",
+          inputs: { url: "url" },
+          outputs: [{ columnId: "title", from: "title" }],
+        },
+      ],
+    },
+  });
+  const rows = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
+    key,
+    body: { rows: [{ data: { url: `${ep.url}/site` } }] },
+  });
+  await call("POST", `/api/tables/${t.body.id}/runs`, { key, body: { mode: "all" } });
+  return { id: t.body.id, rowId: rows.body.rows[0]?.id ?? "" };
+}
+
+/** Runs `fn` with this process's rate limiter chosen from RATE_LIMITER=`kind` (unset: default). */
+async function withLimiter<T>(kind: string | undefined, fn: () => Promise<T>): Promise<T> {
+  const before = process.env.RATE_LIMITER;
+  await closeRateLimiter();
+  if (kind === undefined) delete process.env.RATE_LIMITER;
+  else process.env.RATE_LIMITER = kind;
+  try {
+    return await fn();
+  } finally {
+    if (before === undefined) delete process.env.RATE_LIMITER;
+    else process.env.RATE_LIMITER = before;
+    await closeRateLimiter();
+  }
+}
+
+describe("paid calls in trigger.dev tasks need a limiter shared by every run", () => {
+  it("with RATE_LIMITER=memory the cell ends error with the reason and the provider is never called", async () => {
+    const t = await paidTable();
+    ep.hits.length = 0;
+    const { output } = await withLimiter("memory", () =>
+      runCarrierTask(
+        { tableId: t.id, rowId: t.rowId },
+        "run_paid_memory",
+        new AbortController().signal,
+      ),
+    );
+    expect(output).toEqual({ outcome: "done" });
+    const cells = await queryRows<{ status: string; error: string | null }>(
+      getDatabase().db,
+      sql`select status, error from cells where table_id = ${t.id}`,
+    );
+    expect(cells).toEqual([
+      {
+        status: "error",
+        error:
+          "RATE_LIMITER=memory cannot limit calls across trigger.dev runs: use postgres (default), redis or upstash",
+      },
+    ]);
+    expect(ep.hitsOf("/site")).toEqual([]);
+  });
+
+  it("with the default Postgres limiter the same cell calls its provider and completes", async () => {
+    const t = await paidTable();
+    ep.hits.length = 0;
+    await withLimiter(undefined, () =>
+      runCarrierTask(
+        { tableId: t.id, rowId: t.rowId },
+        "run_paid_pg",
+        new AbortController().signal,
+      ),
+    );
+    expect(await cellCounts(t.id)).toEqual({ completed: 1 });
+    expect(ep.hitsOf("/site")).toHaveLength(1);
+  });
+
+  it("Postgres, Redis and Upstash are shared by every run and accepted; only memory is refused", () => {
+    const kinds = ["postgres", "redis", "upstash", "memory"] as const;
+    expect(kinds.map((k) => sharedLimiterRefusal(k) !== undefined)).toEqual([
+      false,
+      false,
+      false,
+      true,
+    ]);
   });
 });

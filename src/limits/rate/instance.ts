@@ -32,6 +32,16 @@ export function limiterKind(env: Env): LimiterKind {
   return kind;
 }
 
+/**
+ * Why `kind` cannot pace calls made from many processes at once (trigger.dev runs, each
+ * its own process), or undefined when it can: only the in-process limiter cannot.
+ */
+export function sharedLimiterRefusal(kind: LimiterKind): string | undefined {
+  return kind === "memory"
+    ? "RATE_LIMITER=memory cannot limit calls across trigger.dev runs: use postgres (default), redis or upstash"
+    : undefined;
+}
+
 /** The limiter `env` selects; the Postgres one takes from `db`. */
 export function limiterFromEnv(env: Env, db?: Db): RateLimiter {
   const kind = limiterKind(env);
