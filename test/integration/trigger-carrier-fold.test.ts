@@ -13,11 +13,16 @@ import { CarrierPayloadSchema, carrierSpec } from "../../src/backends/port";
 import { BATCH_SIZE, FOLD_STALE_MS, TriggerBackend } from "../../src/backends/trigger";
 import { log } from "../../src/config/log";
 import { runCarrier } from "../../src/engine/carrier";
+import { startRun as startDispatch } from "../../src/engine/dispatcher";
+import { redriveOrphans } from "../../src/engine/redrive";
 import { useTestDatabase } from "../helpers/db";
 import { type FakeTrigger, startFakeTrigger, type TriggeredRun } from "../helpers/fake-trigger";
+import { newWorkspace } from "../helpers/fixtures";
+import { waitTable } from "../helpers/tables";
 
 let fake: FakeTrigger;
 let backend: TriggerBackend;
+let key: string;
 const runs: TriggeredRun[] = [];
 const db = () => getDatabase().db;
 
@@ -32,6 +37,7 @@ beforeAll(async () => {
     backoffMs: () => 1,
     db: db(),
   });
+  key = (await newWorkspace()).key;
 });
 afterAll(() => fake.close());
 beforeEach(() => {
@@ -157,5 +163,35 @@ describe("carrier enqueues on the trigger.dev backend", () => {
       },
     ]);
     expect(runsOf(rowId)).toHaveLength(3);
+  });
+
+  it("a row whose run waits in the queue past the re-drive's grace gets no second run, and its run does the work", async () => {
+    const t = await waitTable(key, { groups: 1, ms: 0, rows: 1 });
+    const rowId = t.rowIds[0] as string;
+    const { dispatchId } = await startDispatch(db(), backend, {
+      tableId: t.id,
+      groupIds: ["g0"],
+      mode: "all",
+      rowIds: null,
+      limit: null,
+      window: 1,
+    });
+    expect(runsOf(rowId)).toHaveLength(1);
+    // Stamped and handed out a minute ago, the run still queued: to the re-drive, an orphan.
+    await db().execute(
+      sql`update cells set queued_at = now() - interval '1 minute' where table_id = ${t.id}`,
+    );
+    await db().execute(
+      sql`update dispatches set prev_cursor_at = prev_cursor_at - interval '1 minute' where id = ${dispatchId}`,
+    );
+    const report = await redriveOrphans({ database: getDatabase(), backend, log: log() });
+    expect(report.carriers).toBe(1);
+    expect(runsOf(rowId)).toHaveLength(1);
+    await startRun(runsOf(rowId)[0]);
+    const [cell] = await queryRows<{ status: string }>(
+      db(),
+      sql`select status::text as status from cells where row_id = ${rowId}`,
+    );
+    expect(cell?.status).toBe("completed");
   });
 });
