@@ -66,6 +66,7 @@ export async function triggerOutage(opts: TriggerOptions): Promise<TriggerResult
     accessToken: "tr_dev_chaos",
     baseURL: fake.url,
     log: log(),
+    db,
   });
   // The carriers' own pool, sized like a worker's: each running carrier pins a connection.
   const carriers = createDatabase({

@@ -5,6 +5,7 @@ export * from "./events";
 export * from "./executions";
 export * from "./hook-deliveries";
 export * from "./hooks";
+export * from "./pending-carriers";
 export * from "./rate-limits";
 export * from "./run-cancels";
 export * from "./secrets";

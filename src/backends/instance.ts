@@ -1,3 +1,4 @@
+import { getDatabase } from "../../db/instance";
 import { readEnv } from "../config/env";
 import { log } from "../config/log";
 import { LocalBackend } from "./local";
@@ -17,6 +18,8 @@ export function getBackend(): TaskBackend {
         accessToken: env.TRIGGER_SECRET_KEY,
         baseURL: env.TRIGGER_API_URL,
         log: log(),
+        // The fold of duplicate carriers: pending runs are kept beside the cells.
+        db: getDatabase().db,
       });
       return holder.__cellflowBackend;
     }

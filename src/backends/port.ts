@@ -11,6 +11,11 @@ export interface CarrierPayload {
   dispatchId?: string;
   /** A paused wait of this row that is due: the carrier resumes it first. */
   resumeWait?: { groupId: string; executionId: string };
+  /**
+   * The trigger.dev backend's pending-carrier entry this run was triggered for: the run
+   * clears it as it starts, so enqueues of the row stop folding into it.
+   */
+  pendingKey?: string;
 }
 
 export const CarrierPayloadSchema = z.object({
@@ -18,6 +23,7 @@ export const CarrierPayloadSchema = z.object({
   rowId: z.string().min(1),
   dispatchId: z.string().min(1).optional(),
   resumeWait: z.object({ groupId: z.string().min(1), executionId: z.string().min(1) }).optional(),
+  pendingKey: z.string().min(1).optional(),
 }) satisfies z.ZodType<CarrierPayload>;
 
 /** A large run's remaining stamping, done in the background page by page. */

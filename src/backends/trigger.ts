@@ -5,16 +5,27 @@
  * once per enqueue call so the SDK's and our own retries of that call never start a
  * second run, while a later enqueue of the same row always starts a new one (trigger.dev
  * keeps a key's run, finished or not, for the key's TTL; the engine's own dedupe is the
- * row lock). Many specs go in batches of BATCH_SIZE; a failed call is retried with
+ * row lock). With a database (`db`), a carrier enqueued for a row whose carrier run is
+ * queued and not started folds into that run (no call): the pending-carriers table holds
+ * one entry per such run, written before the trigger, taken back if the trigger fails,
+ * and cleared by the run as it starts, before it reads the row; an entry older than
+ * FOLD_STALE_MS (a run the platform lost) no longer folds. Delayed carriers (a paused
+ * wait's resume) never fold, nor fold others. Many specs go in batches of BATCH_SIZE; a failed call is retried with
  * backoff before the error reaches the caller, whose cells the re-drive then covers.
  * A run's cancel is one call, never retried here: the cancel outbox's drain retries it,
  * paced, and a 404 or 409 answer means the run is not running any more.
  */
 import { randomUUID } from "node:crypto";
 import { idempotencyKeys, TriggerClient } from "@trigger.dev/sdk";
+import type { Db } from "../../db/client";
 import type { Logger } from "../config/log";
 import { parseRetryAfter } from "../domain/retry-after";
-import type { CancelOutcome, EnqueueSpec, TaskBackend } from "./port";
+import {
+  claimPendingCarriers,
+  dropPendingCarriers,
+  type PendingCarrier,
+} from "../store/pending-carriers/entries";
+import { type CancelOutcome, type EnqueueSpec, TASKS, type TaskBackend } from "./port";
 
 /** Carrier runs per table at once (the row-carrier task's `concurrency.perKey`). */
 export const CARRIERS_PER_TABLE = 50;
@@ -23,6 +34,13 @@ export const CARRIERS_PER_TABLE = 50;
 export const BATCH_SIZE = 500;
 const ATTEMPTS = 5;
 const KEY_TTL = "1h";
+/**
+ * A pending entry this old no longer folds: its run was lost (expired, cancelled from the
+ * dashboard, failed before it started). Runs of a table wait behind at most its
+ * CARRIERS_PER_TABLE, which the dispatch window also holds, so a live run is seldom
+ * queued this long; if one is, the cost is a second run, never a swallowed enqueue.
+ */
+export const FOLD_STALE_MS = 10 * 60_000;
 
 export interface TriggerBackendOptions {
   accessToken: string;
@@ -31,6 +49,8 @@ export interface TriggerBackendOptions {
   log: Logger;
   /** Backoff before retry n (1-based), in ms; tests shorten it. */
   backoffMs?: (attempt: number) => number;
+  /** Where pending carrier runs are kept, for the fold; without it every enqueue triggers. */
+  db?: Db;
 }
 
 const defaultBackoff = (attempt: number) =>
@@ -60,24 +80,97 @@ export class TriggerBackend implements TaskBackend {
     this.backoff = opts.backoffMs ?? defaultBackoff;
   }
 
+  /** Carrier enqueues folded into a queued run of their row since start (a figure for tests). */
+  folded = 0;
+
   async enqueue(specs: EnqueueSpec[]): Promise<void> {
     if (specs.length === 0) return;
-    const items = await Promise.all(specs.map((s) => this.item(s)));
-    if (items.length === 1 && items[0]) {
-      const item = items[0];
-      await this.retrying("trigger", () =>
-        this.client.tasks.trigger(item.id, item.payload, item.options, {
-          retry: { maxAttempts: 1 },
-        }),
-      );
-      return;
+    const { toTrigger, claimed } = await this.fold(specs);
+    const items = await Promise.all(toTrigger.map((s) => this.item(s)));
+    if (items.length === 0) return;
+    // Items from this index on were not (known to be) triggered when a call failed.
+    let sent = 0;
+    try {
+      if (items.length === 1 && items[0]) {
+        const item = items[0];
+        await this.retrying("trigger", () =>
+          this.client.tasks.trigger(item.id, item.payload, item.options, {
+            retry: { maxAttempts: 1 },
+          }),
+        );
+        return;
+      }
+      for (; sent < items.length; sent += BATCH_SIZE) {
+        const chunk = items.slice(sent, sent + BATCH_SIZE);
+        await this.retrying("batch trigger", () =>
+          this.client.batch.trigger(chunk, undefined, { retry: { maxAttempts: 1 } }),
+        );
+      }
+    } catch (err) {
+      // Entries of runs that never existed would fold the row's enqueues until they go stale.
+      if (this.opts.db && claimed.length > 0) {
+        const unsent = new Set(toTrigger.slice(sent));
+        await dropPendingCarriers(
+          this.opts.db,
+          claimed.filter((c) => unsent.has(c.spec)).map((c) => c.entry),
+        ).catch((dropErr: unknown) =>
+          this.opts.log.warn({ err: dropErr }, "pending carrier entries not taken back"),
+        );
+      }
+      throw err;
     }
-    for (let i = 0; i < items.length; i += BATCH_SIZE) {
-      const chunk = items.slice(i, i + BATCH_SIZE);
-      await this.retrying("batch trigger", () =>
-        this.client.batch.trigger(chunk, undefined, { retry: { maxAttempts: 1 } }),
-      );
+  }
+
+  /**
+   * Which specs to trigger: every spec that cannot fold, and each foldable carrier whose row
+   * got a fresh pending entry (its payload then carries the entry's key). The rest fold.
+   */
+  private async fold(specs: EnqueueSpec[]): Promise<{
+    toTrigger: EnqueueSpec[];
+    claimed: { spec: EnqueueSpec; entry: PendingCarrier }[];
+  }> {
+    const db = this.opts.db;
+    if (!db) return { toTrigger: specs, claimed: [] };
+    const toTrigger: EnqueueSpec[] = [];
+    const byRow = new Map<string, { spec: EnqueueSpec; entry: PendingCarrier }>();
+    let folded = 0;
+    for (const spec of specs) {
+      if (spec.task !== TASKS.carrier || spec.delayMs || spec.payload.resumeWait) {
+        toTrigger.push(spec);
+        continue;
+      }
+      const { pendingKey: _, ...payload } = spec.payload;
+      const seen = byRow.get(payload.rowId);
+      // The same row twice in one call: the first one's run carries both.
+      if (seen && (!payload.dispatchId || payload.dispatchId === seen.entry.dispatchId)) {
+        folded++;
+        continue;
+      }
+      if (seen) {
+        toTrigger.push({ ...spec, payload });
+        continue;
+      }
+      const runKey = randomUUID();
+      const entry: PendingCarrier = {
+        rowId: payload.rowId,
+        tableId: payload.tableId,
+        runKey,
+        ...(payload.dispatchId ? { dispatchId: payload.dispatchId } : {}),
+      };
+      byRow.set(payload.rowId, {
+        spec: { ...spec, payload: { ...payload, pendingKey: runKey } },
+        entry,
+      });
     }
+    const fresh = await claimPendingCarriers(
+      db,
+      [...byRow.values()].map((c) => c.entry),
+      FOLD_STALE_MS,
+    );
+    const claimed = [...byRow.values()].filter((c) => fresh.has(c.entry.rowId));
+    folded += byRow.size - claimed.length;
+    this.folded += folded;
+    return { toTrigger: [...toTrigger, ...claimed.map((c) => c.spec)], claimed };
   }
 
   async cancelRun(runId: string): Promise<CancelOutcome> {
@@ -106,7 +199,12 @@ export class TriggerBackend implements TaskBackend {
   async close(): Promise<void> {}
 
   private async item(spec: EnqueueSpec): Promise<TriggerItem> {
-    const idempotencyKey = await idempotencyKeys.create([spec.idempotencyKey, randomUUID()], {
+    // A claimed carrier's key is its pending entry's: made once, like any other here.
+    const unique =
+      spec.task === TASKS.carrier && spec.payload.pendingKey
+        ? spec.payload.pendingKey
+        : randomUUID();
+    const idempotencyKey = await idempotencyKeys.create([spec.idempotencyKey, unique], {
       scope: "global",
     });
     return {

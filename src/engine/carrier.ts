@@ -7,7 +7,8 @@
  * rounds run out with cells still queued it enqueues the row's next carrier rather than
  * leave them to the re-drive; when done it slides the window of every dispatch whose
  * cells it ran. Auto-run fires only through `autoStamp`, which a Stop covering the row
- * holds: a Stop ends the cascade of every row in its scope.
+ * holds: a Stop ends the cascade of every row in its scope. A run triggered with a pending
+ * key (trigger.dev's fold of duplicate carriers) clears its entry before it reads the row.
  *
  * Statements per row with n cells: a share of a batched lock, n + 1 steps (each writes
  * the last attempt's terminal state and claims the next cell; batched with other
@@ -33,6 +34,7 @@ import { requeueCell } from "../store/cells/requeue";
 import { resumeCell } from "../store/cells/resume";
 import type { RowStepInput } from "../store/cells/row-step";
 import { advanceDispatch } from "../store/dispatches/advance";
+import { clearPendingCarrier } from "../store/pending-carriers/entries";
 import { DeadlineError, type FencedResult, InterruptedError, runAttempt } from "./attempt";
 import { groupOrderOf, lastGroupOrder, tableSchemaOf } from "./definitions";
 import { at, type Pause } from "./race-points";
@@ -88,13 +90,17 @@ export async function runCarrier(
   let current: CarrierPayload | undefined = payload;
   let outcome: CarrierOutcome = "done";
   let first = true;
+  // Before the row is read: an enqueue that folded into this run (trigger.dev) stamped its
+  // cells before it saw the entry, so the reads below see them; one after this starts a run.
+  if (payload.pendingKey)
+    await clearPendingCarrier(deps.database.db, payload.rowId, payload.pendingKey);
   while (current) {
     const { contended, handedOut, moreQueued } = await driveRow(deps, current, ctx);
     if (first) outcome = contended ? "contended" : "done";
     await at(deps.pause, "carrier:released", { rowId: current.rowId });
     // Work left on the row (shutdown, or the rounds ran out while cells kept arriving):
     // hand it to the next carrier now rather than leave it to the re-drive.
-    if (moreQueued) await deps.backend.enqueue([carrierSpec(current)]);
+    if (moreQueued) await deps.backend.enqueue([carrierSpec(withoutPendingKey(current))]);
     first = false;
     let continuation: CarrierPayload | undefined;
     for (const [dispatchId, rowIds] of handedOut) {
@@ -115,6 +121,12 @@ export async function runCarrier(
     current = continuation;
   }
   return outcome;
+}
+
+/** A payload to enqueue again: the backend gives the next run its own pending key. */
+function withoutPendingKey(payload: CarrierPayload): CarrierPayload {
+  const { pendingKey: _, ...rest } = payload;
+  return rest;
 }
 
 /**

@@ -25,12 +25,14 @@ export function taskDeps(): EngineDeps {
     // Before anything takes a child of the process logger: every engine line of this run
     // process, including those of modules that log on their own, reaches the run's view.
     const logger = logToTaskRun().child({ component: "trigger-task" });
+    const database = getDatabase();
     fromEnv = {
-      database: getDatabase(),
+      database,
       backend: new TriggerBackend({
         accessToken: env.TRIGGER_SECRET_KEY,
         baseURL: env.TRIGGER_API_URL,
         log: logger,
+        db: database.db,
       }),
       log: logger,
     };

@@ -5,6 +5,8 @@
  * back to the queue unless a Stop made it `cancelled`. Per-table fairness: the
  * concurrency key is the table id, each table gets PER_TABLE carriers at most. Paid and
  * rate-limited calls refuse to run on the in-process limiter (the cell ends `error`).
+ * A run clears its row's pending-carrier entry first (runCarrier, before reading the row):
+ * until then, carriers enqueued for the row fold into it (src/backends/trigger.ts).
  */
 import { metadata, schemaTask } from "@trigger.dev/sdk";
 import { CarrierPayloadSchema, TASKS } from "../backends/port";

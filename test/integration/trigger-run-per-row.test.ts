@@ -5,7 +5,8 @@
  * accepted run executed concurrently in this process (chaos/trigger-platform.ts says what
  * is real and what is simulated), on real Postgres. Every cell ends exactly once, the
  * run's window is never exceeded, a Stop mid-run holds, and the runs a row costs are
- * counted (printed: the dashboard noise issue 16 item 5 is about).
+ * counted (printed: the dashboard noise issue 16 item 5 is about, and the enqueues the
+ * backend folded into a queued run of their row).
  */
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -36,8 +37,14 @@ let key: string;
 beforeAll(async () => {
   const { url } = await useTestDatabase();
   fake = await startFakeTrigger();
-  backend = new TriggerBackend({ accessToken: "tr_dev_test", baseURL: fake.url, log: log() });
   carriers = createDatabase({ url, poolMax: WINDOW + 5, applicationName: "cellflow-test-trigger" });
+  // As deployed (src/backends/instance.ts): with the database, duplicate carriers fold.
+  backend = new TriggerBackend({
+    accessToken: "tr_dev_test",
+    baseURL: fake.url,
+    log: log(),
+    db: carriers.db,
+  });
   platform = new SimulatedTriggerPlatform(
     fake,
     { database: carriers, backend, log: log() },
@@ -150,6 +157,7 @@ describe("one trigger.dev run per row, under load", () => {
     const tableId = await chainTable(ROWS);
     platform.startSchedule(2_000);
     const before = { ...platform.stats };
+    const foldedBefore = backend.folded;
     const run = await startRun(db(), backend, {
       tableId,
       groupIds: ["ga", "gb"],
@@ -170,9 +178,10 @@ describe("one trigger.dev run per row, under load", () => {
     expect(most).toBeLessThanOrEqual(WINDOW);
     const runs = platform.stats.triggered - before.triggered;
     const repeats = platform.stats.deduplicated - before.deduplicated;
+    const folded = backend.folded - foldedBefore;
     expect(platform.stats.failed - before.failed).toBe(0);
     process.stdout.write(
-      `[trigger-run-per-row] ${ROWS} rows: ${runs} runs started (${(runs / ROWS).toFixed(2)} per row), ${repeats} triggers deduplicated by idempotency key\n`,
+      `[trigger-run-per-row] ${ROWS} rows: ${runs} runs started (${(runs / ROWS).toFixed(2)} per row), ${repeats} triggers deduplicated by idempotency key, ${folded} enqueues folded into a queued run of their row\n`,
     );
 
     // A second run of the same rows, stopped once it is well under way.
