@@ -20,7 +20,7 @@ export type CellOutcome = (typeof CELL_OUTCOMES)[number];
 export const DISPATCH_STATUSES = ["active", "completed", "cancelled", "halted"] as const;
 export type DispatchStatus = (typeof DISPATCH_STATUSES)[number];
 
-export const RUN_MODES = ["all", "incomplete", "new"] as const;
+export const RUN_MODES = ["all", "incomplete", "new", "failed"] as const;
 export type RunMode = (typeof RUN_MODES)[number];
 
 export const HOOK_ACTIONS = ["insert_rows", "run"] as const;

@@ -1,4 +1,7 @@
+import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
+import { queryRows } from "../../db/client";
+import { getDatabase } from "../../db/instance";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
@@ -176,5 +179,77 @@ describe("a run", () => {
     ).toBe(404);
     const list = await call<{ runs: unknown[] }>("GET", `/api/tables/${tableId}/runs`, { key });
     expect(list.body.runs.length).toBeGreaterThanOrEqual(4);
+  });
+});
+
+describe("mode failed", () => {
+  it("re-runs only cells whose last attempt ended in error: not cancelled, completed or un-run ones", async () => {
+    const wf = async (blocks: unknown[]) =>
+      (
+        await call<{ id: string }>("POST", "/api/workflows", {
+          key,
+          body: { name: "w", definition: { blocks } },
+        })
+      ).body.id;
+    const ok = await wf([{ id: "v", type: "transform", expression: "1" }]);
+    const bad = await wf([{ id: "v", type: "fail", message: "nope" }]);
+    const t = await call<{ id: string }>("POST", "/api/tables", {
+      key,
+      body: {
+        name: "failing",
+        columns: [
+          { id: "a", name: "A", type: "json" },
+          { id: "b", name: "B", type: "json" },
+        ],
+        groups: [
+          {
+            id: "ok",
+            name: "OK",
+            kind: "workflow",
+            workflowId: ok,
+            outputs: [{ columnId: "a", from: "v" }],
+          },
+          {
+            id: "bad",
+            name: "Bad",
+            kind: "workflow",
+            workflowId: bad,
+            outputs: [{ columnId: "b", from: "v" }],
+          },
+        ],
+      },
+    });
+    const id = t.body.id;
+    const rows = () =>
+      call("POST", `/api/tables/${id}/rows`, { key, body: { rows: [{ data: {} }] } });
+    for (let i = 0; i < 4; i++) await rows();
+    const first = await call<{ dispatchId: string }>("POST", `/api/tables/${id}/runs`, {
+      key,
+      body: { mode: "all" },
+    });
+    expect(await waitForDispatch(key, id, first.body.dispatchId)).toBe("completed");
+    expect(await cellCounts(id)).toEqual({ completed: 4, error: 4 });
+    // One failed cell was since stopped (its last attempt: cancelled), and a row is new.
+    await getDatabase().db.execute(
+      sql`update cells set status = 'cancelled' where table_id = ${id} and group_id = 'bad'
+            and row_id = (select min(row_id) from cells where table_id = ${id})`,
+    );
+    await rows();
+    const failed = await call<{ dispatchId: string; stamped: number }>(
+      "POST",
+      `/api/tables/${id}/runs`,
+      { key, body: { mode: "failed" } },
+    );
+    expect(failed.status).toBe(202);
+    expect(failed.body.stamped).toBe(3);
+    expect(await waitForDispatch(key, id, failed.body.dispatchId)).toBe("completed");
+    // The three ran again (and failed again); nothing else was touched.
+    expect(await cellCounts(id)).toEqual({ completed: 4, error: 3, cancelled: 1 });
+    const [again] = await queryRows<{ n: number }>(
+      getDatabase().db,
+      sql`select count(*)::int as n from cells
+           where table_id = ${id} and dispatch_id = ${failed.body.dispatchId} and group_id = 'bad'`,
+    );
+    expect(again?.n).toBe(3);
   });
 });

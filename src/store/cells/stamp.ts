@@ -64,6 +64,9 @@ function eligible(mode: RunMode): SQL {
       return sql`(c.status is null or c.status in ('error', 'cancelled'))`;
     case "new":
       return sql`c.status is null`;
+    // The cell's last attempt ended in error (a cell only keeps its last attempt's status).
+    case "failed":
+      return sql`c.status = 'error'`;
     default:
       return assertNever(mode);
   }
@@ -77,6 +80,8 @@ function replaceable(mode: RunMode): SQL {
       return sql`cells.status in ('error', 'cancelled')`;
     case "new":
       return sql`false`;
+    case "failed":
+      return sql`cells.status = 'error'`;
     default:
       return assertNever(mode);
   }

@@ -1,0 +1,1 @@
+ALTER TYPE "public"."run_mode" ADD VALUE 'failed';
