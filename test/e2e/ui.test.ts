@@ -333,4 +333,56 @@ describe("the live grid in a browser", () => {
     await last.waitFor();
     expect(await page.locator("[data-testid=grid-row]").count()).toBeLessThan(100);
   }, 120_000);
+
+  it("Run ▾ › Run failed only re-runs just the cells whose last attempt errored", async () => {
+    const odd = await workflow("Odd fails", {
+      inputs: [{ name: "n", type: "number", required: true }],
+      blocks: [
+        { id: "v", type: "transform", expression: "inputs.n % 2 = 1 ? $error('odd') : inputs.n" },
+      ],
+    });
+    const t = await api<{ id: string }>("POST", "/api/tables", {
+      name: "Failing half",
+      columns: [
+        { id: "n", name: "N", type: "number" },
+        { id: "out", name: "Out", type: "json" },
+      ],
+      groups: [
+        {
+          id: "odd",
+          name: "Odd",
+          kind: "workflow",
+          workflowId: odd,
+          inputs: { n: "n" },
+          outputs: [{ columnId: "out", from: "v" }],
+        },
+      ],
+    });
+    const id = t.body.id;
+    await api("POST", `/api/tables/${id}/rows`, {
+      rows: Array.from({ length: 10 }, (_, i) => ({ data: { n: i } })),
+    });
+    type Runs = { runs: { id: string; mode: string; status: string; stamped: number }[] };
+    const runs = async () => (await api<Runs>("GET", `/api/tables/${id}/runs`)).body.runs;
+    await api("POST", `/api/tables/${id}/runs`, { mode: "all" });
+    expect(
+      await waitFor(async () => (await runs()).every((r) => r.status === "completed"), 30_000, 100),
+    ).toBe(true);
+    await page.goto(`${app.url}/tables/${id}`);
+    await page.waitForSelector("[data-testid=group-header-odd]");
+    expect(await waitFor(async () => (await shown("odd")).error === 5, 30_000, 100)).toBe(true);
+    await page.click("[data-testid=run-menu-odd]");
+    await page.click("text=Run failed only");
+    expect(
+      await waitFor(
+        async () => (await runs()).some((r) => r.mode === "failed" && r.status === "completed"),
+        30_000,
+        100,
+      ),
+    ).toBe(true);
+    const failed = (await runs()).find((r) => r.mode === "failed");
+    // The five errored cells ran again (and failed again); the five completed ones did not.
+    expect(failed?.stamped).toBe(5);
+    expect(await waitFor(async () => (await shown("odd")).completed === 5, 30_000, 100)).toBe(true);
+  }, 120_000);
 });

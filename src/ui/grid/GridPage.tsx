@@ -5,6 +5,7 @@
  */
 import { useMemo, useState } from "react";
 import type { Column, Group, TableView } from "../../contracts/table";
+import type { RunMode } from "../../domain/statuses";
 import { api, describeError } from "../api";
 import { Shell } from "../shell";
 import { ColumnEditor } from "./ColumnEditor";
@@ -15,11 +16,9 @@ import type { RowView } from "./model";
 import { RunProgress } from "./RunProgress";
 import { useLiveTable } from "./use-table";
 
-type Mode = "all" | "incomplete" | "new";
-
 interface RunRequest {
   groupIds?: string[];
-  mode: Mode;
+  mode: RunMode;
   rowIds?: string[];
   limit?: number;
 }
@@ -268,6 +267,12 @@ export function GridPage({ tableId }: { tableId: string }) {
             </button>
             <button type="button" onClick={() => void run({ groupIds: menuGroups, mode: "new" })}>
               Run new rows (never run)
+            </button>
+            <button
+              type="button"
+              onClick={() => void run({ groupIds: menuGroups, mode: "failed" })}
+            >
+              Run failed only (last attempt errored)
             </button>
             <button
               type="button"
