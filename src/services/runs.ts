@@ -44,6 +44,13 @@ export async function createRun(
   tableId: string,
   req: CreateRunRequest,
 ): Promise<Result<{ dispatchId: string; stamped: number }, Failure>> {
+  // A dry run reaching here (a `run` hook's body) must not start the real thing.
+  if (req.dryRun) {
+    return {
+      ok: false,
+      reason: invalid([{ path: "dryRun", message: "a dry run is answered by POST /runs only" }]),
+    };
+  }
   const table = await ownTable(ctx, tableId);
   if (!table) return { ok: false, reason: notFound("table") };
   const scoped = runGroups(TableSchema.parse(table.schema), req);

@@ -9,7 +9,10 @@ import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "../../db/client";
 import { getDatabase } from "../../db/instance";
+import { getBackend } from "../../src/backends/instance";
+import { log } from "../../src/config/log";
 import type { RunEstimate } from "../../src/contracts/runs";
+import { createRun } from "../../src/services/runs";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
@@ -18,6 +21,7 @@ const ROWS = 10;
 const db = () => getDatabase().db;
 
 let key: string;
+let workspaceId: string;
 let tableId: string;
 let rowIds: string[];
 
@@ -39,7 +43,7 @@ const lookup = (id: string, enrichmentId = "company_lookup") => ({
 
 beforeAll(async () => {
   await useTestDatabase();
-  key = (await newWorkspace()).key;
+  ({ key, id: workspaceId } = await newWorkspace());
   // Per cell: company_lookup 5 + website_meta 1 + a sub-workflow's company_lookup 5.
   const child = await workflow("child", [lookup("c")]);
   const paid = await workflow("paid", [
@@ -220,5 +224,14 @@ describe("a dry run", () => {
       body: { mode: "all", dryRun: true },
     });
     expect(foreign.status).toBe(404);
+  });
+
+  it("a dry run never starts through the run service (a run hook's body): 400, nothing written", async () => {
+    await mixedCells();
+    const before = await footprint();
+    const ctx = { db: db(), workspaceId, log: log(), backend: getBackend() };
+    const run = await createRun(ctx, tableId, { mode: "all", dryRun: true });
+    expect(run.ok).toBe(false);
+    expect(await footprint()).toEqual(before);
   });
 });
