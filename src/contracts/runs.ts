@@ -9,6 +9,8 @@ export const CreateRunRequest = z.strictObject({
   limit: z.number().int().min(1).max(10_000_000).optional(),
   /** Rows in flight at once; defaults to the plan's window and may not exceed it. */
   window: z.number().int().min(1).max(1_000).optional(),
+  /** Count what the run would stamp and estimate its credits; nothing is written. */
+  dryRun: z.boolean().optional(),
 });
 export type CreateRunRequest = z.infer<typeof CreateRunRequest>;
 
@@ -18,3 +20,23 @@ export const CancelRunsRequest = z.strictObject({
   groupIds: z.array(ClientId).min(1).max(100).optional(),
 });
 export type CancelRunsRequest = z.infer<typeof CancelRunsRequest>;
+
+/** A group whose credits the estimate cannot tell, and why. */
+export const UnknownCredits = z.object({ groupId: z.string(), reason: z.string() });
+export type UnknownCredits = z.infer<typeof UnknownCredits>;
+
+/**
+ * The answer to a dry run. `estimatedCredits` counts each paid call the stamped cells
+ * would make once (a cache hit or a skipped input costs nothing, so they may cost less);
+ * `estimate` is `lower_bound` when some group's calls cannot be counted (`unknown` names
+ * them), e.g. enrichment blocks inside a `foreach`, whose item count is known only then.
+ */
+export const RunEstimate = z.object({
+  rows: z.number().int(),
+  cells: z.number().int(),
+  estimatedCredits: z.number(),
+  estimate: z.enum(["complete", "lower_bound"]),
+  unknown: z.array(UnknownCredits),
+  groups: z.array(z.object({ groupId: z.string(), cells: z.number().int(), credits: z.number() })),
+});
+export type RunEstimate = z.infer<typeof RunEstimate>;

@@ -11,19 +11,16 @@ import type { ServiceContext } from "./context";
 
 type RunContext = ServiceContext;
 
-async function ownTable(ctx: ServiceContext, tableId: string) {
+export async function ownTable(ctx: ServiceContext, tableId: string) {
   const table = await tableForEngine(ctx.db, tableId);
   return table && table.workspaceId === ctx.workspaceId ? table : null;
 }
 
-export async function createRun(
-  ctx: RunContext,
-  tableId: string,
-  req: CreateRunRequest,
-): Promise<Result<{ dispatchId: string; stamped: number }, Failure>> {
-  const table = await ownTable(ctx, tableId);
-  if (!table) return { ok: false, reason: notFound("table") };
-  const schema = TableSchema.parse(table.schema);
+/** The groups a run request names (all of the table's by default), each one known. */
+export function runGroups(
+  schema: TableSchema,
+  req: Pick<CreateRunRequest, "groupIds">,
+): Result<string[], Failure> {
   const known = new Set(schema.groups.map((g) => g.id));
   const unknown = (req.groupIds ?? []).filter((g) => !known.has(g));
   if (unknown.length > 0) {
@@ -39,6 +36,26 @@ export async function createRun(
       reason: invalid([{ path: "groupIds", message: "the table has no groups to run" }]),
     };
   }
+  return { ok: true, value: groupIds };
+}
+
+export async function createRun(
+  ctx: RunContext,
+  tableId: string,
+  req: CreateRunRequest,
+): Promise<Result<{ dispatchId: string; stamped: number }, Failure>> {
+  // A dry run reaching here (a `run` hook's body) must not start the real thing.
+  if (req.dryRun) {
+    return {
+      ok: false,
+      reason: invalid([{ path: "dryRun", message: "a dry run is answered by POST /runs only" }]),
+    };
+  }
+  const table = await ownTable(ctx, tableId);
+  if (!table) return { ok: false, reason: notFound("table") };
+  const scoped = runGroups(TableSchema.parse(table.schema), req);
+  if (!scoped.ok) return scoped;
+  const groupIds = scoped.value;
   const planWindow = planLimits(table.plan).window;
   const window = Math.min(req.window ?? planWindow, planWindow);
   const run = await startRun(ctx.db, ctx.backend, {

@@ -88,7 +88,7 @@ function replaceable(mode: RunMode): SQL {
 }
 
 /** The groups to stamp (alias g) and whether row `r` meets g's dependencies. */
-function groupSource(page: StampPage): { from: SQL; depsMet: SQL } {
+function groupSource(page: StampScope): { from: SQL; depsMet: SQL } {
   if (!page.dependsOn)
     return { from: sql`unnest(${textArray(page.groupIds)}) as g(group_id)`, depsMet: sql`true` };
   const deps = Object.fromEntries(page.groupIds.map((g) => [g, page.dependsOn?.[g] ?? []]));
@@ -101,7 +101,7 @@ function groupSource(page: StampPage): { from: SQL; depsMet: SQL } {
 }
 
 /** Whether (row r, group g) is out of the run: some scoped Stop covers it. */
-function notExcluded(page: StampPage): SQL {
+function notExcluded(page: StampScope): SQL {
   if (!page.excluded || page.excluded.length === 0) return sql`true`;
   return sql`not exists (
     select 1 from jsonb_array_elements(${JSON.stringify(page.excluded)}::jsonb) x
@@ -114,7 +114,7 @@ function notExcluded(page: StampPage): SQL {
  * it depends on) newer than the newest cell a run request stamped on it. Execution ids
  * carry the sequence that numbers Stops, so the newest request wins whichever it is.
  */
-function notHeld(page: StampPage): SQL {
+function notHeld(page: StampScope): SQL {
   if (!page.hold) return sql`true`;
   return sql`not exists (
     select 1 from stops s
@@ -128,10 +128,18 @@ function notHeld(page: StampPage): SQL {
               where rc.row_id = r.id and rc.dispatch_id is not null and rc.execution_id like 'ex2\_%'), 0))`;
 }
 
-export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
+/** What scopes a page besides its mode: the groups (alias g), guards and row filter. */
+function scopeOf(page: StampScope): { from: SQL; guards: SQL; rowFilter: SQL } {
   const groups = groupSource(page);
-  const guards = sql`${groups.depsMet} and ${notExcluded(page)} and ${notHeld(page)}`;
-  const rowFilter = page.rowIds ? sql`and r.id = any(${textArray(page.rowIds)})` : sql``;
+  return {
+    from: groups.from,
+    guards: sql`${groups.depsMet} and ${notExcluded(page)} and ${notHeld(page)}`,
+    rowFilter: page.rowIds ? sql`and r.id = any(${textArray(page.rowIds)})` : sql``,
+  };
+}
+
+export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
+  const { guards, rowFilter, ...groups } = scopeOf(page);
   const [result] = await queryRows<{
     cells: number;
     rows: number;
@@ -186,4 +194,44 @@ export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
     lastPosition: result?.last ?? null,
     scanned: result?.scanned ?? 0,
   };
+}
+
+/** A run's scope without its page: what `countScope` counts. */
+export type StampScope = Omit<StampPage, "dispatchId" | "afterPosition" | "maxRows">;
+
+/**
+ * Read-only: the rows and cells (by group) a run of this scope would stamp now, its
+ * first `limit` rows with something to stamp, counted with the very conditions
+ * `stampPage` stamps with. Writes nothing.
+ */
+export async function countScope(
+  db: Db,
+  scope: StampScope & { limit: number | null },
+): Promise<{ rows: number; cells: Record<string, number> }> {
+  const { guards, rowFilter, ...groups } = scopeOf(scope);
+  const limit = scope.limit === null ? sql`` : sql`limit ${scope.limit}`;
+  const [result] = await queryRows<{ rows: number; cells: Record<string, number> }>(
+    db,
+    sql`with scoped_rows as (
+          select r.id as row_id, r.data from rows r
+           where r.table_id = ${scope.tableId} ${rowFilter}
+             and exists (select 1 from ${groups.from}
+                          left join cells c on c.row_id = r.id and c.group_id = g.group_id
+                         where ${eligible(scope.mode)} and ${guards})
+           order by r.position
+           ${limit}
+        ),
+        by_group as (
+          select g.group_id, count(*)::int as n
+            from scoped_rows p
+           cross join lateral (select p.row_id as id, p.data) as r
+           cross join ${groups.from}
+            left join cells c on c.row_id = p.row_id and c.group_id = g.group_id
+           where ${eligible(scope.mode)} and ${guards}
+           group by g.group_id
+        )
+        select (select count(*) from scoped_rows)::int as rows,
+               coalesce((select jsonb_object_agg(group_id, n) from by_group), '{}'::jsonb) as cells`,
+  );
+  return { rows: result?.rows ?? 0, cells: result?.cells ?? {} };
 }

@@ -1,0 +1,135 @@
+/**
+ * Dry runs: what a run request would stamp and what it would cost, writing nothing (no
+ * dispatch, no cell, no event). Invariants: the rows and cells are counted by the same
+ * conditions the stamping uses (`countScope`), so a run started right after, on a table
+ * nobody changed, stamps exactly these; credits count each paid enrichment once per
+ * stamped cell (the enrichment group's own, and every paid enrichment block of a
+ * workflow group, sub-workflows included); where that count depends on data only the run
+ * will see (paid blocks inside a `foreach`), the estimate says it is a lower bound and
+ * names the group.
+ */
+import type { CreateRunRequest, RunEstimate, UnknownCredits } from "../contracts/runs";
+import type { Group } from "../contracts/table";
+import { TableSchema } from "../contracts/table";
+import { type Block, WorkflowDefinition } from "../contracts/workflow";
+import { type Failure, notFound } from "../domain/errors";
+import type { Result } from "../domain/result";
+import { getEnrichment } from "../enrichments/registry";
+import { countScope } from "../store/cells/stamp";
+import { childWorkflow } from "../store/engine-reads";
+import type { ServiceContext } from "./context";
+import { ownTable, runGroups } from "./runs";
+
+/** What one cell of a group costs, and why that may not be all. */
+interface CellCost {
+  credits: number;
+  unknown: string | null;
+}
+
+type LoadWorkflow = (workflowId: string) => Promise<WorkflowDefinition | null>;
+
+export async function estimateRun(
+  ctx: ServiceContext,
+  tableId: string,
+  req: CreateRunRequest,
+): Promise<Result<RunEstimate, Failure>> {
+  const table = await ownTable(ctx, tableId);
+  if (!table) return { ok: false, reason: notFound("table") };
+  const schema = TableSchema.parse(table.schema);
+  const scoped = runGroups(schema, req);
+  if (!scoped.ok) return scoped;
+  const counted = await countScope(ctx.db, {
+    tableId,
+    groupIds: scoped.value,
+    mode: req.mode,
+    rowIds: req.rowIds ?? null,
+    limit: req.limit ?? null,
+  });
+
+  const byId = new Map(schema.groups.map((g) => [g.id, g]));
+  const groups: RunEstimate["groups"] = [];
+  const unknown: UnknownCredits[] = [];
+  let cells = 0;
+  let estimatedCredits = 0;
+  for (const groupId of scoped.value) {
+    const n = counted.cells[groupId] ?? 0;
+    const group = byId.get(groupId);
+    const cost = group && n > 0 ? await groupCost(ctx, group) : { credits: 0, unknown: null };
+    if (cost.unknown) unknown.push({ groupId, reason: cost.unknown });
+    groups.push({ groupId, cells: n, credits: cost.credits * n });
+    cells += n;
+    estimatedCredits += cost.credits * n;
+  }
+  return {
+    ok: true,
+    value: {
+      rows: counted.rows,
+      cells,
+      estimatedCredits,
+      estimate: unknown.length > 0 ? "lower_bound" : "complete",
+      unknown,
+      groups,
+    },
+  };
+}
+
+async function groupCost(ctx: ServiceContext, group: Group): Promise<CellCost> {
+  if (group.kind === "enrichment")
+    return { credits: getEnrichment(group.enrichmentId)?.cost ?? 0, unknown: null };
+  const loaded = new Map<string, WorkflowDefinition | null>();
+  const load: LoadWorkflow = async (workflowId) => {
+    if (!loaded.has(workflowId)) {
+      const raw = await childWorkflow(ctx.db, ctx.workspaceId, workflowId, group.version);
+      const parsed = raw === null ? null : WorkflowDefinition.safeParse(raw);
+      loaded.set(workflowId, parsed?.success ? parsed.data : null);
+    }
+    return loaded.get(workflowId) ?? null;
+  };
+  return workflowCost(group.workflowId, load, []);
+}
+
+/**
+ * One run of a workflow: its paid enrichment blocks, each counted whether or not a
+ * condition would take its branch (the estimate errs towards paying). A workflow that
+ * is missing or calls itself costs nothing here: its cell ends in error before any call.
+ */
+async function workflowCost(
+  workflowId: string,
+  load: LoadWorkflow,
+  path: readonly string[],
+): Promise<CellCost> {
+  if (path.includes(workflowId)) return { credits: 0, unknown: null };
+  const definition = await load(workflowId);
+  if (!definition) return { credits: 0, unknown: null };
+  const inner = [...path, workflowId];
+  let credits = 0;
+  let unknown: string | null = null;
+  for (const block of definition.blocks) {
+    const cost = await blockCost(block, load, inner);
+    credits += cost.credits;
+    unknown ??= cost.unknown;
+  }
+  return { credits, unknown };
+}
+
+async function blockCost(block: Block, load: LoadWorkflow, path: string[]): Promise<CellCost> {
+  switch (block.type) {
+    case "enrichment":
+      return { credits: getEnrichment(block.enrichmentId)?.cost ?? 0, unknown: null };
+    case "workflow":
+      return workflowCost(block.workflowId, load, path);
+    case "foreach": {
+      // Runs its workflow once per item, and the items are known only when it runs.
+      const each = await workflowCost(block.workflowId, load, path);
+      const paid = each.credits > 0 || each.unknown !== null;
+      return {
+        credits: 0,
+        unknown: paid
+          ? `foreach block "${block.id}" runs paid enrichments once per item; items are counted only when it runs`
+          : null,
+      };
+    }
+    default:
+      return { credits: 0, unknown: null };
+  }
+}
