@@ -7,6 +7,7 @@ import {
   compareAttempts,
   mergeCell,
 } from "../../src/ui/grid/merge";
+import { GridRows } from "../../src/ui/grid/model";
 
 const older = "ex2_00000000000a1111111111111111111";
 const newer = "ex2_00000000000b0000000000000000000";
@@ -57,5 +58,51 @@ describe("merging cell events", () => {
     expect(accepts({ executionId: legacy, status: "completed" }, ev("ex_other", "queued"))).toBe(
       true,
     );
+  });
+});
+
+describe("rows read from the API after events", () => {
+  it("a read that predates a finished re-run keeps the outputs the re-run's event wrote", () => {
+    const rows = new GridRows();
+    const old = "ex2_000000000001aa";
+    const rerun = "ex2_000000000002bb";
+    rows.reset([
+      {
+        id: "r1",
+        position: 0,
+        data: { n: 1, doubled: 2 },
+        cells: { g: { status: "completed", executionId: old } },
+      },
+    ]);
+    // The edit's re-run finishes, and its event arrives before the edit's own answer.
+    rows.applyCell({
+      rowId: "r1",
+      groupId: "g",
+      status: "completed",
+      executionId: rerun,
+      outputs: { doubled: 100 },
+    });
+    // The edit's answer: n changed, the group's re-run only just stamped.
+    rows.upsert([
+      {
+        id: "r1",
+        position: 0,
+        data: { n: 50 },
+        cells: { g: { status: "queued", executionId: rerun } },
+      },
+    ]);
+    expect(rows.get("r1")?.data).toEqual({ n: 50, doubled: 100 });
+    expect(rows.get("r1")?.cells.g?.status).toBe("completed");
+    // A later read that is newer than the event wins as usual.
+    const later = "ex2_000000000003cc";
+    rows.upsert([
+      {
+        id: "r1",
+        position: 0,
+        data: { n: 7 },
+        cells: { g: { status: "queued", executionId: later } },
+      },
+    ]);
+    expect(rows.get("r1")?.data).toEqual({ n: 7 });
   });
 });

@@ -14,6 +14,11 @@ export interface RowView {
 
 export class GridRows {
   private readonly byId = new Map<string, RowView>();
+  /** The outputs each shown cell's event wrote (`rowId` → `groupId` → outputs and attempt). */
+  private readonly written = new Map<
+    string,
+    Map<string, { executionId: string; outputs: Record<string, unknown> }>
+  >();
   private ordered: RowView[] | null = [];
   version = 0;
 
@@ -41,13 +46,16 @@ export class GridRows {
   /** Replaces everything (a first load or a reset). */
   reset(rows: RowView[]): void {
     this.byId.clear();
+    this.written.clear();
     for (const r of rows) this.byId.set(r.id, r);
     this.changed();
   }
 
   /**
    * Rows read from the API. A fetched cell replaces the one shown only if the merge rule
-   * accepts it: a read that started before an event arrived must not undo that event.
+   * accepts it: a read that started before an event arrived must not undo that event —
+   * nor the outputs that event wrote (an edit's answer can arrive after the re-run it
+   * caused has already finished and said so).
    */
   upsert(rows: RowView[]): void {
     for (const r of rows) {
@@ -57,17 +65,26 @@ export class GridRows {
         continue;
       }
       const cells = { ...shown.cells };
+      let data = r.data;
       for (const [groupId, cell] of Object.entries(r.cells)) {
-        const { cell: merged } = mergeCell(cells[groupId], { ...cell, rowId: r.id, groupId });
+        const before = cells[groupId];
+        const { cell: merged } = mergeCell(before, { ...cell, rowId: r.id, groupId });
         cells[groupId] = merged;
+        // The shown cell is newer than the read: so are the outputs its event wrote.
+        const wrote = this.written.get(r.id)?.get(groupId);
+        if (merged === before && wrote && wrote.executionId === merged.executionId)
+          data = withOutputs(data, wrote.outputs);
       }
-      this.byId.set(r.id, { ...r, cells });
+      this.byId.set(r.id, { ...r, data, cells });
     }
     this.changed();
   }
 
   remove(ids: readonly string[]): void {
-    for (const id of ids) this.byId.delete(id);
+    for (const id of ids) {
+      this.byId.delete(id);
+      this.written.delete(id);
+    }
     this.changed();
   }
 
@@ -77,6 +94,11 @@ export class GridRows {
     if (!row) return false;
     const { cell, outputs } = mergeCell(row.cells[event.groupId], event);
     if (cell === row.cells[event.groupId]) return false;
+    if (outputs) {
+      const byGroup = this.written.get(row.id) ?? new Map();
+      byGroup.set(event.groupId, { executionId: event.executionId, outputs });
+      this.written.set(row.id, byGroup);
+    }
     this.byId.set(row.id, {
       ...row,
       data: outputs ? withOutputs(row.data, outputs) : row.data,
