@@ -53,3 +53,28 @@ export async function waitTable(
   }
   return { id: t.body.id, rowIds };
 }
+
+/**
+ * The create-table body of a table whose one group ("meta") is the paid, rate-limited
+ * website_meta enrichment over a `url` column, its title into `title`.
+ */
+export function websiteMetaTableBody(name: string, group: Record<string, unknown> = {}) {
+  return {
+    name,
+    columns: [
+      { id: "url", name: "URL", type: "text" },
+      { id: "title", name: "Title", type: "text" },
+    ],
+    groups: [
+      {
+        id: "meta",
+        name: "Meta",
+        kind: "enrichment",
+        enrichmentId: "website_meta",
+        inputs: { url: "url" },
+        outputs: [{ columnId: "title", from: "title" }],
+        ...group,
+      },
+    ],
+  };
+}

@@ -14,6 +14,7 @@ import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { websiteMetaTableBody } from "../helpers/tables";
 
 const db = () => getDatabase().db;
 let ep: Endpoint;
@@ -34,23 +35,7 @@ it("credits used up mid-run: one limit event, a halted run, nothing queued, an e
   );
   const t = await call<{ id: string }>("POST", "/api/tables", {
     key: ws.key,
-    body: {
-      name: "sites",
-      columns: [
-        { id: "url", name: "URL", type: "text" },
-        { id: "title", name: "Title", type: "text" },
-      ],
-      groups: [
-        {
-          id: "meta",
-          name: "Meta",
-          kind: "enrichment",
-          enrichmentId: "website_meta",
-          inputs: { url: "url" },
-          outputs: [{ columnId: "title", from: "title" }],
-        },
-      ],
-    },
+    body: websiteMetaTableBody("sites"),
   });
   ep.on("/page", async () => ({
     status: 200,

@@ -17,6 +17,7 @@ import { newWorkspace } from "../helpers/fixtures";
 import { maxInAnyWindow } from "../helpers/pacers";
 import { waitFor } from "../helpers/processes";
 import { type RedisServer, startRedis } from "../helpers/redis";
+import { websiteMetaTableBody } from "../helpers/tables";
 import { spawnWorker } from "../helpers/workers";
 
 let url: string;
@@ -43,24 +44,7 @@ async function sitesTable(
 ): Promise<string> {
   const t = await call<{ id: string }>("POST", "/api/tables", {
     key,
-    body: {
-      name: "sites",
-      columns: [
-        { id: "url", name: "URL", type: "text" },
-        { id: "title", name: "Title", type: "text" },
-      ],
-      groups: [
-        {
-          id: "meta",
-          name: "Meta",
-          kind: "enrichment",
-          enrichmentId: "website_meta",
-          inputs: { url: "url" },
-          outputs: [{ columnId: "title", from: "title" }],
-          ...(autoRun ? { dependsOn: ["url"], autoRun: true } : {}),
-        },
-      ],
-    },
+    body: websiteMetaTableBody("sites", autoRun ? { dependsOn: ["url"], autoRun: true } : {}),
   });
   if (rows > 0)
     await call("POST", `/api/tables/${t.body.id}/rows`, {

@@ -25,7 +25,7 @@ import { cellCounts } from "../helpers/engine";
 import { type FakeTrigger, startFakeTrigger } from "../helpers/fake-trigger";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
-import { waitTable } from "../helpers/tables";
+import { waitTable, websiteMetaTableBody } from "../helpers/tables";
 import { catalogTask, installTaskCatalog } from "../helpers/trigger-catalog";
 
 let key: string;
@@ -179,23 +179,7 @@ describe("trigger.dev tasks", () => {
 async function paidTable(): Promise<{ id: string; rowId: string }> {
   const t = await call<{ id: string }>("POST", "/api/tables", {
     key,
-    body: {
-      name: "paid",
-      columns: [
-        { id: "url", name: "URL", type: "text" },
-        { id: "title", name: "Title", type: "text" },
-      ],
-      groups: [
-        {
-          id: "meta",
-          name: "Meta",
-          kind: "enrichment",
-          enrichmentId: "website_meta",
-          inputs: { url: "url" },
-          outputs: [{ columnId: "title", from: "title" }],
-        },
-      ],
-    },
+    body: websiteMetaTableBody("paid"),
   });
   const rows = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
     key,
