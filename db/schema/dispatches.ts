@@ -9,6 +9,7 @@ import {
   text,
   timestamp,
 } from "drizzle-orm/pg-core";
+import type { TypedCondition } from "../../src/domain/where";
 import { dispatchStatus, runMode } from "./enums";
 import { tables } from "./tables";
 
@@ -61,6 +62,11 @@ export const dispatches = pgTable(
      * so the background pages of a large auto-fire apply them too.
      */
     dependsOn: jsonb("depends_on").$type<Record<string, string[]>>(),
+    /**
+     * The run's row filter (checked `where` conditions, each with its column's type), or
+     * null; every stamping page applies it (store/rows/where-sql.ts).
+     */
+    where: jsonb("where").$type<TypedCondition[]>(),
     /** Rows stamped so far (for `limit`). */
     stampedRows: integer("stamped_rows").notNull().default(0),
     status: dispatchStatus("status").notNull().default("active"),

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, index, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { bigint, boolean, index, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
 import { tables } from "./tables";
 
 /**
@@ -19,6 +19,11 @@ export const stops = pgTable(
       .references(() => tables.id, { onDelete: "cascade" }),
     /** null: every row (of the dispatch, when one is named). */
     rowIds: text("row_ids").array(),
+    /**
+     * A Stop with a `where`: the rows it covers are the ones that matched when it was made,
+     * listed in `stop_rows` (row_ids then narrows nothing further; it is null).
+     */
+    matched: boolean("matched").notNull().default(false),
     /** null: every group. Auto-run of these groups and of groups downstream of them is held. */
     groupIds: text("group_ids").array(),
     /** The run the Stop named: it covers the rows that have a cell of that run. */
@@ -26,4 +31,16 @@ export const stops = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index("stops_table_seq_idx").on(t.tableId, t.seq)],
+);
+
+/** The rows a Stop with a `where` covers (those that matched at the Stop). */
+export const stopRows = pgTable(
+  "stop_rows",
+  {
+    seq: bigint("seq", { mode: "number" })
+      .notNull()
+      .references(() => stops.seq, { onDelete: "cascade" }),
+    rowId: text("row_id").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.seq, t.rowId] })],
 );

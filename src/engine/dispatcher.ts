@@ -8,6 +8,7 @@ import type { Db } from "../../db/client";
 import type { TaskBackend } from "../backends/port";
 import { carrierSpec, stamperSpec } from "../backends/port";
 import type { RunMode } from "../domain/statuses";
+import type { TypedCondition } from "../domain/where";
 import { advanceDispatch } from "../store/dispatches/advance";
 import { createDispatch } from "../store/dispatches/create";
 import { stampNextPage } from "../store/dispatches/stamp-next";
@@ -22,6 +23,8 @@ export interface RunScope {
   groupIds: string[];
   mode: RunMode;
   rowIds: string[] | null;
+  /** Checked row filter conditions (null or absent: every row). */
+  where?: TypedCondition[] | null;
   limit: number | null;
   window: number;
   /** Rows to stamp before returning (default SYNC_STAMP_ROWS); the rest goes to the background. */
@@ -87,6 +90,7 @@ export async function stampRun(
     window: scope.window,
     scanline: scope.scanline ?? false,
     ...(scope.dependsOn ? { dependsOn: scope.dependsOn } : {}),
+    where: scope.where ?? null,
   });
   await at(pause, "run:created", { dispatchId });
   const syncRows = scope.syncRows ?? SYNC_STAMP_ROWS;

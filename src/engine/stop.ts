@@ -15,6 +15,7 @@
 import type { Db } from "../../db/client";
 import { retryOnConflict } from "../../db/sqlstate";
 import type { TaskBackend } from "../backends/port";
+import type { TypedCondition } from "../domain/where";
 import { type CancelScope, cancelCells } from "../store/cells/cancel";
 import { finishCancelledDispatches } from "../store/dispatches/finish-cancelled";
 import { holdStamping } from "../store/dispatches/stop-stamping";
@@ -26,12 +27,18 @@ import { slideWindows } from "./dispatcher";
 import { at, type Pause } from "./race-points";
 import { wakeRunCancelDrainers } from "./run-cancel-loop";
 
+export interface StopScope extends Omit<CancelScope, "stopSeq"> {
+  /** Checked conditions: the Stop covers the rows that match them when it is made. */
+  where?: readonly TypedCondition[];
+}
+
 export async function stopRuns(
   db: Db,
   backend: TaskBackend,
-  scope: CancelScope,
+  request: StopScope,
   pause?: Pause,
 ): Promise<{ cancelled: number }> {
+  const { where, ...scope } = request;
   // One transaction: when the tombstones become visible, the dispatches they emptied are
   // already `cancelled`, so a carrier advancing meanwhile cannot call them `completed`.
   // The cancel NOTIFYs are delivered at the same commit.
@@ -40,9 +47,16 @@ export async function stopRuns(
       await lockForStop(tx, scope.tableId);
       // The runs first: a stamping page in progress is waited for (its cells are then
       // seen and cancelled below), and the pages after it leave out what this Stop covers.
-      await holdStamping(tx, scope);
-      await recordStop(tx, scope);
-      const cells = await cancelCells(tx, scope);
+      // A `where` is matched after that, so it sees what such a page stamped.
+      const { stopSeq } = await holdStamping(tx, { ...scope, matchRows: where !== undefined });
+      const matched = stopSeq === null ? scope : { ...scope, stopSeq };
+      await recordStop(
+        tx,
+        where && stopSeq !== null
+          ? { ...scope, where: { seq: stopSeq, conditions: where } }
+          : scope,
+      );
+      const cells = await cancelCells(tx, matched);
       const running = cells.filter((c) => c.was === "running");
       await publishCancel(
         tx,

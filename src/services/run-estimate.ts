@@ -18,7 +18,7 @@ import { getEnrichment } from "../enrichments/registry";
 import { countScope } from "../store/cells/stamp";
 import { childWorkflow } from "../store/engine-reads";
 import type { ServiceContext } from "./context";
-import { ownTable, runGroups } from "./runs";
+import { ownTable, runScope } from "./runs";
 
 /** What one cell of a group costs, and why that may not be all. */
 interface CellCost {
@@ -36,13 +36,15 @@ export async function estimateRun(
   const table = await ownTable(ctx, tableId);
   if (!table) return { ok: false, reason: notFound("table") };
   const schema = TableSchema.parse(table.schema);
-  const scoped = runGroups(schema, req);
+  const scoped = runScope(schema, req);
   if (!scoped.ok) return scoped;
+  const { groupIds, where } = scoped.value;
   const counted = await countScope(ctx.db, {
     tableId,
-    groupIds: scoped.value,
+    groupIds,
     mode: req.mode,
     rowIds: req.rowIds ?? null,
+    where,
     limit: req.limit ?? null,
   });
 
@@ -51,7 +53,7 @@ export async function estimateRun(
   const unknown: UnknownCredits[] = [];
   let cells = 0;
   let estimatedCredits = 0;
-  for (const groupId of scoped.value) {
+  for (const groupId of groupIds) {
     const n = counted.cells[groupId] ?? 0;
     const group = byId.get(groupId);
     const cost = group && n > 0 ? await groupCost(ctx, group) : { credits: 0, unknown: null };

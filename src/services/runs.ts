@@ -2,6 +2,7 @@ import type { CancelRunsRequest, CreateRunRequest } from "../contracts/runs";
 import { TableSchema } from "../contracts/table";
 import { type Failure, invalid, notFound } from "../domain/errors";
 import type { Result } from "../domain/result";
+import { checkWhere, type TypedCondition } from "../domain/where";
 import { startRun } from "../engine/dispatcher";
 import { stopRuns } from "../engine/stop";
 import { planLimits } from "../limits/plans";
@@ -14,6 +15,18 @@ type RunContext = ServiceContext;
 export async function ownTable(ctx: ServiceContext, tableId: string) {
   const table = await tableForEngine(ctx.db, tableId);
   return table && table.workspaceId === ctx.workspaceId ? table : null;
+}
+
+/** What a run request scopes besides its mode: its groups and its checked row filter. */
+export function runScope(
+  schema: TableSchema,
+  req: Pick<CreateRunRequest, "groupIds" | "where">,
+): Result<{ groupIds: string[]; where: TypedCondition[] | null }, Failure> {
+  const groups = runGroups(schema, req);
+  if (!groups.ok) return groups;
+  if (!req.where) return { ok: true, value: { groupIds: groups.value, where: null } };
+  const where = checkWhere(schema, req.where);
+  return where.ok ? { ok: true, value: { groupIds: groups.value, where: where.value } } : where;
 }
 
 /** The groups a run request names (all of the table's by default), each one known. */
@@ -53,9 +66,9 @@ export async function createRun(
   }
   const table = await ownTable(ctx, tableId);
   if (!table) return { ok: false, reason: notFound("table") };
-  const scoped = runGroups(TableSchema.parse(table.schema), req);
+  const scoped = runScope(TableSchema.parse(table.schema), req);
   if (!scoped.ok) return scoped;
-  const groupIds = scoped.value;
+  const { groupIds, where } = scoped.value;
   const planWindow = planLimits(table.plan).window;
   const window = Math.min(req.window ?? planWindow, planWindow);
   const run = await startRun(ctx.db, ctx.backend, {
@@ -63,6 +76,7 @@ export async function createRun(
     groupIds,
     mode: req.mode,
     rowIds: req.rowIds ?? null,
+    where,
     limit: req.limit ?? null,
     window,
   });
@@ -96,8 +110,16 @@ export async function cancelRuns(
   tableId: string,
   req: CancelRunsRequest,
 ): Promise<Result<{ cancelled: number }, Failure>> {
-  if (!(await ownTable(ctx, tableId))) return { ok: false, reason: notFound("table") };
-  const result = await stopRuns(ctx.db, ctx.backend, { tableId, ...req });
+  const table = await ownTable(ctx, tableId);
+  if (!table) return { ok: false, reason: notFound("table") };
+  const { where: rawWhere, ...scope } = req;
+  const where = rawWhere ? checkWhere(TableSchema.parse(table.schema), rawWhere) : null;
+  if (where && !where.ok) return where;
+  const result = await stopRuns(ctx.db, ctx.backend, {
+    tableId,
+    ...scope,
+    ...(where ? { where: where.value } : {}),
+  });
   ctx.log.info({ tableId, ...req, cancelled: result.cancelled }, "stop");
   return { ok: true, value: result };
 }

@@ -2,7 +2,7 @@
  * The engine's promises under concurrency, checked as a model: in each schedule several
  * actors run the real engine operations at once on real Postgres — runs stamped across
  * page boundaries, Stops at every scope, carriers through the real row step, re-drive
- * passes, resumes of paused cells, edits that re-arm — and fast-check's scheduler picks
+ * passes, resumes of paused cells, edits that re-arm, Stops with a `where` — and fast-check's scheduler picks
  * the order in which they pass the engine's race points. Afterwards the audited history
  * (commit order) is judged against I1–I5 (test/helpers/model-judge.ts,
  * docs/engine-invariants.md). `MODEL_RUNS` sets how many schedules (default 200).
@@ -16,6 +16,7 @@ import { carrierSpec, type EnqueueSpec, type TaskBackend } from "../../src/backe
 import { log } from "../../src/config/log";
 import { TableSchema } from "../../src/contracts/table";
 import { upstreamGroups } from "../../src/domain/table-schema";
+import type { TypedCondition } from "../../src/domain/where";
 import { runCarrier } from "../../src/engine/carrier";
 import { startRun } from "../../src/engine/dispatcher";
 import type { Pause } from "../../src/engine/race-points";
@@ -113,7 +114,7 @@ type Actor =
     }
   | {
       kind: "stop";
-      scope: "table" | "run" | "rows" | "groups" | "cell";
+      scope: "table" | "run" | "rows" | "groups" | "cell" | "where";
       rows: number[];
       group: number;
     }
@@ -146,6 +147,7 @@ const actorArb: fc.Arbitrary<Actor> = fc.oneof(
         "rows" as const,
         "groups" as const,
         "cell" as const,
+        "where" as const,
       ),
       rows: rowIndexes,
       group: fc.integer({ min: 0, max: GROUPS.length - 1 }),
@@ -247,6 +249,34 @@ class World {
                   ? { dispatchId: run }
                   : {};
         const t0 = await serverClock(db());
+        if (a.scope === "where") {
+          // On a column the edits and group ga change (every group); or on a group's cell, for
+          // that group (queued, or none yet: the rows a run still stamping has not reached).
+          const onColumn = (a.rows[0] ?? 0) % 2 === 0;
+          const where: TypedCondition[] = onColumn
+            ? [{ column: "a", type: "text", op: "empty" }]
+            : [{ group, status: a.rows.length > 1 ? "queued" : null }];
+          const groupIds = onColumn ? undefined : [group];
+          await stopRuns(
+            db(),
+            this.backend,
+            { tableId: this.tableId, where, ...(groupIds ? { groupIds } : {}) },
+            this.pause,
+          );
+          // The judge holds the Stop to the rows it matched (what it covers is its own
+          // record; which rows a condition matches is where-filters.test.ts's subject).
+          const matched = await queryRows<{ rowId: string }>(
+            db(),
+            sql`select sr.row_id as "rowId" from stop_rows sr
+                 where sr.seq = (select max(seq) from stops where table_id = ${this.tableId} and matched)`,
+          );
+          const covered: StopScope = {
+            rowIds: matched.map((m) => m.rowId),
+            ...(groupIds ? { groupIds } : {}),
+          };
+          this.stops.push({ scope: covered, t0, t1: await serverClock(db()) });
+          return;
+        }
         await stopRuns(db(), this.backend, { tableId: this.tableId, ...scope }, this.pause);
         this.stops.push({ scope, t0, t1: await serverClock(db()) });
         return;

@@ -17,6 +17,8 @@ export interface CancelScope {
   dispatchId?: string;
   rowIds?: string[];
   groupIds?: string[];
+  /** A Stop with a `where`: only the rows it listed in `stop_rows` under this number. */
+  stopSeq?: number;
 }
 
 export interface CancelledCell {
@@ -36,6 +38,8 @@ export async function cancelCells(db: Db, scope: CancelScope): Promise<Cancelled
   if (scope.dispatchId) terms.push(sql`dispatch_id = ${scope.dispatchId}`);
   if (scope.rowIds) terms.push(sql`row_id = any(${textArray(scope.rowIds)})`);
   if (scope.groupIds) terms.push(sql`group_id = any(${textArray(scope.groupIds)})`);
+  if (scope.stopSeq !== undefined)
+    terms.push(sql`row_id in (select row_id from stop_rows where seq = ${scope.stopSeq})`);
   return queryRows<CancelledCell>(
     db,
     sql`with target as (

@@ -10,6 +10,8 @@ import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { queryRows } from "../../../db/client";
 import { assertNever, type RunMode } from "../../domain/statuses";
+import type { TypedCondition } from "../../domain/where";
+import { whereSql } from "../rows/where-sql";
 import { textArray } from "../sql";
 import { cellEventData } from "./transition";
 
@@ -25,6 +27,8 @@ export interface StampPage {
    */
   dependsOn?: Record<string, string[]>;
   rowIds: string[] | null;
+  /** The run's row filter (checked conditions); absent or empty: every row. */
+  where?: readonly TypedCondition[] | null;
   afterPosition: number;
   maxRows: number;
   /** Cells scoped Stops took out of the run (see dispatches.excluded): never stamped. */
@@ -37,10 +41,14 @@ export interface StampPage {
   hold?: { upstream: readonly string[] };
 }
 
-/** Rows and groups a scoped Stop took out of a run (null: all). */
+/**
+ * Rows and groups a scoped Stop took out of a run (null: all). `stop`: the Stop had a
+ * `where`, and its rows are the ones it listed in `stop_rows` under that sequence number.
+ */
 export interface StopExclusion {
   rows: string[] | null;
   groups: string[] | null;
+  stop?: number;
 }
 
 export interface StampResult {
@@ -106,7 +114,9 @@ function notExcluded(page: StampScope): SQL {
   return sql`not exists (
     select 1 from jsonb_array_elements(${JSON.stringify(page.excluded)}::jsonb) x
      where (x->'rows' = 'null'::jsonb or x->'rows' @> to_jsonb(r.id))
-       and (x->'groups' = 'null'::jsonb or x->'groups' @> to_jsonb(g.group_id)))`;
+       and (x->'groups' = 'null'::jsonb or x->'groups' @> to_jsonb(g.group_id))
+       and (x->'stop' is null
+            or exists (select 1 from stop_rows sr where sr.seq = (x->>'stop')::bigint and sr.row_id = r.id)))`;
 }
 
 /**
@@ -120,6 +130,7 @@ function notHeld(page: StampScope): SQL {
     select 1 from stops s
      where s.table_id = ${page.tableId}
        and (s.row_ids is null or r.id = any(s.row_ids))
+       and (not s.matched or exists (select 1 from stop_rows sr where sr.seq = s.seq and sr.row_id = r.id))
        and (s.group_ids is null or s.group_ids && ${textArray([...page.hold.upstream])})
        and (s.dispatch_id is null
             or exists (select 1 from cells sc where sc.row_id = r.id and sc.dispatch_id = s.dispatch_id))
@@ -134,7 +145,8 @@ function scopeOf(page: StampScope): { from: SQL; guards: SQL; rowFilter: SQL } {
   return {
     from: groups.from,
     guards: sql`${groups.depsMet} and ${notExcluded(page)} and ${notHeld(page)}`,
-    rowFilter: page.rowIds ? sql`and r.id = any(${textArray(page.rowIds)})` : sql``,
+    rowFilter: sql`${page.rowIds ? sql`and r.id = any(${textArray(page.rowIds)})` : sql``}
+      ${page.where && page.where.length > 0 ? sql`and ${whereSql(page.where)}` : sql``}`,
   };
 }
 

@@ -2,6 +2,7 @@ import type { Db } from "../../../db/client";
 import { dispatches } from "../../../db/schema";
 import { newId } from "../../domain/ids";
 import type { RunMode } from "../../domain/statuses";
+import type { TypedCondition } from "../../domain/where";
 
 export interface NewDispatch {
   tableId: string;
@@ -12,6 +13,7 @@ export interface NewDispatch {
   window: number;
   scanline?: boolean;
   dependsOn?: Record<string, string[]>;
+  where?: TypedCondition[] | null;
 }
 
 /**

@@ -12,6 +12,7 @@ import type { Db } from "../../../db/client";
 import { queryRows } from "../../../db/client";
 import { retryOnConflict } from "../../../db/sqlstate";
 import type { RunMode } from "../../domain/statuses";
+import type { TypedCondition } from "../../domain/where";
 import { type StopExclusion, stampPage } from "../cells/stamp";
 
 export interface StampProgress {
@@ -48,10 +49,11 @@ export async function stampNextPage(
         stamped_rows: number;
         depends_on: Record<string, string[]> | null;
         excluded: StopExclusion[];
+        where: TypedCondition[] | null;
       }>(
         tx,
-        sql`select table_id, group_ids, mode, row_ids, row_limit, stamp_after, stamped_rows, depends_on, excluded
-            from dispatches where id = ${dispatchId} and status = 'active' and stamping for update`,
+        sql`select table_id, group_ids, mode, row_ids, row_limit, stamp_after, stamped_rows, depends_on, excluded,
+                   "where" from dispatches where id = ${dispatchId} and status = 'active' and stamping for update`,
       );
       if (!d) return { more: false, cells: 0, rows: 0, displaced: [] };
       const room =
@@ -67,6 +69,7 @@ export async function stampNextPage(
               afterPosition: d.stamp_after,
               maxRows: room,
               excluded: d.excluded,
+              where: d.where,
               ...(d.depends_on ? { dependsOn: d.depends_on } : {}),
             })
           : { rows: 0, cells: 0, lastPosition: null, scanned: 0 };

@@ -14,24 +14,49 @@ import type { StopExclusion } from "../cells/stamp";
 
 export async function holdStamping(
   db: Db,
-  scope: { tableId: string; dispatchId?: string; rowIds?: string[]; groupIds?: string[] },
-): Promise<void> {
+  scope: {
+    tableId: string;
+    dispatchId?: string;
+    rowIds?: string[];
+    groupIds?: string[];
+    /**
+     * A Stop with a `where`: draw its number once the runs are locked (so it is newer than
+     * any cell a page in progress stamped) and name it in the exclusions; `stop_rows`
+     * will list its rows under that number.
+     */
+    matchRows?: boolean;
+  },
+): Promise<{ stopSeq: number | null }> {
   const only = scope.dispatchId ? sql`and d.id = ${scope.dispatchId}` : sql``;
-  const whole = !scope.rowIds && !scope.groupIds;
+  const matchRows = scope.matchRows ?? false;
+  const whole = !scope.rowIds && !scope.groupIds && !matchRows;
   const exclusion: StopExclusion = { rows: scope.rowIds ?? null, groups: scope.groupIds ?? null };
+  const entry = matchRows
+    ? sql`${JSON.stringify(exclusion)}::jsonb || jsonb_build_object('stop', (select n from seq))`
+    : sql`${JSON.stringify(exclusion)}::jsonb`;
   const change = whole
     ? sql`stamping = false`
-    : sql`excluded = d.excluded || jsonb_build_array(${JSON.stringify(exclusion)}::jsonb)`;
-  await queryRows(
+    : sql`excluded = d.excluded || jsonb_build_array(${entry})`;
+  // `seq` reads every locked target first (the count), so the number is drawn after the
+  // locks are held.
+  const [row] = await queryRows<{ seq: string | null }>(
     db,
     sql`with target as (
           select d.id, d.stamping from dispatches d
            where d.table_id = ${scope.tableId} and d.status = 'active' ${only}
            order by d.id
            for update
+        ),
+        seq as (
+          select nextval('cellflow_execution_seq') as n from (select count(*) from target) t
+           where ${matchRows}
+        ),
+        upd as (
+          update dispatches d set ${change}, updated_at = now()
+            from target where d.id = target.id and target.stamping
+          returning d.id
         )
-        update dispatches d set ${change}, updated_at = now()
-          from target where d.id = target.id and target.stamping
-        returning d.id`,
+        select (select n from seq)::text as seq, (select count(*) from upd)::int as held`,
   );
+  return { stopSeq: row?.seq ? Number(row.seq) : null };
 }
