@@ -10,7 +10,7 @@ import {
   timestamp,
 } from "drizzle-orm/pg-core";
 import type { TypedCondition } from "../../src/domain/where";
-import { dispatchStatus, runMode } from "./enums";
+import { dispatchStatus, haltReason, runMode } from "./enums";
 import { tables } from "./tables";
 
 /** One per Run request; the cursor is the position of the last row handed to a carrier. */
@@ -69,7 +69,17 @@ export const dispatches = pgTable(
     where: jsonb("where").$type<TypedCondition[]>(),
     /** Rows stamped so far (for `limit`). */
     stampedRows: integer("stamped_rows").notNull().default(0),
+    /**
+     * The run's credit cap (null: none). Admission charges a paid call of this run only if
+     * `creditsUsed` plus its credits stays within it, in the same statement as the monthly
+     * cap, so concurrent calls of one run cannot pass it.
+     */
+    maxCredits: integer("max_credits"),
+    /** Credits charged to this run's calls; counted only when it has a cap. */
+    creditsUsed: integer("credits_used").notNull().default(0),
     status: dispatchStatus("status").notNull().default("active"),
+    /** Set with `status = halted`: which credit limit stopped the run. */
+    haltReason: haltReason("halt_reason"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
     finishedAt: timestamp("finished_at", { withTimezone: true }),

@@ -4,6 +4,7 @@ import {
   CELL_STATUSES,
   DISPATCH_STATUSES,
   EVENT_KINDS,
+  HALT_REASONS,
   HOOK_ACTIONS,
   PLANS,
   RUN_MODES,
@@ -13,6 +14,7 @@ export const cellStatus = pgEnum("cell_status", CELL_STATUSES);
 export const cellOutcome = pgEnum("cell_outcome", CELL_OUTCOMES);
 export const dispatchStatus = pgEnum("dispatch_status", DISPATCH_STATUSES);
 export const runMode = pgEnum("run_mode", RUN_MODES);
+export const haltReason = pgEnum("halt_reason", HALT_REASONS);
 export const hookAction = pgEnum("hook_action", HOOK_ACTIONS);
 export const eventKind = pgEnum("event_kind", EVENT_KINDS);
 export const plan = pgEnum("plan", PLANS);

@@ -14,6 +14,11 @@ export const CreateRunRequest = z.strictObject({
   window: z.number().int().min(1).max(1_000).optional(),
   /** Count what the run would stamp and estimate its credits; nothing is written. */
   dryRun: z.boolean().optional(),
+  /**
+   * The run's credit cap: once its paid calls would pass it, the run halts
+   * (`haltReason: "run_credit_cap"`); a call is charged against it before it is made.
+   */
+  maxCredits: z.number().int().min(1).max(1_000_000_000).optional(),
 });
 export type CreateRunRequest = z.infer<typeof CreateRunRequest>;
 

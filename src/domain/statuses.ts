@@ -23,6 +23,10 @@ export type DispatchStatus = (typeof DISPATCH_STATUSES)[number];
 export const RUN_MODES = ["all", "incomplete", "new", "failed"] as const;
 export type RunMode = (typeof RUN_MODES)[number];
 
+/** Why a dispatch is `halted`: the workspace's month ran out, or the run's own cap. */
+export const HALT_REASONS = ["monthly_credits", "run_credit_cap"] as const;
+export type HaltReason = (typeof HALT_REASONS)[number];
+
 export const HOOK_ACTIONS = ["insert_rows", "run"] as const;
 export type HookAction = (typeof HOOK_ACTIONS)[number];
 

@@ -1,7 +1,8 @@
 /**
  * Admission of a paid attempt (an enrichment, or any source that costs credits): charge
- * it once, or, when the month's credits are used up, halt its run. Invariant: an attempt
- * that is not admitted calls no provider, and its cell goes back to un-run.
+ * it once, or, when the month's credits are used up or its run's credit cap
+ * (`maxCredits`) would be passed, halt its run, saying which. Invariant: an attempt that
+ * is not admitted calls no provider, and its cell goes back to un-run.
  */
 import type { Db } from "../../db/client";
 import type { Plan } from "../domain/statuses";
@@ -34,11 +35,13 @@ export async function admitAttempt(db: Db, req: AdmissionRequest): Promise<"admi
     source: req.source,
     credits: req.credits,
     monthlyCredits: planLimits(req.plan).monthlyCredits,
+    dispatchId: req.dispatchId,
   });
   if (admission.ok) return "admitted";
   await haltForLimit(db, {
     dispatchId: req.dispatchId,
     tableId: req.tableId,
+    reason: admission.reason,
     own: {
       rowId: req.rowId,
       groupId: req.groupId,

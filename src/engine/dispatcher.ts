@@ -35,6 +35,8 @@ export interface RunScope {
   scanline?: boolean;
   /** Auto-fire: per-group dependencies that must be met (see StampPage.dependsOn). */
   dependsOn?: Record<string, string[]>;
+  /** The run's credit cap, checked by admission (null or absent: none). */
+  maxCredits?: number | null;
 }
 
 export async function startRun(
@@ -91,6 +93,7 @@ export async function stampRun(
     scanline: scope.scanline ?? false,
     ...(scope.dependsOn ? { dependsOn: scope.dependsOn } : {}),
     where: scope.where ?? null,
+    maxCredits: scope.maxCredits ?? null,
   });
   await at(pause, "run:created", { dispatchId });
   const syncRows = scope.syncRows ?? SYNC_STAMP_ROWS;

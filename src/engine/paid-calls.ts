@@ -2,7 +2,8 @@
  * The gate in front of an attempt's paid provider calls: enrichments, run as a group or
  * as a workflow block. Invariants: each charge (a source under a charge id) is admitted
  * — charged once per (charge id, source) in the ledger, or the run halted when the
- * month's credits are used up — before its first provider call, so a skipped enrichment
+ * month's credits are used up or the run's own cap would be passed — before its first
+ * provider call, so a skipped enrichment
  * costs nothing; every call then waits its turn at the workspace's shared rate limit,
  * standing down on a Stop (its signal, or the tombstone when the notice does not reach
  * this process). A halt aborts the whole attempt through `onHalt` before it is thrown,

@@ -79,9 +79,16 @@ export async function createRun(
     where,
     limit: req.limit ?? null,
     window,
+    maxCredits: req.maxCredits ?? null,
   });
   ctx.log.info(
-    { tableId, dispatchId: run.dispatchId, stamped: run.stamped, mode: req.mode },
+    {
+      tableId,
+      dispatchId: run.dispatchId,
+      stamped: run.stamped,
+      mode: req.mode,
+      maxCredits: req.maxCredits,
+    },
     "run started",
   );
   return { ok: true, value: run };

@@ -1,7 +1,8 @@
 /**
- * Credits: admission never overspends the month's cap however many attempts are
- * admitted at once, charges once per (execution, source), and a halt leaves exactly one
- * `limit` event, a halted dispatch and no queued cell, while running cells finish.
+ * Credits: admission never overspends the month's cap, nor a run's own cap (`maxCredits`),
+ * however many attempts are admitted at once, charges once per (execution, source), and a
+ * halt leaves exactly one `limit` event, a halted dispatch (saying which limit) and no
+ * queued cell, while running cells finish.
  */
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -17,6 +18,7 @@ import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
+import { waitFor } from "../helpers/processes";
 import { waitTable } from "../helpers/tables";
 
 const db = () => getDatabase().db;
@@ -128,7 +130,7 @@ describe("halt", () => {
     );
     expect(limits?.n).toBe(1);
     expect(await cellCounts(t.id)).toEqual({ running: 2 });
-    const view = await call<{ status: string }>(
+    const view = await call<{ status: string; haltReason: string | null }>(
       "GET",
       `/api/tables/${t.id}/runs/${run.dispatchId}`,
       {
@@ -136,10 +138,102 @@ describe("halt", () => {
       },
     );
     expect(view.body.status).toBe("halted");
+    expect(view.body.haltReason).toBe("monthly_credits");
+    const [event] = await queryRows<{ data: Record<string, unknown> }>(
+      db(),
+      sql`select data from events where table_id = ${t.id} and kind = 'limit'`,
+    );
+    expect(event?.data).toMatchObject({ reason: "credits", haltReason: "monthly_credits" });
     const [ledger] = await queryRows<{ n: number }>(
       db(),
       sql`select count(*)::int as n from usage where workspace_id = ${ws.id}`,
     );
     expect(ledger?.n).toBe(0);
+  });
+});
+
+describe("a run's credit cap", () => {
+  it("30 admissions of one capped run racing a concurrent charge never pass the cap", async () => {
+    const w = await newWorkspace("run-cap-race");
+    const t = await waitTable(w.key, { groups: 1, ms: 10, rows: 30 });
+    const run = await startRun(db(), getBackend(), {
+      tableId: t.id,
+      groupIds: ["g0"],
+      mode: "all",
+      rowIds: null,
+      limit: null,
+      window: 30,
+      maxCredits: 7,
+    });
+    const cells = await queryRows<{ row_id: string; execution_id: string }>(
+      db(),
+      sql`select row_id, execution_id from cells where table_id = ${t.id} order by row_position`,
+    );
+    for (const c of cells) await claimCell(db(), c.row_id, "g0", c.execution_id);
+    // Another admission of the run has counted 2 credits and not committed yet: every
+    // admission below starts on a snapshot from before it and must wait for it. The
+    // watcher has its own connection: the waiting admissions hold the pool's others.
+    const blocker = await getDatabase().pool.connect();
+    const watcher = await getDatabase().pool.connect();
+    try {
+      await blocker.query("begin");
+      await blocker.query("update dispatches set credits_used = credits_used + 2 where id = $1", [
+        run.dispatchId,
+      ]);
+      const admitting = Promise.all(
+        cells.map((c) =>
+          admitAttempt(db(), {
+            workspaceId: w.id,
+            plan: "free",
+            tableId: t.id,
+            rowId: c.row_id,
+            groupId: "g0",
+            attempt: 1,
+            executionId: c.execution_id,
+            dispatchId: run.dispatchId,
+            source: "email_domain",
+            credits: 1,
+          }),
+        ),
+      );
+      const waiting = async () => {
+        const { rows } = await watcher.query(
+          `select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'
+              and query like 'with prior as (select 1 from usage%'`,
+        );
+        return Number(rows[0]?.n ?? 0) >= 10;
+      };
+      expect(await waitFor(waiting, 20_000)).toBe(true);
+      await blocker.query("commit");
+      const outcomes = await admitting;
+      expect(outcomes.filter((o) => o === "admitted")).toHaveLength(5);
+    } finally {
+      blocker.release();
+      watcher.release();
+    }
+    const [used] = await queryRows<{ credits_used: number }>(
+      db(),
+      sql`select credits_used from dispatches where id = ${run.dispatchId}`,
+    );
+    expect(used?.credits_used).toBe(7);
+    const [ledger] = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from usage where workspace_id = ${w.id}`,
+    );
+    expect(ledger?.n).toBe(5);
+    const [limits] = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from events where table_id = ${t.id} and kind = 'limit'`,
+    );
+    expect(limits?.n).toBe(1);
+    const view = await call<{ status: string; haltReason: string | null }>(
+      "GET",
+      `/api/tables/${t.id}/runs/${run.dispatchId}`,
+      { key: w.key },
+    );
+    expect(view.body).toMatchObject({ status: "halted", haltReason: "run_credit_cap" });
+    // The admitted five keep running; the refused ones went back to un-run.
+    expect(await cellCounts(t.id)).toEqual({ running: 5 });
   });
 });

@@ -14,6 +14,8 @@ export interface NewDispatch {
   scanline?: boolean;
   dependsOn?: Record<string, string[]>;
   where?: TypedCondition[] | null;
+  /** The run's credit cap (null or absent: none). */
+  maxCredits?: number | null;
 }
 
 /**

@@ -1,32 +1,46 @@
 /**
- * The usage-limit halt. Invariants: the dispatch goes `halted` by one conditional UPDATE
- * (active → halted), and only the statement that made that change writes the `limit`
- * event, so however many attempts hit the limit at once there is exactly one; its queued
- * cells go back to un-run (absent, announced as `cell` events with status null) in the
- * same statement, so no cell of it is left queued; running cells finish on their own
- * (they were admitted). The attempt that hit the limit hands its own cell back too.
+ * The credit halts (the workspace's month used up, or the run's own cap). Invariants:
+ * the dispatch goes `halted` by one conditional UPDATE (active → halted), and only the
+ * statement that made that change writes the `limit` event, so however many attempts hit
+ * the limit at once there is exactly one; its queued cells go back to un-run (absent,
+ * announced as `cell` events with status null) in the same statement, so no cell of it
+ * is left queued; running cells finish on their own (they were admitted). The attempt
+ * that hit the limit hands its own cell back too. The dispatch records which limit it was
+ * (`halt_reason`); the event says it in `reason` (`credits` for the month, as before, or
+ * `run_credit_cap`) and in `haltReason` (the run view's value).
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { queryRows } from "../../../db/client";
+import type { HaltReason } from "../../domain/statuses";
 
 export const LIMIT_MESSAGE =
   "The workspace's monthly credits are used up; the run stopped. Cells it had not started are un-run.";
+
+/** The cap is the dispatch's own, so the message is built in SQL from its row. */
+const capMessage = sql`'The run reached its credit cap of ' || dp.max_credits::text ||
+  ' credits; it stopped. Cells it had not started are un-run.'`;
 
 export async function haltForLimit(
   db: Db,
   at: {
     dispatchId: string | null;
     tableId: string;
+    /** Which limit was hit; the monthly one when not said. */
+    reason?: HaltReason;
     own: { rowId: string; groupId: string; executionId: string; attempt: number };
   },
 ): Promise<{ halted: boolean; unstamped: number }> {
+  const reason: HaltReason = at.reason ?? "monthly_credits";
+  const eventReason = reason === "run_credit_cap" ? "run_credit_cap" : "credits";
+  const message = reason === "run_credit_cap" ? capMessage : sql`${LIMIT_MESSAGE}::text`;
   const [row] = await queryRows<{ halted: number; unstamped: number }>(
     db,
     sql`with d as (
-          update dispatches set status = 'halted', finished_at = now(), updated_at = now()
-           where id = ${at.dispatchId} and status = 'active'
-          returning id, table_id
+          update dispatches dp set status = 'halted', halt_reason = ${reason}::halt_reason,
+                 finished_at = now(), updated_at = now()
+           where dp.id = ${at.dispatchId} and dp.status = 'active'
+          returning dp.id, dp.table_id, ${message} as message
         ),
         del as (
           delete from cells c
@@ -41,7 +55,8 @@ export async function haltForLimit(
           select table_id, 'cell'::event_kind, jsonb_build_object('rowId', row_id, 'groupId', group_id, 'status', null,
                                                       'executionId', execution_id) from del
           union all
-          select table_id, 'limit'::event_kind, jsonb_build_object('dispatchId', id, 'reason', 'credits', 'message', ${LIMIT_MESSAGE}::text) from d
+          select table_id, 'limit'::event_kind, jsonb_build_object('dispatchId', id, 'reason', ${eventReason}::text,
+                                                      'haltReason', ${reason}::text, 'message', message) from d
           union all
           select table_id, 'dispatch'::event_kind, jsonb_build_object('dispatchId', id, 'status', 'halted') from d
           returning table_id

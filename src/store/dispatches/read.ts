@@ -1,7 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { queryRows } from "../../../db/client";
-import type { DispatchStatus, RunMode } from "../../domain/statuses";
+import type { DispatchStatus, HaltReason, RunMode } from "../../domain/statuses";
 import { isoTime } from "../sql";
 
 export interface DispatchView {
@@ -23,12 +23,20 @@ export interface DispatchView {
   };
   createdAt: string;
   finishedAt: string | null;
+  /** Why a `halted` run stopped (null otherwise). */
+  haltReason: HaltReason | null;
+  /** The run's credit cap (null: none). */
+  maxCredits: number | null;
+  /** Credits its paid calls were charged; counted only under a cap (null without one). */
+  creditsUsed: number | null;
 }
 
 const select = (where: SQL, tail: SQL = sql``) => sql`
   select d.id, d.status, d.mode, d.group_ids as "groupIds", d."window", d.stamped, d.stamping,
          ${isoTime(sql`d.created_at`)} as "createdAt",
          case when d.finished_at is null then null else ${isoTime(sql`d.finished_at`)} end as "finishedAt",
+         d.halt_reason as "haltReason", d.max_credits as "maxCredits",
+         case when d.max_credits is null then null else d.credits_used end as "creditsUsed",
          (select jsonb_build_object(
             'queued', count(*) filter (where c.status = 'queued'),
             'running', count(*) filter (where c.status = 'running'),

@@ -5,7 +5,7 @@ import type { Group } from "../../contracts/table";
 import { api, describeError } from "../api";
 import type { RowView } from "./model";
 
-function Modal({
+export function Modal({
   title,
   onClose,
   children,

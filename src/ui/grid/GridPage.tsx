@@ -4,6 +4,7 @@
  * limit notice, the live grid, and the editors and dialogs it opens.
  */
 import { useMemo, useState } from "react";
+import type { RunEstimate } from "../../contracts/runs";
 import type { Column, Group, TableView } from "../../contracts/table";
 import type { RunMode } from "../../domain/statuses";
 import { api, describeError } from "../api";
@@ -13,6 +14,7 @@ import { ApproveDialog, ErrorDialog, FirstNDialog } from "./Dialogs";
 import { Grid, type GridActions } from "./Grid";
 import { GroupEditor } from "./GroupEditor";
 import type { RowView } from "./model";
+import { needsConfirmation, RunDialog } from "./RunDialog";
 import { RunProgress } from "./RunProgress";
 import { useLiveTable } from "./use-table";
 
@@ -21,6 +23,7 @@ interface RunRequest {
   mode: RunMode;
   rowIds?: string[];
   limit?: number;
+  maxCredits?: number;
 }
 
 type Open =
@@ -29,6 +32,7 @@ type Open =
   | { kind: "approve"; row: RowView; group: Group }
   | { kind: "details"; row: RowView; group: Group }
   | { kind: "firstN"; group: Group | null }
+  | { kind: "confirmRun"; req: RunRequest; estimate: RunEstimate }
   | null;
 
 export function GridPage({ tableId }: { tableId: string }) {
@@ -47,10 +51,21 @@ export function GridPage({ tableId }: { tableId: string }) {
 
   const fail = (err: unknown) => setMessage({ text: describeError(err), error: true });
 
-  const run = async (req: RunRequest) => {
+  /** `confirmed`: start without the dry run (a row's own ▶, or the Run dialog's answer). */
+  const run = async (req: RunRequest, confirmed = false) => {
     setMenu(null);
     setOpen(null);
     try {
+      if (!confirmed) {
+        const estimate = await api<RunEstimate>("POST", `/api/tables/${tableId}/runs`, {
+          ...req,
+          dryRun: true,
+        });
+        if (needsConfirmation(estimate)) {
+          setOpen({ kind: "confirmRun", req, estimate });
+          return;
+        }
+      }
       const r = await api<{ dispatchId: string; stamped: number }>(
         "POST",
         `/api/tables/${tableId}/runs`,
@@ -94,7 +109,7 @@ export function GridPage({ tableId }: { tableId: string }) {
         return describeError(err);
       }
     },
-    runRow: (row) => void run({ mode: "all", rowIds: [row.id] }),
+    runRow: (row) => void run({ mode: "all", rowIds: [row.id] }, true),
     stopRow: (row) => void stop({ rowIds: [row.id] }),
     deleteRow: (row) =>
       void api("DELETE", `/api/tables/${tableId}/rows/${row.id}`).then(() => {
@@ -220,7 +235,7 @@ export function GridPage({ tableId }: { tableId: string }) {
       </div>
       {live.limitNotice && (
         <div className="notice notice-warn row" data-testid="limit-notice">
-          <span>Usage limit reached — {live.limitNotice}</span>
+          <span>{live.limitNotice}</span>
           <div className="spacer" />
           <button type="button" className="btn btn-small" onClick={live.dismissLimit}>
             Dismiss
@@ -327,6 +342,16 @@ export function GridPage({ tableId }: { tableId: string }) {
           row={live.rows.get(open.row.id) ?? open.row}
           group={open.group}
           onClose={() => setOpen(null)}
+        />
+      )}
+      {open?.kind === "confirmRun" && (
+        <RunDialog
+          estimate={open.estimate}
+          groupNames={groupNames}
+          onClose={() => setOpen(null)}
+          onRun={(maxCredits) =>
+            void run({ ...open.req, ...(maxCredits ? { maxCredits } : {}) }, true)
+          }
         />
       )}
       {open?.kind === "firstN" && (

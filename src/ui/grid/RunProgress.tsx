@@ -9,6 +9,12 @@ function elapsed(fromIso: string, toIso: string | null): string {
   return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, "0")}s`;
 }
 
+function halted(r: RunView): string {
+  if (r.haltReason === "run_credit_cap")
+    return `halted: credit cap reached (${r.creditsUsed ?? 0} of ${r.maxCredits ?? 0} credits)`;
+  return "halted (usage limit)";
+}
+
 const done = (r: RunView) => r.counts.completed + r.counts.error + r.counts.cancelled;
 
 export function RunProgress({
@@ -55,8 +61,8 @@ export function RunProgress({
             {r.status === "active" ? (
               <span className="muted">{rate > 0 ? `${rate.toFixed(1)} cells/s` : "starting…"}</span>
             ) : (
-              <span className="muted">
-                {r.status === "halted" ? "halted (usage limit)" : r.status}
+              <span className="muted" data-testid="run-end" data-halt-reason={r.haltReason ?? ""}>
+                {r.status === "halted" ? halted(r) : r.status}
               </span>
             )}
             {r.counts.error > 0 && <span className="status-error">{r.counts.error} errors</span>}

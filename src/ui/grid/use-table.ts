@@ -24,6 +24,9 @@ export interface RunView {
   counts: Record<"queued" | "running" | "paused" | "completed" | "error" | "cancelled", number>;
   createdAt: string;
   finishedAt: string | null;
+  haltReason?: "monthly_credits" | "run_credit_cap" | null;
+  maxCredits?: number | null;
+  creditsUsed?: number | null;
 }
 
 export type StreamState = "connecting" | "live" | "reconnecting";
@@ -174,14 +177,16 @@ export function useLiveTable(tableId: string): LiveTable {
         case "dispatch":
           refreshRuns();
           break;
-        case "limit":
-          setLimitNotice(
+        case "limit": {
+          const cap = data.reason === "run_credit_cap";
+          const message =
             typeof data.message === "string"
               ? data.message
-              : "The month's credits are used up: the run was halted.",
-          );
+              : "The month's credits are used up: the run was halted.";
+          setLimitNotice(`${cap ? "Credit cap reached" : "Usage limit reached"} — ${message}`);
           refreshRuns();
           break;
+        }
         case "reset":
           reload();
           break;

@@ -1,0 +1,104 @@
+"use client";
+/**
+ * The Run dialog: before a large or paid run starts, what its dry run found (rows, cells,
+ * estimated credits — "at least" when some group's calls cannot be counted ahead) and an
+ * optional credit cap, sent as `maxCredits`. A run that needs neither starts at once.
+ */
+import { useState } from "react";
+import type { RunEstimate } from "../../contracts/runs";
+import { Modal } from "./Dialogs";
+
+/** Cells above which a run is worth a second look even when it is free. */
+export const CONFIRM_CELLS = 1_000;
+
+/** Whether a run with this dry run asks first: large, paid, or of a cost not known ahead. */
+export function needsConfirmation(estimate: RunEstimate): boolean {
+  return (
+    estimate.cells > CONFIRM_CELLS ||
+    estimate.estimatedCredits > 0 ||
+    estimate.estimate === "lower_bound"
+  );
+}
+
+export function RunDialog({
+  estimate,
+  groupNames,
+  onRun,
+  onClose,
+}: {
+  estimate: RunEstimate;
+  groupNames: Map<string, string>;
+  onRun: (maxCredits: number | null) => void;
+  onClose: () => void;
+}) {
+  const [cap, setCap] = useState("");
+  const value = Number(cap);
+  const valid = cap.trim() === "" || (Number.isInteger(value) && value > 0);
+  const bound = estimate.estimate === "lower_bound";
+  const figures: [string, string, string][] = [
+    ["rows", "Rows", estimate.rows.toLocaleString()],
+    ["cells", "Cells", estimate.cells.toLocaleString()],
+    [
+      "credits",
+      "Estimated credits",
+      `${bound ? "at least " : ""}${estimate.estimatedCredits.toLocaleString()}`,
+    ],
+  ];
+  return (
+    <Modal title="Start this run?" onClose={onClose}>
+      <table className="table-list" data-testid="run-estimate">
+        <tbody>
+          {figures.map(([id, label, shown]) => (
+            <tr key={id}>
+              <td>{label}</td>
+              <td data-testid={`run-estimate-${id}`}>{shown}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {bound && (
+        <p className="muted">
+          Not counted ahead:{" "}
+          {estimate.unknown
+            .map((u) => `${groupNames.get(u.groupId) ?? u.groupId} (${u.reason})`)
+            .join("; ")}
+          .
+        </p>
+      )}
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (valid) onRun(cap.trim() === "" ? null : value);
+        }}
+      >
+        <div className="field">
+          <label htmlFor="max-credits">Credit cap (optional)</label>
+          <input
+            id="max-credits"
+            className={`input${valid ? "" : " invalid"}`}
+            inputMode="numeric"
+            placeholder="No cap"
+            value={cap}
+            onChange={(e) => setCap(e.target.value)}
+          />
+          {valid ? (
+            <span className="muted">
+              The run stops once its paid calls have used this many credits; cells it has not
+              started stay un-run.
+            </span>
+          ) : (
+            <span className="field-error">Enter a whole number above 0, or leave it empty</span>
+          )}
+        </div>
+        <div className="row">
+          <button className="btn btn-primary" type="submit" disabled={!valid}>
+            Run
+          </button>
+          <button className="btn" type="button" onClick={onClose}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </Modal>
+  );
+}
