@@ -61,6 +61,11 @@ export const dispatches = pgTable(
      * so the background pages of a large auto-fire apply them too.
      */
     dependsOn: jsonb("depends_on").$type<Record<string, string[]>>(),
+    /**
+     * `resume: true`: error/cancelled cells start again from their last execution's
+     * finished blocks. Kept here so the background pages of a large run do the same.
+     */
+    resume: boolean("resume").notNull().default(false),
     /** Rows stamped so far (for `limit`). */
     stampedRows: integer("stamped_rows").notNull().default(0),
     status: dispatchStatus("status").notNull().default("active"),

@@ -32,6 +32,8 @@ export interface RunScope {
   scanline?: boolean;
   /** Auto-fire: per-group dependencies that must be met (see StampPage.dependsOn). */
   dependsOn?: Record<string, string[]>;
+  /** Error/cancelled cells start from their last execution's checkpoints (every page). */
+  resume?: boolean;
 }
 
 export async function startRun(
@@ -87,6 +89,7 @@ export async function stampRun(
     window: scope.window,
     scanline: scope.scanline ?? false,
     ...(scope.dependsOn ? { dependsOn: scope.dependsOn } : {}),
+    ...(scope.resume ? { resume: true } : {}),
   });
   await at(pause, "run:created", { dispatchId });
   const syncRows = scope.syncRows ?? SYNC_STAMP_ROWS;

@@ -65,6 +65,7 @@ export async function createRun(
     rowIds: req.rowIds ?? null,
     limit: req.limit ?? null,
     window,
+    ...(req.resume ? { resume: true } : {}),
   });
   ctx.log.info(
     { tableId, dispatchId: run.dispatchId, stamped: run.stamped, mode: req.mode },

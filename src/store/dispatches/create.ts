@@ -12,6 +12,8 @@ export interface NewDispatch {
   window: number;
   scanline?: boolean;
   dependsOn?: Record<string, string[]>;
+  /** Error/cancelled cells start from their last execution's checkpoints. */
+  resume?: boolean;
 }
 
 /**

@@ -48,9 +48,11 @@ export async function stampNextPage(
         stamped_rows: number;
         depends_on: Record<string, string[]> | null;
         excluded: StopExclusion[];
+        resume: boolean;
       }>(
         tx,
-        sql`select table_id, group_ids, mode, row_ids, row_limit, stamp_after, stamped_rows, depends_on, excluded
+        sql`select table_id, group_ids, mode, row_ids, row_limit, stamp_after, stamped_rows, depends_on, excluded,
+                   resume
             from dispatches where id = ${dispatchId} and status = 'active' and stamping for update`,
       );
       if (!d) return { more: false, cells: 0, rows: 0, displaced: [] };
@@ -67,6 +69,7 @@ export async function stampNextPage(
               afterPosition: d.stamp_after,
               maxRows: room,
               excluded: d.excluded,
+              resume: d.resume,
               ...(d.depends_on ? { dependsOn: d.depends_on } : {}),
             })
           : { rows: 0, cells: 0, lastPosition: null, scanned: 0 };
