@@ -6,49 +6,29 @@
  * the grid mid-run is taken (and kept under docs/ with SAVE_SCREENSHOTS=1).
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, Page } from "playwright-core";
+import { beforeAll, describe, expect, it } from "vitest";
 import { type Started, startCellflow, stopCellflow } from "../helpers/npm-start";
-import { freePort, waitFor } from "../helpers/processes";
-import { BROWSER_ARGS, findBrowser } from "../provision/browser";
+import { waitFor } from "../helpers/processes";
+import { shownStatuses, uiApi, uiSessionOfFile, uiWorkflow } from "../helpers/ui-session";
 
 const root = path.resolve(import.meta.dirname, "../..");
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-ui-"));
-fs.chmodSync(dataDir, 0o777);
+const ui = uiSessionOfFile("cellflow-ui-");
+const { dataDir } = ui;
 
 let app: Started;
 let browser: Browser;
 let page: Page;
+beforeAll(() => {
+  ({ app, browser, page } = ui);
+});
 
-const api = async <T = Record<string, unknown>>(method: string, p: string, body?: unknown) => {
-  const res = await fetch(`${app.url}${p}`, {
-    method,
-    headers: { authorization: `Bearer ${app.key}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
-};
-
-async function workflow(name: string, definition: unknown): Promise<string> {
-  const r = await api<{ id: string }>("POST", "/api/workflows", { name, definition });
-  expect(r.status).toBe(201);
-  return r.body.id;
-}
-
+const api = <T = Record<string, unknown>>(method: string, p: string, body?: unknown) =>
+  uiApi<T>(ui, method, p, body);
+const workflow = (name: string, definition: unknown) => uiWorkflow(ui, name, definition);
 /** Cell states shown in the grid for one group, by status. */
-async function shown(groupId: string): Promise<Record<string, number>> {
-  return page.evaluate((g) => {
-    const counts: Record<string, number> = {};
-    for (const el of document.querySelectorAll(`[data-testid="cell-${g}"] [data-status]`)) {
-      const s = el.getAttribute("data-status") ?? "";
-      counts[s] = (counts[s] ?? 0) + 1;
-    }
-    return counts;
-  }, groupId);
-}
+const shown = (groupId: string) => shownStatuses(page, groupId);
 
 interface RowsPage {
   rows: { id: string; data: Record<string, unknown>; cells: Record<string, { status: string }> }[];
@@ -67,24 +47,6 @@ async function cellCounts(tableId: string): Promise<Record<string, number>> {
   } while (cursor);
   return counts;
 }
-
-const launch = async () => {
-  const found = await findBrowser();
-  if (!found.ok) throw new Error(found.reason);
-  return chromium.launch({ executablePath: found.value.executablePath, args: BROWSER_ARGS });
-};
-
-beforeAll(async () => {
-  app = await startCellflow(dataDir, await freePort(), await freePort());
-  browser = await launch();
-  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-}, 240_000);
-
-afterAll(async () => {
-  await browser?.close();
-  if (app) await stopCellflow(dataDir, app);
-  fs.rmSync(dataDir, { recursive: true, force: true });
-}, 120_000);
 
 describe("the live grid in a browser", () => {
   let tableId = "";
@@ -303,6 +265,8 @@ describe("the live grid in a browser", () => {
     expect(await stopCellflow(dataDir, app)).toBe(true);
     await page.waitForSelector("[data-testid=stream-state][data-state=reconnecting]");
     app = await startCellflow(dataDir, port, pgPort);
+    // The file's teardown stops the server the session holds.
+    ui.app = app;
     await api("PATCH", `/api/tables/${tableId}/rows/${rowId}`, { data: { name: "renamed" } });
     const cell = page.locator(`[data-row-id="${rowId}"] [data-testid=value-name]`);
     expect(await waitFor(async () => (await cell.textContent()) === "renamed", 60_000, 100)).toBe(
