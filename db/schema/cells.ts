@@ -47,6 +47,11 @@ export const cells = pgTable(
     runningBlockIds: text("running_block_ids").array().notNull().default(sql`'{}'::text[]`),
     blockErrors: jsonb("block_errors").notNull().default({}),
     details: jsonb("details").notNull().default({}),
+    /**
+     * A `resume: true` run's stamp: the ended execution whose checkpoints this one
+     * starts from (copied under the new id when stamped). Null on every other stamp.
+     */
+    resumedFrom: text("resumed_from"),
     /** The task backend's run id of the carrier, for cancel by run id. */
     runId: text("run_id"),
     queuedAt: timestamp("queued_at", { withTimezone: true }),

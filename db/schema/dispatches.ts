@@ -67,6 +67,11 @@ export const dispatches = pgTable(
      * null; every stamping page applies it (store/rows/where-sql.ts).
      */
     where: jsonb("where").$type<TypedCondition[]>(),
+    /**
+     * `resume: true`: error/cancelled cells start again from their last execution's
+     * finished blocks. Kept here so the background pages of a large run do the same.
+     */
+    resume: boolean("resume").notNull().default(false),
     /** Rows stamped so far (for `limit`). */
     stampedRows: integer("stamped_rows").notNull().default(0),
     /**

@@ -1,3 +1,4 @@
+export * from "./cell-attempts";
 export * from "./cells";
 export * from "./dispatches";
 export * from "./enums";

@@ -3,9 +3,14 @@ import { RUN_MODES } from "../domain/statuses";
 import { ClientId, EntityId } from "./common";
 import { Where } from "./where";
 
-export const CreateRunRequest = z.strictObject({
+const RunRequestFields = z.strictObject({
   groupIds: z.array(ClientId).min(1).max(100).optional(),
   mode: z.enum(RUN_MODES),
+  /**
+   * With `incomplete` or `failed`: an error/cancelled cell starts again from where its
+   * last attempt stopped (the blocks with effects it finished are not run again).
+   */
+  resume: z.boolean().optional(),
   rowIds: z.array(EntityId).min(1).max(10_000).optional(),
   /** Only rows matching every condition (evaluated in SQL on each stamping page). */
   where: Where.optional(),
@@ -20,6 +25,15 @@ export const CreateRunRequest = z.strictObject({
    */
   maxCredits: z.number().int().min(1).max(1_000_000_000).optional(),
 });
+
+/** `resume` only with the modes that re-run error/cancelled cells. */
+export const CreateRunRequest = RunRequestFields.refine(
+  (r) => !r.resume || r.mode === "incomplete" || r.mode === "failed",
+  {
+    path: ["resume"],
+    message: 'resume needs mode "incomplete" or "failed" ("all" and "new" do not resume)',
+  },
+);
 export type CreateRunRequest = z.infer<typeof CreateRunRequest>;
 
 export const CancelRunsRequest = z.strictObject({

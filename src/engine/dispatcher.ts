@@ -37,6 +37,8 @@ export interface RunScope {
   dependsOn?: Record<string, string[]>;
   /** The run's credit cap, checked by admission (null or absent: none). */
   maxCredits?: number | null;
+  /** Error/cancelled cells start from their last execution's checkpoints (every page). */
+  resume?: boolean;
 }
 
 export async function startRun(
@@ -94,6 +96,7 @@ export async function stampRun(
     ...(scope.dependsOn ? { dependsOn: scope.dependsOn } : {}),
     where: scope.where ?? null,
     maxCredits: scope.maxCredits ?? null,
+    ...(scope.resume ? { resume: true } : {}),
   });
   await at(pause, "run:created", { dispatchId });
   const syncRows = scope.syncRows ?? SYNC_STAMP_ROWS;

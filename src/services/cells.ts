@@ -1,8 +1,14 @@
-/** Per-cell actions: resuming a paused cell. */
+/** Per-cell actions: resuming a paused cell, reading a cell's attempt history. */
 import { carrierSpec } from "../backends/port";
-import type { ResumeCellRequest, ResumeCellResponse } from "../contracts/cells";
+import type {
+  CellAttemptsResponse,
+  ResumeCellRequest,
+  ResumeCellResponse,
+} from "../contracts/cells";
+import { TableSchema } from "../contracts/table";
 import { conflict, type Failure, notFound } from "../domain/errors";
 import type { Result } from "../domain/result";
+import { readCellAttempts } from "../store/cells/attempts";
 import { resumeCell } from "../store/cells/resume";
 import { tableForEngine } from "../store/engine-reads";
 import type { ServiceContext } from "./context";
@@ -40,4 +46,18 @@ export async function resumePausedCell(
   await ctx.backend.enqueue([carrierSpec({ tableId: ref.tableId, rowId: ref.rowId })]);
   ctx.log.info({ ...ref, executionId: req.executionId }, "paused cell resumed");
   return { ok: true, value: { status: "queued", executionId: req.executionId } };
+}
+
+/** The cell's attempts, newest first (404 for a table, row or group the key cannot see). */
+export async function listCellAttempts(
+  ctx: ServiceContext,
+  ref: { tableId: string; rowId: string; groupId: string },
+): Promise<Result<CellAttemptsResponse, Failure>> {
+  const table = await tableForEngine(ctx.db, ref.tableId);
+  if (!table || table.workspaceId !== ctx.workspaceId)
+    return { ok: false, reason: notFound("table") };
+  if (!TableSchema.parse(table.schema).groups.some((g) => g.id === ref.groupId))
+    return { ok: false, reason: notFound("group") };
+  const attempts = await readCellAttempts(ctx.db, ref);
+  return attempts ? { ok: true, value: { attempts } } : { ok: false, reason: notFound("row") };
 }

@@ -80,6 +80,7 @@ export async function createRun(
     limit: req.limit ?? null,
     window,
     maxCredits: req.maxCredits ?? null,
+    ...(req.resume ? { resume: true } : {}),
   });
   ctx.log.info(
     {

@@ -6,13 +6,15 @@
  * and the notice.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { setUpBrowserApp } from "../helpers/browser-app";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { waitFor } from "../helpers/processes";
 import { websiteMetaTableBody } from "../helpers/tables";
+import { uiApi, uiSessionOfFile } from "../helpers/ui-session";
 
 // website_meta fetches the test's loopback endpoint (the test env allows private addresses).
-const ui = setUpBrowserApp();
+const ui = uiSessionOfFile("cellflow-ui-dialog-");
+const api = <T = Record<string, unknown>>(method: string, p: string, body?: unknown) =>
+  uiApi<T>(ui, method, p, body);
 let ep: Endpoint;
 
 interface RunView {
@@ -23,7 +25,7 @@ interface RunView {
   creditsUsed: number | null;
 }
 const runs = async (tableId: string) =>
-  (await ui.api<{ runs: RunView[] }>("GET", `/api/tables/${tableId}/runs`)).body.runs;
+  (await api<{ runs: RunView[] }>("GET", `/api/tables/${tableId}/runs`)).body.runs;
 
 beforeAll(async () => {
   ep = await startEndpoint();
@@ -49,11 +51,11 @@ async function runFromMenu(tableId: string, groupId: string, item: string): Prom
 
 describe("the Run dialog", () => {
   it("a paid run shows its dry-run figures, and the credit cap typed there halts it, shown as such", async () => {
-    const t = await ui.api<{ id: string }>("POST", "/api/tables", websiteMetaTableBody("Sites"));
+    const t = await api<{ id: string }>("POST", "/api/tables", websiteMetaTableBody("Sites"));
     expect(t.status).toBe(201);
     const tableId = t.body.id;
     const rows = Array.from({ length: 6 }, (_, i) => ({ data: { url: `${ep.url}/site?i=${i}` } }));
-    expect((await ui.api("POST", `/api/tables/${tableId}/rows`, { rows })).status).toBe(201);
+    expect((await api("POST", `/api/tables/${tableId}/rows`, { rows })).status).toBe(201);
 
     await runFromMenu(tableId, "meta", "Run all rows");
     const dialog = ui.page.getByRole("dialog", { name: "Start this run?" });
@@ -92,7 +94,7 @@ describe("the Run dialog", () => {
 
   it("says 'at least' when a foreach keeps calls from being counted, and Cancel starts nothing", async () => {
     const workflow = async (name: string, blocks: unknown[]) => {
-      const wf = await ui.api<{ id: string }>("POST", "/api/workflows", {
+      const wf = await api<{ id: string }>("POST", "/api/workflows", {
         name,
         definition: { inputs: [{ name: "url", type: "text" }], blocks },
       });
@@ -110,7 +112,7 @@ describe("the Run dialog", () => {
     const loop = await workflow("Meta of each", [
       { id: "each", type: "foreach", items: "[inputs.url]", workflowId: child },
     ]);
-    const t = await ui.api<{ id: string }>("POST", "/api/tables", {
+    const t = await api<{ id: string }>("POST", "/api/tables", {
       name: "Looped",
       columns: [{ id: "url", name: "URL", type: "text" }],
       groups: [
@@ -120,7 +122,7 @@ describe("the Run dialog", () => {
     expect(t.status).toBe(201);
     const tableId = t.body.id;
     const rows = Array.from({ length: 3 }, (_, i) => ({ data: { url: `${ep.url}/site?l=${i}` } }));
-    expect((await ui.api("POST", `/api/tables/${tableId}/rows`, { rows })).status).toBe(201);
+    expect((await api("POST", `/api/tables/${tableId}/rows`, { rows })).status).toBe(201);
 
     await runFromMenu(tableId, "loop", "Run all rows");
     const dialog = ui.page.getByRole("dialog", { name: "Start this run?" });

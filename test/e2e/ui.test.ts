@@ -9,39 +9,26 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { beforeAll, describe, expect, it } from "vitest";
-import { setUpBrowserApp } from "../helpers/browser-app";
 import { type Started, startCellflow, stopCellflow } from "../helpers/npm-start";
 import { waitFor } from "../helpers/processes";
+import { shownStatuses, uiApi, uiSessionOfFile, uiWorkflow } from "../helpers/ui-session";
 
 const root = path.resolve(import.meta.dirname, "../..");
-const ui = setUpBrowserApp();
-const { dataDir, api } = ui;
+const ui = uiSessionOfFile("cellflow-ui-");
+const { dataDir } = ui;
 
 let app: Started;
 let browser: Browser;
 let page: Page;
-
 beforeAll(() => {
   ({ app, browser, page } = ui);
 });
 
-async function workflow(name: string, definition: unknown): Promise<string> {
-  const r = await api<{ id: string }>("POST", "/api/workflows", { name, definition });
-  expect(r.status).toBe(201);
-  return r.body.id;
-}
-
+const api = <T = Record<string, unknown>>(method: string, p: string, body?: unknown) =>
+  uiApi<T>(ui, method, p, body);
+const workflow = (name: string, definition: unknown) => uiWorkflow(ui, name, definition);
 /** Cell states shown in the grid for one group, by status. */
-async function shown(groupId: string): Promise<Record<string, number>> {
-  return page.evaluate((g) => {
-    const counts: Record<string, number> = {};
-    for (const el of document.querySelectorAll(`[data-testid="cell-${g}"] [data-status]`)) {
-      const s = el.getAttribute("data-status") ?? "";
-      counts[s] = (counts[s] ?? 0) + 1;
-    }
-    return counts;
-  }, groupId);
-}
+const shown = (groupId: string) => shownStatuses(page, groupId);
 
 interface RowsPage {
   rows: { id: string; data: Record<string, unknown>; cells: Record<string, { status: string }> }[];
@@ -277,7 +264,9 @@ describe("the live grid in a browser", () => {
     // with Last-Event-ID once the server is back.
     expect(await stopCellflow(dataDir, app)).toBe(true);
     await page.waitForSelector("[data-testid=stream-state][data-state=reconnecting]");
-    app = ui.app = await startCellflow(dataDir, port, pgPort);
+    app = await startCellflow(dataDir, port, pgPort);
+    // The file's teardown stops the server the session holds.
+    ui.app = app;
     await api("PATCH", `/api/tables/${tableId}/rows/${rowId}`, { data: { name: "renamed" } });
     const cell = page.locator(`[data-row-id="${rowId}"] [data-testid=value-name]`);
     expect(await waitFor(async () => (await cell.textContent()) === "renamed", 60_000, 100)).toBe(

@@ -52,7 +52,7 @@ export async function cancelCells(db: Db, scope: CancelScope): Promise<Cancelled
             from target t
            where c.row_id = t.row_id and c.group_id = t.group_id and c.status in ('queued', 'running', 'paused')
           returning c.table_id, c.row_id, c.group_id, c.status, c.outcome, c.execution_id, c.error,
-                    c.running_block_ids, c.block_errors, c.run_id, c.dispatch_id, t.was
+                    c.running_block_ids, c.block_errors, c.run_id, c.dispatch_id, c.attempt, t.was
         ),
         ev as (
           insert into events (table_id, kind, data)

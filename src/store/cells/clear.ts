@@ -1,7 +1,11 @@
 /**
  * An edit re-arms groups: their cells on the row are removed (in flight or finished; an
  * attempt still running finds its cell gone and stops) and their output columns are
- * cleared, with a `cell` event (status null) per removed cell, in one statement.
+ * cleared, with a `cell` event (status null) per removed cell, in one statement. A
+ * removed cell that had started keeps its attempt in the cell's history, outputs read
+ * from the row as the statement found it (before the clearing); one that ended keeps
+ * its status, one still in flight is recorded as cancelled (the same record the history
+ * trigger of migration 0023 writes for a replaced cell).
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
@@ -21,7 +25,23 @@ export async function clearGroupCells(
     db,
     sql`with del as (
           delete from cells where row_id = ${rowId} and group_id = any(${textArray(groupIds)})
-          returning table_id, row_id, group_id, execution_id, status
+          returning table_id, row_id, group_id, execution_id, status, attempt, outcome, error, started_at,
+                    finished_at, block_errors, resumed_from
+        ),
+        kept as (
+          insert into cell_attempts (table_id, row_id, group_id, execution_id, attempt, status, outcome, error,
+                                     started_at, ended_at, outputs, block_errors, resumed_from)
+          select d.table_id, d.row_id, d.group_id, d.execution_id, d.attempt,
+                 case when d.status in ('completed', 'error', 'cancelled') then d.status else 'cancelled' end,
+                 d.outcome,
+                 case when d.status in ('completed', 'error', 'cancelled') then d.error
+                      else 'Cleared by an edit of its inputs before it finished' end,
+                 d.started_at, coalesce(d.finished_at, now()),
+                 case when d.status = 'completed' then cellflow_group_outputs(t.schema, r.data, d.group_id) end,
+                 d.block_errors, d.resumed_from
+            from del d join tables t on t.id = d.table_id join rows r on r.id = d.row_id
+           where d.status in ('completed', 'error', 'cancelled') or d.started_at is not null
+          returning 1
         ),
         cleared as (
           update rows set data = data - ${textArray(clearColumns)}, updated_at = now()
@@ -31,12 +51,14 @@ export async function clearGroupCells(
         ev as (
           insert into events (table_id, kind, data)
           select table_id, 'cell', jsonb_build_object('rowId', row_id, 'groupId', group_id, 'status', null,
-                                                      'executionId', execution_id, 'cleared', true)
+                                                      'executionId', execution_id, 'attempt', attempt,
+                                                      'cleared', true)
             from del
           returning 1
         )
         select execution_id as "executionId", status as was,
-               (select count(*) from ev) as events, (select count(*) from cleared) as rows
+               (select count(*) from ev) as events, (select count(*) from cleared) as rows,
+               (select count(*) from kept) as kept
           from del`,
   );
 }

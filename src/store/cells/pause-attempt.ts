@@ -29,7 +29,8 @@ export async function pauseAttempt(
           update cells set status = 'paused', running_block_ids = '{}', updated_at = now()
            where row_id = ${ref.rowId} and group_id = ${ref.groupId}
              and execution_id = ${ref.executionId} and attempt = ${ref.attempt} and status = 'running'
-          returning table_id, row_id, group_id, status, outcome, execution_id, error, running_block_ids, block_errors
+          returning table_id, row_id, group_id, status, outcome, execution_id, error, running_block_ids, block_errors,
+                    attempt
         ),
         rec as (
           insert into executions (id, table_id, row_id, group_id, pause_token, resume_data)

@@ -52,7 +52,7 @@ export async function resumeCell(
            where c.row_id = ${ref.rowId} and c.group_id = ${ref.groupId}
              and c.execution_id = x.id and c.status = 'paused'
           returning c.table_id, c.row_id, c.group_id, c.status, c.outcome, c.execution_id, c.error,
-                    c.running_block_ids, c.block_errors, c.dispatch_id
+                    c.running_block_ids, c.block_errors, c.dispatch_id, c.attempt
         ),
         rec as (
           update executions e

@@ -139,7 +139,7 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
              and c.row_id = inp.row_id and c.group_id = inp.fin_group
              and c.status::text = 'running' and c.execution_id = inp.fin_exec and c.attempt = inp.fin_attempt
           returning inp.i, inp.fin_outputs, inp.fin_set, inp.fin_clear, c.table_id, c.row_id, c.group_id,
-                    c.status, c.outcome, c.execution_id, c.error, c.running_block_ids, c.block_errors),
+                    c.status, c.outcome, c.execution_id, c.error, c.running_block_ids, c.block_errors, c.attempt),
         fin_merged as (
           update rows r set data = (r.data || u.fin_set) - u.fin_clear, updated_at = now()
             from fin_upd u

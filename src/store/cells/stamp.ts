@@ -5,6 +5,11 @@
  * `new` never touches an existing cell; `incomplete` only re-arms `error`/`cancelled`
  * cells (in-flight ones are already on their way); `all` replaces anything, and the
  * attempt it replaces becomes stale. A new execution starts counting attempts from 0.
+ * A `resume` page starts an error/cancelled cell's new execution from the blocks its
+ * last one finished: their checkpoints are copied under the new id in the same
+ * statement (so every later write stays fenced on the new execution and attempt), and
+ * the cell's `resumed_from` names the old one. The replaced attempt is kept in the
+ * cell's history by a trigger (migration 0023).
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
@@ -39,6 +44,8 @@ export interface StampPage {
    * transitively: a Stop of any of them holds it.
    */
   hold?: { upstream: readonly string[] };
+  /** Error/cancelled cells start from their last execution's checkpoints (see the header). */
+  resume?: boolean;
 }
 
 /**
@@ -93,6 +100,31 @@ function replaceable(mode: RunMode): SQL {
     default:
       return assertNever(mode);
   }
+}
+
+/**
+ * What a replacing stamp records as the execution it resumes from: on a resume page, the
+ * replaced cell's (the row version the conflict locked, so never a stale read) if it
+ * ended in error or cancelled and recorded checkpoints; otherwise null.
+ */
+function resumedFrom(page: StampPage): SQL {
+  if (!page.resume) return sql`null`;
+  return sql`case when cells.status in ('error', 'cancelled')
+                   and exists (select 1 from executions e
+                                where e.id = cells.execution_id and e.checkpoints <> '{}'::jsonb)
+                  then cells.execution_id end`;
+}
+
+/** The new executions' copies of the checkpoints they resume from (resume pages only). */
+function resumeCopy(page: StampPage): SQL {
+  if (!page.resume) return sql``;
+  return sql`resumed as (
+          insert into executions (id, table_id, row_id, group_id, checkpoints)
+          select i.execution_id, i.table_id, i.row_id, i.group_id, e.checkpoints
+            from ins i join executions e on e.id = i.resumed_from
+          on conflict (id) do nothing
+          returning id
+        ),`;
 }
 
 /** The groups to stamp (alias g) and whether row `r` meets g's dependencies. */
@@ -183,11 +215,12 @@ export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
             status = 'queued', execution_id = excluded.execution_id, dispatch_id = excluded.dispatch_id,
             outcome = null, error = null, running_block_ids = '{}', block_errors = '{}'::jsonb,
             details = '{}'::jsonb, run_id = null, attempt = 0, queued_at = now(), started_at = null,
-            finished_at = null, updated_at = now()
+            finished_at = null, updated_at = now(), resumed_from = ${resumedFrom(page)}
           where ${replaceable(page.mode)}
           returning table_id, row_id, group_id, status, outcome, execution_id, error, running_block_ids,
-                    block_errors, dispatch_id
+                    block_errors, dispatch_id, attempt, resumed_from
         ),
+        ${resumeCopy(page)}
         ev as (
           insert into events (table_id, kind, data)
           select table_id, 'cell', ${cellEventData} || jsonb_build_object('dispatchId', dispatch_id) from ins

@@ -41,9 +41,10 @@ export interface TransitionSpec {
   outputs?: Record<string, unknown>;
 }
 
+/** A `cell` event's data, from a statement's RETURNING list (which must name these columns). */
 export const cellEventData = sql`jsonb_build_object(
   'rowId', row_id, 'groupId', group_id, 'status', status, 'outcome', outcome,
-  'executionId', execution_id, 'error', error,
+  'executionId', execution_id, 'attempt', attempt, 'error', error,
   'runningBlockIds', to_jsonb(running_block_ids), 'blockErrors', block_errors)`;
 
 /** The `cell` event's data for a transition, with the outputs it wrote if any. */

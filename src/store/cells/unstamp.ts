@@ -19,12 +19,12 @@ export async function unstampCell(
     sql`with del as (
           delete from cells where row_id = ${rowId} and group_id = ${groupId}
              and status = 'queued' and execution_id = ${executionId}
-          returning table_id, row_id, group_id, execution_id
+          returning table_id, row_id, group_id, execution_id, attempt
         ),
         ev as (
           insert into events (table_id, kind, data)
           select table_id, 'cell', jsonb_build_object('rowId', row_id, 'groupId', group_id, 'status', null,
-                                                      'executionId', execution_id)
+                                                      'executionId', execution_id, 'attempt', attempt)
             from del
           returning 1
         )

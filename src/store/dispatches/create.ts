@@ -16,6 +16,8 @@ export interface NewDispatch {
   where?: TypedCondition[] | null;
   /** The run's credit cap (null or absent: none). */
   maxCredits?: number | null;
+  /** Error/cancelled cells start from their last execution's checkpoints. */
+  resume?: boolean;
 }
 
 /**

@@ -48,12 +48,12 @@ export async function haltForLimit(
               or (c.row_id = ${at.own.rowId} and c.group_id = ${at.own.groupId}
                   and c.execution_id = ${at.own.executionId} and c.attempt = ${at.own.attempt}
                   and c.status = 'running')
-          returning c.table_id, c.row_id, c.group_id, c.execution_id
+          returning c.table_id, c.row_id, c.group_id, c.execution_id, c.attempt
         ),
         ev as (
           insert into events (table_id, kind, data)
           select table_id, 'cell'::event_kind, jsonb_build_object('rowId', row_id, 'groupId', group_id, 'status', null,
-                                                      'executionId', execution_id) from del
+                                                      'executionId', execution_id, 'attempt', attempt) from del
           union all
           select table_id, 'limit'::event_kind, jsonb_build_object('dispatchId', id, 'reason', ${eventReason}::text,
                                                       'haltReason', ${reason}::text, 'message', message) from d

@@ -50,10 +50,12 @@ export async function stampNextPage(
         depends_on: Record<string, string[]> | null;
         excluded: StopExclusion[];
         where: TypedCondition[] | null;
+        resume: boolean;
       }>(
         tx,
         sql`select table_id, group_ids, mode, row_ids, row_limit, stamp_after, stamped_rows, depends_on, excluded,
-                   "where" from dispatches where id = ${dispatchId} and status = 'active' and stamping for update`,
+                   "where", resume
+            from dispatches where id = ${dispatchId} and status = 'active' and stamping for update`,
       );
       if (!d) return { more: false, cells: 0, rows: 0, displaced: [] };
       const room =
@@ -70,6 +72,7 @@ export async function stampNextPage(
               maxRows: room,
               excluded: d.excluded,
               where: d.where,
+              resume: d.resume,
               ...(d.depends_on ? { dependsOn: d.depends_on } : {}),
             })
           : { rows: 0, cells: 0, lastPosition: null, scanned: 0 };

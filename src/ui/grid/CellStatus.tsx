@@ -1,5 +1,8 @@
 "use client";
-/** What happened in one cell, at a glance: a dot, a word, and more on hover or click. */
+/**
+ * What happened in one cell, at a glance: a dot, a word, and more on hover; a click on
+ * the word opens the cell's details (its error and attempt history).
+ */
 import type { Group } from "../../contracts/table";
 import type { CellView } from "./merge";
 
@@ -58,7 +61,9 @@ export function CellStatus({ cell, group, onApprove, onDetails }: CellStatusProp
           {cell.error ? `Error: ${cell.error}` : "Error"}
         </button>
       ) : (
-        <span>{d.label}</span>
+        <button type="button" className="linklike" onClick={onDetails}>
+          {d.label}
+        </button>
       )}
       {cell.status === "paused" && (
         <button type="button" className="btn btn-small" onClick={onApprove}>

@@ -1,5 +1,5 @@
 "use client";
-/** The grid's small dialogs: approve a paused cell, a cell's error, run the first N rows. */
+/** The grid's small dialogs (approve a paused cell, run the first N rows) and their frame. */
 import { type ReactNode, useState } from "react";
 import type { Group } from "../../contracts/table";
 import { api, describeError } from "../api";
@@ -126,47 +126,6 @@ export function ApproveDialog({
           Stop instead
         </button>
       </div>
-    </Modal>
-  );
-}
-
-export function ErrorDialog({
-  row,
-  group,
-  onClose,
-}: {
-  row: RowView;
-  group: Group;
-  onClose: () => void;
-}) {
-  const cell = row.cells[group.id];
-  const blockErrors = Object.entries(cell?.blockErrors ?? {});
-  return (
-    <Modal title={`“${group.name}” failed`} onClose={onClose}>
-      <div className="notice notice-error" style={{ whiteSpace: "pre-wrap" }}>
-        {cell?.error ?? "The cell failed."}
-      </div>
-      {blockErrors.length > 0 && (
-        <>
-          <h2>By block</h2>
-          <table className="table-list">
-            <tbody>
-              {blockErrors.map(([block, message]) => (
-                <tr key={block}>
-                  <td>
-                    <code>{block}</code>
-                  </td>
-                  <td style={{ whiteSpace: "pre-wrap" }}>{message}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </>
-      )}
-      <p className="muted">
-        Execution <code>{cell?.executionId}</code>. Run the row again from its ▶ button or the
-        group's Run menu (“Incomplete rows”).
-      </p>
     </Modal>
   );
 }

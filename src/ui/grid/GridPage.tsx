@@ -9,8 +9,9 @@ import type { Column, Group, TableView } from "../../contracts/table";
 import type { RunMode } from "../../domain/statuses";
 import { api, describeError } from "../api";
 import { Shell } from "../shell";
+import { CellDetailsDialog } from "./CellDetails";
 import { ColumnEditor } from "./ColumnEditor";
-import { ApproveDialog, ErrorDialog, FirstNDialog } from "./Dialogs";
+import { ApproveDialog, FirstNDialog } from "./Dialogs";
 import { Grid, type GridActions } from "./Grid";
 import { GroupEditor } from "./GroupEditor";
 import type { RowView } from "./model";
@@ -21,6 +22,7 @@ import { useLiveTable } from "./use-table";
 interface RunRequest {
   groupIds?: string[];
   mode: RunMode;
+  resume?: boolean;
   rowIds?: string[];
   limit?: number;
   maxCredits?: number;
@@ -291,6 +293,12 @@ export function GridPage({ tableId }: { tableId: string }) {
             </button>
             <button
               type="button"
+              onClick={() => void run({ groupIds: menuGroups, mode: "failed", resume: true })}
+            >
+              Resume failed (skip the blocks that finished)
+            </button>
+            <button
+              type="button"
               onClick={() => {
                 setOpen({ kind: "firstN", group: menu.group });
                 setMenu(null);
@@ -338,7 +346,8 @@ export function GridPage({ tableId }: { tableId: string }) {
         />
       )}
       {open?.kind === "details" && (
-        <ErrorDialog
+        <CellDetailsDialog
+          tableId={tableId}
           row={live.rows.get(open.row.id) ?? open.row}
           group={open.group}
           onClose={() => setOpen(null)}

@@ -23,6 +23,8 @@ export interface CellView {
 export interface CellEvent extends CellView {
   rowId: string;
   groupId: string;
+  /** The attempt number of the write (0 while queued; each claim of the execution counts up). */
+  attempt?: number;
   outputs?: Record<string, unknown>;
 }
 

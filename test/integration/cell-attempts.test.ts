@@ -1,0 +1,355 @@
+/**
+ * Attempt history at the store level, through the real writers (stamp, claim, finish,
+ * requeue, Stop, edit-clear) with no worker: the attempt a cell moves on from is kept with
+ * its status, error, times, outputs and block errors; a cell's first run records nothing
+ * (the history costs the fresh-cell path nothing); a cell keeps its last 20; `cell`
+ * events carry the attempt number; the route lists the current attempt first and answers
+ * 404 for what the key cannot see. And `resume: true` stamping: every page of a resume
+ * run (the background job's too) copies the checkpoints a cell resumes from under its
+ * new execution, and the old execution is fenced out of it.
+ */
+import { sql } from "drizzle-orm";
+import { beforeAll, describe, expect, it } from "vitest";
+import { queryRows } from "../../db/client";
+import { getDatabase } from "../../db/instance";
+import { CellAttemptsResponse } from "../../src/contracts/cells";
+import { TableSchema } from "../../src/contracts/table";
+import { stampRun } from "../../src/engine/dispatcher";
+import { ATTEMPTS_KEPT } from "../../src/store/cells/attempts";
+import { cancelCells } from "../../src/store/cells/cancel";
+import { claimCell } from "../../src/store/cells/claim";
+import { clearGroupCells } from "../../src/store/cells/clear";
+import { completeCell, failCell } from "../../src/store/cells/finish";
+import { requeueCell } from "../../src/store/cells/requeue";
+import { stampPage } from "../../src/store/cells/stamp";
+import { stampNextPage } from "../../src/store/dispatches/stamp-next";
+import { readCheckpoints, writeCheckpoint } from "../../src/store/executions/checkpoint";
+import { insertRows } from "../../src/store/rows/insert";
+import { createTable } from "../../src/store/tables/create";
+import { call } from "../helpers/api";
+import { useTestDatabase } from "../helpers/db";
+import { newWorkspace } from "../helpers/fixtures";
+
+let key: string;
+let tableId: string;
+const db = () => getDatabase().db;
+
+beforeAll(async () => {
+  await useTestDatabase();
+  const ws = await newWorkspace();
+  key = ws.key;
+  const schema = TableSchema.parse({
+    columns: [
+      { id: "email", name: "Email", type: "text" },
+      { id: "out", name: "Out", type: "text" },
+    ],
+    groups: [
+      {
+        id: "g",
+        name: "G",
+        kind: "enrichment",
+        enrichmentId: "email_domain",
+        inputs: { email: "email" },
+        outputs: [{ columnId: "out", from: "domain" }],
+      },
+    ],
+  });
+  tableId = (await createTable(db(), ws.id, { name: "attempts", schema })).id;
+});
+
+async function newRow(): Promise<string> {
+  const rows = await insertRows(db(), tableId, [{ email: "a@b.example" }]);
+  return rows?.[0]?.id as string;
+}
+
+async function stamp(rowId: string, mode: "all" | "incomplete" = "all"): Promise<string> {
+  await stampPage(db(), {
+    tableId,
+    dispatchId: null,
+    groupIds: ["g"],
+    mode,
+    rowIds: [rowId],
+    afterPosition: -1,
+    maxRows: 1,
+  });
+  const [c] = await queryRows<{ execution_id: string }>(
+    db(),
+    sql`select execution_id from cells where row_id = ${rowId} and group_id = 'g'`,
+  );
+  return c?.execution_id as string;
+}
+
+/** Stamp, claim and end one attempt the way a carrier does; returns its execution id. */
+async function runOnce(
+  rowId: string,
+  end: { ok: true; out: string } | { ok: false; message: string },
+): Promise<string> {
+  const executionId = await stamp(rowId);
+  const claimed = await claimCell(db(), rowId, "g", executionId);
+  if (!claimed.ok) throw new Error(`claim lost: ${claimed.reason}`);
+  const ref = { executionId, attempt: claimed.attempt };
+  const done = end.ok
+    ? await completeCell(db(), rowId, "g", ref, "ok", {
+        blockErrors: {},
+        outputs: { out: end.out },
+      })
+    : await failCell(db(), rowId, "g", ref, end.message, { blockErrors: { x: end.message } });
+  if (!done.ok) throw new Error(`terminal write lost: ${done.reason}`);
+  return executionId;
+}
+
+const records = async (rowId: string) =>
+  queryRows<{ execution_id: string; attempt: number; status: string; error: string | null }>(
+    db(),
+    sql`select execution_id, attempt, status, error from cell_attempts
+         where row_id = ${rowId} and group_id = 'g' order by id`,
+  );
+
+async function attempts(rowId: string, groupId = "g") {
+  const res = await call<unknown>(
+    "GET",
+    `/api/tables/${tableId}/rows/${rowId}/cells/${groupId}/attempts`,
+    { key },
+  );
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return CellAttemptsResponse.parse(res.body).attempts;
+}
+
+describe("attempt history", () => {
+  it("a cell's first attempt writes no history record: the cell row is its current attempt", async () => {
+    const rowId = await newRow();
+    const executionId = await runOnce(rowId, { ok: true, out: "b.example" });
+    expect(await records(rowId)).toEqual([]);
+    const [current, ...rest] = await attempts(rowId);
+    expect(rest).toEqual([]);
+    expect(current).toMatchObject({
+      executionId,
+      attempt: 1,
+      status: "completed",
+      outcome: "ok",
+      error: null,
+      outputs: { out: "b.example" },
+      resumedFrom: null,
+    });
+    expect(current?.startedAt).toMatch(/Z$/);
+    expect(current?.durationMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it("a re-run keeps the attempt it replaced, newest first, with its status, error, outputs and times", async () => {
+    const rowId = await newRow();
+    const first = await runOnce(rowId, { ok: true, out: "one" });
+    const second = await runOnce(rowId, { ok: false, message: "provider said no" });
+    const third = await stamp(rowId);
+    const list = await attempts(rowId);
+    expect(list.map((a) => [a.executionId, a.status])).toEqual([
+      [third, "queued"],
+      [second, "error"],
+      [first, "completed"],
+    ]);
+    expect(list[1]).toMatchObject({
+      attempt: 1,
+      error: "provider said no",
+      blockErrors: { x: "provider said no" },
+      outputs: null,
+    });
+    expect(list[2]).toMatchObject({ attempt: 1, outcome: "ok", outputs: { out: "one" } });
+    for (const ended of list.slice(1)) {
+      expect(ended.startedAt).not.toBeNull();
+      expect(ended.endedAt).not.toBeNull();
+      expect(ended.durationMs).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it("an attempt a new run takes over while it runs is kept as cancelled", async () => {
+    const rowId = await newRow();
+    const executionId = await stamp(rowId);
+    expect((await claimCell(db(), rowId, "g", executionId)).ok).toBe(true);
+    await stamp(rowId);
+    expect(await records(rowId)).toEqual([
+      {
+        execution_id: executionId,
+        attempt: 1,
+        status: "cancelled",
+        error: "Replaced by a new run before it finished",
+      },
+    ]);
+  });
+
+  it("a queued cell replaced before any claim leaves no record (nothing ran)", async () => {
+    const rowId = await newRow();
+    await stamp(rowId);
+    await stamp(rowId);
+    expect(await records(rowId)).toEqual([]);
+  });
+
+  it("an attempt a re-drive hands back is kept under its own attempt number", async () => {
+    const rowId = await newRow();
+    const executionId = await stamp(rowId);
+    const claimed = await claimCell(db(), rowId, "g", executionId);
+    if (!claimed.ok) throw new Error("claim lost");
+    expect((await requeueCell(db(), rowId, "g", { executionId, attempt: 1 })).ok).toBe(true);
+    const again = await claimCell(db(), rowId, "g", executionId);
+    expect(again).toEqual({ ok: true, attempt: 2 });
+    const list = await attempts(rowId);
+    expect(list.map((a) => [a.executionId, a.attempt, a.status])).toEqual([
+      [executionId, 2, "running"],
+      [executionId, 1, "error"],
+    ]);
+    expect(list[1]?.error).toMatch(/^Interrupted/);
+  });
+
+  it("a Stop keeps the cell's attempt as the current one; the run after it records it as cancelled", async () => {
+    const rowId = await newRow();
+    const executionId = await stamp(rowId);
+    await claimCell(db(), rowId, "g", executionId);
+    await cancelCells(db(), { tableId, rowIds: [rowId] });
+    expect(await records(rowId)).toEqual([]);
+    await stamp(rowId, "incomplete");
+    expect((await records(rowId)).map((r) => [r.execution_id, r.status])).toEqual([
+      [executionId, "cancelled"],
+    ]);
+  });
+
+  it("an edit that clears a finished cell keeps its attempt, outputs as they were before the clearing", async () => {
+    const rowId = await newRow();
+    const executionId = await runOnce(rowId, { ok: true, out: "kept" });
+    await clearGroupCells(db(), tableId, rowId, ["g"], ["out"]);
+    const list = await attempts(rowId);
+    expect(list).toHaveLength(1);
+    expect(list[0]).toMatchObject({ executionId, status: "completed", outputs: { out: "kept" } });
+  });
+
+  it(`a cell keeps its last ${ATTEMPTS_KEPT} attempts and lists at most ${ATTEMPTS_KEPT}`, async () => {
+    const rowId = await newRow();
+    const ids: string[] = [];
+    for (let i = 0; i < ATTEMPTS_KEPT + 5; i++)
+      ids.push(await runOnce(rowId, { ok: false, message: `try ${i}` }));
+    const kept = await records(rowId);
+    expect(kept).toHaveLength(ATTEMPTS_KEPT);
+    // The oldest went first: the records are the attempts before the current one.
+    expect(kept.map((r) => r.execution_id)).toEqual(ids.slice(4, -1));
+    const list = await attempts(rowId);
+    expect(list.map((a) => a.executionId)).toEqual(ids.slice(-ATTEMPTS_KEPT).reverse());
+  });
+
+  it("cell events carry the attempt number of the write they describe", async () => {
+    const rowId = await newRow();
+    const executionId = await stamp(rowId);
+    const claimed = await claimCell(db(), rowId, "g", executionId);
+    if (!claimed.ok) throw new Error("claim lost");
+    await requeueCell(db(), rowId, "g", { executionId, attempt: 1 });
+    await claimCell(db(), rowId, "g", executionId);
+    await completeCell(db(), rowId, "g", { executionId, attempt: 2 }, "ok", { blockErrors: {} });
+    const events = await queryRows<{ status: string; attempt: number }>(
+      db(),
+      sql`select data->>'status' as status, (data->>'attempt')::int as attempt from events
+           where table_id = ${tableId} and kind = 'cell' and data->>'rowId' = ${rowId} order by id`,
+    );
+    expect(events).toEqual([
+      { status: "queued", attempt: 0 },
+      { status: "running", attempt: 1 },
+      { status: "queued", attempt: 1 },
+      { status: "running", attempt: 2 },
+      { status: "completed", attempt: 2 },
+    ]);
+  });
+
+  it("lists nothing for a cell never run, and answers 404 for an unknown table, row or group", async () => {
+    const rowId = await newRow();
+    expect(await attempts(rowId)).toEqual([]);
+    const other = await newWorkspace("other");
+    const get = (path: string, as = key) => call<unknown>("GET", path, { key: as });
+    const base = `/api/tables/${tableId}/rows/${rowId}/cells`;
+    expect((await get(`${base}/g/attempts`, other.key)).status).toBe(404);
+    expect((await get(`/api/tables/tbl_missing/rows/${rowId}/cells/g/attempts`)).status).toBe(404);
+    expect((await get(`/api/tables/${tableId}/rows/row_missing/cells/g/attempts`)).status).toBe(
+      404,
+    );
+    expect((await get(`${base}/nope/attempts`)).status).toBe(404);
+  });
+});
+
+describe("resume stamping", () => {
+  /** A cell whose attempt recorded `blocks` as finished, then failed. */
+  async function failedWith(blocks: string[]): Promise<{ rowId: string; executionId: string }> {
+    const rowId = await newRow();
+    const executionId = await stamp(rowId);
+    const claimed = await claimCell(db(), rowId, "g", executionId);
+    if (!claimed.ok) throw new Error("claim lost");
+    const ref = { executionId, attempt: claimed.attempt, tableId, rowId, groupId: "g" };
+    for (const b of blocks)
+      expect(await writeCheckpoint(db(), ref, b, { output: { from: b }, taken: [] })).toBe(true);
+    await failCell(db(), rowId, "g", ref, "block two failed", { blockErrors: {} });
+    return { rowId, executionId };
+  }
+
+  const cellOf = async (rowId: string) =>
+    (
+      await queryRows<{ execution_id: string; resumed_from: string | null }>(
+        db(),
+        sql`select execution_id, resumed_from from cells where row_id = ${rowId} and group_id = 'g'`,
+      )
+    )[0];
+
+  it("every page of a resume run, the background ones too, starts the cells from copies of their checkpoints", async () => {
+    await db().execute(sql`delete from cells where table_id = ${tableId}`);
+    const failed = [await failedWith(["one"]), await failedWith(["one"]), await failedWith([])];
+    const run = await stampRun(db(), {
+      tableId,
+      groupIds: ["g"],
+      mode: "failed",
+      rowIds: null,
+      limit: null,
+      window: 5,
+      syncRows: 1,
+      pageRows: 1,
+      resume: true,
+    });
+    // One row in the request; the rest is the background job's, which reads the dispatch.
+    expect(run).toMatchObject({ stamping: true, stamped: 1 });
+    let pages = 0;
+    while ((await stampNextPage(db(), run.dispatchId, 1)).more) pages++;
+    expect(pages).toBeGreaterThan(0);
+    for (const [i, old] of failed.entries()) {
+      const now = await cellOf(old.rowId);
+      expect(now?.execution_id).not.toBe(old.executionId);
+      // The third cell failed before any block finished: nothing to resume from.
+      expect(now?.resumed_from).toBe(i < 2 ? old.executionId : null);
+      expect(await readCheckpoints(db(), now?.execution_id ?? "")).toEqual(
+        i < 2 ? { one: { output: { from: "one" }, taken: [] } } : {},
+      );
+    }
+  });
+
+  it("the old execution cannot write into the resumed one: its checkpoint write is fenced out", async () => {
+    const old = await failedWith(["one"]);
+    await stampPage(db(), {
+      tableId,
+      dispatchId: null,
+      groupIds: ["g"],
+      mode: "failed",
+      rowIds: [old.rowId],
+      afterPosition: -1,
+      maxRows: 1,
+      resume: true,
+    });
+    const ref = {
+      executionId: old.executionId,
+      attempt: 1,
+      tableId,
+      rowId: old.rowId,
+      groupId: "g",
+    };
+    expect(await writeCheckpoint(db(), ref, "late", { output: 1, taken: [] })).toBe(false);
+    const now = await cellOf(old.rowId);
+    expect(Object.keys(await readCheckpoints(db(), now?.execution_id ?? ""))).toEqual(["one"]);
+  });
+
+  it("a run without resume starts a failed cell from scratch", async () => {
+    const old = await failedWith(["one"]);
+    await stamp(old.rowId, "incomplete");
+    const now = await cellOf(old.rowId);
+    expect(now?.resumed_from).toBeNull();
+    expect(await readCheckpoints(db(), now?.execution_id ?? "")).toEqual({});
+  });
+});

@@ -1,0 +1,145 @@
+/**
+ * `POST /runs` with `resume: true`, end to end on a real worker against a loopback sink:
+ * a cell whose block 1 (http) succeeded and block 2 failed starts again at block 2 (block
+ * 1's endpoint is not called again), under a new execution that names the old one as
+ * `resumedFrom` in the attempt history; a cell whose first block failed has nothing to
+ * resume from and runs from the start. `resume` with `all` or `new` is refused with a
+ * clear message; a dry run accepts it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CellAttemptsResponse } from "../../src/contracts/cells";
+import { call } from "../helpers/api";
+import { useTestDatabase } from "../helpers/db";
+import { type Endpoint, startEndpoint } from "../helpers/endpoint";
+import { useWorker, waitForDispatch } from "../helpers/engine";
+import { newWorkspace } from "../helpers/fixtures";
+
+let key: string;
+let ep: Endpoint;
+
+beforeAll(async () => {
+  const { url } = await useTestDatabase();
+  await useWorker(url, 4);
+  key = (await newWorkspace()).key;
+  ep = await startEndpoint();
+});
+afterAll(() => ep.close());
+
+/** A table of one row whose group calls `/<prefix>-one`, then `/<prefix>-two`. */
+async function twoCallTable(prefix: string): Promise<{ tableId: string; rowId: string }> {
+  const call1 = { id: "one", type: "http", method: "POST", url: `${ep.url}/${prefix}-one` };
+  const call2 = { id: "two", type: "http", method: "POST", url: `${ep.url}/${prefix}-two` };
+  const wf = await call<{ id: string }>("POST", "/api/workflows", {
+    key,
+    body: { name: prefix, definition: { inputs: [], blocks: [{ ...call1, next: "two" }, call2] } },
+  });
+  const t = await call<{ id: string }>("POST", "/api/tables", {
+    key,
+    body: {
+      name: prefix,
+      columns: [
+        { id: "first", name: "First", type: "json" },
+        { id: "second", name: "Second", type: "json" },
+      ],
+      groups: [
+        {
+          id: "g",
+          name: "G",
+          kind: "workflow",
+          workflowId: wf.body.id,
+          outputs: [
+            { columnId: "first", from: "one.body" },
+            { columnId: "second", from: "two.body" },
+          ],
+        },
+      ],
+    },
+  });
+  const rows = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
+    key,
+    body: { rows: [{ data: {} }] },
+  });
+  return { tableId: t.body.id, rowId: rows.body.rows[0]?.id ?? "" };
+}
+
+async function runAndWait(tableId: string, body: Record<string, unknown>): Promise<void> {
+  const res = await call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
+    key,
+    body,
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(202);
+  expect(await waitForDispatch(key, tableId, res.body.dispatchId)).toBe("completed");
+}
+
+async function attempts(tableId: string, rowId: string) {
+  const res = await call<unknown>("GET", `/api/tables/${tableId}/rows/${rowId}/cells/g/attempts`, {
+    key,
+  });
+  expect(res.status).toBe(200);
+  return CellAttemptsResponse.parse(res.body).attempts;
+}
+
+const failFirstCall = async (_hit: unknown, nth: number) =>
+  nth === 1 ? { status: 500, body: { error: "not yet" } } : { status: 200, body: { n: nth } };
+
+describe("resume: true", () => {
+  it("a resumed cell does not call block 1's endpoint again, calls block 2's once, and completes", async () => {
+    ep.on("/r-one", async () => ({ status: 200, body: { first: true } }));
+    ep.on("/r-two", failFirstCall);
+    const { tableId, rowId } = await twoCallTable("r");
+    await runAndWait(tableId, { mode: "all" });
+    const [failed] = await attempts(tableId, rowId);
+    expect(failed).toMatchObject({ status: "error", resumedFrom: null });
+    expect(ep.hitsOf("/r-one")).toHaveLength(1);
+    expect(ep.hitsOf("/r-two")).toHaveLength(1);
+
+    await runAndWait(tableId, { mode: "failed", resume: true });
+    expect(ep.hitsOf("/r-one")).toHaveLength(1);
+    expect(ep.hitsOf("/r-two")).toHaveLength(2);
+    const [resumed, before, ...rest] = await attempts(tableId, rowId);
+    expect(rest).toEqual([]);
+    expect(resumed).toMatchObject({
+      status: "completed",
+      resumedFrom: failed?.executionId,
+      // Block 1's output is the one the failed attempt recorded.
+      outputs: { first: { first: true }, second: { n: 2 } },
+    });
+    expect(resumed?.executionId).not.toBe(failed?.executionId);
+    expect(before).toMatchObject({ executionId: failed?.executionId, status: "error" });
+    // The new execution's calls carry its own idempotency key.
+    const keys = ep.hitsOf("/r-two").map((h) => h.headers["idempotency-key"]);
+    expect(keys[1]).toBe(`${resumed?.executionId}:two`);
+  }, 60_000);
+
+  it("a cell whose first block failed has nothing to resume from and runs from the start", async () => {
+    ep.on("/s-one", failFirstCall);
+    const { tableId, rowId } = await twoCallTable("s");
+    await runAndWait(tableId, { mode: "all" });
+    await runAndWait(tableId, { mode: "incomplete", resume: true });
+    expect(ep.hitsOf("/s-one")).toHaveLength(2);
+    expect(ep.hitsOf("/s-two")).toHaveLength(1);
+    const [resumed] = await attempts(tableId, rowId);
+    expect(resumed).toMatchObject({ status: "completed", resumedFrom: null });
+  }, 60_000);
+
+  it("resume with mode all or new is refused with a 400 naming the field; a dry run accepts it", async () => {
+    const { tableId } = await twoCallTable("v");
+    for (const mode of ["all", "new"]) {
+      const res = await call<{ error: { issues: { path: string; message: string }[] } }>(
+        "POST",
+        `/api/tables/${tableId}/runs`,
+        { key, body: { mode, resume: true } },
+      );
+      expect(res.status).toBe(400);
+      expect(res.body.error.issues).toEqual([
+        expect.objectContaining({ path: "resume", message: expect.stringMatching(/incomplete/) }),
+      ]);
+    }
+    const dry = await call<{ rows: number; cells: number }>("POST", `/api/tables/${tableId}/runs`, {
+      key,
+      body: { mode: "incomplete", resume: true, dryRun: true },
+    });
+    expect(dry.status).toBe(200);
+    expect(dry.body).toMatchObject({ rows: 1, cells: 1 });
+  });
+});
