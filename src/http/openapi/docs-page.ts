@@ -110,6 +110,12 @@ function content(c: Json): string {
     .join("");
 }
 
+function mediaSchema(response: Json): Json {
+  if (!isObj(response) || !isObj(response.content)) return undefined;
+  const json = response.content["application/json"];
+  return isObj(json) ? json.schema : undefined;
+}
+
 function operation(method: string, path: string, op: Obj): string {
   const id = typeof op.operationId === "string" ? op.operationId : `${method}-${path}`;
   const security = Array.isArray(op.security) ? op.security : [];
@@ -120,20 +126,31 @@ function operation(method: string, path: string, op: Obj): string {
   const body = isObj(op.requestBody)
     ? `<h4>Request body${op.requestBody.required ? "" : " (optional)"}</h4>${content(op.requestBody.content)}`
     : "";
-  const responses = isObj(op.responses)
-    ? Object.entries(op.responses)
-        .map(([status, r]) => {
-          const res = isObj(r) ? r : {};
-          const text = typeof res.description === "string" ? prose(res.description) : "";
-          return `<li><b>${esc(status)}</b> ${text}${content(res.content)}</li>`;
-        })
-        .join("")
-    : "";
+  const answers = isObj(op.responses) ? Object.entries(op.responses) : [];
+  // Errors all share one shape: listed on one line rather than repeated.
+  const errors = answers.filter(([, r]) => typeOf(mediaSchema(r)).includes(">ApiError<"));
+  const responses = answers
+    .filter((entry) => !errors.includes(entry))
+    .map(([status, r]) => {
+      const res = isObj(r) ? r : {};
+      const text = typeof res.description === "string" ? prose(res.description) : "";
+      return `<li><b>${esc(status)}</b> ${text}${content(res.content)}</li>`;
+    })
+    .join("");
+  const errorLine =
+    errors.length === 0
+      ? ""
+      : `<li>Errors, each an <a href="#${anchor("ApiError")}">ApiError</a>: ${errors
+          .map(([status, r]) => {
+            const text = isObj(r) && typeof r.description === "string" ? r.description : "";
+            return `<b>${esc(status)}</b> <span class="note">${prose(text)}</span>`;
+          })
+          .join("; ")}</li>`;
   return `<section class="op" id="${esc(id)}">
 <h3><span class="method ${esc(method)}">${esc(method.toUpperCase())}</span> <code>${esc(path)}</code></h3>
 <p>${prose(String(op.summary ?? ""))} <span class="note">(${esc(auth)})</span></p>
 ${typeof op.description === "string" ? `<p>${prose(op.description)}</p>` : ""}
-${parameters(op)}${body}<h4>Responses</h4><ul>${responses}</ul></section>`;
+${parameters(op)}${body}<h4>Responses</h4><ul>${responses}${errorLine}</ul></section>`;
 }
 
 const STYLE = `body{font:15px/1.5 system-ui,sans-serif;margin:0 auto;max-width:70rem;padding:1rem 2rem;color:#1d2330}
