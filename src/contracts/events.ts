@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { EVENT_KINDS } from "../domain/statuses";
 
 /**
  * `GET /api/tables/:id/events?after=<seq>`: replay what came after that event id (the
@@ -12,11 +11,3 @@ export const EventsQuery = z.object({
     .optional(),
 });
 export type EventsQuery = z.infer<typeof EventsQuery>;
-
-/** The `event:` names of the stream: the kinds stored, and `reset` for a cursor too old. */
-export const StreamEventName = z.enum([...EVENT_KINDS, "reset"]);
-export type StreamEventName = z.infer<typeof StreamEventName>;
-
-/** The data of a `reset` event: refetch, then follow from `resumeFrom`. */
-export const ResetEventData = z.object({ reason: z.string(), resumeFrom: z.number().int() });
-export type ResetEventData = z.infer<typeof ResetEventData>;
