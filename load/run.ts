@@ -13,10 +13,12 @@ import { freePortish } from "../bench/port";
 import { createDatabase, type Database } from "../db/client";
 import { type EmbeddedPostgres, ensureDatabase, startEmbeddedPostgres } from "../db/embedded";
 import { runMigrations } from "../db/migrate";
+import type { Schemas } from "../src/client/cellflow-client";
 import { coresBetween, sampleCpu } from "./cpu";
 import { printSummary } from "./report";
 import {
   type Api,
+  answered,
   api,
   type Child,
   eventIds,
@@ -57,13 +59,14 @@ async function readTargets(a: Api, tableId: string) {
   let cursor: string | null = null;
   do {
     pageCursors.push(cursor);
-    const qs: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : "";
-    const page: { body: { rows: { id: string }[]; nextCursor: string | null } } = await a.call(
-      "GET",
-      `/api/tables/${tableId}/rows?limit=100${qs}`,
+    const page: Schemas["RowPage"] = answered(
+      "rows",
+      await a.client.GET("/api/tables/{id}/rows", {
+        params: { path: { id: tableId }, query: { limit: 100, ...(cursor ? { cursor } : {}) } },
+      }),
     );
-    rowIds.push(...page.body.rows.map((r) => r.id));
-    cursor = page.body.nextCursor;
+    rowIds.push(...page.rows.map((r) => r.id));
+    cursor = page.nextCursor;
   } while (cursor);
   return { rowIds, pageCursors };
 }

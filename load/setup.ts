@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../db/client";
+import { type CellflowClient, cellflowClient } from "../src/client/cellflow-client";
 import type { WorkflowDefinition } from "../src/contracts/workflow";
 import { generateApiKey } from "../src/store/api-keys/keys";
 import { registerApiKey } from "../src/store/api-keys/register";
@@ -82,26 +83,23 @@ const compose = (label: string): WorkflowDefinition => ({
 export interface Api {
   port: number;
   key: string;
-  call<T>(method: string, url: string, body?: unknown): Promise<{ status: number; body: T }>;
+  /** The typed API client, keyed for the load tenant. */
+  client: CellflowClient;
 }
 
 export function api(port: number, key: string): Api {
   return {
     port,
     key,
-    async call<T>(method: string, url: string, body?: unknown) {
-      const res = await fetch(`http://127.0.0.1:${port}${url}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${key}`,
-          ...(body !== undefined ? { "content-type": "application/json" } : {}),
-        },
-        body: body !== undefined ? JSON.stringify(body) : undefined,
-      });
-      const text = await res.text();
-      return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
-    },
+    client: cellflowClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: key }),
   };
+}
+
+/** The answer's data; a failed call stops the load run with the API's answer. */
+export function answered<T>(what: string, r: { data?: T; error?: unknown; response: Response }): T {
+  if (r.data === undefined)
+    throw new Error(`${what}: ${r.response.status} ${JSON.stringify(r.error)}`);
+  return r.data;
 }
 
 /** Creates the workflows once and a table with two groups over `rows` rows; its id. */
@@ -115,41 +113,44 @@ export async function loadTable(
     workflowIds ??
     ((await Promise.all(
       ["a", "b"].map(async (label) => {
-        const r = await a.call<{ id: string }>("POST", "/api/workflows", {
-          name: `compose-${label}`,
-          definition: compose(label),
+        const r = await a.client.POST("/api/workflows", {
+          body: { name: `compose-${label}`, definition: compose(label) },
         });
-        if (r.status !== 201) throw new Error(`workflow: ${r.status} ${JSON.stringify(r.body)}`);
-        return r.body.id;
+        return answered("workflow", r).id;
       }),
     )) as [string, string]);
   const group = (id: string, workflowId: string, out: string) => ({
     id,
     name: id,
-    kind: "workflow",
+    kind: "workflow" as const,
     workflowId,
     inputs: { n: "n" },
     outputs: [{ columnId: out, from: "text" }],
   });
-  const t = await a.call<{ id: string }>("POST", "/api/tables", {
-    name,
-    columns: [
-      { id: "n", name: "N", type: "number" },
-      { id: "note", name: "Note", type: "text" },
-      { id: "a", name: "A", type: "text" },
-      { id: "b", name: "B", type: "text" },
-    ],
-    groups: [group("ga", ids[0], "a"), group("gb", ids[1], "b")],
+  const t = await a.client.POST("/api/tables", {
+    body: {
+      name,
+      columns: [
+        { id: "n", name: "N", type: "number" },
+        { id: "note", name: "Note", type: "text" },
+        { id: "a", name: "A", type: "text" },
+        { id: "b", name: "B", type: "text" },
+      ],
+      groups: [group("ga", ids[0], "a"), group("gb", ids[1], "b")],
+    },
   });
-  if (t.status !== 201) throw new Error(`table: ${t.status} ${JSON.stringify(t.body)}`);
+  const tableId = answered("table", t).id;
   for (let i = 0; i < rows; i += 1000) {
     const page = Array.from({ length: Math.min(1000, rows - i) }, (_, k) => ({
       data: { n: i + k, note: "seed" },
     }));
-    const r = await a.call("POST", `/api/tables/${t.body.id}/rows`, { rows: page });
-    if (r.status !== 201) throw new Error(`rows: ${r.status} ${JSON.stringify(r.body)}`);
+    const r = await a.client.POST("/api/tables/{id}/rows", {
+      params: { path: { id: tableId } },
+      body: { rows: page },
+    });
+    answered("rows", r);
   }
-  return { tableId: t.body.id, workflowIds: ids };
+  return { tableId, workflowIds: ids };
 }
 
 /** Starts a run of every cell and waits for it; cells per second from request to done. */
@@ -160,21 +161,25 @@ export async function timedRun(
   cells: number,
 ): Promise<{ dispatchId: string; seconds: number; cellsPerSec: number; status: string }> {
   const started = performance.now();
-  const run = await a.call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
-    mode: "all",
+  const run = await a.client.POST("/api/tables/{id}/runs", {
+    params: { path: { id: tableId } },
+    body: { mode: "all" },
   });
-  if (run.status !== 202) throw new Error(`run: ${run.status} ${JSON.stringify(run.body)}`);
+  // 202 answers the run started (a dry run would answer 200 with figures instead).
+  if (run.response.status !== 202 || !run.data || !("dispatchId" in run.data))
+    throw new Error(`run: ${run.response.status} ${JSON.stringify(run.error)}`);
+  const { dispatchId } = run.data;
   let status = "active";
   while (status === "active") {
     await new Promise((r) => setTimeout(r, 200));
     const [d] = await queryRows<{ status: string }>(
       database.db,
-      sql`select status::text as status from dispatches where id = ${run.body.dispatchId}`,
+      sql`select status::text as status from dispatches where id = ${dispatchId}`,
     );
     status = d?.status ?? "missing";
   }
   const seconds = (performance.now() - started) / 1000;
-  return { dispatchId: run.body.dispatchId, seconds, cellsPerSec: cells / seconds, status };
+  return { dispatchId, seconds, cellsPerSec: cells / seconds, status };
 }
 
 /** Sequences the table's events and answers the newest position. */

@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { EntityId } from "./common";
+import { EntityId, JsonValue } from "./common";
 import { CellOutcome, CellStatus } from "./rows";
 
 /** `POST …/cells/:groupId/resume`: the paused attempt's execution id and the approval data. */
 export const ResumeCellRequest = z.strictObject({
   executionId: EntityId,
-  data: z.json().optional(),
+  data: JsonValue.optional(),
 });
 export type ResumeCellRequest = z.infer<typeof ResumeCellRequest>;
 
@@ -30,7 +30,7 @@ export const CellAttempt = z.object({
   startedAt: z.string().nullable(),
   endedAt: z.string().nullable(),
   durationMs: z.number().int().nullable(),
-  outputs: z.record(z.string(), z.json()).nullable(),
+  outputs: z.record(z.string(), JsonValue).nullable(),
   blockErrors: z.record(z.string(), z.string()),
   resumedFrom: z.string().nullable(),
 });

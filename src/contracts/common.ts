@@ -33,6 +33,13 @@ export type Name = z.infer<typeof Name>;
 export const Expression = z.string().min(1, "must not be empty").max(20_000);
 export type Expression = z.infer<typeof Expression>;
 
+/**
+ * Any JSON value. One shared instance: the schema is recursive, and a document generated
+ * from the contracts names it once and refers to it.
+ */
+export const JsonValue = z.json();
+export type JsonValue = z.infer<typeof JsonValue>;
+
 export const Issue = z.object({ path: z.string(), message: z.string() });
 export type Issue = z.infer<typeof Issue>;
 

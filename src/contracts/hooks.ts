@@ -28,3 +28,7 @@ export const HookRowsInserted = z.object({
   rowIds: z.array(z.string()),
 });
 export type HookRowsInserted = z.infer<typeof HookRowsInserted>;
+
+/** A table's hooks, revoked ones included; never their secrets. */
+export const HookList = z.object({ hooks: z.array(HookView) });
+export type HookList = z.infer<typeof HookList>;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { CELL_OUTCOMES, CELL_STATUSES } from "../domain/statuses";
-import { ClientId } from "./common";
+import { ClientId, JsonValue } from "./common";
 
 export const CellStatus = z.enum(CELL_STATUSES);
 export type CellStatus = z.infer<typeof CellStatus>;
@@ -8,7 +8,7 @@ export const CellOutcome = z.enum(CELL_OUTCOMES);
 export type CellOutcome = z.infer<typeof CellOutcome>;
 
 /** Values keyed by column id; each is checked against its column's type by the service. */
-export const RowData = z.record(ClientId, z.json());
+export const RowData = z.record(ClientId, JsonValue);
 export type RowData = z.infer<typeof RowData>;
 
 export const MAX_ROWS_PER_INSERT = 1_000;
@@ -45,9 +45,17 @@ export type CellView = z.infer<typeof CellView>;
 export const RowView = z.object({
   id: z.string(),
   position: z.number().int(),
-  data: z.record(z.string(), z.json()),
+  data: z.record(z.string(), JsonValue),
   cells: z.record(z.string(), CellView),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
 export type RowView = z.infer<typeof RowView>;
+
+/** A page of rows in position order; `nextCursor` is null on the last page. */
+export const RowPage = z.object({ rows: z.array(RowView), nextCursor: z.string().nullable() });
+export type RowPage = z.infer<typeof RowPage>;
+
+/** The rows `POST /rows` inserted, in the order given. */
+export const InsertedRows = z.object({ rows: z.array(RowView) });
+export type InsertedRows = z.infer<typeof InsertedRows>;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RUN_MODES } from "../domain/statuses";
+import { DISPATCH_STATUSES, HALT_REASONS, RUN_MODES } from "../domain/statuses";
 import { ClientId, EntityId } from "./common";
 import { Where } from "./where";
 
@@ -64,3 +64,55 @@ export const RunEstimate = z.object({
   groups: z.array(z.object({ groupId: z.string(), cells: z.number().int(), credits: z.number() })),
 });
 export type RunEstimate = z.infer<typeof RunEstimate>;
+
+/**
+ * The answer to starting a run (202). `stamping` is true when the run covers more rows
+ * than one request stamps: a background job stamps the rest, and `GET /runs/:id` shows
+ * the final `stamped`.
+ */
+export const RunStarted = z.object({
+  dispatchId: z.string(),
+  stamped: z.number().int(),
+  stamping: z.boolean(),
+});
+export type RunStarted = z.infer<typeof RunStarted>;
+
+export const RunCounts = z.object({
+  queued: z.number().int(),
+  running: z.number().int(),
+  paused: z.number().int(),
+  completed: z.number().int(),
+  error: z.number().int(),
+  cancelled: z.number().int(),
+});
+export type RunCounts = z.infer<typeof RunCounts>;
+
+/**
+ * A run (`GET /runs/:dispatchId`). `counts` are its cells by status now; `haltReason`
+ * says why a `halted` run stopped; `creditsUsed` is counted only for a run with
+ * `maxCredits` (null without one).
+ */
+export const RunView = z.object({
+  id: z.string(),
+  status: z.enum(DISPATCH_STATUSES),
+  mode: z.enum(RUN_MODES),
+  groupIds: z.array(z.string()),
+  window: z.number().int(),
+  stamped: z.number().int(),
+  stamping: z.boolean(),
+  counts: RunCounts,
+  createdAt: z.string(),
+  finishedAt: z.string().nullable(),
+  haltReason: z.enum(HALT_REASONS).nullable(),
+  maxCredits: z.number().int().nullable(),
+  creditsUsed: z.number().nullable(),
+});
+export type RunView = z.infer<typeof RunView>;
+
+/** Active runs first, then newest first. */
+export const RunList = z.object({ runs: z.array(RunView) });
+export type RunList = z.infer<typeof RunList>;
+
+/** How many cells a Stop cancelled. */
+export const RunsCancelled = z.object({ cancelled: z.number().int() });
+export type RunsCancelled = z.infer<typeof RunsCancelled>;

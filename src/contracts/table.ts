@@ -98,3 +98,6 @@ export const TableView = z.object({
   updatedAt: z.string(),
 });
 export type TableView = z.infer<typeof TableView>;
+
+export const TableList = z.object({ tables: z.array(TableView) });
+export type TableList = z.infer<typeof TableList>;

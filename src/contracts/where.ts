@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { CELL_STATUSES } from "../domain/statuses";
-import { ClientId } from "./common";
+import { ClientId, JsonValue } from "./common";
 
 /** Operators of a column condition. Which fit which column type: src/domain/where.ts. */
 export const WHERE_OPS = [
@@ -21,7 +21,7 @@ export type WhereOp = z.infer<typeof WhereOp>;
 export const ColumnCondition = z.strictObject({
   column: ClientId,
   op: WhereOp,
-  value: z.json().optional(),
+  value: JsonValue.optional(),
 });
 export type ColumnCondition = z.infer<typeof ColumnCondition>;
 

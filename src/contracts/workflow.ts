@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ClientId, EntityId, Expression, Name } from "./common";
+import { ClientId, EntityId, Expression, JsonValue, Name } from "./common";
 
 const Next = z.union([ClientId, z.array(ClientId).min(1).max(50)]);
 
@@ -40,7 +40,7 @@ export const HttpBlock = z.strictObject({
   method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]),
   url: Template.min(1),
   headers: z.record(z.string().min(1).max(200), Template).optional(),
-  body: z.json().optional(),
+  body: JsonValue.optional(),
   next: Next.optional(),
 });
 export type HttpBlock = z.infer<typeof HttpBlock>;
@@ -112,7 +112,7 @@ export const LlmBlock = z.strictObject({
   baseUrl: z.url().max(2_000).optional(),
   model: z.string().min(1).max(200),
   prompt: Template.min(1),
-  jsonSchema: z.record(z.string(), z.json()).optional(),
+  jsonSchema: z.record(z.string(), JsonValue).optional(),
   next: Next.optional(),
 });
 export type LlmBlock = z.infer<typeof LlmBlock>;
@@ -181,3 +181,11 @@ export const WorkflowView = z.object({
   updatedAt: z.string(),
 });
 export type WorkflowView = z.infer<typeof WorkflowView>;
+
+/** The key's workspace's workflows, oldest first. */
+export const WorkflowList = z.object({ workflows: z.array(WorkflowView) });
+export type WorkflowList = z.infer<typeof WorkflowList>;
+
+/** The version a deploy froze. */
+export const DeployedWorkflow = z.object({ version: z.number().int() });
+export type DeployedWorkflow = z.infer<typeof DeployedWorkflow>;

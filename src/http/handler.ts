@@ -4,10 +4,8 @@ import { log } from "../config/log";
 import { RequestError } from "../domain/errors";
 import type { ServiceContext } from "../services/context";
 import { authenticate } from "./auth";
+import { PATH_ID } from "./path-ids";
 import { errorResponse } from "./respond";
-
-/** Path ids are ours (generated) or client ids; anything else cannot exist, so it is a 404. */
-const PATH_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 type Params = Record<string, string>;
 interface RouteContext<P extends Params> {

@@ -1,20 +1,15 @@
 import type { Db } from "../../db/client";
+import type { CreatedWorkspace } from "../contracts/workspaces";
 import type { Result } from "../domain/result";
 import { generateApiKey } from "../store/api-keys/keys";
 import { registerApiKey } from "../store/api-keys/register";
 import { createWorkspace } from "../store/workspaces/create";
 
-export interface NewWorkspace {
-  id: string;
-  name: string;
-  apiKey: string;
-}
-
 /** A workspace and its first API key; the key is returned once and stored only hashed. */
 export async function createWorkspaceWithKey(
   db: Db,
   name: string,
-): Promise<Result<NewWorkspace, never>> {
+): Promise<Result<CreatedWorkspace, never>> {
   return db.transaction(async (tx) => {
     const ws = await createWorkspace(tx, name);
     const apiKey = generateApiKey();

@@ -1,13 +1,8 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import type { HealthView } from "../contracts/health";
 
-export interface Health {
-  ok: boolean;
-  db: "ok" | "error";
-  backend: "local" | "trigger";
-}
-
-export async function checkHealth(db: Db, backend: Health["backend"]): Promise<Health> {
+export async function checkHealth(db: Db, backend: HealthView["backend"]): Promise<HealthView> {
   try {
     await db.execute(sql`select 1`);
     return { ok: true, db: "ok", backend };

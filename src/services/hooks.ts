@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { CreatedHook, CreateHookRequest, HookView } from "../contracts/hooks";
+import type { CreatedHook, CreateHookRequest, HookList, HookView } from "../contracts/hooks";
 import { type Failure, notFound } from "../domain/errors";
 import { newId } from "../domain/ids";
 import type { Result } from "../domain/result";
@@ -58,7 +58,7 @@ export async function createHook(
 export async function listHooks(
   ctx: ServiceContext,
   tableId: string,
-): Promise<Result<{ hooks: HookView[] }, Failure>> {
+): Promise<Result<HookList, Failure>> {
   const table = await getTable(ctx.db, ctx.workspaceId, tableId);
   if (!table) return { ok: false, reason: notFound("table") };
   const hooks = await readHooks(ctx.db, ctx.workspaceId, tableId);

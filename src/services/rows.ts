@@ -1,4 +1,11 @@
-import type { InsertRowsRequest, ListRowsQuery, PatchRowRequest, RowView } from "../contracts/rows";
+import type {
+  InsertedRows,
+  InsertRowsRequest,
+  ListRowsQuery,
+  PatchRowRequest,
+  RowPage,
+  RowView,
+} from "../contracts/rows";
 import { TableSchema } from "../contracts/table";
 import { type Failure, invalid, notFound } from "../domain/errors";
 import type { Result } from "../domain/result";
@@ -21,7 +28,7 @@ export async function insertRows(
   ctx: ServiceContext,
   tableId: string,
   req: InsertRowsRequest,
-): Promise<Result<{ rows: RowView[] }, Failure>> {
+): Promise<Result<InsertedRows, Failure>> {
   const stored = await storeRows(ctx, tableId, req);
   if (!stored.ok) return stored;
   await fireStoredRows(ctx, tableId, stored.value);
@@ -81,7 +88,7 @@ export async function listRows(
   ctx: ServiceContext,
   tableId: string,
   query: ListRowsQuery,
-): Promise<Result<{ rows: RowView[]; nextCursor: string | null }, Failure>> {
+): Promise<Result<RowPage, Failure>> {
   const after = decodeCursor(query.cursor);
   if (after === null)
     return {

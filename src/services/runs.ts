@@ -1,4 +1,11 @@
-import type { CancelRunsRequest, CreateRunRequest } from "../contracts/runs";
+import type {
+  CancelRunsRequest,
+  CreateRunRequest,
+  RunList,
+  RunStarted,
+  RunsCancelled,
+  RunView,
+} from "../contracts/runs";
 import { TableSchema } from "../contracts/table";
 import { type Failure, invalid, notFound } from "../domain/errors";
 import type { Result } from "../domain/result";
@@ -6,7 +13,7 @@ import { checkWhere, type TypedCondition } from "../domain/where";
 import { startRun } from "../engine/dispatcher";
 import { stopRuns } from "../engine/stop";
 import { planLimits } from "../limits/plans";
-import { type DispatchView, getDispatch, listDispatches } from "../store/dispatches/read";
+import { getDispatch, listDispatches } from "../store/dispatches/read";
 import { tableForEngine } from "../store/engine-reads";
 import type { ServiceContext } from "./context";
 
@@ -56,7 +63,7 @@ export async function createRun(
   ctx: RunContext,
   tableId: string,
   req: CreateRunRequest,
-): Promise<Result<{ dispatchId: string; stamped: number }, Failure>> {
+): Promise<Result<RunStarted, Failure>> {
   // A dry run reaching here (a `run` hook's body) must not start the real thing.
   if (req.dryRun) {
     return {
@@ -99,7 +106,7 @@ export async function getRun(
   ctx: ServiceContext,
   tableId: string,
   id: string,
-): Promise<Result<DispatchView, Failure>> {
+): Promise<Result<RunView, Failure>> {
   if (!(await ownTable(ctx, tableId))) return { ok: false, reason: notFound("table") };
   const run = await getDispatch(ctx.db, tableId, id);
   return run ? { ok: true, value: run } : { ok: false, reason: notFound("run") };
@@ -108,7 +115,7 @@ export async function getRun(
 export async function listRuns(
   ctx: ServiceContext,
   tableId: string,
-): Promise<Result<{ runs: DispatchView[] }, Failure>> {
+): Promise<Result<RunList, Failure>> {
   if (!(await ownTable(ctx, tableId))) return { ok: false, reason: notFound("table") };
   return { ok: true, value: { runs: await listDispatches(ctx.db, tableId) } };
 }
@@ -117,7 +124,7 @@ export async function cancelRuns(
   ctx: RunContext,
   tableId: string,
   req: CancelRunsRequest,
-): Promise<Result<{ cancelled: number }, Failure>> {
+): Promise<Result<RunsCancelled, Failure>> {
   const table = await ownTable(ctx, tableId);
   if (!table) return { ok: false, reason: notFound("table") };
   const { where: rawWhere, ...scope } = req;

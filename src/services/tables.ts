@@ -2,6 +2,7 @@ import type { Issue } from "../contracts/common";
 import {
   type CreateTableRequest,
   type PatchTableRequest,
+  type TableList,
   TableSchema,
   type TableView,
 } from "../contracts/table";
@@ -76,9 +77,7 @@ export async function getTable(
   return { ok: true, value: view(row, await countRows(ctx.db, row.id)) };
 }
 
-export async function listTables(
-  ctx: ServiceContext,
-): Promise<Result<{ tables: TableView[] }, Failure>> {
+export async function listTables(ctx: ServiceContext): Promise<Result<TableList, Failure>> {
   const rows = await readTables(ctx.db, ctx.workspaceId);
   return { ok: true, value: { tables: rows.map((r) => view(r, r.rowCount)) } };
 }

@@ -1,18 +1,10 @@
 /** The workspace's credit usage this month. */
+import type { UsageView } from "../contracts/workspaces";
 import { type Failure, notFound } from "../domain/errors";
 import type { Result } from "../domain/result";
 import { planLimits } from "../limits/plans";
 import { usageSummary } from "../store/usage/read";
 import type { ServiceContext } from "./context";
-
-export interface UsageView {
-  plan: string;
-  month: string;
-  used: number;
-  limit: number | null;
-  remaining: number | null;
-  bySource: { source: string; credits: number }[];
-}
 
 export async function getUsage(ctx: ServiceContext): Promise<Result<UsageView, Failure>> {
   const summary = await usageSummary(ctx.db, ctx.workspaceId);

@@ -1,8 +1,10 @@
 import type { Issue } from "../contracts/common";
 import {
   type CreateWorkflowRequest,
+  type DeployedWorkflow,
   type UpdateWorkflowRequest,
   WorkflowDefinition,
+  type WorkflowList,
   type WorkflowView,
 } from "../contracts/workflow";
 import { type Failure, invalid, notFound } from "../domain/errors";
@@ -70,16 +72,14 @@ export async function updateWorkflow(
 export async function deployWorkflow(
   ctx: ServiceContext,
   id: string,
-): Promise<Result<{ version: number }, Failure>> {
+): Promise<Result<DeployedWorkflow, Failure>> {
   const deployed = await freezeDraft(ctx.db, ctx.workspaceId, id);
   if (!deployed) return { ok: false, reason: notFound("workflow") };
   ctx.log.info({ workflowId: id, version: deployed.version }, "workflow deployed");
   return { ok: true, value: deployed };
 }
 
-export async function listWorkflows(
-  ctx: ServiceContext,
-): Promise<Result<{ workflows: WorkflowView[] }, Failure>> {
+export async function listWorkflows(ctx: ServiceContext): Promise<Result<WorkflowList, Failure>> {
   const rows = await readWorkflows(ctx.db, ctx.workspaceId);
   return { ok: true, value: { workflows: rows.map(view) } };
 }

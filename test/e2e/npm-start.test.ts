@@ -42,6 +42,16 @@ describe("npm start", () => {
     const health = await fetch(`${first.url}/api/health`);
     expect(await health.json()).toEqual({ ok: true, db: "ok", backend: "local" });
 
+    // The API describes itself without a key: the document, and a page rendering it.
+    const described = await fetch(`${first.url}/api/openapi.json`);
+    expect(described.status).toBe(200);
+    const doc = (await described.json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(doc.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.paths)).toContain("/api/tables/{id}/runs");
+    const docsPage = await fetch(`${first.url}/api/docs`);
+    expect(docsPage.headers.get("content-type")).toContain("text/html");
+    expect(await docsPage.text()).toContain('id="createRun"');
+
     // The seeded demo fills itself through auto-run.
     const tables = await api(first, "GET", "/api/tables");
     const demo = (tables.body.tables as { id: string; name: string }[]).find(

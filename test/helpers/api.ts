@@ -1,11 +1,19 @@
 /**
  * Calls the real route handlers in-process. Routes are discovered from the files under
  * src/app/api, the way Next.js maps them, so a test cannot reach a route that the server
- * would not serve.
+ * would not serve. Every answer is checked against the OpenAPI document (status, content
+ * type, JSON body): a test whose request gets an answer the document does not describe
+ * fails, so the document cannot drift from what the server says.
+ *
+ * `apiClient` is the typed client (src/client) on this in-process transport, for ordinary
+ * calls; `call` sends what a typed client cannot (raw bodies, odd headers, wrong shapes).
  */
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { type CellflowClient, cellflowClient } from "../../src/client/cellflow-client";
+import { ApiError } from "../../src/contracts/common";
+import { expectDocumentedAnswer } from "./openapi-responses";
 
 export type RouteHandler = (
   req: Request,
@@ -16,6 +24,8 @@ interface RouteFile {
   pattern: RegExp;
   names: string[];
   file: string;
+  /** The folder path under src/app, e.g. `/api/tables/[id]`. */
+  template: string;
   catchAll: boolean;
 }
 
@@ -45,6 +55,7 @@ function discover(): RouteFile[] {
           pattern: new RegExp(`^/api/${parts.join("/")}$`),
           names,
           file: path.join(dir, entry.name),
+          template: `/api/${segments.join("/")}`.replace(/\/$/, ""),
           catchAll,
         });
       }
@@ -65,12 +76,8 @@ export async function listRoutes(): Promise<{ template: string; methods: string[
   for (const r of routes) {
     if (r.catchAll) continue;
     const mod = (await import(pathToFileURL(r.file).href)) as Record<string, unknown>;
-    const template = path
-      .relative(path.dirname(API_DIR), path.dirname(r.file))
-      .split(path.sep)
-      .join("/");
     out.push({
-      template: `/${template}`,
+      template: r.template,
       methods: ["GET", "POST", "PUT", "PATCH", "DELETE"].filter(
         (m) => typeof mod[m] === "function",
       ),
@@ -100,7 +107,11 @@ export interface ApiResponse<T = unknown> {
 export async function resolveRoute(
   pathname: string,
   method: string,
-): Promise<{ handler: RouteHandler; params: Record<string, string> } | "no route" | "no method"> {
+): Promise<
+  | { handler: RouteHandler; params: Record<string, string>; route: RouteFile }
+  | "no route"
+  | "no method"
+> {
   const route = routes.find((r) => r.pattern.test(pathname));
   if (!route) return "no route";
   const match = route.pattern.exec(pathname);
@@ -113,7 +124,69 @@ export async function resolveRoute(
     RouteHandler | undefined
   >;
   const handler = mod[method];
-  return handler ? { handler, params } : "no method";
+  return handler ? { handler, params, route } : "no method";
+}
+
+/** Statuses whose answers carry no body (a Response refuses one). */
+const NO_BODY = new Set([101, 204, 205, 304]);
+
+/**
+ * A fetch that answers in-process: the route handler that serves the request's path, its
+ * answer checked against the OpenAPI document (see the header) and returned readable.
+ */
+export async function inProcessFetch(req: Request): Promise<Response> {
+  const url = new URL(req.url);
+  const found = await resolveRoute(url.pathname, req.method);
+  if (found === "no route") throw new Error(`no route file serves ${url.pathname}`);
+  if (found === "no method") return new Response(null, { status: 405 });
+  const { handler, params, route } = found;
+  const res = await handler(req, { params: Promise.resolve(params) });
+  const text = await res.text();
+  const contentType = res.headers.get("content-type");
+  let body: unknown = text;
+  if ((contentType ?? "").includes("json") && text) body = JSON.parse(text);
+  const target = `${url.pathname}${url.search}`;
+  if (route.catchAll) {
+    // The one route the document leaves out: unknown paths, always a 404 in the error shape.
+    if (res.status !== 404 || !ApiError.safeParse(body).success)
+      throw new Error(
+        `${req.method} ${target} reached no route but answered ${res.status}: ${text.slice(0, 300)}`,
+      );
+  } else {
+    expectDocumentedAnswer({
+      method: req.method,
+      template: route.template,
+      url: target,
+      status: res.status,
+      contentType,
+      body,
+      text,
+    });
+  }
+  return new Response(NO_BODY.has(res.status) ? null : text, {
+    status: res.status,
+    headers: res.headers,
+  });
+}
+
+/** The typed client answering in-process; `key` is sent as the bearer key. */
+export function apiClient(
+  key?: string | null,
+  headers: Record<string, string> = {},
+): CellflowClient {
+  return cellflowClient({
+    baseUrl: "http://cellflow.test",
+    ...(key ? { apiKey: key } : {}),
+    headers,
+    fetch: inProcessFetch,
+  });
+}
+
+/** A typed call's data; an error answer fails the test with the API's answer. */
+export function dataOf<T>(r: { data?: T; error?: unknown; response: Response }): T {
+  if (r.data === undefined)
+    throw new Error(`${r.response.status} from the API: ${JSON.stringify(r.error ?? null)}`);
+  return r.data;
 }
 
 export async function call<T = unknown>(
@@ -122,10 +195,6 @@ export async function call<T = unknown>(
   opts: CallOptions = {},
 ): Promise<ApiResponse<T>> {
   const parsed = new URL(url, "http://cellflow.test");
-  const found = await resolveRoute(parsed.pathname, method);
-  if (found === "no route") throw new Error(`no route file serves ${parsed.pathname}`);
-  if (found === "no method") return { status: 405, body: null as T, headers: new Headers() };
-  const { handler, params } = found;
   const headers = new Headers(opts.headers);
   if (opts.key) headers.set("authorization", `Bearer ${opts.key}`);
   let body: string | Uint8Array<ArrayBuffer> | undefined;
@@ -134,8 +203,8 @@ export async function call<T = unknown>(
     body = JSON.stringify(opts.body);
     headers.set("content-type", "application/json");
   }
-  const req = new Request(parsed, { method, headers, body });
-  const res = await handler(req, { params: Promise.resolve(params) });
+  const res = await inProcessFetch(new Request(parsed, { method, headers, body }));
+  if (res.status === 405) return { status: 405, body: null as T, headers: new Headers() };
   const text = await res.text();
   let parsedBody: unknown = text;
   if ((res.headers.get("content-type") ?? "").includes("json") && text)

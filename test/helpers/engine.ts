@@ -6,7 +6,7 @@ import { closeBackend } from "../../src/backends/instance";
 import { readEnv } from "../../src/config/env";
 import { log } from "../../src/config/log";
 import { type RunningWorker, startWorker } from "../../src/server/worker-runtime";
-import { call } from "./api";
+import { apiClient, dataOf } from "./api";
 import { waitFor } from "./processes";
 
 /** An in-process worker on the test database, stopped after the file. */
@@ -43,12 +43,10 @@ export async function waitForDispatch(
   let status = "";
   const done = await waitFor(
     async () => {
-      const res = await call<{ status: string }>(
-        "GET",
-        `/api/tables/${tableId}/runs/${dispatchId}`,
-        { key },
-      );
-      status = res.body.status;
+      const res = await apiClient(key).GET("/api/tables/{id}/runs/{dispatchId}", {
+        params: { path: { id: tableId, dispatchId } },
+      });
+      status = dataOf(res).status;
       return status !== "active";
     },
     timeoutMs,

@@ -1,10 +1,9 @@
 /** Tables for engine tests, built through the API like a user would. */
-import { call } from "./api";
+import { apiClient, dataOf } from "./api";
 
 /** A workflow that waits `ms` (cancellably) and then outputs "ok". */
 export async function waitWorkflow(key: string, ms: number): Promise<string> {
-  const res = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
+  const res = await apiClient(key).POST("/api/workflows", {
     body: {
       name: `wait ${ms}`,
       definition: {
@@ -15,7 +14,7 @@ export async function waitWorkflow(key: string, ms: number): Promise<string> {
       },
     },
   });
-  return res.body.id;
+  return dataOf(res).id;
 }
 
 /** A table with `groups` text columns, each filled by its own group of the wait workflow. */
@@ -23,35 +22,36 @@ export async function waitTable(
   key: string,
   spec: { groups: number; ms: number; rows: number },
 ): Promise<{ id: string; rowIds: string[] }> {
+  const api = apiClient(key);
   const wf = await waitWorkflow(key, spec.ms);
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  const t = await api.POST("/api/tables", {
     body: {
       name: "engine",
       columns: Array.from({ length: spec.groups }, (_, i) => ({
         id: `c${i}`,
         name: `C${i}`,
-        type: "text",
+        type: "text" as const,
       })),
       groups: Array.from({ length: spec.groups }, (_, i) => ({
         id: `g${i}`,
         name: `G${i}`,
-        kind: "workflow",
+        kind: "workflow" as const,
         workflowId: wf,
         outputs: [{ columnId: `c${i}`, from: "done" }],
       })),
     },
   });
+  const id = dataOf(t).id;
   const rowIds: string[] = [];
   for (let i = 0; i < spec.rows; i += 1000) {
     const batch = Array.from({ length: Math.min(1000, spec.rows - i) }, () => ({ data: {} }));
-    const ins = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-      key,
+    const ins = await api.POST("/api/tables/{id}/rows", {
+      params: { path: { id } },
       body: { rows: batch },
     });
-    rowIds.push(...ins.body.rows.map((r) => r.id));
+    rowIds.push(...dataOf(ins).rows.map((r) => r.id));
   }
-  return { id: t.body.id, rowIds };
+  return { id, rowIds };
 }
 
 /**

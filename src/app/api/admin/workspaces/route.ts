@@ -1,15 +1,12 @@
-import { z } from "zod";
 import { getDatabase } from "../../../../../db/instance";
 import { readEnv } from "../../../../config/env";
-import { Name } from "../../../../contracts/common";
+import { CreateWorkspaceRequest } from "../../../../contracts/workspaces";
 import { RequestError } from "../../../../domain/errors";
 import { bearerToken, sameSecret } from "../../../../http/auth";
 import { parseJsonBody } from "../../../../http/body";
 import { publicRoute } from "../../../../http/handler";
 import { respond } from "../../../../http/respond";
 import { createWorkspaceWithKey } from "../../../../services/admin";
-
-const CreateWorkspaceRequest = z.strictObject({ name: Name });
 
 export const POST = publicRoute(async (req) => {
   const adminToken = readEnv().CELLFLOW_ADMIN_TOKEN;

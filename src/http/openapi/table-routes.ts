@@ -1,0 +1,299 @@
+/**
+ * The operations under `/api/tables`: tables, rows, cells, runs, events, CSV and the
+ * table's webhooks. Each entry names the contract its route validates with and the
+ * contract its service answers with, so the document describes what the code does.
+ */
+import { z } from "zod";
+import { CellAttemptsResponse, ResumeCellRequest, ResumeCellResponse } from "../../contracts/cells";
+import { CsvImported } from "../../contracts/csv";
+import { EventsQuery } from "../../contracts/events";
+import { CreatedHook, CreateHookRequest, HookList } from "../../contracts/hooks";
+import {
+  InsertedRows,
+  InsertRowsRequest,
+  ListRowsQuery,
+  PatchRowRequest,
+  RowPage,
+  RowView,
+} from "../../contracts/rows";
+import {
+  CancelRunsRequest,
+  CreateRunRequest,
+  RunEstimate,
+  RunList,
+  RunStarted,
+  RunsCancelled,
+  RunView,
+} from "../../contracts/runs";
+import { CreateTableRequest, PatchTableRequest, TableList, TableView } from "../../contracts/table";
+import type { Operation } from "./operation";
+
+const TABLE = { id: "The table's id" };
+const ROW = { ...TABLE, rowId: "The row's id" };
+const CELL = { ...ROW, groupId: "The group's id (the cell is the row's cell of that group)" };
+
+const tables: Operation[] = [
+  {
+    method: "get",
+    path: "/api/tables",
+    operationId: "listTables",
+    tag: "Tables",
+    summary: "List the workspace's tables",
+    access: "key",
+    answers: [{ status: 200, description: "The tables", json: TableList }],
+  },
+  {
+    method: "post",
+    path: "/api/tables",
+    operationId: "createTable",
+    tag: "Tables",
+    summary: "Create a table",
+    description:
+      "Invalid schema (an output column owned twice, a dependency cycle, an unknown column or workflow) → 400 with issues.",
+    access: "key",
+    body: { json: CreateTableRequest },
+    answers: [{ status: 201, description: "The table", json: TableView }],
+  },
+  {
+    method: "get",
+    path: "/api/tables/{id}",
+    operationId: "getTable",
+    tag: "Tables",
+    summary: "Get a table",
+    access: "key",
+    params: TABLE,
+    answers: [{ status: 200, description: "The table", json: TableView }],
+  },
+  {
+    method: "patch",
+    path: "/api/tables/{id}",
+    operationId: "patchTable",
+    tag: "Tables",
+    summary: "Edit a table",
+    description:
+      "The lists given replace the current ones; a group added with `autoRun` runs on the rows where it is eligible. Concurrent edits that keep colliding → 409.",
+    access: "key",
+    params: TABLE,
+    body: { json: PatchTableRequest },
+    answers: [{ status: 200, description: "The table", json: TableView }],
+    errors: [409],
+  },
+  {
+    method: "delete",
+    path: "/api/tables/{id}",
+    operationId: "deleteTable",
+    tag: "Tables",
+    summary: "Delete a table",
+    description:
+      "Stops the table's in-flight cells first, then deletes it with its rows, cells, runs, events and webhooks.",
+    access: "key",
+    params: TABLE,
+    answers: [{ status: 204, description: "Deleted" }],
+  },
+];
+
+const rows: Operation[] = [
+  {
+    method: "get",
+    path: "/api/tables/{id}/rows",
+    operationId: "listRows",
+    tag: "Rows",
+    summary: "List rows, a page at a time",
+    access: "key",
+    params: TABLE,
+    query: ListRowsQuery,
+    answers: [{ status: 200, description: "A page of rows", json: RowPage }],
+  },
+  {
+    method: "post",
+    path: "/api/tables/{id}/rows",
+    operationId: "insertRows",
+    tag: "Rows",
+    summary: "Insert rows (at most 1,000 per call)",
+    description: "Values are checked against their columns' types; eligible groups auto-run.",
+    access: "key",
+    params: TABLE,
+    body: { json: InsertRowsRequest },
+    answers: [{ status: 201, description: "The inserted rows", json: InsertedRows }],
+  },
+  {
+    method: "get",
+    path: "/api/tables/{id}/rows/{rowId}",
+    operationId: "getRow",
+    tag: "Rows",
+    summary: "Get a row",
+    access: "key",
+    params: ROW,
+    answers: [{ status: 200, description: "The row", json: RowView }],
+  },
+  {
+    method: "patch",
+    path: "/api/tables/{id}/rows/{rowId}",
+    operationId: "patchRow",
+    tag: "Rows",
+    summary: "Edit a row's values (merged; re-arms the groups that depend on them)",
+    access: "key",
+    params: ROW,
+    body: { json: PatchRowRequest },
+    answers: [{ status: 200, description: "The row", json: RowView }],
+  },
+  {
+    method: "delete",
+    path: "/api/tables/{id}/rows/{rowId}",
+    operationId: "deleteRow",
+    tag: "Rows",
+    summary: "Delete a row (stops its in-flight cells)",
+    access: "key",
+    params: ROW,
+    answers: [{ status: 204, description: "Deleted" }],
+  },
+  {
+    method: "post",
+    path: "/api/tables/{id}/rows/{rowId}/cells/{groupId}/resume",
+    operationId: "resumeCell",
+    tag: "Cells",
+    summary: "Resume a paused cell with the data its approval block outputs",
+    description: "A wrong or stale execution id, or a cell that is not paused → 409.",
+    access: "key",
+    params: CELL,
+    body: { json: ResumeCellRequest },
+    answers: [{ status: 202, description: "Queued again", json: ResumeCellResponse }],
+    errors: [409],
+  },
+  {
+    method: "get",
+    path: "/api/tables/{id}/rows/{rowId}/cells/{groupId}/attempts",
+    operationId: "listCellAttempts",
+    tag: "Cells",
+    summary: "A cell's attempts, newest first (at most 20)",
+    access: "key",
+    params: CELL,
+    answers: [{ status: 200, description: "The attempts", json: CellAttemptsResponse }],
+  },
+];
+
+const runs: Operation[] = [
+  {
+    method: "get",
+    path: "/api/tables/{id}/runs",
+    operationId: "listRuns",
+    tag: "Runs",
+    summary: "List the table's runs (active first)",
+    access: "key",
+    params: TABLE,
+    answers: [{ status: 200, description: "The runs", json: RunList }],
+  },
+  {
+    method: "post",
+    path: "/api/tables/{id}/runs",
+    operationId: "createRun",
+    tag: "Runs",
+    summary: "Start a run (or, with `dryRun`, count what it would do)",
+    access: "key",
+    params: TABLE,
+    body: { json: CreateRunRequest },
+    answers: [
+      { status: 202, description: "The run started", json: RunStarted },
+      { status: 200, description: "A dry run's figures; nothing is written", json: RunEstimate },
+    ],
+  },
+  {
+    method: "get",
+    path: "/api/tables/{id}/runs/{dispatchId}",
+    operationId: "getRun",
+    tag: "Runs",
+    summary: "Get a run and its cells' counts",
+    access: "key",
+    params: { ...TABLE, dispatchId: "The run's id (`dispatchId`)" },
+    answers: [{ status: 200, description: "The run", json: RunView }],
+  },
+  {
+    method: "post",
+    path: "/api/tables/{id}/runs/cancel",
+    operationId: "cancelRuns",
+    tag: "Runs",
+    summary: "Stop cells in flight (an empty body stops everything in the table)",
+    access: "key",
+    params: TABLE,
+    body: { json: CancelRunsRequest, optional: true },
+    answers: [{ status: 200, description: "How many cells were stopped", json: RunsCancelled }],
+  },
+];
+
+const io: Operation[] = [
+  {
+    method: "get",
+    path: "/api/tables/{id}/events",
+    operationId: "tableEvents",
+    tag: "Events",
+    summary: "Follow the table's changes as server-sent events",
+    description:
+      "Each event has `id: <seq>`, `event: cell | dispatch | limit | schema | rows` (or `reset` when the cursor is older than retention: refetch, then follow from `resumeFrom`) and `data: <json>`. The `Last-Event-ID` header or `?after=<seq>` replays what came after; a comment line every 15 s keeps the connection open.",
+    access: "key",
+    params: TABLE,
+    query: EventsQuery,
+    headers: z.object({
+      "last-event-id": z
+        .string()
+        .optional()
+        .describe("Replay what came after this event id (takes precedence over `after`)"),
+    }),
+    answers: [{ status: 200, description: "The event stream", text: "text/event-stream" }],
+  },
+  {
+    method: "get",
+    path: "/api/tables/{id}/export",
+    operationId: "exportCsv",
+    tag: "CSV",
+    summary: "Export every row as CSV (columns by name, in column order)",
+    access: "key",
+    params: TABLE,
+    answers: [{ status: 200, description: "The CSV file (RFC 4180, CRLF)", text: "text/csv" }],
+  },
+  {
+    method: "post",
+    path: "/api/tables/{id}/import",
+    operationId: "importCsv",
+    tag: "CSV",
+    summary: "Import a CSV file (all rows or none)",
+    description:
+      "Headers name columns by name or id. A header naming no column, or a value that does not fit its column → 400 with issues.",
+    access: "key",
+    params: TABLE,
+    body: { csv: true },
+    answers: [{ status: 201, description: "How many rows were inserted", json: CsvImported }],
+  },
+  {
+    method: "get",
+    path: "/api/tables/{id}/hooks",
+    operationId: "listHooks",
+    tag: "Webhooks",
+    summary: "List the table's webhooks (never their secrets)",
+    access: "key",
+    params: TABLE,
+    answers: [{ status: 200, description: "The hooks", json: HookList }],
+  },
+  {
+    method: "post",
+    path: "/api/tables/{id}/hooks",
+    operationId: "createHook",
+    tag: "Webhooks",
+    summary: "Create a webhook (its signing secret is shown once)",
+    access: "key",
+    params: TABLE,
+    body: { json: CreateHookRequest },
+    answers: [{ status: 201, description: "The hook and its secret", json: CreatedHook }],
+  },
+  {
+    method: "delete",
+    path: "/api/tables/{id}/hooks/{hookId}",
+    operationId: "revokeHook",
+    tag: "Webhooks",
+    summary: "Revoke a webhook (idempotent)",
+    access: "key",
+    params: { ...TABLE, hookId: "The hook's id" },
+    answers: [{ status: 204, description: "Revoked" }],
+  },
+];
+
+export const TABLE_OPERATIONS: Operation[] = [...tables, ...rows, ...runs, ...io];

@@ -1,0 +1,248 @@
+/**
+ * The operations outside `/api/tables`: health, workspaces, sessions, workflows,
+ * enrichments, usage, secrets, webhook deliveries and the description of the API itself.
+ */
+import { z } from "zod";
+import { EnrichmentList } from "../../contracts/enrichments";
+import { HealthView } from "../../contracts/health";
+import { HookRowsInserted } from "../../contracts/hooks";
+import { InsertRowsRequest } from "../../contracts/rows";
+import { CreateRunRequest, RunStarted } from "../../contracts/runs";
+import { PutSecretRequest, SecretList, SecretView } from "../../contracts/secrets";
+import { SessionView, SignInRequest } from "../../contracts/session";
+import {
+  CreateWorkflowRequest,
+  DeployedWorkflow,
+  UpdateWorkflowRequest,
+  WorkflowList,
+  WorkflowView,
+} from "../../contracts/workflow";
+import { CreatedWorkspace, CreateWorkspaceRequest, UsageView } from "../../contracts/workspaces";
+import type { Operation } from "./operation";
+
+const SET_COOKIE = { "set-cookie": "The session cookie (`cellflow_session`, HttpOnly)" };
+
+const service: Operation[] = [
+  {
+    method: "get",
+    path: "/api/health",
+    operationId: "health",
+    tag: "Service",
+    summary: "Whether the server and its database answer",
+    access: "public",
+    answers: [
+      { status: 200, description: "Healthy", json: HealthView },
+      { status: 503, description: "The database does not answer", json: HealthView },
+    ],
+  },
+  {
+    method: "post",
+    path: "/api/admin/workspaces",
+    operationId: "createWorkspace",
+    tag: "Service",
+    summary: "Create a workspace and its first API key (shown once)",
+    description:
+      "Needs `Authorization: Bearer <CELLFLOW_ADMIN_TOKEN>`; without that token configured the route does not exist (404).",
+    access: "admin",
+    body: { json: CreateWorkspaceRequest },
+    answers: [{ status: 201, description: "The workspace and its key", json: CreatedWorkspace }],
+    errors: [401, 404],
+  },
+  {
+    method: "get",
+    path: "/api/openapi.json",
+    operationId: "openapiDocument",
+    tag: "Service",
+    summary: "This document (OpenAPI 3.1)",
+    access: "public",
+    answers: [
+      {
+        status: 200,
+        description: "The OpenAPI document",
+        json: z.looseObject({ openapi: z.string() }),
+      },
+    ],
+  },
+  {
+    method: "get",
+    path: "/api/docs",
+    operationId: "apiDocs",
+    tag: "Service",
+    summary: "A reference page rendering this document",
+    access: "public",
+    answers: [{ status: 200, description: "The reference page", text: "text/html" }],
+  },
+];
+
+const session: Operation[] = [
+  {
+    method: "post",
+    path: "/api/session",
+    operationId: "signIn",
+    tag: "Sessions",
+    summary: "Sign the web UI in with an API key (sets the session cookie)",
+    description:
+      "The request must be `Content-Type: application/json` or carry `x-cellflow-ui: 1`. A wrong, revoked or malformed key → 401 and no cookie.",
+    access: "public",
+    body: { json: SignInRequest },
+    answers: [{ status: 200, description: "Signed in", json: SessionView, headers: SET_COOKIE }],
+    errors: [401],
+  },
+  {
+    method: "get",
+    path: "/api/session",
+    operationId: "getSession",
+    tag: "Sessions",
+    summary: "The workspace of the key or session cookie",
+    access: "key",
+    answers: [{ status: 200, description: "The workspace", json: SessionView }],
+  },
+  {
+    method: "delete",
+    path: "/api/session",
+    operationId: "signOut",
+    tag: "Sessions",
+    summary: "Sign out (clears the cookie; the key stays valid)",
+    access: "public",
+    answers: [{ status: 204, description: "Signed out", headers: SET_COOKIE }],
+  },
+];
+
+const WORKFLOW = { id: "The workflow's id" };
+
+const workflows: Operation[] = [
+  {
+    method: "get",
+    path: "/api/workflows",
+    operationId: "listWorkflows",
+    tag: "Workflows",
+    summary: "List the workspace's workflows (oldest first)",
+    access: "key",
+    answers: [{ status: 200, description: "The workflows", json: WorkflowList }],
+  },
+  {
+    method: "post",
+    path: "/api/workflows",
+    operationId: "createWorkflow",
+    tag: "Workflows",
+    summary: "Create a workflow",
+    description: "A cycle, an unknown block type or a dangling `next` → 400 with issues.",
+    access: "key",
+    body: { json: CreateWorkflowRequest },
+    answers: [{ status: 201, description: "The workflow", json: WorkflowView }],
+  },
+  {
+    method: "get",
+    path: "/api/workflows/{id}",
+    operationId: "getWorkflow",
+    tag: "Workflows",
+    summary: "Get a workflow",
+    access: "key",
+    params: WORKFLOW,
+    answers: [{ status: 200, description: "The workflow", json: WorkflowView }],
+  },
+  {
+    method: "put",
+    path: "/api/workflows/{id}",
+    operationId: "updateWorkflow",
+    tag: "Workflows",
+    summary: "Edit a workflow's draft",
+    access: "key",
+    params: WORKFLOW,
+    body: { json: UpdateWorkflowRequest },
+    answers: [{ status: 200, description: "The workflow", json: WorkflowView }],
+  },
+  {
+    method: "post",
+    path: "/api/workflows/{id}/deploy",
+    operationId: "deployWorkflow",
+    tag: "Workflows",
+    summary: "Freeze the current draft as a new deployed version",
+    access: "key",
+    params: WORKFLOW,
+    answers: [{ status: 201, description: "The version deployed", json: DeployedWorkflow }],
+  },
+];
+
+const SECRET = { name: "The secret's name (`^[A-Z][A-Z0-9_]{0,63}$`)" };
+
+const workspace: Operation[] = [
+  {
+    method: "get",
+    path: "/api/enrichments",
+    operationId: "listEnrichments",
+    tag: "Enrichments",
+    summary: "The enrichments groups and blocks can use",
+    access: "key",
+    answers: [{ status: 200, description: "The enrichments", json: EnrichmentList }],
+  },
+  {
+    method: "get",
+    path: "/api/usage",
+    operationId: "getUsage",
+    tag: "Usage",
+    summary: "This month's credits: used, the plan's limit, what remains, by source",
+    access: "key",
+    answers: [{ status: 200, description: "The usage", json: UsageView }],
+    errors: [404],
+  },
+  {
+    method: "get",
+    path: "/api/secrets",
+    operationId: "listSecrets",
+    tag: "Secrets",
+    summary: "List the workspace's secrets (names only, never values)",
+    access: "key",
+    answers: [{ status: 200, description: "The secrets", json: SecretList }],
+  },
+  {
+    method: "put",
+    path: "/api/secrets/{name}",
+    operationId: "putSecret",
+    tag: "Secrets",
+    summary: "Create or replace a secret",
+    description: "A name outside the pattern → 400 with an issue at `name`.",
+    access: "key",
+    params: SECRET,
+    body: { json: PutSecretRequest },
+    answers: [{ status: 200, description: "The secret (without its value)", json: SecretView }],
+  },
+  {
+    method: "delete",
+    path: "/api/secrets/{name}",
+    operationId: "deleteSecret",
+    tag: "Secrets",
+    summary: "Delete a secret",
+    access: "key",
+    params: SECRET,
+    answers: [{ status: 204, description: "Deleted" }],
+  },
+  {
+    method: "post",
+    path: "/api/hooks/{hookId}",
+    operationId: "deliverHook",
+    tag: "Webhooks",
+    summary: "Deliver a signed request to a webhook",
+    description:
+      'Signed with `Cellflow-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`. An `insert_rows` hook takes the body of `POST /rows`, a `run` hook the body of `POST /runs`. A bad or missing signature, or `t` more than 300 s away → 401. A replay gets the first answer back with `Cellflow-Replayed: true`; a `run` copy arriving while the first is still starting → 409.',
+    access: "signed",
+    params: { hookId: "The hook's id" },
+    body: { json: z.union([InsertRowsRequest, CreateRunRequest]) },
+    answers: [
+      {
+        status: 202,
+        description: "Accepted: the rows inserted, or the run started",
+        json: z.union([HookRowsInserted, RunStarted]),
+        headers: { "cellflow-replayed": "`true` when this answers a replay" },
+      },
+    ],
+    errors: [401, 409],
+  },
+];
+
+export const WORKSPACE_OPERATIONS: Operation[] = [
+  ...service,
+  ...session,
+  ...workflows,
+  ...workspace,
+];
