@@ -6,6 +6,8 @@
  * ignoring case (their first SORT_TEXT_LENGTH characters), booleans false before true,
  * JSON by its text; null keys sort last in both directions; ties go by position,
  * ascending, so the order is total and `afterSql` starts exactly after the cursor's row.
+ * `orderSql` and `afterSql` take the key and position as expressions, so a statement can
+ * compute the key once per row and refer to it.
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { ColumnType } from "../../contracts/table";
@@ -56,8 +58,10 @@ function typedKey(key: string | boolean, type: ColumnType): SQL {
     case "number":
       return sql`${String(key)}::numeric`;
     case "date":
-      // Null (never an error) for an impossible date a tampered cursor might hold.
-      return sql`cellflow_timestamp(${String(key)}::text)`;
+      // Null (never an error) for an impossible date a tampered cursor might hold. A
+      // subquery, so it runs once: statements are planned generically (the pool's
+      // plan_cache_mode), where the call on a parameter would run for every row.
+      return sql`(select cellflow_timestamp(${String(key)}::text))`;
     case "text":
     case "select":
     case "json":
@@ -69,22 +73,26 @@ function typedKey(key: string | boolean, type: ColumnType): SQL {
   }
 }
 
-/** `order by` for `order` over the row `r` whose typed key is `key` (null: position order). */
+/** `order by` for `order`, given a row's typed key (null: position order) and position. */
 export function orderSql(order: RowOrder, key: SQL | null, position: SQL): SQL {
   const dir = order.dir === "desc" ? sql`desc` : sql`asc`;
   if (key === null) return sql`${position} ${dir}`;
   return sql`${key} ${dir} nulls last, ${position} asc`;
 }
 
-/** Rows strictly after `cursor` in `order`. */
-export function afterSql(order: RowOrder, cursor: RowCursor | null): SQL {
+/** Rows strictly after `cursor` in `order`, given a row's typed key and position. */
+export function afterSql(
+  order: RowOrder,
+  cursor: RowCursor | null,
+  key: SQL | null,
+  position: SQL,
+): SQL {
   if (cursor === null) return sql`true`;
   const p = sql`${cursor.position}::bigint`;
-  if (order.column === null)
-    return order.dir === "desc" ? sql`r.position < ${p}` : sql`r.position > ${p}`;
-  const key = sortKeySql(order.column.id, order.column.type);
-  if (cursor.key === null) return sql`(${key} is null and r.position > ${p})`;
+  if (order.column === null || key === null)
+    return order.dir === "desc" ? sql`${position} < ${p}` : sql`${position} > ${p}`;
+  if (cursor.key === null) return sql`(${key} is null and ${position} > ${p})`;
   const at = typedKey(cursor.key, order.column.type);
   const beyond = order.dir === "desc" ? sql`${key} < ${at}` : sql`${key} > ${at}`;
-  return sql`(${beyond} or (${key} = ${at} and r.position > ${p}) or ${key} is null)`;
+  return sql`(${beyond} or (${key} = ${at} and ${position} > ${p}) or ${key} is null)`;
 }
