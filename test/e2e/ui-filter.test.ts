@@ -5,19 +5,18 @@
  * cells of the rows the filter shows; Run ▾ › Run matching… starts a run with the
  * conditions built in its dialog.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "../helpers/processes";
 import {
-  apiCall,
-  type BrowserApp,
-  closeBrowserApp,
-  createWorkflow,
-  openBrowserApp,
   shownStatuses,
   shownValues,
-} from "../helpers/browser-app";
-import { waitFor } from "../helpers/processes";
+  type UiSession,
+  uiApi,
+  uiSessionOfFile,
+  uiWorkflow,
+} from "../helpers/ui-session";
 
-let s: BrowserApp;
+const s: UiSession = uiSessionOfFile("cellflow-ui-filter-");
 let tableId = "";
 
 // Inserted out of order, so position order and n's order differ.
@@ -25,8 +24,7 @@ const NS = [3, 7, 0, 9, 1, 8, 2, 6, 4, 5];
 const nameOf = (n: number) => (n < 5 ? "alpha" : "beta");
 
 type Runs = { runs: { id: string; mode: string; status: string; stamped: number }[] };
-const runs = async () =>
-  (await apiCall<Runs>(s.app, "GET", `/api/tables/${tableId}/runs`)).body.runs;
+const runs = async () => (await uiApi<Runs>(s, "GET", `/api/tables/${tableId}/runs`)).body.runs;
 const allSettled = async () => (await runs()).every((r) => r.status !== "active");
 
 interface RowsPage {
@@ -34,13 +32,13 @@ interface RowsPage {
 }
 /** Each row's attempt id of group `odd`, by n. */
 async function attempts(): Promise<Map<number, string | undefined>> {
-  const r = await apiCall<RowsPage>(s.app, "GET", `/api/tables/${tableId}/rows?limit=100`);
+  const r = await uiApi<RowsPage>(s, "GET", `/api/tables/${tableId}/rows?limit=100`);
   return new Map(r.body.rows.map((row) => [row.data.n, row.cells.odd?.executionId]));
 }
 
 const rowCount = () => s.page.locator("[data-testid=grid-row]").count();
 
-async function addFilter(field: string, choose: (page: BrowserApp["page"]) => Promise<void>) {
+async function addFilter(field: string, choose: (page: UiSession["page"]) => Promise<void>) {
   await s.page.click("[data-testid=filter-add]");
   const editor = s.page.getByTestId("filter-bar").getByTestId("condition-editor");
   await editor.getByTestId("condition-field").selectOption(field);
@@ -49,14 +47,15 @@ async function addFilter(field: string, choose: (page: BrowserApp["page"]) => Pr
 }
 
 beforeAll(async () => {
-  s = await openBrowserApp("cellflow-ui-filter-");
-  const odd = await createWorkflow(s.app, "Odd fails", {
+  await s.page.goto(s.app.signinUrl);
+  await s.page.waitForURL(/\/tables$/);
+  const odd = await uiWorkflow(s, "Odd fails", {
     inputs: [{ name: "n", type: "number", required: true }],
     blocks: [
       { id: "v", type: "transform", expression: "inputs.n % 2 = 1 ? $error('odd') : inputs.n" },
     ],
   });
-  const t = await apiCall<{ id: string }>(s.app, "POST", "/api/tables", {
+  const t = await uiApi<{ id: string }>(s, "POST", "/api/tables", {
     name: "Find me",
     columns: [
       { id: "name", name: "Name", type: "text" },
@@ -77,10 +76,8 @@ beforeAll(async () => {
   expect(t.status).toBe(201);
   tableId = t.body.id;
   const rows = NS.map((n) => ({ data: { n, name: nameOf(n) } }));
-  expect((await apiCall(s.app, "POST", `/api/tables/${tableId}/rows`, { rows })).status).toBe(201);
-  expect(
-    (await apiCall(s.app, "POST", `/api/tables/${tableId}/runs`, { mode: "all" })).status,
-  ).toBe(202);
+  expect((await uiApi(s, "POST", `/api/tables/${tableId}/rows`, { rows })).status).toBe(201);
+  expect((await uiApi(s, "POST", `/api/tables/${tableId}/runs`, { mode: "all" })).status).toBe(202);
   expect(await waitFor(allSettled, 30_000, 100)).toBe(true);
   await s.page.goto(`${s.app.url}/tables/${tableId}`);
   await s.page.waitForSelector("[data-testid=stream-state][data-state=live]");
@@ -88,10 +85,6 @@ beforeAll(async () => {
     await waitFor(async () => (await shownStatuses(s.page, "odd")).error === 5, 30_000, 100),
   ).toBe(true);
 }, 240_000);
-
-afterAll(async () => {
-  await closeBrowserApp(s);
-}, 120_000);
 
 describe("finding rows in the grid", () => {
   it("the filter bar narrows the rows to those matching, and removing the chip brings them back", async () => {
