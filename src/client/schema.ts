@@ -2284,6 +2284,9 @@ export interface operations {
             query?: {
                 cursor?: string;
                 limit?: number;
+                where?: components["schemas"]["WhereCondition"][];
+                orderBy?: string;
+                dir?: "asc" | "desc";
             };
             header?: never;
             path: {

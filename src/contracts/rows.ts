@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { CELL_OUTCOMES, CELL_STATUSES } from "../domain/statuses";
 import { ClientId, JsonValue } from "./common";
+import { Where } from "./where";
 
 export const CellStatus = z.enum(CELL_STATUSES);
 export type CellStatus = z.infer<typeof CellStatus>;
@@ -24,11 +25,27 @@ export type InsertRowsRequest = z.infer<typeof InsertRowsRequest>;
 export const PatchRowRequest = z.strictObject({ data: RowData });
 export type PatchRowRequest = z.infer<typeof PatchRowRequest>;
 
+/** Directions of `orderBy` (and of the default position order). */
+export const SORT_DIRECTIONS = ["asc", "desc"] as const;
+export const SortDirection = z.enum(SORT_DIRECTIONS);
+export type SortDirection = z.infer<typeof SortDirection>;
+
+/**
+ * `GET /rows` query parameters; `where` arrives as URL-encoded JSON and is parsed (with the
+ * JSON body checks) before this schema sees it (`parseQuery`'s JSON parameters).
+ */
 export const ListRowsQuery = z.strictObject({
-  cursor: z.string().max(100).optional(),
+  // A cursor carries the last row's sort key (text keys at most 256 characters).
+  cursor: z.string().max(4_000).optional(),
   limit: z.coerce.number().int().min(1).max(1_000).default(100),
+  where: Where.optional(),
+  orderBy: ClientId.optional(),
+  dir: SortDirection.default("asc"),
 });
 export type ListRowsQuery = z.infer<typeof ListRowsQuery>;
+
+/** The query parameters whose values are JSON text. */
+export const LIST_ROWS_JSON_PARAMS = ["where"] as const;
 
 export const CellView = z.object({
   status: CellStatus,

@@ -7,7 +7,7 @@
  */
 import type { Issue } from "../contracts/common";
 import type { ColumnType, TableSchema } from "../contracts/table";
-import type { Where, WhereOp } from "../contracts/where";
+import { WHERE_OPS, type Where, type WhereOp } from "../contracts/where";
 import { type Failure, invalid } from "./errors";
 import type { Result } from "./result";
 import type { CellStatus } from "./statuses";
@@ -36,6 +36,11 @@ function fits(op: WhereOp, type: ColumnType): boolean {
     default:
       return assertNever(op);
   }
+}
+
+/** The operators a column of `type` takes, in the vocabulary's order (the grid offers these). */
+export function opsFor(type: ColumnType): WhereOp[] {
+  return WHERE_OPS.filter((op) => fits(op, type));
 }
 
 export function checkWhere(

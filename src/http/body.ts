@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import { z } from "zod";
 import type { Issue } from "../contracts/common";
 import { RequestError } from "../domain/errors";
 import type { Result } from "../domain/result";
@@ -173,9 +173,17 @@ function refused(message: string, issues: Issue[]): { ok: false; reason: Refusal
   return { ok: false, reason: { message, issues } };
 }
 
-/** Query parameters as an object; repeated keys keep the last value. */
-export function parseQuery<S extends z.ZodType>(req: Request, schema: S): z.infer<S> {
-  const params = Object.fromEntries(new URL(req.url).searchParams);
+/**
+ * Query parameters as an object; repeated keys keep the last value. The parameters named
+ * in `jsonParams` hold JSON text: each goes through the checks of a JSON body (depth,
+ * syntax, unstorable strings) before the schema sees its value.
+ */
+export function parseQuery<S extends z.ZodType>(
+  req: Request,
+  schema: S,
+  jsonParams: readonly string[] = [],
+): z.infer<S> {
+  const params: Record<string, unknown> = Object.fromEntries(new URL(req.url).searchParams);
   const unstorable = unstorableStrings(params);
   if (unstorable.length > 0)
     throw new RequestError(
@@ -183,6 +191,23 @@ export function parseQuery<S extends z.ZodType>(req: Request, schema: S): z.infe
       "The query holds text that cannot be used",
       unstorable,
     );
+  for (const name of jsonParams) {
+    const text = params[name];
+    if (typeof text !== "string") continue;
+    if (text === "") {
+      // An empty parameter is an absent one, as for a cursor.
+      delete params[name];
+      continue;
+    }
+    const value = parseJsonText(text, z.unknown());
+    if (!value.ok)
+      throw new RequestError(
+        "validation_failed",
+        `The query parameter ${name} is not valid JSON`,
+        value.reason.issues.map((i) => ({ ...i, path: i.path ? `${name}.${i.path}` : name })),
+      );
+    params[name] = value.value;
+  }
   const parsed = schema.safeParse(params);
   if (!parsed.success)
     throw new RequestError("validation_failed", "The query is not valid", zodIssues(parsed.error));

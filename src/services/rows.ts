@@ -9,13 +9,16 @@ import type {
 import { TableSchema } from "../contracts/table";
 import { type Failure, invalid, notFound } from "../domain/errors";
 import type { Result } from "../domain/result";
+import { decodeRowCursor, encodeRowCursor, rowOrder } from "../domain/row-order";
 import { checkRowData } from "../domain/values";
+import { checkWhere } from "../domain/where";
 import { applyEdit, autoFire } from "../engine/auto-run";
 import { abortLocal, publishCancel } from "../engine/cancellation";
 import { deleteRow as removeRow } from "../store/rows/delete";
+import { findRows } from "../store/rows/find";
 import { insertRows as appendRows } from "../store/rows/insert";
 import { patchRow as mergeRow } from "../store/rows/patch";
-import { getRow as readRow, listRows as readRows } from "../store/rows/read";
+import { getRow as readRow } from "../store/rows/read";
 import { getTable } from "../store/tables/read";
 import type { ServiceContext } from "./context";
 
@@ -73,35 +76,37 @@ export async function fireStoredRows(
   ctx.log.info({ tableId, count: rows.length, autoRun: fired }, "rows inserted");
 }
 
-/** Cursors are opaque to clients: the position of the last row returned, base64url. */
-function decodeCursor(cursor: string | undefined): number | null {
-  if (cursor === undefined || cursor === "") return -1;
-  const text = Buffer.from(cursor, "base64url").toString("utf8");
-  if (!/^p:\d{1,15}$/.test(text)) return null;
-  return Number(text.slice(2));
-}
-
-const encodeCursor = (position: number) =>
-  Buffer.from(`p:${position}`, "utf8").toString("base64url");
-
+/**
+ * A page of rows matching `where` in the requested order. The where is checked against
+ * the table (domain/where.ts) and compiled with the runs' compiler, so "the rows a run
+ * would take" and "the rows this lists" are the same rows.
+ */
 export async function listRows(
   ctx: ServiceContext,
   tableId: string,
   query: ListRowsQuery,
 ): Promise<Result<RowPage, Failure>> {
-  const after = decodeCursor(query.cursor);
-  if (after === null)
-    return {
-      ok: false,
-      reason: invalid([{ path: "cursor", message: "not a cursor this API returned" }]),
-    };
-  const table = await getTable(ctx.db, ctx.workspaceId, tableId);
-  if (!table) return { ok: false, reason: notFound("table") };
-  const rows = await readRows(ctx.db, tableId, after, query.limit + 1);
-  const page = rows.slice(0, query.limit);
+  const schema = await tableSchema(ctx, tableId);
+  if (!schema) return { ok: false, reason: notFound("table") };
+  const where = query.where ? checkWhere(schema, query.where) : null;
+  if (where && !where.ok) return where;
+  const order = rowOrder(schema, query.orderBy, query.dir);
+  if (!order.ok) return order;
+  const after = decodeRowCursor(query.cursor, order.value);
+  if (!after.ok) return after;
+  const found = await findRows(ctx.db, tableId, {
+    where: where?.value ?? [],
+    order: order.value,
+    after: after.value,
+    limit: query.limit + 1,
+  });
+  const page = found.slice(0, query.limit);
   const last = page.at(-1);
-  const nextCursor = rows.length > query.limit && last ? encodeCursor(last.position) : null;
-  return { ok: true, value: { rows: page, nextCursor } };
+  const nextCursor =
+    found.length > query.limit && last
+      ? encodeRowCursor(order.value, { key: last.key, position: last.row.position })
+      : null;
+  return { ok: true, value: { rows: page.map((f) => f.row), nextCursor } };
 }
 
 export async function getRow(

@@ -81,3 +81,8 @@ export async function shownStatuses(page: Page, groupId: string): Promise<Record
     return counts;
   }, groupId);
 }
+
+/** The text of one column's cells in the rows the grid renders, top to bottom. */
+export async function shownValues(page: Page, columnId: string): Promise<string[]> {
+  return page.locator(`[data-testid=grid-row] [data-testid=value-${columnId}]`).allTextContents();
+}

@@ -7,7 +7,7 @@ import type { RowView } from "../../contracts/rows";
 export type RowRecord = RowView;
 
 /** The row columns plus its cells as one JSON object, keyed by group id. */
-const rowSelect = sql`
+export const rowSelect = sql`
   r.id, r.position, r.data,
   to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt",
   to_char(r.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "updatedAt",
@@ -30,22 +30,6 @@ export async function getRow(db: Db, tableId: string, rowId: string): Promise<Ro
     selectRows(sql`r.table_id = ${tableId} and r.id = ${rowId}`),
   );
   return rows[0] ?? null;
-}
-
-/** Rows after position `after` in position order; one more than `limit` tells if more exist. */
-export async function listRows(
-  db: Db,
-  tableId: string,
-  after: number,
-  limit: number,
-): Promise<RowRecord[]> {
-  return queryRows<RowRecord>(
-    db,
-    selectRows(
-      sql`r.table_id = ${tableId} and r.position > ${after}`,
-      sql`order by r.position limit ${limit}`,
-    ),
-  );
 }
 
 /** Only positions and values, for reads that never look at cells (CSV export). */

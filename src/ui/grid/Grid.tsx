@@ -1,28 +1,20 @@
 "use client";
 /**
- * The grid itself: TanStack Table for the column model (ordinary columns, then each
- * group's status and output columns under one group header) and TanStack Virtual for
- * the rows, so only what is on screen is rendered (10,000 rows scroll like 10). Edits are
- * checked against the column type before they are sent (`values.ts`).
+ * The grid itself: TanStack Table over the column model (`grid-columns.ts`) and TanStack
+ * Virtual for the rows, so only what is on screen is rendered (10,000 rows scroll like
+ * 10). Rows are shown in the order given (the server sorts). Edits are checked against
+ * the column type before they are sent (`values.ts`).
  */
-import {
-  type ColumnDef,
-  createColumnHelper,
-  flexRender,
-  getCoreRowModel,
-  useReactTable,
-} from "@tanstack/react-table";
+import { flexRender, getCoreRowModel, useReactTable } from "@tanstack/react-table";
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { useMemo, useRef, useState } from "react";
+import { useRef, useState } from "react";
 import type { Column, Group, TableView } from "../../contracts/table";
 import { CellStatus } from "./CellStatus";
+import { metaOf, useColumns } from "./grid-columns";
 import type { RowView } from "./model";
+import type { RowSort } from "./row-query";
+import { SortButton } from "./SortButton";
 import { displayValue, parseInput } from "./values";
-
-type Meta =
-  | { kind: "lead" }
-  | { kind: "value"; column: Column; output: boolean }
-  | { kind: "status"; group: Group };
 
 export interface GridActions {
   saveValue(row: RowView, column: Column, value: unknown): Promise<string | null>;
@@ -43,64 +35,13 @@ interface Props {
   selected: Set<string>;
   onSelect(ids: Set<string>): void;
   actions: GridActions;
+  /** The sort the rows were read in; a column header's sort button cycles it. */
+  sort?: { current: RowSort | null; onSort(columnId: string): void };
 }
 
 const ROW_HEIGHT = 34;
-const WIDTH: Record<Column["type"], number> = {
-  text: 200,
-  number: 110,
-  boolean: 90,
-  date: 130,
-  json: 220,
-  select: 140,
-};
 
-const helper = createColumnHelper<RowView>();
-
-function useColumns(table: TableView): ColumnDef<RowView, unknown>[] {
-  return useMemo(() => {
-    const owned = new Map<string, Group>();
-    for (const g of table.groups) for (const o of g.outputs) owned.set(o.columnId, g);
-    const byId = new Map(table.columns.map((c) => [c.id, c]));
-    const valueColumn = (c: Column, output: boolean) =>
-      helper.display({
-        id: `col:${c.id}`,
-        header: c.name,
-        size: WIDTH[c.type],
-        meta: { kind: "value", column: c, output } satisfies Meta,
-      });
-    const defs: ColumnDef<RowView, unknown>[] = [
-      helper.display({ id: "lead", header: "#", size: 120, meta: { kind: "lead" } satisfies Meta }),
-      ...table.columns.filter((c) => !owned.has(c.id)).map((c) => valueColumn(c, false)),
-    ];
-    for (const g of table.groups) {
-      const outputs = g.outputs
-        .map((o) => byId.get(o.columnId))
-        .filter((c): c is Column => c !== undefined);
-      defs.push(
-        helper.group({
-          id: `group:${g.id}`,
-          header: g.name,
-          meta: { kind: "status", group: g } satisfies Meta,
-          columns: [
-            helper.display({
-              id: `status:${g.id}`,
-              header: "Status",
-              size: 190,
-              meta: { kind: "status", group: g } satisfies Meta,
-            }),
-            ...outputs.map((c) => valueColumn(c, true)),
-          ],
-        }),
-      );
-    }
-    return defs;
-  }, [table]);
-}
-
-const metaOf = (def: { columnDef: { meta?: unknown } }) => def.columnDef.meta as Meta | undefined;
-
-export function Grid({ table, rows, version, selected, onSelect, actions }: Props) {
+export function Grid({ table, rows, version, selected, onSelect, actions, sort }: Props) {
   const columns = useColumns(table);
   // `rows` is a new array after every change; `version` says so for memoised children.
   const model = useReactTable({
@@ -228,6 +169,9 @@ export function Grid({ table, rows, version, selected, onSelect, actions }: Prop
                         {meta.column.name}
                       </button>
                       <span className="type">{meta.column.type}</span>
+                      {sort && (
+                        <SortButton column={meta.column} sort={sort.current} onSort={sort.onSort} />
+                      )}
                     </div>
                   );
                 }

@@ -1,22 +1,26 @@
 "use client";
 /**
  * One table: the toolbar (add, run, stop, export), the run progress lines, the usage
- * limit notice, the live grid, and the editors and dialogs it opens.
+ * limit notice, the filter bar, the live grid, and the editors and dialogs it opens.
  */
 import { useMemo, useState } from "react";
 import type { RunEstimate } from "../../contracts/runs";
 import type { Column, Group, TableView } from "../../contracts/table";
+import type { WhereCondition } from "../../contracts/where";
 import type { RunMode } from "../../domain/statuses";
 import { api, describeError } from "../api";
 import { Shell } from "../shell";
 import { CellDetailsDialog } from "./CellDetails";
 import { ColumnEditor } from "./ColumnEditor";
 import { ApproveDialog, FirstNDialog } from "./Dialogs";
+import { FilterBar } from "./FilterBar";
 import { Grid, type GridActions } from "./Grid";
 import { GroupEditor } from "./GroupEditor";
 import type { RowView } from "./model";
 import { needsConfirmation, RunDialog } from "./RunDialog";
+import { RunMatchingDialog } from "./RunMatchingDialog";
 import { RunProgress } from "./RunProgress";
+import { NO_QUERY, nextSort, type RowQuery } from "./row-query";
 import { useLiveTable } from "./use-table";
 
 interface RunRequest {
@@ -26,6 +30,7 @@ interface RunRequest {
   rowIds?: string[];
   limit?: number;
   maxCredits?: number;
+  where?: WhereCondition[];
 }
 
 type Open =
@@ -35,10 +40,12 @@ type Open =
   | { kind: "details"; row: RowView; group: Group }
   | { kind: "firstN"; group: Group | null }
   | { kind: "confirmRun"; req: RunRequest; estimate: RunEstimate }
+  | { kind: "matching"; group: Group | null }
   | null;
 
 export function GridPage({ tableId }: { tableId: string }) {
-  const live = useLiveTable(tableId);
+  const [query, setQuery] = useState<RowQuery>(NO_QUERY);
+  const live = useLiveTable(tableId, query);
   const { table, rows, version } = live;
   // Cached by `rows` until the next change; `version` re-renders this page when it moves.
   const list = rows.list();
@@ -255,6 +262,16 @@ export function GridPage({ tableId }: { tableId: string }) {
       )}
       <RunProgress runs={live.runs} groupNames={groupNames} />
       {table && (
+        <FilterBar
+          table={table}
+          query={query}
+          matching={live.loaded}
+          error={live.rowsError}
+          onChange={setQuery}
+          onRunFailed={(where) => void run({ mode: "failed", where })}
+        />
+      )}
+      {table && (
         <Grid
           table={table}
           rows={list}
@@ -262,6 +279,10 @@ export function GridPage({ tableId }: { tableId: string }) {
           selected={selected}
           onSelect={setSelected}
           actions={actions}
+          sort={{
+            current: query.sort,
+            onSort: (columnId) => setQuery({ ...query, sort: nextSort(query.sort, columnId) }),
+          }}
         />
       )}
       {menu && (
@@ -305,6 +326,15 @@ export function GridPage({ tableId }: { tableId: string }) {
               }}
             >
               Run first N rows…
+            </button>
+            <button
+              type="button"
+              onClick={() => {
+                setOpen({ kind: "matching", group: menu.group });
+                setMenu(null);
+              }}
+            >
+              Run matching…
             </button>
             <button
               type="button"
@@ -373,6 +403,17 @@ export function GridPage({ tableId }: { tableId: string }) {
               mode: "all",
               limit: n,
             })
+          }
+        />
+      )}
+      {open?.kind === "matching" && table && (
+        <RunMatchingDialog
+          table={table}
+          group={open.group}
+          initial={query.where}
+          onClose={() => setOpen(null)}
+          onRun={(req) =>
+            void run({ ...(open.group ? { groupIds: [open.group.id] } : {}), ...req })
           }
         />
       )}

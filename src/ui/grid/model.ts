@@ -1,7 +1,9 @@
 /**
- * The grid's rows in the browser: a map by id plus the position order, with cell events
- * folded in by the merge rule (`merge.ts`). Plain data, no React: the page re-renders
- * when `version` moves. `list()` is rebuilt only after a change.
+ * The grid's rows in the browser: a map by id plus their order, with cell events folded
+ * in by the merge rule (`merge.ts`). The order is the position order, or, when the rows
+ * were read sorted by a column, the order the server gave them in (rows that arrive
+ * later by event follow, by position: the browser does not sort). Plain data, no React:
+ * the page re-renders when `version` moves. `list()` is rebuilt only after a change.
  */
 import { type CellEvent, type CellView, mergeCell } from "./merge";
 
@@ -20,6 +22,8 @@ export class GridRows {
     Map<string, { executionId: string; outputs: Record<string, unknown> }>
   >();
   private ordered: RowView[] | null = [];
+  /** Ids in the server's order when the rows were read sorted; null: position order. */
+  private serverOrder: { ids: string[]; listed: Set<string> } | null = null;
   version = 0;
 
   get size(): number {
@@ -30,10 +34,19 @@ export class GridRows {
     return this.byId.get(id);
   }
 
-  /** Rows in position order (a new array after every change, the same one otherwise). */
+  /** Rows in order (a new array after every change, the same one otherwise). */
   list(): RowView[] {
     if (!this.ordered) {
-      this.ordered = [...this.byId.values()].sort((a, b) => a.position - b.position);
+      const byPosition = (a: RowView, b: RowView) => a.position - b.position;
+      const order = this.serverOrder;
+      if (!order) this.ordered = [...this.byId.values()].sort(byPosition);
+      else {
+        const listed = order.ids
+          .map((id) => this.byId.get(id))
+          .filter((r): r is RowView => r !== undefined);
+        const later = [...this.byId.values()].filter((r) => !order.listed.has(r.id));
+        this.ordered = [...listed, ...later.sort(byPosition)];
+      }
     }
     return this.ordered;
   }
@@ -43,12 +56,33 @@ export class GridRows {
     this.ordered = null;
   }
 
-  /** Replaces everything (a first load or a reset). */
-  reset(rows: RowView[]): void {
+  /**
+   * Replaces everything with the first page of a read (a first load or a reset);
+   * `serverOrdered`: the read was sorted by a column, keep its order.
+   */
+  reset(rows: RowView[], serverOrdered = false): void {
     this.byId.clear();
     this.written.clear();
     for (const r of rows) this.byId.set(r.id, r);
+    this.serverOrder = serverOrdered ? { ids: [], listed: new Set() } : null;
+    this.follow(rows);
     this.changed();
+  }
+
+  /** A further page of the same read: merged like any read, listed after the pages before. */
+  appendPage(rows: RowView[]): void {
+    this.upsert(rows);
+    this.follow(rows);
+  }
+
+  private follow(rows: readonly RowView[]): void {
+    const order = this.serverOrder;
+    if (!order) return;
+    for (const r of rows) {
+      if (order.listed.has(r.id)) continue;
+      order.listed.add(r.id);
+      order.ids.push(r.id);
+    }
   }
 
   /**
@@ -57,9 +91,11 @@ export class GridRows {
    * nor the outputs that event wrote (an edit's answer can arrive after the re-run it
    * caused has already finished and said so).
    */
-  upsert(rows: RowView[]): void {
+  upsert(rows: RowView[], opts: { onlyShown?: boolean } = {}): void {
     for (const r of rows) {
       const shown = this.byId.get(r.id);
+      // Under a filter a row read by id is not known to match: only rows shown are updated.
+      if (!shown && opts.onlyShown) continue;
       if (!shown) {
         this.byId.set(r.id, r);
         continue;

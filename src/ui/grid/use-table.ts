@@ -1,18 +1,23 @@
 "use client";
 /**
- * Everything the grid page shows about one table, kept live: the table, its rows (all of
- * them, paged in), its runs with their counts, and the stream of events that moves them.
+ * Everything the grid page shows about one table, kept live: the table, its rows (all
+ * those the filter matches, in the sort's order, paged in and shown as each page comes),
+ * its runs with their counts, and the stream of events that moves them.
  * The stream is opened before the rows are read and its events are held until the read
  * is in, then folded in by the merge rule, so nothing that happened in between is lost
  * or applied on top of a newer state. The browser's EventSource reconnects by itself
  * with `Last-Event-ID`; if the server closed it for good, we reopen with `?after=`. A
- * `reset` (the cursor fell out of retention) reloads everything.
+ * `reset` (the cursor fell out of retention) reloads everything. Under a filter, events
+ * update the rows shown but add none (whether a new row matches is the server's to say):
+ * a row that starts or stops matching after an edit or a run stays as it was until the
+ * filter changes or the page reloads.
  */
 import { useCallback, useEffect, useRef, useState } from "react";
 import type { TableView } from "../../contracts/table";
 import { api, describeError } from "../api";
 import type { CellEvent } from "./merge";
 import { GridRows, type RowView } from "./model";
+import { type RowQuery, rowsPageUrl } from "./row-query";
 
 export interface RunView {
   id: string;
@@ -42,14 +47,20 @@ export interface LiveTable {
   stream: StreamState;
   limitNotice: string | null;
   error: string | null;
+  /** Why the rows of the current filter or sort could not be read. */
+  rowsError: string | null;
   dismissLimit(): void;
   setTable(t: TableView): void;
   refreshRuns(): void;
   reload(): void;
 }
 
-export function useLiveTable(tableId: string): LiveTable {
+export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
   const rows = useRef(new GridRows()).current;
+  const queryRef = useRef(query);
+  /** Each read of the rows; pages of a read that a newer one replaced are dropped. */
+  const readCount = useRef(0);
+  const [rowsError, setRowsError] = useState<string | null>(null);
   const [table, setTable] = useState<TableView | null>(null);
   const [version, setVersion] = useState(0);
   const [runs, setRuns] = useState<RunView[]>([]);
@@ -93,21 +104,27 @@ export function useLiveTable(tableId: string): LiveTable {
   }, [tableId]);
 
   const loadRows = useCallback(async () => {
-    const all: RowView[] = [];
+    const read = ++readCount.current;
+    const query = queryRef.current;
+    let count = 0;
+    let first = true;
     let cursor: string | null = null;
     setLoaded({ rows: 0, done: false });
     do {
-      const q = `limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
       const page: { rows: RowView[]; nextCursor: string | null } = await api(
         "GET",
-        `/api/tables/${tableId}/rows?${q}`,
+        rowsPageUrl(tableId, query, cursor, PAGE),
       );
-      all.push(...page.rows);
+      if (read !== readCount.current) return;
+      if (first) rows.reset(page.rows, query.sort !== null);
+      else rows.appendPage(page.rows);
+      first = false;
+      count += page.rows.length;
       cursor = page.nextCursor;
-      setLoaded({ rows: all.length, done: cursor === null });
+      setLoaded({ rows: count, done: cursor === null });
+      bump();
     } while (cursor);
-    rows.reset(all);
-    bump();
+    setRowsError(null);
   }, [tableId, rows, bump]);
 
   const fetchRows = useCallback(
@@ -117,7 +134,7 @@ export function useLiveTable(tableId: string): LiveTable {
         ids.map((id) => api<RowView>("GET", `/api/tables/${tableId}/rows/${id}`).catch(() => null)),
       );
       const found = fetched.filter((r): r is RowView => r !== null);
-      rows.upsert(found);
+      rows.upsert(found, { onlyShown: queryRef.current.where.length > 0 });
       const gone = ids.filter((id) => !found.some((r) => r.id === id));
       if (gone.length > 0) rows.remove(gone);
       bump();
@@ -224,6 +241,16 @@ export function useLiveTable(tableId: string): LiveTable {
     };
   }, [tableId, rows, bump, loadTable, loadAll, refreshRuns, fetchRows, reload]);
 
+  // A new filter or sort reads the rows again (the first read is loadAll's).
+  const queryKey = JSON.stringify(query);
+  const readKey = useRef(queryKey);
+  useEffect(() => {
+    queryRef.current = query;
+    if (readKey.current === queryKey) return;
+    readKey.current = queryKey;
+    loadRows().catch((err: unknown) => setRowsError(describeError(err)));
+  }, [query, queryKey, loadRows]);
+
   // Active runs: counts refresh every second so the progress bars move.
   const active = runs.some((r) => r.status === "active");
   useEffect(() => {
@@ -241,6 +268,7 @@ export function useLiveTable(tableId: string): LiveTable {
     stream,
     limitNotice,
     error,
+    rowsError,
     dismissLimit: () => setLimitNotice(null),
     setTable,
     refreshRuns,

@@ -1,0 +1,85 @@
+/**
+ * The grid's reads under a filter and a sort: a header click cycles asc → desc → off; the
+ * rows URL carries the filter as the API's `where` JSON; rows read sorted keep the
+ * server's order across pages (the browser never re-sorts them), rows that arrive later
+ * by event follow; under a filter an event's row is only updated when it is shown.
+ */
+import { describe, expect, it } from "vitest";
+import type { WhereCondition } from "../../src/contracts/where";
+import { GridRows, type RowView } from "../../src/ui/grid/model";
+import { nextSort, rowsPageUrl, withCondition } from "../../src/ui/grid/row-query";
+
+const row = (id: string, position: number, data: Record<string, unknown> = {}): RowView => ({
+  id,
+  position,
+  data,
+  cells: {},
+});
+const ids = (rows: GridRows) => rows.list().map((r) => r.id);
+
+describe("the grid's row query", () => {
+  it("a header click sorts ascending, then descending, then not at all; another column starts over", () => {
+    const asc = nextSort(null, "n");
+    expect(asc).toEqual({ columnId: "n", dir: "asc" });
+    const desc = nextSort(asc, "n");
+    expect(desc).toEqual({ columnId: "n", dir: "desc" });
+    expect(nextSort(desc, "n")).toBeNull();
+    expect(nextSort(desc, "name")).toEqual({ columnId: "name", dir: "asc" });
+  });
+
+  it("the rows URL sends the filter as the API's where JSON, the sort and the cursor", () => {
+    const where: WhereCondition[] = [
+      { group: "enrich", status: "error" },
+      { column: "name", op: "contains", value: "a&b=c" },
+    ];
+    const url = new URL(
+      rowsPageUrl("tbl_1", { where, sort: { columnId: "n", dir: "desc" } }, "abc", 500),
+      "http://x",
+    );
+    expect(url.pathname).toBe("/api/tables/tbl_1/rows");
+    expect(JSON.parse(url.searchParams.get("where") ?? "")).toEqual(where);
+    expect(url.searchParams.get("orderBy")).toBe("n");
+    expect(url.searchParams.get("dir")).toBe("desc");
+    expect(url.searchParams.get("cursor")).toBe("abc");
+    expect(url.searchParams.get("limit")).toBe("500");
+    const plain = new URL(rowsPageUrl("tbl_1", { where: [], sort: null }, null, 10), "http://x");
+    expect([...plain.searchParams.keys()]).toEqual(["limit"]);
+  });
+
+  it("the same condition is not added twice", () => {
+    const cond: WhereCondition = { column: "n", op: "gt", value: 1 };
+    const once = withCondition([], cond);
+    expect(withCondition(once, { ...cond })).toBe(once);
+    expect(withCondition(once, { column: "n", op: "gt", value: 2 })).toHaveLength(2);
+  });
+});
+
+describe("rows in the browser under a sort and a filter", () => {
+  it("rows read sorted keep the server's order across pages; rows arriving later follow by position", () => {
+    const rows = new GridRows();
+    rows.reset([row("c", 2), row("a", 0)], true);
+    rows.appendPage([row("d", 3), row("b", 1)]);
+    expect(ids(rows)).toEqual(["c", "a", "d", "b"]);
+    // An edit read back does not move its row; a new row goes after the sorted ones.
+    rows.upsert([row("a", 0, { n: 99 }), row("f", 5), row("e", 4)]);
+    expect(ids(rows)).toEqual(["c", "a", "d", "b", "e", "f"]);
+    rows.remove(["d"]);
+    expect(ids(rows)).toEqual(["c", "a", "b", "e", "f"]);
+  });
+
+  it("rows read in position order stay sorted by position whatever order they arrive in", () => {
+    const rows = new GridRows();
+    rows.reset([row("b", 1)]);
+    rows.appendPage([row("a", 0)]);
+    rows.upsert([row("c", 2)]);
+    expect(ids(rows)).toEqual(["a", "b", "c"]);
+  });
+
+  it("under a filter an event's row is updated when shown and not added when not", () => {
+    const rows = new GridRows();
+    rows.reset([row("a", 0, { n: 1 })]);
+    rows.upsert([row("a", 0, { n: 2 }), row("z", 9)], { onlyShown: true });
+    expect(ids(rows)).toEqual(["a"]);
+    expect(rows.get("a")?.data).toEqual({ n: 2 });
+  });
+});
