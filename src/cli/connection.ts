@@ -81,10 +81,13 @@ export function refusal(status: number, body: unknown): CliFailure {
         ? body.trim().split("\n")[0]
         : "the server answered without a message";
   const code = typeof error?.code === "string" ? ` ${error.code}` : "";
-  const issues = Array.isArray(error?.issues) ? error.issues : [];
-  const details = issues.map((i: { path?: unknown; message?: unknown }) =>
-    typeof i.path === "string" && i.path ? `${i.path}: ${String(i.message)}` : String(i.message),
-  );
+  const issues: unknown[] = Array.isArray(error?.issues) ? error.issues : [];
+  const details = issues.map((raw) => {
+    const i = (raw ?? {}) as { path?: unknown; message?: unknown };
+    return typeof i.path === "string" && i.path
+      ? `${i.path}: ${String(i.message)}`
+      : String(i.message);
+  });
   return {
     exit: EXIT.api,
     message: `${message} (HTTP ${status}${code})`,

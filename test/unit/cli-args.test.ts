@@ -6,6 +6,7 @@ import { RUN_SPEC, runRequest } from "../../src/cli/commands/run";
 import { stopRequest } from "../../src/cli/commands/stop";
 import { coerceValue, whereEquals, whereFromJson } from "../../src/cli/where-args";
 import type { Schemas } from "../../src/client/cellflow-client";
+import { freePort } from "../helpers/processes";
 
 const table: Schemas["TableView"] = {
   id: "tbl_1",
@@ -252,11 +253,11 @@ describe("exit codes before anything is sent", () => {
   });
 
   it("a server that cannot be reached exits 1 saying so", async () => {
-    const r = await invoke(["tables"], {
-      CELLFLOW_URL: "http://127.0.0.1:1",
-      CELLFLOW_API_KEY: "k",
-    });
+    const url = `http://127.0.0.1:${await freePort()}`;
+    const r = await invoke(["tables"], { CELLFLOW_URL: url, CELLFLOW_API_KEY: "k" });
     expect(r.code).toBe(1);
-    expect(r.err).toContain("cannot reach http://127.0.0.1:1");
+    expect(r.err).toBe(
+      `cellflow: cannot reach ${url} (ECONNREFUSED): is the server running (npm start), and is CELLFLOW_URL right?\n`,
+    );
   });
 });
