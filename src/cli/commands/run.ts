@@ -1,0 +1,171 @@
+/**
+ * `cellflow run <table> …`: one POST /runs built from the flags (groups and columns named
+ * by id or name, `--where` values read as their column's type), then either the run's id,
+ * the dry run's figures, or with `--follow` its progress to the end. Ctrl-C while
+ * following detaches and leaves the run going, saying how to stop it.
+ */
+import type { Schemas } from "../../client/cellflow-client";
+import { parseCommand, wholeNumber } from "../args";
+import { type Connection, call } from "../connection";
+import { type CliContext, connect } from "../context";
+import { type CliResult, done, EXIT, shellWord, usageError } from "../failure";
+import { followRun } from "../follow";
+import { RUN } from "../help";
+import { runEnd } from "../progress";
+import { findTable, pickPart, type Table } from "../table-ref";
+import { whereOf } from "../where-args";
+
+const MODES = ["all", "incomplete", "new", "failed"] as const;
+
+export const RUN_SPEC = {
+  name: "run",
+  positionals: ["table"],
+  options: {
+    group: { type: "string", multiple: true },
+    mode: { type: "string" },
+    where: { type: "string", multiple: true },
+    "where-json": { type: "string" },
+    limit: { type: "string" },
+    resume: { type: "boolean" },
+    "max-credits": { type: "string" },
+    "dry-run": { type: "boolean" },
+    follow: { type: "boolean" },
+  },
+} as const;
+
+export interface RunFlags {
+  group?: string[];
+  mode?: string;
+  where?: string[];
+  "where-json"?: string;
+  limit?: string;
+  resume?: boolean;
+  "max-credits"?: string;
+  "dry-run"?: boolean;
+  follow?: boolean;
+}
+
+/** The request the flags describe, against the table's schema (names → ids, values typed). */
+export function runRequest(table: Table, flags: RunFlags): CliResult<Schemas["CreateRunRequest"]> {
+  const mode = MODES.find((m) => m === (flags.mode ?? "incomplete"));
+  if (!mode) return usageError(`--mode is one of ${MODES.join(", ")}, not "${flags.mode}"`);
+  if (flags["dry-run"] && flags.follow)
+    return usageError("--dry-run starts nothing, so there is nothing to --follow");
+  const groupIds: string[] = [];
+  for (const g of flags.group ?? []) {
+    const group = pickPart(table.groups, g, "group", table);
+    if (!group.ok) return group;
+    groupIds.push(group.value.id);
+  }
+  const where = whereOf(table, flags.where ?? [], flags["where-json"]);
+  if (!where.ok) return where;
+  const limit = wholeNumber("limit", flags.limit, 1);
+  if (!limit.ok) return limit;
+  const maxCredits = wholeNumber("max-credits", flags["max-credits"], 1);
+  if (!maxCredits.ok) return maxCredits;
+  return {
+    ok: true,
+    value: {
+      mode,
+      ...(groupIds.length ? { groupIds } : {}),
+      ...(where.value ? { where: where.value } : {}),
+      ...(limit.value !== undefined ? { limit: limit.value } : {}),
+      ...(maxCredits.value !== undefined ? { maxCredits: maxCredits.value } : {}),
+      ...(flags.resume ? { resume: true } : {}),
+      ...(flags["dry-run"] ? { dryRun: true } : {}),
+    },
+  };
+}
+
+const count = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
+
+export function estimateText(e: Schemas["RunEstimate"], table: Table): string {
+  const atLeast = e.estimate === "lower_bound" ? "at least " : "";
+  const lines = [
+    `dry run (nothing started): ${count(e.rows, "row")}, ${count(e.cells, "cell")}, ${atLeast}${count(e.estimatedCredits, "estimated credit")}`,
+  ];
+  const name = (id: string) => table.groups.find((g) => g.id === id)?.name ?? id;
+  for (const g of e.groups)
+    lines.push(`  ${name(g.groupId)}: ${count(g.cells, "cell")}, ${count(g.credits, "credit")}`);
+  for (const u of e.unknown)
+    lines.push(`  ${name(u.groupId)}: credits not known ahead (${u.reason})`);
+  return `${lines.join("\n")}\n`;
+}
+
+export async function runCommand(argv: readonly string[], ctx: CliContext): Promise<CliResult> {
+  const args = parseCommand(RUN_SPEC, argv);
+  if (!args.ok) return args;
+  if (args.value.help) {
+    ctx.stdout.write(`${RUN}\n`);
+    return done;
+  }
+  const tableRef = args.value.positionals[0] ?? "";
+  const conn = connect(ctx);
+  if (!conn.ok) return conn;
+  const table = await findTable(conn.value, tableRef);
+  if (!table.ok) return table;
+  const body = runRequest(table.value, args.value.values);
+  if (!body.ok) return body;
+  const answer = await call(
+    conn.value,
+    conn.value.client.POST("/api/tables/{id}/runs", {
+      params: { path: { id: table.value.id } },
+      body: body.value,
+    }),
+  );
+  if (!answer.ok) return answer;
+  const started = answer.value;
+  if ("estimatedCredits" in started) {
+    ctx.stdout.write(estimateText(started, table.value));
+    return done;
+  }
+  const more = started.stamping ? " so far (stamping the rest)" : "";
+  if (!args.value.values.follow) {
+    ctx.stdout.write(
+      `run ${started.dispatchId} started: ${count(started.stamped, "cell")}${more}\n`,
+    );
+    return done;
+  }
+  ctx.stdout.write(
+    `run ${started.dispatchId} started: ${count(started.stamped, "cell")}${more}; following (Ctrl-C detaches)\n`,
+  );
+  const groups = (body.value.groupIds ?? []).map((g) => ` --group ${shellWord(g)}`).join("");
+  return follow(conn.value, ctx, table.value, {
+    rerun: `cellflow run ${shellWord(tableRef)}${groups}`,
+    stop: `cellflow stop ${shellWord(tableRef)} --run ${started.dispatchId}`,
+    runId: started.dispatchId,
+  });
+}
+
+async function follow(
+  conn: Connection,
+  ctx: CliContext,
+  table: Table,
+  { runId, rerun, stop }: { runId: string; rerun: string; stop: string },
+): Promise<CliResult> {
+  ctx.claimInterrupt();
+  const followed = await followRun({
+    conn,
+    tableId: table.id,
+    runId,
+    out: ctx.stdout,
+    tty: ctx.stdout.isTTY === true,
+    detach: ctx.interrupted,
+  });
+  if (!followed.ok) return followed;
+  const { how, run, elapsedMs } = followed.value;
+  if (how === "detached")
+    return {
+      ok: false,
+      reason: {
+        exit: EXIT.interrupted,
+        message: `detached; run ${runId} goes on`,
+        details: [`stop it with: ${stop}`],
+      },
+    };
+  if (!run) return done;
+  const end = runEnd(run, elapsedMs, rerun);
+  if (end.exit !== EXIT.ok) return { ok: false, reason: { exit: end.exit, message: end.message } };
+  ctx.stdout.write(`${end.message}\n${end.hint ? `${end.hint}\n` : ""}`);
+  return done;
+}
