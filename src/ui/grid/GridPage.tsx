@@ -4,11 +4,10 @@
  * limit notice, the filter bar, the live grid, and the editors and dialogs it opens.
  */
 import { useMemo, useState } from "react";
-import type { RunEstimate } from "../../contracts/runs";
+import type { Schemas } from "../../client/cellflow-client";
 import type { Column, Group, TableView } from "../../contracts/table";
-import type { WhereCondition } from "../../contracts/where";
-import type { RunMode } from "../../domain/statuses";
-import { api, describeError } from "../api";
+import { answer, api, describeError } from "../api";
+import { csvExportUrl } from "../api-raw";
 import { Shell } from "../shell";
 import { CellDetailsDialog } from "./CellDetails";
 import { ColumnEditor } from "./ColumnEditor";
@@ -23,15 +22,7 @@ import { RunProgress } from "./RunProgress";
 import { NO_QUERY, nextSort, type RowQuery } from "./row-query";
 import { useLiveTable } from "./use-table";
 
-interface RunRequest {
-  groupIds?: string[];
-  mode: RunMode;
-  resume?: boolean;
-  rowIds?: string[];
-  limit?: number;
-  maxCredits?: number;
-  where?: WhereCondition[];
-}
+type RunRequest = Omit<Schemas["CreateRunRequest"], "dryRun">;
 
 type Open =
   | { kind: "column"; column?: Column }
@@ -39,7 +30,7 @@ type Open =
   | { kind: "approve"; row: RowView; group: Group }
   | { kind: "details"; row: RowView; group: Group }
   | { kind: "firstN"; group: Group | null }
-  | { kind: "confirmRun"; req: RunRequest; estimate: RunEstimate }
+  | { kind: "confirmRun"; req: RunRequest; estimate: Schemas["RunEstimate"] }
   | { kind: "matching"; group: Group | null }
   | null;
 
@@ -59,6 +50,8 @@ export function GridPage({ tableId }: { tableId: string }) {
   );
 
   const fail = (err: unknown) => setMessage({ text: describeError(err), error: true });
+  const tablePath = { params: { path: { id: tableId } } };
+  const rowPath = (rowId: string) => ({ params: { path: { id: tableId, rowId } } });
 
   /** `confirmed`: start without the dry run (a row's own ▶, or the Run dialog's answer). */
   const run = async (req: RunRequest, confirmed = false) => {
@@ -66,22 +59,17 @@ export function GridPage({ tableId }: { tableId: string }) {
     setOpen(null);
     try {
       if (!confirmed) {
-        const estimate = await api<RunEstimate>("POST", `/api/tables/${tableId}/runs`, {
-          ...req,
-          dryRun: true,
-        });
-        if (needsConfirmation(estimate)) {
-          setOpen({ kind: "confirmRun", req, estimate });
+        const dry = await answer(
+          api.POST("/api/tables/{id}/runs", { ...tablePath, body: { ...req, dryRun: true } }),
+        );
+        if ("estimate" in dry && needsConfirmation(dry)) {
+          setOpen({ kind: "confirmRun", req, estimate: dry });
           return;
         }
       }
-      const r = await api<{ dispatchId: string; stamped: number }>(
-        "POST",
-        `/api/tables/${tableId}/runs`,
-        req,
-      );
+      const r = await answer(api.POST("/api/tables/{id}/runs", { ...tablePath, body: req }));
       setMessage(
-        r.stamped === 0
+        "stamped" in r && r.stamped === 0
           ? { text: "Nothing to run: every cell in scope already ran.", error: false }
           : null,
       );
@@ -91,13 +79,11 @@ export function GridPage({ tableId }: { tableId: string }) {
     }
   };
 
-  const stop = async (scope: { rowIds?: string[]; groupIds?: string[] }) => {
+  const stop = async (scope: Pick<Schemas["CancelRunsRequest"], "rowIds" | "groupIds">) => {
     setMenu(null);
     try {
-      const r = await api<{ cancelled: number }>(
-        "POST",
-        `/api/tables/${tableId}/runs/cancel`,
-        scope,
+      const r = await answer(
+        api.POST("/api/tables/{id}/runs/cancel", { ...tablePath, body: scope }),
       );
       setMessage({ text: `Stopped ${r.cancelled.toLocaleString()} cells.`, error: false });
       live.refreshRuns();
@@ -109,9 +95,12 @@ export function GridPage({ tableId }: { tableId: string }) {
   const actions: GridActions = {
     async saveValue(row, column, value) {
       try {
-        const saved = await api<RowView>("PATCH", `/api/tables/${tableId}/rows/${row.id}`, {
-          data: { [column.id]: value },
-        });
+        const saved = await answer(
+          api.PATCH("/api/tables/{id}/rows/{rowId}", {
+            ...rowPath(row.id),
+            body: { data: { [column.id]: value } },
+          }),
+        );
         live.rows.upsert([saved]);
         return null;
       } catch (err) {
@@ -121,7 +110,7 @@ export function GridPage({ tableId }: { tableId: string }) {
     runRow: (row) => void run({ mode: "all", rowIds: [row.id] }, true),
     stopRow: (row) => void stop({ rowIds: [row.id] }),
     deleteRow: (row) =>
-      void api("DELETE", `/api/tables/${tableId}/rows/${row.id}`).then(() => {
+      void answer(api.DELETE("/api/tables/{id}/rows/{rowId}", rowPath(row.id))).then(() => {
         live.rows.remove([row.id]);
       }, fail),
     approve: (row, group) => setOpen({ kind: "approve", row, group }),
@@ -136,7 +125,9 @@ export function GridPage({ tableId }: { tableId: string }) {
 
   const addRow = async () => {
     try {
-      await api("POST", `/api/tables/${tableId}/rows`, { rows: [{ data: {} }] });
+      await answer(
+        api.POST("/api/tables/{id}/rows", { ...tablePath, body: { rows: [{ data: {} }] } }),
+      );
     } catch (err) {
       fail(err);
     }
@@ -146,7 +137,7 @@ export function GridPage({ tableId }: { tableId: string }) {
     const ids = [...selected];
     if (!window.confirm(`Delete ${ids.length} rows? Their running cells stop.`)) return;
     try {
-      for (const id of ids) await api("DELETE", `/api/tables/${tableId}/rows/${id}`);
+      for (const id of ids) await answer(api.DELETE("/api/tables/{id}/rows/{rowId}", rowPath(id)));
       live.rows.remove(ids);
       setSelected(new Set());
     } catch (err) {
@@ -238,7 +229,7 @@ export function GridPage({ tableId }: { tableId: string }) {
         >
           Stop all
         </button>
-        <a className="btn" href={`/api/tables/${tableId}/export`} download>
+        <a className="btn" href={csvExportUrl(tableId)} download>
           Export CSV
         </a>
       </div>
