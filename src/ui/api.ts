@@ -1,14 +1,16 @@
 /**
- * The browser's client for the Cellflow API. Signed-in pages authenticate with the
- * httpOnly session cookie; every request carries `x-cellflow-ui: 1`, which the API
- * requires of cookie-authenticated writes (a cross-site page cannot send it), and
- * errors come back as `ApiError` with the API's code, message and field issues.
+ * The browser's way to the Cellflow API: the typed client (src/client) with the page's
+ * session cookie (same-origin) and `x-cellflow-ui: 1` on every request, which the API
+ * requires of cookie-authenticated writes (a cross-site page cannot send it). `answer`
+ * turns a call's result into its data or throws `ApiError` with the API's code, message
+ * and field issues — or, when something else answered (a proxy's page), the status.
+ * A 401 sends the page back to sign-in.
  */
+import { type CellflowClient, cellflowClient, type Schemas } from "../client/cellflow-client";
+import type { TableView } from "../contracts/table";
+import type { WorkflowView } from "../contracts/workflow";
 
-export interface Issue {
-  path: string;
-  message: string;
-}
+export type Issue = Schemas["Issue"];
 
 export class ApiError extends Error {
   constructor(
@@ -24,85 +26,71 @@ export class ApiError extends Error {
 
 export const UI_HEADER = { "x-cellflow-ui": "1" } as const;
 
-interface ErrorBody {
-  error?: { code?: string; message?: string; issues?: Issue[] };
-}
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
 
-async function toError(res: Response): Promise<ApiError> {
-  let body: ErrorBody = {};
-  try {
-    body = (await res.json()) as ErrorBody;
-  } catch {
-    // Not JSON (a proxy's page): the status says enough.
-  }
-  const e = body.error ?? {};
+const isIssue = (v: unknown): v is Issue =>
+  isRecord(v) && typeof v.path === "string" && typeof v.message === "string";
+
+/**
+ * An error answer as `ApiError`. `body` is what came back, parsed as JSON when it was
+ * JSON: the API's `{ error: { code, message, issues } }`, or anything else (an HTML
+ * page, text, nothing), which only the status describes.
+ */
+export function toApiError(status: number, body: unknown): ApiError {
+  const e = isRecord(body) && isRecord(body.error) ? body.error : {};
   return new ApiError(
-    res.status,
-    e.code ?? "internal",
-    e.message ?? `The server answered ${res.status}`,
-    e.issues ?? [],
+    status,
+    typeof e.code === "string" ? e.code : "internal",
+    typeof e.message === "string" ? e.message : `The server answered ${status}`,
+    Array.isArray(e.issues) ? e.issues.filter(isIssue) : [],
   );
 }
 
 /** When the session is gone, every page goes back to sign-in. */
-function onUnauthorized(): void {
+export function onUnauthorized(): void {
   if (typeof window !== "undefined" && !window.location.pathname.startsWith("/signin")) {
     const back = encodeURIComponent(window.location.pathname + window.location.search);
     window.location.assign(`/signin?next=${back}`);
   }
 }
 
-export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(path, {
-    method,
+/** The UI's client; `baseUrl` and `fetch` are for tests outside a browser page. */
+export function browserClient(
+  opts: { baseUrl?: string; fetch?: (request: Request) => Promise<Response> } = {},
+): CellflowClient {
+  return cellflowClient({
+    baseUrl: opts.baseUrl ?? "",
+    headers: UI_HEADER,
     credentials: "same-origin",
-    headers: {
-      ...UI_HEADER,
-      ...(body !== undefined ? { "content-type": "application/json" } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
   });
-  if (res.status === 401) onUnauthorized();
-  if (!res.ok) throw await toError(res);
-  if (res.status === 204) return undefined as T;
-  return (await res.json()) as T;
 }
 
+export const api = browserClient();
+
 /**
- * Uploads text (a CSV file) with upload progress, which fetch cannot report.
- * `onProgress` gets the fraction sent, 0…1.
+ * A typed call's data, or its refusal thrown as `ApiError`. Calls answered with no
+ * body (204) give `undefined`.
  */
-export function upload<T>(
-  path: string,
-  body: Blob,
-  contentType: string,
-  onProgress: (fraction: number) => void,
+export async function answer<T>(
+  pending: Promise<{ data?: T; error?: unknown; response: Response }>,
 ): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const xhr = new XMLHttpRequest();
-    xhr.open("POST", path);
-    xhr.withCredentials = true;
-    xhr.setRequestHeader("content-type", contentType);
-    xhr.setRequestHeader("x-cellflow-ui", "1");
-    xhr.upload.onprogress = (e) => {
-      if (e.lengthComputable) onProgress(e.loaded / e.total);
-    };
-    xhr.onerror = () => reject(new ApiError(0, "network", "The upload did not reach the server"));
-    xhr.onload = () => {
-      const res = new Response(xhr.responseText, {
-        status: xhr.status,
-        headers: { "content-type": xhr.getResponseHeader("content-type") ?? "" },
-      });
-      if (xhr.status === 401) onUnauthorized();
-      if (xhr.status >= 200 && xhr.status < 300) {
-        res.json().then((v) => resolve(v as T), reject);
-      } else {
-        toError(res).then(reject, reject);
-      }
-    };
-    xhr.send(body);
-  });
+  const { data, error, response } = await pending;
+  if (response.status === 401) onUnauthorized();
+  if (!response.ok) throw toApiError(response.status, error);
+  // openapi-fetch leaves `data` undefined only for answers without a body.
+  return data as T;
 }
+
+/*
+ * The contracts' views of two answers. The document describes a schema once for requests
+ * and answers, so the fields the server fills with their defaults (a group's `inputs`,
+ * `outputs`, `dependsOn`, `autoRun`, `version`; a definition's `inputs`) read as optional
+ * in the generated types; the server always answers with them, and the UI relies on them.
+ */
+export const asTable = (t: Schemas["TableView"]): TableView => t as TableView;
+export const asWorkflow = (w: Schemas["WorkflowView"]): WorkflowView => w as WorkflowView;
 
 /** A refusal for people: its message, then each issue with where it is. */
 export function describeRefusal(refusal: { message: string; issues: readonly Issue[] }): string {

@@ -2,7 +2,7 @@
 /** The frame of every signed-in page: the brand, the sections, sign-out. */
 import { usePathname } from "next/navigation";
 import type { ReactNode } from "react";
-import { api } from "./api";
+import { answer, api } from "./api";
 
 const SECTIONS = [
   { href: "/tables", label: "Tables" },
@@ -14,7 +14,7 @@ export function Shell({ children, wide = false }: { children: ReactNode; wide?: 
   const path = usePathname() ?? "";
   const signOut = async () => {
     try {
-      await api("DELETE", "/api/session");
+      await answer(api.DELETE("/api/session"));
     } finally {
       window.location.assign("/signin");
     }

@@ -5,6 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import type { EnrichmentView } from "../../src/contracts/enrichments";
 import { type Column, type Group, PatchTableRequest, TableSchema } from "../../src/contracts/table";
 import { checkTableSchema } from "../../src/domain/table-schema";
 import { listEnrichments } from "../../src/enrichments/registry";
@@ -30,7 +31,6 @@ import {
 } from "../../src/ui/grid/group-choices";
 import {
   defaultDependsOn,
-  type EnrichmentInfo,
   enrichmentColumnType,
   type GroupForm,
   groupField,
@@ -63,15 +63,15 @@ const classify: Group = {
 
 const table = { columns, groups: [classify] };
 
-const emailDomain: EnrichmentInfo = {
+const emailDomain: EnrichmentView = {
   id: "email_domain",
   name: "E-mail domain",
   description: "The domain of an e-mail address",
   cost: 0,
-  inputs: [{ id: "email", type: "text", required: true }],
+  inputs: [{ id: "email", type: "text", required: true, description: "An e-mail address" }],
   outputs: [
-    { id: "domain", type: "text" },
-    { id: "is_free", type: "boolean" },
+    { id: "domain", type: "text", description: "The address's domain" },
+    { id: "is_free", type: "boolean", description: "Whether the domain is a free provider" },
   ],
 };
 

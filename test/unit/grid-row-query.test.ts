@@ -1,13 +1,17 @@
 /**
- * The grid's reads under a filter and a sort: a header click cycles asc → desc → off; the
- * rows URL carries the filter as the API's `where` JSON; rows read sorted keep the
+ * The grid's reads under a filter and a sort: a header click cycles asc → desc → off; a
+ * page's request, sent by the UI's typed client, is read by the server as the filter
+ * (the API's `where` JSON), the sort and the cursor it was built from; rows read sorted keep the
  * server's order across pages (the browser never re-sorts them), rows that arrive later
  * by event follow; under a filter an event's row is only updated when it is shown.
  */
 import { describe, expect, it } from "vitest";
+import { LIST_ROWS_JSON_PARAMS, ListRowsQuery } from "../../src/contracts/rows";
 import type { WhereCondition } from "../../src/contracts/where";
+import { parseQuery } from "../../src/http/body";
+import { answer, browserClient } from "../../src/ui/api";
 import { GridRows, type RowView } from "../../src/ui/grid/model";
-import { nextSort, rowsPageUrl, withCondition } from "../../src/ui/grid/row-query";
+import { nextSort, type RowQuery, rowsPageQuery, withCondition } from "../../src/ui/grid/row-query";
 
 const row = (id: string, position: number, data: Record<string, unknown> = {}): RowView => ({
   id,
@@ -27,23 +31,35 @@ describe("the grid's row query", () => {
     expect(nextSort(desc, "name")).toEqual({ columnId: "name", dir: "asc" });
   });
 
-  it("the rows URL sends the filter as the API's where JSON, the sort and the cursor", () => {
+  it("a page of rows asks for what the server reads: the filter as where JSON, the sort, the cursor", async () => {
     const where: WhereCondition[] = [
       { group: "enrich", status: "error" },
       { column: "name", op: "contains", value: "a&b=c" },
     ];
-    const url = new URL(
-      rowsPageUrl("tbl_1", { where, sort: { columnId: "n", dir: "desc" } }, "abc", 500),
-      "http://x",
-    );
-    expect(url.pathname).toBe("/api/tables/tbl_1/rows");
-    expect(JSON.parse(url.searchParams.get("where") ?? "")).toEqual(where);
-    expect(url.searchParams.get("orderBy")).toBe("n");
-    expect(url.searchParams.get("dir")).toBe("desc");
-    expect(url.searchParams.get("cursor")).toBe("abc");
-    expect(url.searchParams.get("limit")).toBe("500");
-    const plain = new URL(rowsPageUrl("tbl_1", { where: [], sort: null }, null, 10), "http://x");
-    expect([...plain.searchParams.keys()]).toEqual(["limit"]);
+    const sent: Request[] = [];
+    const client = browserClient({
+      baseUrl: "http://cellflow.test",
+      fetch: (req) => {
+        sent.push(req);
+        return Promise.resolve(Response.json({ rows: [], nextCursor: null }));
+      },
+    });
+    const read = (query: RowQuery, cursor: string | null, limit: number) =>
+      answer(
+        client.GET("/api/tables/{id}/rows", {
+          params: { path: { id: "tbl_1" }, query: rowsPageQuery(query, cursor, limit) },
+        }),
+      );
+    await read({ where, sort: { columnId: "n", dir: "desc" } }, "abc", 500);
+    await read({ where: [], sort: null }, null, 10);
+    const [filtered, plain] = sent.map((r) => ({
+      url: new URL(r.url),
+      read: parseQuery(r, ListRowsQuery, LIST_ROWS_JSON_PARAMS),
+    }));
+    expect(filtered?.url.pathname).toBe("/api/tables/tbl_1/rows");
+    expect(filtered?.read).toEqual({ where, orderBy: "n", dir: "desc", cursor: "abc", limit: 500 });
+    expect([...(plain?.url.searchParams.keys() ?? [])]).toEqual(["limit"]);
+    expect(plain?.read).toEqual({ limit: 10, dir: "asc" });
   });
 
   it("the same condition is not added twice", () => {

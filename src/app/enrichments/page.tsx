@@ -4,8 +4,8 @@
  * table group of kind `enrichment` maps it (input id → column id, output id → column).
  */
 import { useCallback, useEffect, useState } from "react";
-import type { EnrichmentList, EnrichmentView } from "../../contracts/enrichments";
-import { api, describeError } from "../../ui/api";
+import type { EnrichmentView } from "../../contracts/enrichments";
+import { answer, api, describeError } from "../../ui/api";
 import { Shell } from "../../ui/shell";
 
 /** A group using the enrichment, with placeholder column ids (`col_<field>`). */
@@ -134,7 +134,7 @@ export default function EnrichmentsPage() {
   const load = useCallback(async () => {
     setError(null);
     try {
-      const r = await api<EnrichmentList>("GET", "/api/enrichments");
+      const r = await answer(api.GET("/api/enrichments"));
       setList(r.enrichments);
     } catch (err) {
       setError(describeError(err));

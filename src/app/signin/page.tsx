@@ -6,7 +6,7 @@
  * the page removes it from the address bar before signing in.
  */
 import { useEffect, useState } from "react";
-import { api, describeError } from "../../ui/api";
+import { answer, api, describeError } from "../../ui/api";
 
 function nextPath(): string {
   const next = new URLSearchParams(window.location.search).get("next");
@@ -23,7 +23,7 @@ export default function SignIn() {
     setBusy(true);
     setError(null);
     try {
-      await api("POST", "/api/session", { apiKey: apiKey.trim() });
+      await answer(api.POST("/api/session", { body: { apiKey: apiKey.trim() } }));
       window.location.replace(nextPath());
     } catch (err) {
       setError(describeError(err));

@@ -1,12 +1,13 @@
 "use client";
 /** Tables: every table of the workspace, a new empty one, one made from a CSV file, delete. */
 import { useCallback, useEffect, useRef, useState } from "react";
-import type { TableView } from "../../contracts/table";
-import { api, describeError, describeRefusal, upload } from "../../ui/api";
+import type { Schemas } from "../../client/cellflow-client";
+import { answer, api, describeError, describeRefusal } from "../../ui/api";
+import { importCsv } from "../../ui/api-raw";
 import { Shell } from "../../ui/shell";
 import { planCsvFile } from "../../ui/tables/csv-table-plan";
 
-type Listed = TableView & { rowCount?: number };
+type Listed = Schemas["TableView"];
 
 interface ImportState {
   file: string;
@@ -24,7 +25,7 @@ export default function TablesPage() {
 
   const load = useCallback(async () => {
     try {
-      const r = await api<{ tables: Listed[] }>("GET", "/api/tables");
+      const r = await answer(api.GET("/api/tables"));
       setTables(r.tables);
     } catch (err) {
       setError(describeError(err));
@@ -37,11 +38,15 @@ export default function TablesPage() {
   const createEmpty = async () => {
     setError(null);
     try {
-      const t = await api<{ id: string }>("POST", "/api/tables", {
-        name: name.trim(),
-        columns: [{ id: "name", name: "Name", type: "text" }],
-        groups: [],
-      });
+      const t = await answer(
+        api.POST("/api/tables", {
+          body: {
+            name: name.trim(),
+            columns: [{ id: "name", name: "Name", type: "text" }],
+            groups: [],
+          },
+        }),
+      );
       window.location.assign(`/tables/${t.id}`);
     } catch (err) {
       setError(describeError(err));
@@ -72,20 +77,21 @@ export default function TablesPage() {
         return;
       }
       const columns = plan.value;
-      const t = await api<{ id: string }>("POST", "/api/tables", {
-        name: tableName,
-        columns,
-        groups: [],
-      });
+      const t = await answer(
+        api.POST("/api/tables", { body: { name: tableName, columns, groups: [] } }),
+      );
       tableId = t.id;
       setImporting({ file: file.name, phase: "uploading", fraction: 0 });
-      await upload<{ inserted: number }>(`/api/tables/${t.id}/import`, file, "text/csv", (f) =>
+      await importCsv(t.id, file, (f) =>
         setImporting({ file: file.name, phase: f >= 1 ? "importing" : "uploading", fraction: f }),
       );
       window.location.assign(`/tables/${t.id}`);
     } catch (err) {
       // Nothing half-made: the import is all or nothing, so the empty table goes too.
-      if (tableId) await api("DELETE", `/api/tables/${tableId}`).catch(() => undefined);
+      if (tableId)
+        await answer(api.DELETE("/api/tables/{id}", { params: { path: { id: tableId } } })).catch(
+          () => undefined,
+        );
       setImporting({ file: file.name, phase: "failed", fraction: 0, error: describeError(err) });
     }
   };
@@ -96,7 +102,7 @@ export default function TablesPage() {
     )
       return;
     try {
-      await api("DELETE", `/api/tables/${t.id}`);
+      await answer(api.DELETE("/api/tables/{id}", { params: { path: { id: t.id } } }));
       await load();
     } catch (err) {
       setError(describeError(err));

@@ -2,7 +2,7 @@
 /** Workflows: every workflow of the workspace, its deployed version, and a new one. */
 import { useCallback, useEffect, useState } from "react";
 import type { WorkflowView } from "../../contracts/workflow";
-import { api, describeError } from "../../ui/api";
+import { answer, api, asWorkflow, describeError } from "../../ui/api";
 import { Shell } from "../../ui/shell";
 import { starterDefinition } from "../../ui/workflows/block-help";
 import { plural, timeAgo } from "../../ui/workflows/format";
@@ -15,9 +15,11 @@ export default function WorkflowsPage() {
   const load = useCallback(async () => {
     setError(null);
     try {
-      const r = await api<{ workflows: WorkflowView[] }>("GET", "/api/workflows");
+      const r = await answer(api.GET("/api/workflows"));
       // Most recently edited first: that is usually the one people come back for.
-      setWorkflows([...r.workflows].sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)));
+      setWorkflows(
+        r.workflows.map(asWorkflow).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)),
+      );
     } catch (err) {
       setError(describeError(err));
     }
@@ -30,10 +32,11 @@ export default function WorkflowsPage() {
     setCreating(true);
     setError(null);
     try {
-      const w = await api<WorkflowView>("POST", "/api/workflows", {
-        name: "Untitled workflow",
-        definition: starterDefinition(),
-      });
+      const w = await answer(
+        api.POST("/api/workflows", {
+          body: { name: "Untitled workflow", definition: starterDefinition() },
+        }),
+      );
       window.location.assign(`/workflows/${encodeURIComponent(w.id)}`);
     } catch (err) {
       setError(`Could not create a workflow: ${describeError(err)}`);

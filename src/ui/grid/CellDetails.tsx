@@ -6,17 +6,17 @@
  * the cell's attempt or status changes, so a panel left open follows the cell live.
  */
 import { useEffect, useState } from "react";
-import type { CellAttempt } from "../../contracts/cells";
+import type { Schemas } from "../../client/cellflow-client";
 import type { Group } from "../../contracts/table";
 import { formatDuration } from "../../domain/durations";
-import { api, describeError } from "../api";
+import { answer, api, describeError } from "../api";
 import { describeCell } from "./CellStatus";
 import { Modal } from "./Dialogs";
 import type { RowView } from "./model";
 
 type Loaded =
   | { state: "loading" }
-  | { state: "done"; attempts: CellAttempt[] }
+  | { state: "done"; attempts: Schemas["CellAttempt"][] }
   | { state: "failed"; message: string };
 
 function useAttempts(tableId: string, rowId: string, groupId: string, version: string): Loaded {
@@ -25,9 +25,10 @@ function useAttempts(tableId: string, rowId: string, groupId: string, version: s
     // `version` (the cell's execution and status) is here only to read again when it moves.
     void version;
     let live = true;
-    api<{ attempts: CellAttempt[] }>(
-      "GET",
-      `/api/tables/${tableId}/rows/${rowId}/cells/${groupId}/attempts`,
+    answer(
+      api.GET("/api/tables/{id}/rows/{rowId}/cells/{groupId}/attempts", {
+        params: { path: { id: tableId, rowId, groupId } },
+      }),
     ).then(
       (r) => live && setLoaded({ state: "done", attempts: r.attempts }),
       (err: unknown) => live && setLoaded({ state: "failed", message: describeError(err) }),
@@ -42,7 +43,7 @@ function useAttempts(tableId: string, rowId: string, groupId: string, version: s
 const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : "—");
 const shortId = (id: string) => (id.length > 14 ? `${id.slice(0, 14)}…` : id);
 
-function AttemptRows({ attempts }: { attempts: CellAttempt[] }) {
+function AttemptRows({ attempts }: { attempts: Schemas["CellAttempt"][] }) {
   if (attempts.length === 0) return <p className="muted">This cell has not run yet.</p>;
   return (
     <table className="table-list" data-testid="attempts">

@@ -7,7 +7,7 @@
  */
 import { type FormEvent, useId, useRef, useState } from "react";
 import type { Column, ColumnType, TableView } from "../../contracts/table";
-import { ApiError, api } from "../api";
+import { ApiError, answer, api, asTable } from "../api";
 import {
   COLUMN_TYPE_HELP,
   COLUMN_TYPE_LABELS,
@@ -79,10 +79,10 @@ export function ColumnEditor(props: {
     setNotice(null);
     setServerErrors({});
     try {
-      const updated = await api<TableView>("PATCH", `/api/tables/${encodeURIComponent(table.id)}`, {
-        columns,
-      });
-      onSaved(updated);
+      const updated = await answer(
+        api.PATCH("/api/tables/{id}", { params: { path: { id: table.id } }, body: { columns } }),
+      );
+      onSaved(asTable(updated));
     } catch (err) {
       const issues = err instanceof ApiError ? err.issues : [];
       const split = columnIssues(issues, index);

@@ -2,7 +2,7 @@
 /** The grid's small dialogs (approve a paused cell, run the first N rows) and their frame. */
 import { type ReactNode, useState } from "react";
 import type { Group } from "../../contracts/table";
-import { api, describeError } from "../api";
+import { answer, api, describeError } from "../api";
 import type { RowView } from "./model";
 
 export function Modal({
@@ -67,10 +67,12 @@ export function ApproveDialog({
     setBusy(true);
     setError(null);
     try {
-      await api("POST", `/api/tables/${tableId}/rows/${row.id}/cells/${group.id}/resume`, {
-        executionId: cell.executionId,
-        data: parsed,
-      });
+      await answer(
+        api.POST("/api/tables/{id}/rows/{rowId}/cells/{groupId}/resume", {
+          params: { path: { id: tableId, rowId: row.id, groupId: group.id } },
+          body: { executionId: cell.executionId, data: parsed },
+        }),
+      );
       onClose();
     } catch (err) {
       setError(describeError(err));
@@ -80,10 +82,12 @@ export function ApproveDialog({
   const stop = async () => {
     setBusy(true);
     try {
-      await api("POST", `/api/tables/${tableId}/runs/cancel`, {
-        rowIds: [row.id],
-        groupIds: [group.id],
-      });
+      await answer(
+        api.POST("/api/tables/{id}/runs/cancel", {
+          params: { path: { id: tableId } },
+          body: { rowIds: [row.id], groupIds: [group.id] },
+        }),
+      );
       onClose();
     } catch (err) {
       setError(describeError(err));

@@ -2,45 +2,33 @@
 /**
  * One table: the toolbar (add, run, stop, export), the run progress lines, the usage
  * limit notice, the filter bar, the live grid, and the editors and dialogs it opens.
+ * The Run ▾ menu and its dialogs are `RunMenu`; starting a run (through its dry run and
+ * the Run dialog) and stopping cells is `useRunControl`, for every button alike.
  */
 import { useMemo, useState } from "react";
-import type { RunEstimate } from "../../contracts/runs";
 import type { Column, Group, TableView } from "../../contracts/table";
-import type { WhereCondition } from "../../contracts/where";
-import type { RunMode } from "../../domain/statuses";
-import { api, describeError } from "../api";
+import { answer, api, describeError } from "../api";
+import { csvExportUrl } from "../api-raw";
 import { Shell } from "../shell";
 import { CellDetailsDialog } from "./CellDetails";
 import { ColumnEditor } from "./ColumnEditor";
-import { ApproveDialog, FirstNDialog } from "./Dialogs";
+import { ApproveDialog } from "./Dialogs";
 import { FilterBar } from "./FilterBar";
 import { Grid, type GridActions } from "./Grid";
 import { GroupEditor } from "./GroupEditor";
 import type { RowView } from "./model";
-import { needsConfirmation, RunDialog } from "./RunDialog";
-import { RunMatchingDialog } from "./RunMatchingDialog";
+import { RunDialog } from "./RunDialog";
+import { type MenuAnchor, RunMenu } from "./RunMenu";
 import { RunProgress } from "./RunProgress";
 import { NO_QUERY, nextSort, type RowQuery } from "./row-query";
+import { type PageMessage, useRunControl } from "./use-run-control";
 import { useLiveTable } from "./use-table";
-
-interface RunRequest {
-  groupIds?: string[];
-  mode: RunMode;
-  resume?: boolean;
-  rowIds?: string[];
-  limit?: number;
-  maxCredits?: number;
-  where?: WhereCondition[];
-}
 
 type Open =
   | { kind: "column"; column?: Column }
   | { kind: "group"; group?: Group }
   | { kind: "approve"; row: RowView; group: Group }
   | { kind: "details"; row: RowView; group: Group }
-  | { kind: "firstN"; group: Group | null }
-  | { kind: "confirmRun"; req: RunRequest; estimate: RunEstimate }
-  | { kind: "matching"; group: Group | null }
   | null;
 
 export function GridPage({ tableId }: { tableId: string }) {
@@ -51,67 +39,27 @@ export function GridPage({ tableId }: { tableId: string }) {
   const list = rows.list();
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [open, setOpen] = useState<Open>(null);
-  const [menu, setMenu] = useState<{ group: Group | null; x: number; y: number } | null>(null);
-  const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
+  const [menu, setMenu] = useState<MenuAnchor | null>(null);
+  const [message, setMessage] = useState<PageMessage | null>(null);
   const groupNames = useMemo(
     () => new Map((table?.groups ?? []).map((g) => [g.id, g.name])),
     [table],
   );
+  const runs = useRunControl(tableId, { changed: live.refreshRuns, message: setMessage });
+  const { run, stop, confirming } = runs;
 
   const fail = (err: unknown) => setMessage({ text: describeError(err), error: true });
-
-  /** `confirmed`: start without the dry run (a row's own ▶, or the Run dialog's answer). */
-  const run = async (req: RunRequest, confirmed = false) => {
-    setMenu(null);
-    setOpen(null);
-    try {
-      if (!confirmed) {
-        const estimate = await api<RunEstimate>("POST", `/api/tables/${tableId}/runs`, {
-          ...req,
-          dryRun: true,
-        });
-        if (needsConfirmation(estimate)) {
-          setOpen({ kind: "confirmRun", req, estimate });
-          return;
-        }
-      }
-      const r = await api<{ dispatchId: string; stamped: number }>(
-        "POST",
-        `/api/tables/${tableId}/runs`,
-        req,
-      );
-      setMessage(
-        r.stamped === 0
-          ? { text: "Nothing to run: every cell in scope already ran.", error: false }
-          : null,
-      );
-      live.refreshRuns();
-    } catch (err) {
-      fail(err);
-    }
-  };
-
-  const stop = async (scope: { rowIds?: string[]; groupIds?: string[] }) => {
-    setMenu(null);
-    try {
-      const r = await api<{ cancelled: number }>(
-        "POST",
-        `/api/tables/${tableId}/runs/cancel`,
-        scope,
-      );
-      setMessage({ text: `Stopped ${r.cancelled.toLocaleString()} cells.`, error: false });
-      live.refreshRuns();
-    } catch (err) {
-      fail(err);
-    }
-  };
+  const rowPath = (rowId: string) => ({ params: { path: { id: tableId, rowId } } });
 
   const actions: GridActions = {
     async saveValue(row, column, value) {
       try {
-        const saved = await api<RowView>("PATCH", `/api/tables/${tableId}/rows/${row.id}`, {
-          data: { [column.id]: value },
-        });
+        const saved = await answer(
+          api.PATCH("/api/tables/{id}/rows/{rowId}", {
+            ...rowPath(row.id),
+            body: { data: { [column.id]: value } },
+          }),
+        );
         live.rows.upsert([saved]);
         return null;
       } catch (err) {
@@ -121,7 +69,7 @@ export function GridPage({ tableId }: { tableId: string }) {
     runRow: (row) => void run({ mode: "all", rowIds: [row.id] }, true),
     stopRow: (row) => void stop({ rowIds: [row.id] }),
     deleteRow: (row) =>
-      void api("DELETE", `/api/tables/${tableId}/rows/${row.id}`).then(() => {
+      void answer(api.DELETE("/api/tables/{id}/rows/{rowId}", rowPath(row.id))).then(() => {
         live.rows.remove([row.id]);
       }, fail),
     approve: (row, group) => setOpen({ kind: "approve", row, group }),
@@ -136,7 +84,12 @@ export function GridPage({ tableId }: { tableId: string }) {
 
   const addRow = async () => {
     try {
-      await api("POST", `/api/tables/${tableId}/rows`, { rows: [{ data: {} }] });
+      await answer(
+        api.POST("/api/tables/{id}/rows", {
+          params: { path: { id: tableId } },
+          body: { rows: [{ data: {} }] },
+        }),
+      );
     } catch (err) {
       fail(err);
     }
@@ -146,7 +99,7 @@ export function GridPage({ tableId }: { tableId: string }) {
     const ids = [...selected];
     if (!window.confirm(`Delete ${ids.length} rows? Their running cells stop.`)) return;
     try {
-      for (const id of ids) await api("DELETE", `/api/tables/${tableId}/rows/${id}`);
+      for (const id of ids) await answer(api.DELETE("/api/tables/{id}/rows/{rowId}", rowPath(id)));
       live.rows.remove(ids);
       setSelected(new Set());
     } catch (err) {
@@ -168,7 +121,6 @@ export function GridPage({ tableId }: { tableId: string }) {
     );
   }
 
-  const menuGroups = menu?.group ? [menu.group.id] : undefined;
   const inFlight = list.some((r) =>
     Object.values(r.cells).some((c) => c.status === "queued" || c.status === "running"),
   );
@@ -238,7 +190,7 @@ export function GridPage({ tableId }: { tableId: string }) {
         >
           Stop all
         </button>
-        <a className="btn" href={`/api/tables/${tableId}/export`} download>
+        <a className="btn" href={csvExportUrl(tableId)} download>
           Export CSV
         </a>
       </div>
@@ -285,72 +237,15 @@ export function GridPage({ tableId }: { tableId: string }) {
           }}
         />
       )}
-      {menu && (
-        <>
-          {/* biome-ignore lint/a11y/noStaticElementInteractions: a click outside closes the menu; its items are buttons */}
-          <div
-            role="presentation"
-            style={{ position: "fixed", inset: 0, zIndex: 20 }}
-            onMouseDown={() => setMenu(null)}
-          />
-          <div className="menu" style={{ left: menu.x, top: menu.y, position: "fixed" }}>
-            <button type="button" onClick={() => void run({ groupIds: menuGroups, mode: "all" })}>
-              Run all rows
-            </button>
-            <button
-              type="button"
-              onClick={() => void run({ groupIds: menuGroups, mode: "incomplete" })}
-            >
-              Run incomplete rows
-            </button>
-            <button type="button" onClick={() => void run({ groupIds: menuGroups, mode: "new" })}>
-              Run new rows (never run)
-            </button>
-            <button
-              type="button"
-              onClick={() => void run({ groupIds: menuGroups, mode: "failed" })}
-            >
-              Run failed only (last attempt errored)
-            </button>
-            <button
-              type="button"
-              onClick={() => void run({ groupIds: menuGroups, mode: "failed", resume: true })}
-            >
-              Resume failed (skip the blocks that finished)
-            </button>
-            <button
-              type="button"
-              onClick={() => {
-                setOpen({ kind: "firstN", group: menu.group });
-                setMenu(null);
-              }}
-            >
-              Run first N rows…
-            </button>
-            <button
-              type="button"
-              onClick={() => {
-                setOpen({ kind: "matching", group: menu.group });
-                setMenu(null);
-              }}
-            >
-              Run matching…
-            </button>
-            <button
-              type="button"
-              disabled={selected.size === 0}
-              onClick={() => void run({ groupIds: menuGroups, mode: "all", rowIds: [...selected] })}
-            >
-              Run selected rows ({selected.size})
-            </button>
-            {menu.group && (
-              <button type="button" onClick={() => void stop({ groupIds: [menu.group?.id ?? ""] })}>
-                Stop this group
-              </button>
-            )}
-          </div>
-        </>
-      )}
+      <RunMenu
+        anchor={menu}
+        table={table}
+        selected={selected}
+        filter={query.where}
+        onRun={(req) => void run(req)}
+        onStop={(scope) => void stop(scope)}
+        onClose={() => setMenu(null)}
+      />
       {open?.kind === "column" && table && (
         <ColumnEditor
           table={table}
@@ -383,37 +278,13 @@ export function GridPage({ tableId }: { tableId: string }) {
           onClose={() => setOpen(null)}
         />
       )}
-      {open?.kind === "confirmRun" && (
+      {confirming && (
         <RunDialog
-          estimate={open.estimate}
+          estimate={confirming.estimate}
           groupNames={groupNames}
-          onClose={() => setOpen(null)}
+          onClose={runs.cancelConfirm}
           onRun={(maxCredits) =>
-            void run({ ...open.req, ...(maxCredits ? { maxCredits } : {}) }, true)
-          }
-        />
-      )}
-      {open?.kind === "firstN" && (
-        <FirstNDialog
-          group={open.group}
-          onClose={() => setOpen(null)}
-          onRun={(n) =>
-            void run({
-              ...(open.group ? { groupIds: [open.group.id] } : {}),
-              mode: "all",
-              limit: n,
-            })
-          }
-        />
-      )}
-      {open?.kind === "matching" && table && (
-        <RunMatchingDialog
-          table={table}
-          group={open.group}
-          initial={query.where}
-          onClose={() => setOpen(null)}
-          onRun={(req) =>
-            void run({ ...(open.group ? { groupIds: [open.group.id] } : {}), ...req })
+            void run({ ...confirming.req, ...(maxCredits ? { maxCredits } : {}) }, true)
           }
         />
       )}

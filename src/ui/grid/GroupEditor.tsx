@@ -9,7 +9,7 @@
  */
 import { type FormEvent, useId, useRef, useState } from "react";
 import type { Group, TableView } from "../../contracts/table";
-import { ApiError, api } from "../api";
+import { ApiError, answer, api, asTable } from "../api";
 import {
   EditorModal,
   type EditorNotice,
@@ -61,15 +61,15 @@ export function GroupEditor(props: {
   useRevealErrors(formRef, errorTick);
 
   // ------------------------------------------------------------------ saving
-  const tablePath = `/api/tables/${encodeURIComponent(table.id)}`;
-
   const send = async (kind: "save" | "delete", patch: GroupPatch): Promise<void> => {
     setBusy(kind);
     setNotice(null);
     setServerErrors({});
     try {
-      const updated = await api<TableView>("PATCH", tablePath, patch.body);
-      onSaved(updated);
+      const updated = await answer(
+        api.PATCH("/api/tables/{id}", { params: { path: { id: table.id } }, body: patch.body }),
+      );
+      onSaved(asTable(updated));
     } catch (err) {
       const issues = err instanceof ApiError ? err.issues : [];
       const split =

@@ -3,10 +3,10 @@
  * first output when a workflow or enrichment is picked, `from` values and names for new
  * output rows. Suggestions only; the person can change every one of them.
  */
+import type { EnrichmentView } from "../../contracts/enrichments";
 import type { Column } from "../../contracts/table";
 import { humanize, slugify, uniqueName } from "./editor-ids";
 import {
-  type EnrichmentInfo,
   enrichmentInputs,
   filledRows,
   type GroupForm,
@@ -102,7 +102,7 @@ export function suggestOutputName(
  */
 export function addAllEnrichmentOutputs(
   form: Pick<GroupForm, "name" | "outputs">,
-  enrichment: EnrichmentInfo,
+  enrichment: EnrichmentView,
   columns: readonly Column[],
 ): OutputRow[] {
   const rows = filledRows(form.outputs);
@@ -159,7 +159,7 @@ export function applyWorkflowChoice(
 /** The same for an enrichment: its first output into a new column when none fits. */
 export function applyEnrichmentChoice(
   form: GroupForm,
-  enrichment: EnrichmentInfo,
+  enrichment: EnrichmentView,
   columns: readonly Column[],
 ): GroupForm {
   const name = form.name.trim() === "" ? enrichment.name : form.name;

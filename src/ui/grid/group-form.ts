@@ -4,6 +4,7 @@
  * output column, which group already fills a column, the default dependencies, and the
  * labels the editor shows for columns and costs.
  */
+import type { EnrichmentView } from "../../contracts/enrichments";
 import type { Column, ColumnType, Group } from "../../contracts/table";
 
 /** The `column` value of an output row that creates a column. Not a valid column id. */
@@ -33,16 +34,6 @@ export interface GroupForm {
   outputs: OutputRow[];
   dependsOn: string[];
   autoRun: boolean;
-}
-
-/** What the editor knows about an enrichment (`GET /api/enrichments`). */
-export interface EnrichmentInfo {
-  id: string;
-  name: string;
-  description: string;
-  cost: number;
-  inputs: { id: string; type: string; required: boolean; description?: string }[];
-  outputs: { id: string; type: string; description?: string }[];
 }
 
 /** A workflow or enrichment input as the editor lists it. */
@@ -92,7 +83,7 @@ export function enrichmentColumnType(type: string): ColumnType {
 export function newOutputColumnType(
   kind: GroupKind,
   from: string,
-  enrichment?: EnrichmentInfo | null,
+  enrichment?: EnrichmentView | null,
 ): ColumnType {
   if (kind === "workflow") return "text";
   const out = enrichment?.outputs.find((o) => o.id === from.trim());
@@ -160,7 +151,7 @@ export function workflowInputs(workflow: WorkflowInfo): SourceInput[] {
   }));
 }
 
-export function enrichmentInputs(enrichment: EnrichmentInfo): SourceInput[] {
+export function enrichmentInputs(enrichment: EnrichmentView): SourceInput[] {
   return enrichment.inputs.map((i) => ({
     name: i.id,
     type: i.type,

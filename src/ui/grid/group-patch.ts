@@ -3,12 +3,12 @@
  * from the form (new output columns included), and the API's issues on that body back
  * onto the form fields they are about, through the bookkeeping the body was built with.
  */
+import type { EnrichmentView } from "../../contracts/enrichments";
 import type { Column, Group, TableView } from "../../contracts/table";
 import type { Issue } from "../api";
 import { idFromName, idProblem } from "./editor-ids";
 import {
   columnOwners,
-  type EnrichmentInfo,
   type GroupForm,
   groupField,
   keptInputs,
@@ -108,7 +108,7 @@ export interface BuildGroupOptions {
   editingId?: string;
   /** The chosen source's input names, or null to keep every mapped input. */
   inputNames: readonly string[] | null;
-  enrichment?: EnrichmentInfo | null;
+  enrichment?: EnrichmentView | null;
 }
 
 /**

@@ -4,6 +4,7 @@
  * sort (a column, asc or desc). Plain data and URLs; the server does the filtering and
  * the ordering.
  */
+import type { operations } from "../../client/schema";
 import type { SortDirection } from "../../contracts/rows";
 import type { Column, TableView } from "../../contracts/table";
 import type { WhereCondition } from "../../contracts/where";
@@ -21,20 +22,20 @@ export interface RowQuery {
 
 export const NO_QUERY: RowQuery = { where: [], sort: null };
 
-export function rowsPageUrl(
-  tableId: string,
+type RowsPageQuery = NonNullable<operations["listRows"]["parameters"]["query"]>;
+
+/** GET /rows's query for one page of a read (the client sends `where` as JSON). */
+export function rowsPageQuery(
   query: RowQuery,
   cursor: string | null,
   limit: number,
-): string {
-  const params = new URLSearchParams({ limit: String(limit) });
-  if (query.where.length > 0) params.set("where", JSON.stringify(query.where));
-  if (query.sort) {
-    params.set("orderBy", query.sort.columnId);
-    params.set("dir", query.sort.dir);
-  }
-  if (cursor) params.set("cursor", cursor);
-  return `/api/tables/${tableId}/rows?${params}`;
+): RowsPageQuery {
+  return {
+    limit,
+    ...(query.where.length > 0 ? { where: query.where } : {}),
+    ...(query.sort ? { orderBy: query.sort.columnId, dir: query.sort.dir } : {}),
+    ...(cursor ? { cursor } : {}),
+  };
 }
 
 /** `where` with `cond` added, unless an identical condition is already there. */

@@ -5,9 +5,9 @@
  * (for its inputs and block ids), each with its loading or failure state.
  */
 import { useEffect, useState } from "react";
+import type { EnrichmentView } from "../../contracts/enrichments";
 import type { WorkflowView } from "../../contracts/workflow";
-import { api, describeError } from "../api";
-import type { EnrichmentInfo } from "./group-form";
+import { answer, api, asWorkflow, describeError } from "../api";
 
 export type Loadable<T> =
   | { state: "loading" }
@@ -20,10 +20,10 @@ export type WorkflowDetail = { id: string } & Loadable<WorkflowView>;
 /** The catalogues: workflows of the workspace and built-in enrichments. */
 export function useSourceCatalogues(): {
   workflows: Loadable<WorkflowView[]>;
-  enrichments: Loadable<EnrichmentInfo[]>;
+  enrichments: Loadable<EnrichmentView[]>;
 } {
   const [workflows, setWorkflows] = useState<Loadable<WorkflowView[]>>({ state: "loading" });
-  const [enrichments, setEnrichments] = useState<Loadable<EnrichmentInfo[]>>({
+  const [enrichments, setEnrichments] = useState<Loadable<EnrichmentView[]>>({
     state: "loading",
   });
 
@@ -31,15 +31,15 @@ export function useSourceCatalogues(): {
     let live = true;
     const loadWorkflows = async () => {
       try {
-        const r = await api<{ workflows: WorkflowView[] }>("GET", "/api/workflows");
-        if (live) setWorkflows({ state: "ready", value: r.workflows });
+        const r = await answer(api.GET("/api/workflows"));
+        if (live) setWorkflows({ state: "ready", value: r.workflows.map(asWorkflow) });
       } catch (err) {
         if (live) setWorkflows({ state: "error", message: describeError(err) });
       }
     };
     const loadEnrichments = async () => {
       try {
-        const r = await api<{ enrichments: EnrichmentInfo[] }>("GET", "/api/enrichments");
+        const r = await answer(api.GET("/api/enrichments"));
         if (live) setEnrichments({ state: "ready", value: r.enrichments });
       } catch (err) {
         if (live) setEnrichments({ state: "error", message: describeError(err) });
@@ -65,11 +65,10 @@ export function useWorkflowDetail(workflowId: string): WorkflowDetail | null {
     setDetail({ id: workflowId, state: "loading" });
     const load = async () => {
       try {
-        const w = await api<WorkflowView>(
-          "GET",
-          `/api/workflows/${encodeURIComponent(workflowId)}`,
+        const w = await answer(
+          api.GET("/api/workflows/{id}", { params: { path: { id: workflowId } } }),
         );
-        if (live) setDetail({ id: workflowId, state: "ready", value: w });
+        if (live) setDetail({ id: workflowId, state: "ready", value: asWorkflow(w) });
       } catch (err) {
         if (live) setDetail({ id: workflowId, state: "error", message: describeError(err) });
       }

@@ -13,26 +13,15 @@
  * filter changes or the page reloads.
  */
 import { useCallback, useEffect, useRef, useState } from "react";
+import type { Schemas } from "../../client/cellflow-client";
 import type { TableView } from "../../contracts/table";
-import { api, describeError } from "../api";
+import { answer, api, asTable, describeError } from "../api";
+import { tableEventsUrl } from "../api-raw";
 import type { CellEvent } from "./merge";
-import { GridRows, type RowView } from "./model";
-import { type RowQuery, rowsPageUrl } from "./row-query";
+import { GridRows } from "./model";
+import { type RowQuery, rowsPageQuery } from "./row-query";
 
-export interface RunView {
-  id: string;
-  status: "active" | "completed" | "cancelled" | "halted";
-  mode: string;
-  groupIds: string[];
-  stamped: number;
-  stamping: boolean;
-  counts: Record<"queued" | "running" | "paused" | "completed" | "error" | "cancelled", number>;
-  createdAt: string;
-  finishedAt: string | null;
-  haltReason?: "monthly_credits" | "run_credit_cap" | null;
-  maxCredits?: number | null;
-  creditsUsed?: number | null;
-}
+export type RunView = Schemas["RunView"];
 
 export type StreamState = "connecting" | "live" | "reconnecting";
 
@@ -82,7 +71,9 @@ export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
 
   const loadRuns = useCallback(async () => {
     try {
-      const r = await api<{ runs: RunView[] }>("GET", `/api/tables/${tableId}/runs`);
+      const r = await answer(
+        api.GET("/api/tables/{id}/runs", { params: { path: { id: tableId } } }),
+      );
       setRuns(r.runs);
     } catch {
       // A missed refresh is retried by the next event or tick.
@@ -99,8 +90,8 @@ export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
   }, [loadRuns]);
 
   const loadTable = useCallback(async () => {
-    const t = await api<TableView>("GET", `/api/tables/${tableId}`);
-    setTable(t);
+    const t = await answer(api.GET("/api/tables/{id}", { params: { path: { id: tableId } } }));
+    setTable(asTable(t));
   }, [tableId]);
 
   const loadRows = useCallback(async () => {
@@ -111,9 +102,10 @@ export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
     let cursor: string | null = null;
     setLoaded({ rows: 0, done: false });
     do {
-      const page: { rows: RowView[]; nextCursor: string | null } = await api(
-        "GET",
-        rowsPageUrl(tableId, query, cursor, PAGE),
+      const page: Schemas["RowPage"] = await answer(
+        api.GET("/api/tables/{id}/rows", {
+          params: { path: { id: tableId }, query: rowsPageQuery(query, cursor, PAGE) },
+        }),
       );
       if (read !== readCount.current) return;
       if (first) rows.reset(page.rows, query.sort !== null);
@@ -131,9 +123,13 @@ export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
     async (ids: string[]) => {
       if (ids.length > 50) return loadRows();
       const fetched = await Promise.all(
-        ids.map((id) => api<RowView>("GET", `/api/tables/${tableId}/rows/${id}`).catch(() => null)),
+        ids.map((rowId) =>
+          answer(
+            api.GET("/api/tables/{id}/rows/{rowId}", { params: { path: { id: tableId, rowId } } }),
+          ).catch(() => null),
+        ),
       );
-      const found = fetched.filter((r): r is RowView => r !== null);
+      const found = fetched.filter((r) => r !== null);
       rows.upsert(found, { onlyShown: queryRef.current.where.length > 0 });
       const gone = ids.filter((id) => !found.some((r) => r.id === id));
       if (gone.length > 0) rows.remove(gone);
@@ -211,8 +207,7 @@ export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
     };
     const open = () => {
       if (closed) return;
-      const url = `/api/tables/${tableId}/events${lastSeq ? `?after=${lastSeq}` : ""}`;
-      source = new EventSource(url);
+      source = new EventSource(tableEventsUrl(tableId, lastSeq));
       for (const type of ["cell", "rows", "schema", "dispatch", "limit", "reset"])
         source.addEventListener(type, handle as EventListener);
       source.onopen = () => setStream("live");

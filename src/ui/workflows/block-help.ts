@@ -4,7 +4,7 @@
  * block per type, the starter definition of a new workflow, and adding a block to a
  * definition with an id that is not taken yet.
  */
-import type { BlockType } from "../../contracts/workflow";
+import type { BlockType, WorkflowDefinition } from "../../contracts/workflow";
 
 export interface FieldHelp {
   name: string;
@@ -163,7 +163,7 @@ export const EXPRESSION_CONTEXT: { name: string; about: string }[] = [
 ];
 
 /** The definition of a new workflow: one input, one transform block. */
-export function starterDefinition(): Record<string, unknown> {
+export function starterDefinition(): WorkflowDefinition {
   return {
     inputs: [{ name: "name", type: "text", required: true }],
     blocks: [

@@ -7,8 +7,8 @@
  * with unsaved changes.
  */
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import type { WorkflowView } from "../../contracts/workflow";
-import { ApiError, api, describeError, type Issue } from "../api";
+import type { Schemas } from "../../client/cellflow-client";
+import { ApiError, answer, api, describeError, type Issue } from "../api";
 import { type DefinitionSummary, describeDefinition } from "./graph";
 import { canonicalJson, parseJsonText } from "./json-text";
 
@@ -54,7 +54,6 @@ export function useWorkflowDraft(id: string) {
   const [notice, setNotice] = useState<string | null>(null);
   const [lastGood, setLastGood] = useState<DefinitionSummary | null>(null);
   const [, setTick] = useState(0);
-  const path = `/api/workflows/${encodeURIComponent(id)}`;
 
   useEffect(() => {
     // `attempt` is only there to load again after a failure.
@@ -62,7 +61,7 @@ export function useWorkflowDraft(id: string) {
     let cancelled = false;
     const run = async () => {
       try {
-        const w = await api<WorkflowView>("GET", path);
+        const w = await answer(api.GET("/api/workflows/{id}", { params: { path: { id } } }));
         if (cancelled) return;
         setName(w.name);
         setText(JSON.stringify(w.definition, null, 2));
@@ -80,7 +79,7 @@ export function useWorkflowDraft(id: string) {
     return () => {
       cancelled = true;
     };
-  }, [path, attempt]);
+  }, [id, attempt]);
 
   // "Saved 3 minutes ago" stays true.
   useEffect(() => {
@@ -115,13 +114,19 @@ export function useWorkflowDraft(id: string) {
 
   const save = async (): Promise<boolean> => {
     if (!canSave || !parsed.ok) return false;
-    const definition = parsed.value;
+    // Sent as typed, whatever its shape: the API's issues say what is wrong, and where.
+    const definition = parsed.value as Schemas["WorkflowDefinition"];
     const sentCanonical = canonicalJson(definition);
     setBusy("saving");
     setError(null);
     setNotice(null);
     try {
-      const w = await api<WorkflowView>("PUT", path, { name: trimmedName, definition });
+      const w = await answer(
+        api.PUT("/api/workflows/{id}", {
+          params: { path: { id } },
+          body: { name: trimmedName, definition },
+        }),
+      );
       // The baseline is what was sent: the API fills defaults in, which are no edit.
       setBaseline({ name: w.name, definition: sentCanonical });
       setSavedAt(w.updatedAt);
@@ -148,7 +153,7 @@ export function useWorkflowDraft(id: string) {
     setError(null);
     setNotice(null);
     try {
-      const r = await api<{ version: number }>("POST", `${path}/deploy`);
+      const r = await answer(api.POST("/api/workflows/{id}/deploy", { params: { path: { id } } }));
       setDeployedVersion(r.version);
       setNotice(`Deployed version ${r.version}`);
     } catch (err) {
