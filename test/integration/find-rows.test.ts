@@ -19,59 +19,17 @@ import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { RecordingBackend } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
+import { typedTable } from "../helpers/tables";
 
 const db = () => getDatabase().db;
 let key: string;
-let workflowId: string;
-
-const COLUMNS = [
-  { id: "name", name: "Name", type: "text" },
-  { id: "n", name: "N", type: "number" },
-  { id: "ok", name: "OK", type: "boolean" },
-  { id: "day", name: "Day", type: "date" },
-  { id: "tags", name: "Tags", type: "json" },
-  { id: "tier", name: "Tier", type: "select", options: ["free", "pro"] },
-  { id: "out", name: "Out", type: "text" },
-];
 
 beforeAll(async () => {
   await useTestDatabase();
   key = (await newWorkspace()).key;
-  const wf = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
-    body: {
-      name: "w",
-      definition: { blocks: [{ id: "o", type: "transform", expression: "'v'" }] },
-    },
-  });
-  workflowId = wf.body.id;
 });
 
-async function table(rows: Record<string, unknown>[]): Promise<{ tableId: string; ids: string[] }> {
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
-    body: {
-      name: "find",
-      columns: COLUMNS,
-      groups: [
-        {
-          id: "g",
-          name: "G",
-          kind: "workflow",
-          workflowId,
-          outputs: [{ columnId: "out", from: "o" }],
-        },
-      ],
-    },
-  });
-  expect(t.status, JSON.stringify(t.body)).toBe(201);
-  const ins = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-    key,
-    body: { rows: rows.map((data) => ({ data })) },
-  });
-  expect(ins.status, JSON.stringify(ins.body)).toBe(201);
-  return { tableId: t.body.id, ids: ins.body.rows.map((r) => r.id) };
-}
+const table = (rows: Record<string, unknown>[]) => typedTable(key, "find", rows);
 
 /** Values a workflow could write behind the API's checks: each of another type than its column. */
 async function writeMistyped(rowId: string): Promise<void> {

@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "../../db/client";
 import { getDatabase } from "../../db/instance";
 import { TASKS } from "../../src/backends/port";
-import { TableSchema } from "../../src/contracts/table";
+import type { TableSchema } from "../../src/contracts/table";
 import type { Where } from "../../src/contracts/where";
 import { checkWhere, type TypedCondition } from "../../src/domain/where";
 import { startRun } from "../../src/engine/dispatcher";
@@ -23,63 +23,17 @@ import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { RecordingBackend, taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
+import { typedTable } from "../helpers/tables";
 
 const db = () => getDatabase().db;
 let key: string;
-let workflowId: string;
-
-const COLUMNS = [
-  { id: "name", name: "Name", type: "text" },
-  { id: "n", name: "N", type: "number" },
-  { id: "ok", name: "OK", type: "boolean" },
-  { id: "day", name: "Day", type: "date" },
-  { id: "tags", name: "Tags", type: "json" },
-  { id: "tier", name: "Tier", type: "select", options: ["free", "pro"] },
-  { id: "out", name: "Out", type: "text" },
-  { id: "out2", name: "Out 2", type: "text" },
-];
 
 beforeAll(async () => {
   await useTestDatabase();
   key = (await newWorkspace()).key;
-  const wf = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
-    body: {
-      name: "w",
-      definition: { blocks: [{ id: "o", type: "transform", expression: "'v'" }] },
-    },
-  });
-  workflowId = wf.body.id;
 });
 
-async function table(rows: Record<string, unknown>[]) {
-  const group = (id: string, columnId: string) => ({
-    id,
-    name: id,
-    kind: "workflow",
-    workflowId,
-    outputs: [{ columnId, from: "o" }],
-  });
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
-    body: { name: "where", columns: COLUMNS, groups: [group("g", "out"), group("h", "out2")] },
-  });
-  expect(t.status, JSON.stringify(t.body)).toBe(201);
-  const ids: string[] = [];
-  for (let i = 0; i < rows.length; i += 1000) {
-    const ins = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-      key,
-      body: { rows: rows.slice(i, i + 1000).map((data) => ({ data })) },
-    });
-    expect(ins.status).toBe(201);
-    ids.push(...ins.body.rows.map((r) => r.id));
-  }
-  const [stored] = await queryRows<{ schema: unknown }>(
-    db(),
-    sql`select schema from tables where id = ${t.body.id}`,
-  );
-  return { tableId: t.body.id, ids, schema: TableSchema.parse(stored?.schema) };
-}
+const table = (rows: Record<string, unknown>[]) => typedTable(key, "where", rows);
 
 function typed(schema: TableSchema, where: Where): TypedCondition[] {
   const checked = checkWhere(schema, where);
