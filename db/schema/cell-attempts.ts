@@ -6,7 +6,7 @@ import { rows } from "./tables";
  * Ended attempts of a cell, recorded when the cell row moves on from them (a new run's
  * stamp replaces the execution, a re-drive hands an interrupted attempt back, an edit
  * clears a finished cell), never on a cell's first run: the cell row itself is its
- * current attempt. Written by the `cells` triggers of migration 0023 and by `clear.ts`;
+ * current attempt. Written by the `cells` triggers of migration 0025 and by `clear.ts`;
  * a cell keeps its last ATTEMPTS_KEPT records (the insert trigger prunes older ones).
  */
 export const cellAttempts = pgTable(

@@ -1,7 +1,7 @@
 /**
  * A cell's attempt history, read in one statement: its current attempt (the cell row)
  * first, then the ended attempts the cell moved on from (cell_attempts, recorded by the
- * trigger of migration 0023 and by `clear.ts`), newest first, at most ATTEMPTS_KEPT in
+ * trigger of migration 0025 and by `clear.ts`), newest first, at most ATTEMPTS_KEPT in
  * all. Read straight into the API's shape, as `rows/read.ts` does. Outputs are the
  * group's output values of a completed attempt (the current one's read from the row).
  */
@@ -10,7 +10,7 @@ import type { Db } from "../../../db/client";
 import { queryRows } from "../../../db/client";
 import type { CellAttempt } from "../../contracts/cells";
 
-/** How many attempts of a cell are kept (the prune trigger of migration 0023 keeps as many). */
+/** How many attempts of a cell are kept (the prune trigger of migration 0025 keeps as many). */
 export const ATTEMPTS_KEPT = 20;
 
 const iso = (column: string) =>

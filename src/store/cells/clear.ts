@@ -5,7 +5,7 @@
  * removed cell that had started keeps its attempt in the cell's history, outputs read
  * from the row as the statement found it (before the clearing); one that ended keeps
  * its status, one still in flight is recorded as cancelled (the same record the history
- * trigger of migration 0023 writes for a replaced cell).
+ * trigger of migration 0025 writes for a replaced cell).
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";

@@ -9,7 +9,7 @@
  * last one finished: their checkpoints are copied under the new id in the same
  * statement (so every later write stays fenced on the new execution and attempt), and
  * the cell's `resumed_from` names the old one. The replaced attempt is kept in the
- * cell's history by a trigger (migration 0023).
+ * cell's history by a trigger (migration 0025).
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
