@@ -28,6 +28,7 @@ export default defineConfig({
   test: {
     include: process.env.CELLFLOW_TEST_DRIVER === "neon" ? NEON_LANE : ["test/**/*.test.ts"],
     globalSetup: ["test/helpers/global-setup.ts"],
+    setupFiles: ["test/helpers/file-hooks.ts"],
     pool: "forks",
     testTimeout: 30_000,
     hookTimeout: 180_000,

@@ -8,6 +8,7 @@
  * run. The run's end is judged by the caller (progress.ts `runEnd`).
  */
 import type { Schemas } from "../client/cellflow-client";
+import { parseTableEvent } from "../contracts/events";
 import { type Connection, call } from "./connection";
 import type { Output } from "./context";
 import { tailEvents } from "./event-stream";
@@ -128,11 +129,12 @@ export async function followRun(o: FollowOptions): Promise<CliResult<FollowEnd>>
     tableId: o.tableId,
     signal: stop.signal,
     onEvent: (e) => {
+      const event = parseTableEvent(e.event, e.data);
       const mine =
-        (e.event === "dispatch" || e.event === "limit") &&
-        (e.data as { dispatchId?: unknown } | null)?.dispatchId === o.runId;
+        (event?.event === "dispatch" || event?.event === "limit") &&
+        event.data.dispatchId === o.runId;
       if (mine) void read();
-      else if (e.event === "cell" || e.event === "reset") readSoon(o.tty ? 250 : 1_000);
+      else if (event?.event === "cell" || event?.event === "reset") readSoon(o.tty ? 250 : 1_000);
     },
   });
   await read();

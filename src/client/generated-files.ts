@@ -5,7 +5,7 @@
  * Only scripts and tests import this (it needs the generator, a dev dependency).
  */
 import path from "node:path";
-import openapiTS, { astToString } from "openapi-typescript";
+import openapiTS, { astToString, type OpenAPI3 } from "openapi-typescript";
 import { openApiDocument } from "../http/openapi/document";
 
 const root = path.resolve(import.meta.dirname, "../..");
@@ -23,7 +23,7 @@ export async function generatedFiles(): Promise<GeneratedFile[]> {
   const documentText = `${JSON.stringify(doc, null, 2)}\n`;
   // The generator reads a copy: it must not hold on to (or change) the shared document.
   // Fields with a default may be left out of a request, so they stay optional in the types.
-  const ast = await openapiTS(JSON.parse(documentText), {
+  const ast = await openapiTS(withJsonQueryTyped(JSON.parse(documentText) as OpenAPI3), {
     silent: true,
     defaultNonNullable: false,
   });
@@ -32,6 +32,27 @@ export async function generatedFiles(): Promise<GeneratedFile[]> {
     { file: DOCUMENT_FILE, text: documentText },
     { file: CLIENT_TYPES_FILE, text: types },
   ];
+}
+
+/**
+ * A JSON-encoded query parameter (`content: application/json`) typed by its schema, not
+ * as the string on the wire: the client encodes it itself (serializeQuery), so callers
+ * pass the structured value.
+ */
+function withJsonQueryTyped(doc: OpenAPI3): OpenAPI3 {
+  const paths = doc.paths as
+    | Record<string, Record<string, { parameters?: Record<string, unknown>[] }>>
+    | undefined;
+  for (const item of Object.values(paths ?? {}))
+    for (const op of Object.values(item))
+      for (const param of op.parameters ?? []) {
+        const content = param.content as Record<string, { schema?: unknown }> | undefined;
+        const schema = content?.["application/json"]?.schema;
+        if (param.in !== "query" || !schema) continue;
+        delete param.content;
+        param.schema = schema;
+      }
+  return doc;
 }
 
 const HEADER = `/**

@@ -429,7 +429,7 @@ export interface paths {
         };
         /**
          * Follow the table's changes as server-sent events
-         * @description Each event has `id: <seq>`, `event: cell | dispatch | limit | schema | rows` (or `reset` when the cursor is older than retention: refetch, then follow from `resumeFrom`) and `data: <json>`. The `Last-Event-ID` header or `?after=<seq>` replays what came after; a comment line every 15 s keeps the connection open.
+         * @description Each event has `id: <seq>`, `event: cell | dispatch | limit | schema | rows` (or `reset` when the cursor is older than retention: refetch, then follow from `resumeFrom`) and `data: <json>`; `TableEvent` (`x-itemSchema`) gives each kind's data (`CellEventData`, `RowsEventData`, …). Readers ignore fields they do not know: fields are added, never renamed. The `Last-Event-ID` header or `?after=<seq>` replays what came after; a comment line every 15 s keeps the connection open.
          */
         get: operations["tableEvents"];
         put?: never;
@@ -516,6 +516,88 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        TableEvent: {
+            /** @enum {string} */
+            event: "cell";
+            data: components["schemas"]["CellEventData"];
+        } | {
+            /** @enum {string} */
+            event: "rows";
+            data: components["schemas"]["RowsEventData"];
+        } | {
+            /** @enum {string} */
+            event: "schema";
+            data: components["schemas"]["SchemaEventData"];
+        } | {
+            /** @enum {string} */
+            event: "dispatch";
+            data: components["schemas"]["DispatchEventData"];
+        } | {
+            /** @enum {string} */
+            event: "limit";
+            data: components["schemas"]["LimitEventData"];
+        } | {
+            /** @enum {string} */
+            event: "reset";
+            data: components["schemas"]["ResetEventData"];
+        };
+        CellEventData: {
+            rowId: string;
+            groupId: string;
+            status: components["schemas"]["CellStatus"] | null;
+            executionId: string;
+            attempt: number;
+            outcome?: components["schemas"]["CellOutcome"];
+            error?: string | null;
+            runningBlockIds?: string[];
+            blockErrors?: {
+                [key: string]: string;
+            };
+            outputs?: {
+                [key: string]: components["schemas"]["JsonValue"];
+            };
+            dispatchId?: string | null;
+            pause?: {
+                blockId: string;
+                /** @enum {string} */
+                reason: "approval" | "wait";
+                resumeAt: number | null;
+            };
+            /** @enum {boolean} */
+            cleared?: true;
+        };
+        /** @enum {string} */
+        CellStatus: "queued" | "running" | "paused" | "completed" | "error" | "cancelled";
+        /** @enum {string|null} */
+        CellOutcome: "ok" | "skipped" | "not_found" | null;
+        /** @description Any JSON value */
+        JsonValue: unknown;
+        RowsEventData: {
+            /** @enum {string} */
+            op: "insert" | "delete" | "update";
+            rowIds: string[];
+            columns?: string[];
+        };
+        SchemaEventData: {
+            schemaVersion: number;
+            name: string;
+        };
+        DispatchEventData: {
+            dispatchId: string;
+            /** @enum {string} */
+            status: "completed" | "cancelled" | "halted";
+        };
+        LimitEventData: {
+            dispatchId: string;
+            /** @enum {string} */
+            reason: "credits" | "run_credit_cap";
+            haltReason: string;
+            message: string;
+        };
+        ResetEventData: {
+            reason: string;
+            resumeFrom: number;
+        };
         HealthView: {
             ok: boolean;
             /** @enum {string} */
@@ -637,8 +719,6 @@ export interface components {
             body?: components["schemas"]["JsonValue"];
             next?: string | string[];
         };
-        /** @description Any JSON value */
-        JsonValue: unknown;
         ForeachBlock: {
             id: string;
             name?: string;
@@ -977,10 +1057,6 @@ export interface components {
             };
             updatedAt: string;
         };
-        /** @enum {string} */
-        CellStatus: "queued" | "running" | "paused" | "completed" | "error" | "cancelled";
-        /** @enum {string|null} */
-        CellOutcome: "ok" | "skipped" | "not_found" | null;
         InsertedRows: {
             rows: components["schemas"]["RowView"][];
         };
@@ -2284,6 +2360,7 @@ export interface operations {
             query?: {
                 cursor?: string;
                 limit?: number;
+                /** @description JSON, URL-encoded */
                 where?: components["schemas"]["WhereCondition"][];
                 orderBy?: string;
                 dir?: "asc" | "desc";

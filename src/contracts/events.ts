@@ -1,4 +1,7 @@
 import { z } from "zod";
+import { DISPATCH_STATUSES } from "../domain/statuses";
+import { JsonValue } from "./common";
+import { CellOutcome, CellStatus } from "./rows";
 
 /**
  * `GET /api/tables/:id/events?after=<seq>`: replay what came after that event id (the
@@ -11,3 +14,102 @@ export const EventsQuery = z.object({
     .optional(),
 });
 export type EventsQuery = z.infer<typeof EventsQuery>;
+
+/*
+ * The stream's events (`event: <kind>`, `data: <json>`), one schema per kind. Readers (the
+ * web UI, the CLI) parse with these; the server's writers are SQL, so the suite checks
+ * every event it produced against them, strictly (no field the schema does not name).
+ * Fields are added, never renamed: a reader must ignore fields it does not know.
+ */
+
+/**
+ * A cell changed. `status: null` means the cell is gone (cleared by an edit, withdrawn
+ * by a Stop before it ran, or by a halted run): the grid drops it. A write that merged
+ * outputs into the row carries them (`null` clears a column).
+ */
+export const CellEventData = z.object({
+  rowId: z.string(),
+  groupId: z.string(),
+  // Not `.nullable()`: the document generator would make the named CellStatus nullable everywhere.
+  status: z.union([CellStatus, z.null()]),
+  executionId: z.string(),
+  /** The attempt of the write: 0 while queued; each claim of the execution counts up. */
+  attempt: z.number().int().nonnegative(),
+  outcome: CellOutcome.nullable().optional(),
+  error: z.string().nullable().optional(),
+  runningBlockIds: z.array(z.string()).optional(),
+  blockErrors: z.record(z.string(), z.string()).optional(),
+  outputs: z.record(z.string(), JsonValue).optional(),
+  /** The run that stamped the cell (on the stamp's event). */
+  dispatchId: z.string().nullable().optional(),
+  /** The attempt paused at a wait or an approval. */
+  pause: z
+    .object({
+      blockId: z.string(),
+      reason: z.enum(["approval", "wait"]),
+      /** When a wait ends (epoch milliseconds); null for an approval. */
+      resumeAt: z.number().nullable(),
+    })
+    .optional(),
+  /** Gone because an edit of its inputs cleared it (it will be stamped again if eligible). */
+  cleared: z.literal(true).optional(),
+});
+export type CellEventData = z.infer<typeof CellEventData>;
+
+/** Rows were inserted, deleted or had values edited (`columns`: the ids edited). */
+export const RowsEventData = z.object({
+  op: z.enum(["insert", "delete", "update"]),
+  rowIds: z.array(z.string()),
+  columns: z.array(z.string()).optional(),
+});
+export type RowsEventData = z.infer<typeof RowsEventData>;
+
+/** The table was created or its schema (columns, groups) or name changed. */
+export const SchemaEventData = z.object({ schemaVersion: z.number().int(), name: z.string() });
+export type SchemaEventData = z.infer<typeof SchemaEventData>;
+
+/** A run ended: completed, cancelled by a Stop, or halted by a limit. */
+export const DispatchEventData = z.object({
+  dispatchId: z.string(),
+  status: z.enum(DISPATCH_STATUSES).exclude(["active"]),
+});
+export type DispatchEventData = z.infer<typeof DispatchEventData>;
+
+/** A run was halted by a limit: the month's credits (`credits`) or its own cap (`run_credit_cap`). */
+export const LimitEventData = z.object({
+  dispatchId: z.string(),
+  reason: z.enum(["credits", "run_credit_cap"]),
+  haltReason: z.string(),
+  message: z.string(),
+});
+export type LimitEventData = z.infer<typeof LimitEventData>;
+
+/** The cursor asked for is older than what the server keeps: refetch, then follow from `resumeFrom`. */
+export const ResetEventData = z.object({ reason: z.string(), resumeFrom: z.number().int() });
+export type ResetEventData = z.infer<typeof ResetEventData>;
+
+export const TABLE_EVENT_DATA = {
+  cell: CellEventData,
+  rows: RowsEventData,
+  schema: SchemaEventData,
+  dispatch: DispatchEventData,
+  limit: LimitEventData,
+  reset: ResetEventData,
+} as const;
+
+/** One event of the stream: its kind and its data. */
+export const TableEvent = z.discriminatedUnion("event", [
+  z.object({ event: z.literal("cell"), data: CellEventData }),
+  z.object({ event: z.literal("rows"), data: RowsEventData }),
+  z.object({ event: z.literal("schema"), data: SchemaEventData }),
+  z.object({ event: z.literal("dispatch"), data: DispatchEventData }),
+  z.object({ event: z.literal("limit"), data: LimitEventData }),
+  z.object({ event: z.literal("reset"), data: ResetEventData }),
+]);
+export type TableEvent = z.infer<typeof TableEvent>;
+
+/** An event as read off the stream; null for a kind this reader does not know or data that does not fit. */
+export function parseTableEvent(event: string, data: unknown): TableEvent | null {
+  const parsed = TableEvent.safeParse({ event, data });
+  return parsed.success ? parsed.data : null;
+}

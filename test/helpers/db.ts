@@ -1,7 +1,11 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { afterAll, inject } from "vitest";
+import { inject } from "vitest";
 import { closeDatabase, getDatabase } from "../../db/instance";
+
+/** The database `useTestDatabase` made for this file, if it made one (read by file-hooks.ts). */
+let fileDatabaseUrl: string | null = null;
+export const testDatabaseUrl = (): string | null => fileDatabaseUrl;
 
 /**
  * A database of this test file's own, cloned from the migrated template, and wired as the
@@ -26,8 +30,6 @@ export async function useTestDatabase(): Promise<{ url: string; adminUrl: string
   }
   process.env.DATABASE_URL = url.toString();
   getDatabase();
-  afterAll(async () => {
-    await closeDatabase();
-  });
+  fileDatabaseUrl = url.toString();
   return { url: url.toString(), adminUrl, name };
 }

@@ -82,6 +82,24 @@ describe("the document covers the API", () => {
     expect(result.valid).toBe(true);
     expect(validator.version).toBe("3.1");
   });
+
+  it("describes a structured query value as one JSON parameter, and the event stream's items", () => {
+    const doc = JSON.parse(JSON.stringify(openApiDocument()));
+    const where = doc.paths["/api/tables/{id}/rows"].get.parameters.find(
+      (p: { name: string }) => p.name === "where",
+    );
+    expect(where.schema).toBeUndefined();
+    expect(where.content["application/json"].schema.items.$ref).toBe(
+      "#/components/schemas/WhereCondition",
+    );
+    const stream =
+      doc.paths["/api/tables/{id}/events"].get.responses["200"].content["text/event-stream"];
+    expect(stream["x-itemSchema"].$ref).toBe("#/components/schemas/TableEvent");
+    const kinds = doc.components.schemas.TableEvent.oneOf.map(
+      (e: { properties: { event: { enum: string[] } } }) => e.properties.event.enum[0],
+    );
+    expect(kinds.sort()).toEqual(["cell", "dispatch", "limit", "reset", "rows", "schema"]);
+  });
 });
 
 describe("the response check", () => {

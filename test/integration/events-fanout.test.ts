@@ -118,7 +118,8 @@ async function open(
 
 /** Appends `n` events, each committed on its own, then wakes the table's streams once. */
 async function emit(tableId: string, n: number, tag = "e"): Promise<void> {
-  for (let i = 0; i < n; i++) await appendEvent(db(), tableId, "rows", { tag, i });
+  for (let i = 0; i < n; i++)
+    await appendEvent(db(), tableId, "rows", { op: "update", rowIds: [`${tag}-${i}`] });
   await db().execute(sql`select pg_notify('cellflow_events', ${tableId})`);
 }
 
@@ -179,7 +180,7 @@ describe("shared table feed", () => {
     const tableId = await newTable("storm");
     const stream = await open(tableId, null);
     await until(() => feeds.idle(tableId), "the feed's first pass");
-    await appendEvent(db(), tableId, "rows", { storm: true });
+    await appendEvent(db(), tableId, "rows", { op: "update", rowIds: ["storm"] });
     const before = sequenceStats.transactions;
     for (let i = 0; i < 1_000; i++) feeds.wake(tableId);
     await until(() => feeds.idle(tableId) && stream.ids.length === 1, "the storm to settle");

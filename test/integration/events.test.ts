@@ -130,18 +130,18 @@ describe("events over SSE", () => {
       await slow.query("begin");
       await slow.query("insert into events (table_id, kind, data) values ($1, 'rows', $2)", [
         tableId,
-        JSON.stringify({ probe: "first-id" }),
+        JSON.stringify({ op: "update", rowIds: ["probe-first"] }),
       ]);
       const stream = await openEvents(key, tableId);
-      await appendEvent(db(), tableId, "rows", { probe: "second-id" });
+      await appendEvent(db(), tableId, "rows", { op: "update", rowIds: ["probe-second"] });
       await db().execute(sql`select pg_notify('cellflow_events', ${tableId})`);
-      await stream.waitFor((ev) => ev.some((e) => e.data.probe === "second-id"));
+      await stream.waitFor((ev) => ev.some((e) => probe(e.data) === "probe-second"));
       await slow.query("commit");
       await db().execute(sql`select pg_notify('cellflow_events', ${tableId})`);
-      await stream.waitFor((ev) => ev.some((e) => e.data.probe === "first-id"));
+      await stream.waitFor((ev) => ev.some((e) => probe(e.data) === "probe-first"));
       await stream.close();
-      const probes = stream.events.filter((e) => e.data.probe).map((e) => e.data.probe);
-      expect(probes).toEqual(["second-id", "first-id"]);
+      const probes = stream.events.map((e) => probe(e.data)).filter((p) => p?.startsWith("probe-"));
+      expect(probes).toEqual(["probe-second", "probe-first"]);
     } finally {
       slow.release();
     }
@@ -169,3 +169,9 @@ describe("events over SSE", () => {
     expect((await openEvents("cf_nobody", tableId)).status).toBe(401);
   });
 });
+
+/** The first row id a `rows` event names, if it is one. */
+function probe(data: Record<string, unknown>): string | undefined {
+  const ids = data.rowIds;
+  return Array.isArray(ids) && typeof ids[0] === "string" ? ids[0] : undefined;
+}

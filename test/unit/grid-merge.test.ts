@@ -16,7 +16,26 @@ const legacy = "ex_9f3c2a";
 const ev = (executionId: string, status: CellEvent["status"], outputs?: Record<string, unknown>) =>
   ({ rowId: "r", groupId: "g", executionId, status, ...(outputs ? { outputs } : {}) }) as CellEvent;
 
+const cv = (executionId: string, status: CellView["status"]): CellView => ({ executionId, status });
+
 describe("merging cell events", () => {
+  it("a gone event (status null) drops the cell, unless it is an older attempt's", () => {
+    const current: CellView = { executionId: older, status: "queued" };
+    expect(mergeCell(current, ev(older, null)).cell).toBeNull();
+    expect(mergeCell(current, ev(newer, null)).cell).toBeNull();
+    const rerun: CellView = { executionId: newer, status: "running" };
+    expect(mergeCell(rerun, ev(older, null)).cell).toBe(rerun);
+  });
+
+  it("the grid shows no cell for a group whose cell is gone", () => {
+    const rows = new GridRows();
+    rows.reset([
+      { id: "r", position: 0, data: {}, cells: { g: { status: "queued", executionId: older } } },
+    ]);
+    expect(rows.applyCell(ev(older, null))).toBe(true);
+    expect(rows.get("r")?.cells.g).toBeUndefined();
+  });
+
   it("orders ex2_ attempts by id, before any legacy id, and legacy ids not at all", () => {
     expect(compareAttempts(newer, older)).toBe(1);
     expect(compareAttempts(older, newer)).toBe(-1);
@@ -30,7 +49,7 @@ describe("merging cell events", () => {
     const late = mergeCell(current, ev(older, "completed", { title: "stale" }));
     expect(late.cell).toBe(current);
     expect(late.outputs).toBeNull();
-    expect(accepts(current, ev(older, "queued"))).toBe(false);
+    expect(accepts(current, cv(older, "queued"))).toBe(false);
   });
 
   it("a newer attempt replaces an older one whatever their states", () => {
@@ -41,11 +60,11 @@ describe("merging cell events", () => {
 
   it("within one attempt, a terminal state is final: a replayed running event does not revive it", () => {
     const done: CellView = { executionId: older, status: "completed", outcome: "ok" };
-    expect(accepts(done, ev(older, "running"))).toBe(false);
-    expect(accepts(done, ev(older, "queued"))).toBe(false);
-    expect(accepts({ executionId: older, status: "running" }, ev(older, "completed"))).toBe(true);
+    expect(accepts(done, cv(older, "running"))).toBe(false);
+    expect(accepts(done, cv(older, "queued"))).toBe(false);
+    expect(accepts({ executionId: older, status: "running" }, cv(older, "completed"))).toBe(true);
     // Resume: paused → queued → running again under the same execution id.
-    expect(accepts({ executionId: older, status: "paused" }, ev(older, "queued"))).toBe(true);
+    expect(accepts({ executionId: older, status: "paused" }, cv(older, "queued"))).toBe(true);
   });
 
   it("hands back the outputs an accepted event carries, for the row", () => {
@@ -55,7 +74,7 @@ describe("merging cell events", () => {
   });
 
   it("with legacy ids that have no order, the latest event to arrive wins", () => {
-    expect(accepts({ executionId: legacy, status: "completed" }, ev("ex_other", "queued"))).toBe(
+    expect(accepts({ executionId: legacy, status: "completed" }, cv("ex_other", "queued"))).toBe(
       true,
     );
   });
@@ -80,6 +99,7 @@ describe("rows read from the API after events", () => {
       groupId: "g",
       status: "completed",
       executionId: rerun,
+      attempt: 1,
       outputs: { doubled: 100 },
     });
     // The edit's answer: n changed, the group's re-run only just stamped.

@@ -11,6 +11,7 @@ import * as cells from "../../contracts/cells";
 import * as common from "../../contracts/common";
 import * as csv from "../../contracts/csv";
 import * as enrichments from "../../contracts/enrichments";
+import * as events from "../../contracts/events";
 import * as health from "../../contracts/health";
 import * as hooks from "../../contracts/hooks";
 import * as rows from "../../contracts/rows";
@@ -70,6 +71,13 @@ const NAMED: Record<string, ZodType> = {
   RunList: runs.RunList,
   RunsCancelled: runs.RunsCancelled,
   CsvImported: csv.CsvImported,
+  CellEventData: events.CellEventData,
+  RowsEventData: events.RowsEventData,
+  SchemaEventData: events.SchemaEventData,
+  DispatchEventData: events.DispatchEventData,
+  LimitEventData: events.LimitEventData,
+  ResetEventData: events.ResetEventData,
+  TableEvent: events.TableEvent,
   HookAction: hooks.HookAction,
   CreateHookRequest: hooks.CreateHookRequest,
   HookView: hooks.HookView,

@@ -95,7 +95,14 @@ function parameters(op: Obj): string {
     const name = esc(String(p.name));
     const where = esc(String(p.in));
     const req = p.required ? "" : "?";
-    return `<tr><td><code>${name}${req}</code></td><td>${where}</td><td><code>${typeOf(p.schema)}</code>${constraints(p.schema)}</td></tr>`;
+    // A JSON-encoded parameter carries its schema under `content`.
+    const json =
+      isObj(p.content) && isObj(p.content["application/json"])
+        ? p.content["application/json"]
+        : null;
+    const schema = json ? json.schema : p.schema;
+    const type = `${typeOf(schema)}${json ? " as JSON" : ""}`;
+    return `<tr><td><code>${name}${req}</code></td><td>${where}</td><td><code>${type}</code>${constraints(schema)}</td></tr>`;
   });
   return `<table><tr><th>Parameter</th><th>In</th><th>Type</th></tr>${rows.join("")}</table>`;
 }

@@ -5,6 +5,7 @@
  * docs/openapi.json and a test compares the two).
  */
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
+import { TableEvent } from "../../contracts/events";
 import { nameComponents } from "./components";
 import { type Operation, registerOperation } from "./operation";
 import { TABLE_OPERATIONS } from "./table-routes";
@@ -46,14 +47,39 @@ function build(): OpenApiDocument {
     description: 't=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>',
   });
   for (const op of OPERATIONS) registerOperation(registry, op);
-  const doc = new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const doc = new OpenApiGeneratorV31([
+    ...registry.definitions,
+    // Named only by the event stream's `x-itemSchema`, which the generator does not follow.
+    { type: "schema", schema: TableEvent },
+  ]).generateDocument({
     openapi: "3.1.0",
     info: { title: "Cellflow API", version: "1", description: DESCRIPTION },
     tags: [...new Set(OPERATIONS.map((op) => op.tag))].map((name) => ({ name })),
   });
   const schemas = doc.components?.schemas;
   if (schemas) schemas.JsonValue = jsonValueSchema();
+  jsonQueryParameters(doc);
   return doc;
+}
+
+/**
+ * A structured query value (GET /rows's `where`) is sent as URL-encoded JSON, one
+ * parameter, not as the form style's repeated keys: OpenAPI says so with `content`
+ * instead of `schema` on the parameter.
+ */
+function jsonQueryParameters(doc: OpenApiDocument): void {
+  for (const item of Object.values(doc.paths ?? {}))
+    for (const op of [item.get, item.post, item.put, item.patch, item.delete]) {
+      for (const param of op?.parameters ?? []) {
+        if (!("in" in param) || param.in !== "query" || !param.schema) continue;
+        const schema = param.schema;
+        const structured = "$ref" in schema || schema.type === "array" || schema.type === "object";
+        if (!structured) continue;
+        delete param.schema;
+        param.content = { "application/json": { schema } };
+        param.description ??= "JSON, URL-encoded";
+      }
+    }
 }
 
 type SchemaEntry = NonNullable<NonNullable<OpenApiDocument["components"]>["schemas"]>[string];

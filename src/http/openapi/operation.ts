@@ -24,7 +24,13 @@ export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 500;
 /** A success answer: JSON of a schema, a text media type, or no body. */
 export type Answer =
   | { status: number; description: string; json: ZodType; headers?: Record<string, string> }
-  | { status: number; description: string; text: "text/csv" | "text/event-stream" | "text/html" }
+  | {
+      status: number;
+      description: string;
+      text: "text/csv" | "text/event-stream" | "text/html";
+      /** A stream's items: a component each `data:` frame (with its `event:`) fits. */
+      items?: string;
+    }
   | { status: 204; description: string; headers?: Record<string, string> };
 
 export interface Operation {
@@ -85,7 +91,16 @@ function answer(a: Answer): ResponseConfig {
       content: { "application/json": { schema: a.json } },
     };
   if ("text" in a)
-    return { description: a.description, content: { [a.text]: { schema: { type: "string" } } } };
+    return {
+      description: a.description,
+      content: {
+        [a.text]: {
+          schema: { type: "string" },
+          // OpenAPI 3.2 names a stream's item schema `itemSchema`; 3.1 allows it as an extension.
+          ...(a.items ? { "x-itemSchema": { $ref: `#/components/schemas/${a.items}` } } : {}),
+        },
+      },
+    };
   return { description: a.description, ...(headers ? { headers } : {}) };
 }
 

@@ -6,6 +6,7 @@
  * error, cancelled) is final: a late or replayed event of that attempt cannot revive it.
  */
 
+import type { CellEventData } from "../../contracts/events";
 import type { CellStatus } from "../../domain/statuses";
 
 export type { CellStatus };
@@ -19,14 +20,8 @@ export interface CellView {
   blockErrors?: Record<string, string>;
 }
 
-/** A `cell` event's data (API.md "Events"). */
-export interface CellEvent extends CellView {
-  rowId: string;
-  groupId: string;
-  /** The attempt number of the write (0 while queued; each claim of the execution counts up). */
-  attempt?: number;
-  outputs?: Record<string, unknown>;
-}
+/** A `cell` event's data (API.md "Events"): `status: null` when the cell is gone. */
+export type CellEvent = CellEventData;
 
 const TERMINAL: ReadonlySet<CellStatus> = new Set(["completed", "error", "cancelled"]);
 export const isTerminal = (s: CellStatus) => TERMINAL.has(s);
@@ -53,12 +48,30 @@ export function accepts(current: CellView | undefined, incoming: CellView): bool
   return !(isTerminal(current.status) && !isTerminal(incoming.status));
 }
 
-/** The cell after an event, and the outputs to write into the row (none when refused). */
+/**
+ * The cell after an event (null: the event says it is gone), and the outputs to write
+ * into the row (none when refused). A "gone" event of an older attempt is refused like
+ * any other: it cannot remove the newer attempt's cell.
+ */
 export function mergeCell(
   current: CellView | undefined,
   event: CellEvent,
-): { cell: CellView; outputs: Record<string, unknown> | null } {
-  if (!accepts(current, event)) return { cell: current ?? event, outputs: null };
-  const { rowId: _row, groupId: _group, outputs, ...cell } = event;
-  return { cell, outputs: outputs ?? null };
+): { cell: CellView | null | undefined; outputs: Record<string, unknown> | null } {
+  const { rowId: _row, groupId: _group, attempt: _attempt, outputs, status, ...rest } = event;
+  if (status === null) {
+    const older = current && compareAttempts(event.executionId, current.executionId) === -1;
+    return { cell: older ? current : null, outputs: null };
+  }
+  const incoming: CellView = { ...stripUndefined(rest), status };
+  if (!accepts(current, incoming)) return { cell: current ?? incoming, outputs: null };
+  return { cell: incoming, outputs: outputs ?? null };
+}
+
+/** The newer of the cell shown and the cell a read returned (the read may predate an event). */
+export function newerCell(current: CellView | undefined, read: CellView): CellView {
+  return accepts(current, read) ? read : (current ?? read);
+}
+
+function stripUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }

@@ -5,7 +5,7 @@
  * later by event follow, by position: the browser does not sort). Plain data, no React:
  * the page re-renders when `version` moves. `list()` is rebuilt only after a change.
  */
-import { type CellEvent, type CellView, mergeCell } from "./merge";
+import { type CellEvent, type CellView, mergeCell, newerCell } from "./merge";
 
 export interface RowView {
   id: string;
@@ -104,7 +104,7 @@ export class GridRows {
       let data = r.data;
       for (const [groupId, cell] of Object.entries(r.cells)) {
         const before = cells[groupId];
-        const { cell: merged } = mergeCell(before, { ...cell, rowId: r.id, groupId });
+        const merged = newerCell(before, cell);
         cells[groupId] = merged;
         // The shown cell is newer than the read: so are the outputs its event wrote.
         const wrote = this.written.get(r.id)?.get(groupId);
@@ -130,6 +130,13 @@ export class GridRows {
     if (!row) return false;
     const { cell, outputs } = mergeCell(row.cells[event.groupId], event);
     if (cell === row.cells[event.groupId]) return false;
+    if (!cell) {
+      // Gone (cleared, withdrawn by a Stop or a halt): the row shows no cell for the group.
+      const { [event.groupId]: _gone, ...cells } = row.cells;
+      this.byId.set(row.id, { ...row, cells });
+      this.changed();
+      return true;
+    }
     if (outputs) {
       const byGroup = this.written.get(row.id) ?? new Map();
       byGroup.set(event.groupId, { executionId: event.executionId, outputs });

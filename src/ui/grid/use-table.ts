@@ -14,10 +14,10 @@
  */
 import { useCallback, useEffect, useRef, useState } from "react";
 import type { Schemas } from "../../client/cellflow-client";
+import { parseTableEvent } from "../../contracts/events";
 import type { TableView } from "../../contracts/table";
 import { answer, api, asTable, describeError } from "../api";
 import { tableEventsUrl } from "../api-raw";
-import type { CellEvent } from "./merge";
 import { GridRows } from "./model";
 import { type RowQuery, rowsPageQuery } from "./row-query";
 
@@ -164,24 +164,26 @@ export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
         held.push(e);
         return;
       }
-      let data: Record<string, unknown> = {};
+      let raw: unknown;
       try {
-        data = JSON.parse(String(e.data)) as Record<string, unknown>;
+        raw = JSON.parse(String(e.data));
       } catch {
         return;
       }
-      switch (e.type) {
+      // A kind this page does not know, or data that does not fit: skipped, not guessed at.
+      const event = parseTableEvent(e.type, raw);
+      if (!event) return;
+      switch (event.event) {
         case "cell": {
-          if (rows.applyCell(data as unknown as CellEvent)) bump();
+          if (rows.applyCell(event.data)) bump();
           refreshRuns();
           break;
         }
         case "rows": {
-          const ids = Array.isArray(data.rowIds) ? (data.rowIds as string[]) : [];
-          if (data.op === "delete") {
-            rows.remove(ids);
+          if (event.data.op === "delete") {
+            rows.remove(event.data.rowIds);
             bump();
-          } else void fetchRows(ids);
+          } else void fetchRows(event.data.rowIds);
           break;
         }
         case "schema":
@@ -191,12 +193,10 @@ export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
           refreshRuns();
           break;
         case "limit": {
-          const cap = data.reason === "run_credit_cap";
-          const message =
-            typeof data.message === "string"
-              ? data.message
-              : "The month's credits are used up: the run was halted.";
-          setLimitNotice(`${cap ? "Credit cap reached" : "Usage limit reached"} — ${message}`);
+          const cap = event.data.reason === "run_credit_cap";
+          setLimitNotice(
+            `${cap ? "Credit cap reached" : "Usage limit reached"} — ${event.data.message}`,
+          );
           refreshRuns();
           break;
         }
