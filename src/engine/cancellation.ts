@@ -7,6 +7,7 @@
 import { sql } from "drizzle-orm";
 import type { Db, SessionClient, SessionPool } from "../../db/client";
 import type { Logger } from "../config/log";
+import { CancelledError } from "../errors";
 
 export const CANCEL_CHANNEL = "cellflow_cancel";
 
@@ -52,13 +53,6 @@ export function registerAttempt(executionId: string, controller: AbortController
   return () => {
     if (registry().get(executionId) === controller) registry().delete(executionId);
   };
-}
-
-export class CancelledError extends Error {
-  constructor() {
-    super("Stopped by a user");
-    this.name = "CancelledError";
-  }
 }
 
 /** Aborts the attempts of these executions running in this process; returns how many. */
