@@ -64,8 +64,9 @@ export class WorkflowError extends Error {
     readonly blockId: string,
     message: string,
     readonly blockErrors: Record<string, string>,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = "WorkflowError";
   }
 }

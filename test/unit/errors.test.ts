@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { RequestError } from "../../src/domain/errors";
+import { EnrichmentError, ProviderError } from "../../src/enrichments/types";
 import {
   CancelledError,
   DeadlineError,
@@ -15,6 +17,10 @@ import {
   SharedLimiterRequired,
   UsageLimitHalt,
 } from "../../src/errors";
+import { BlockError, PauseRequest } from "../../src/execution/blocks/types";
+import { WorkflowError } from "../../src/execution/executor";
+import { ExpressionError } from "../../src/execution/expressions";
+import { DestinationRefused } from "../../src/net/outbound";
 
 const cause = new Error("underneath");
 const cases: { name: string; make: () => Error; is: (e: unknown) => boolean }[] = [
@@ -65,5 +71,29 @@ describe("one error vocabulary", () => {
   it("non-errors are recognised by none", () => {
     for (const c of cases)
       for (const v of [undefined, null, "cancelled", 1]) expect(c.is(v)).toBe(false);
+  });
+
+  it("the errors kept local to their modules carry their cause and name too", () => {
+    const local: [string, Error][] = [
+      ["RequestError", new RequestError("not_found", "x", undefined, { cause })],
+      ["ProviderError", new ProviderError("x", true, { cause })],
+      [
+        "EnrichmentError",
+        new EnrichmentError("x", { enrichmentId: "e", costCredits: 0, providers: [] }, false, {
+          cause,
+        }),
+      ],
+      ["BlockError", new BlockError("b", "x", { cause })],
+      ["PauseRequest", new PauseRequest("b", "wait", undefined, undefined, { cause })],
+      ["WorkflowError", new WorkflowError("b", "x", {}, { cause })],
+      ["ExpressionError", new ExpressionError("error", "x", { cause })],
+      ["DestinationRefused", new DestinationRefused("h", "x", { cause })],
+    ];
+    for (const [name, e] of local) {
+      expect(e.name).toBe(name);
+      expect(e.cause).toBe(cause);
+      for (const c of cases) expect(c.is(e)).toBe(false);
+    }
+    expect("cause" in new BlockError("b", "x")).toBe(false);
   });
 });
