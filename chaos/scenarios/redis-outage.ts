@@ -13,7 +13,7 @@ import { sitesTable } from "../../bench/w5";
 import { type Database, queryRows } from "../../db/client";
 import { LocalBackend } from "../../src/backends/local";
 import { startRun } from "../../src/engine/dispatcher";
-import { RATE_LIMIT_EXCEEDED } from "../../src/limits/rate/pace";
+import { RATE_LIMIT_EXCEEDED } from "../../src/errors";
 import { createWorkspace } from "../../src/store/workspaces/create";
 import { maxInAnyWindow } from "../../test/helpers/pacers";
 import { transitionsOf } from "../audit";

@@ -11,7 +11,7 @@ import {
   Logger as WorkerLogger,
   type WorkerUtils,
 } from "graphile-worker";
-import pg from "pg";
+import { graphilePool, type JobsPool } from "../../db/pools";
 import type { Logger } from "../config/log";
 import {
   type CancelOutcome,
@@ -28,13 +28,13 @@ export class LocalBackend implements TaskBackend {
   readonly kind = "local" as const;
   readonly remoteCancel = false;
   private utils: Promise<WorkerUtils> | undefined;
-  private pool: pg.Pool | undefined;
+  private pool: JobsPool | undefined;
   private readonly ownsPool: boolean;
 
   /** `pool`: a graphile-worker pool to share (a worker's runner's); not ended by close(). */
   constructor(
     private readonly connectionString: string,
-    opts: { pool?: pg.Pool } = {},
+    opts: { pool?: JobsPool } = {},
   ) {
     this.pool = opts.pool;
     this.ownsPool = !opts.pool;
@@ -96,19 +96,6 @@ export class LocalBackend implements TaskBackend {
   }
 }
 
-/**
- * A pool for graphile-worker that we end ourselves: graphile-worker ends a pool it made
- * without waiting, and takes its error listener off first, so an idle session that the
- * server then terminated (a Postgres stopped right after) crashed the process with an
- * unheard 'error'.
- */
-export function graphilePool(connectionString: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max });
-  pool.on("error", () => {});
-  pool.on("connect", (client) => client.on("error", () => {}));
-  return pool;
-}
-
 export interface CronJob {
   /** Task id, also the crontab identifier. */
   id: string;
@@ -119,7 +106,7 @@ export interface CronJob {
 
 export interface LocalWorkerOptions {
   /** graphile-worker's pool (see graphilePool); the caller ends it after the runner. */
-  pgPool: pg.Pool;
+  pgPool: JobsPool;
   concurrency: number;
   carrier: TaskHandler;
   stamper: StampHandler;

@@ -189,3 +189,12 @@ export type WorkflowList = z.infer<typeof WorkflowList>;
 /** The version a deploy froze. */
 export const DeployedWorkflow = z.object({ version: z.number().int() });
 export type DeployedWorkflow = z.infer<typeof DeployedWorkflow>;
+
+/**
+ * A finished block as an execution records it (executions.checkpoints): its output and
+ * the edges it took. A later attempt of the same execution resumes after it.
+ */
+export interface Checkpoint {
+  output: unknown;
+  taken: string[];
+}

@@ -33,8 +33,9 @@ export class RequestError extends Error {
     readonly code: "validation_failed" | "unauthorized" | "payload_too_large" | "not_found",
     message: string,
     readonly issues?: Issue[],
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = "RequestError";
   }
 }

@@ -14,6 +14,9 @@ export const CELL_STATUSES = [
 ] as const;
 export type CellStatus = (typeof CELL_STATUSES)[number];
 
+/** Why a fenced write of an attempt was refused: a Stop, a newer attempt, a delete. */
+export type LostReason = "cancelled" | "stale" | "gone";
+
 export const CELL_OUTCOMES = ["ok", "skipped", "not_found"] as const;
 export type CellOutcome = (typeof CELL_OUTCOMES)[number];
 

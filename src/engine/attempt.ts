@@ -10,22 +10,32 @@ import type { Logger } from "../config/log";
 import type { Group, TableSchema } from "../contracts/table";
 import { type Block, WorkflowDefinition } from "../contracts/workflow";
 import { formatDuration } from "../domain/durations";
-import type { Plan } from "../domain/statuses";
+import type { LostReason, Plan } from "../domain/statuses";
 import { getEnrichment } from "../enrichments/registry";
+import {
+  DeadlineError,
+  isCancelled,
+  isDeadline,
+  isInterrupted,
+  isLostAuthority,
+  isRateLimitExceeded,
+  isSharedLimiterRequired,
+  isUsageLimitHalt,
+  LostAuthority,
+} from "../errors";
 import { pickOutput, runWorkflow, WorkflowError } from "../execution/executor";
 import { redact, redactText } from "../security/redact";
 import { claimCell } from "../store/cells/claim";
 import { failQueuedCell } from "../store/cells/fail-queued";
 import type { Terminal } from "../store/cells/finish";
 import { pauseAttempt } from "../store/cells/pause-attempt";
-import type { LostReason } from "../store/cells/transition";
 import { type CascadeStep, childWorkflow } from "../store/engine-reads";
 import { readCheckpoints, writeCheckpoint } from "../store/executions/checkpoint";
 import { loadSecrets } from "../store/secrets/read";
-import { CancelledError, registerAttempt } from "./cancellation";
+import { registerAttempt } from "./cancellation";
 import { definitionOf } from "./definitions";
 import { enrichmentTerminal } from "./enrichment-attempt";
-import { paidCalls, SharedLimiterRequired, UsageLimitHalt } from "./paid-calls";
+import { paidCalls } from "./paid-calls";
 import { ProgressWriter } from "./progress";
 
 export type AttemptEnd =
@@ -36,32 +46,6 @@ export type AttemptEnd =
   | "interrupted"
   | "paused"
   | LostReason;
-
-function isNamed(value: unknown, name: string): boolean {
-  return value instanceof Error && value.name === name;
-}
-
-export class DeadlineError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "DeadlineError";
-  }
-}
-
-/** The worker is shutting down: the attempt stops and its cell goes back to the queue. */
-export class InterruptedError extends Error {
-  constructor() {
-    super("The worker stopped during the run");
-    this.name = "InterruptedError";
-  }
-}
-
-class LostAuthority extends Error {
-  constructor(readonly reason: LostReason) {
-    super(`the cell is ${reason}`);
-    this.name = "LostAuthority";
-  }
-}
 
 export interface AttemptInput {
   db: Db;
@@ -332,18 +316,18 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
     });
   } catch (err) {
     const reason: unknown = controller.signal.aborted ? controller.signal.reason : err;
-    // By name: the web server's bundle has its own copy of these classes, and a Stop
-    // issued there aborts attempts registered here.
-    if (isNamed(reason, CancelledError.name)) return ended("cancelled");
+    // By brand (src/errors): the web server's bundle has its own copy of these classes,
+    // and a Stop issued there aborts attempts registered here.
+    if (isCancelled(reason)) return ended("cancelled");
     // The usage-limit halt took the cell back (un-run): nothing left to write.
-    if (reason instanceof UsageLimitHalt) return ended("gone");
-    if (isNamed(reason, InterruptedError.name)) return { kind: "interrupted", end: "interrupted" };
-    if (reason instanceof LostAuthority) return ended(reason.reason);
-    if (isNamed(reason, DeadlineError.name)) return failure((reason as Error).message);
+    if (isUsageLimitHalt(reason)) return ended("gone");
+    if (isInterrupted(reason)) return { kind: "interrupted", end: "interrupted" };
+    if (isLostAuthority(reason)) return ended(reason.reason);
+    if (isDeadline(reason)) return failure(reason.message);
     // Paced past its budget: a plain message, not an internal error.
-    if (isNamed(reason, "RateLimitExceeded")) return failure((reason as Error).message);
+    if (isRateLimitExceeded(reason)) return failure(reason.message);
     // A deployment without a shared limiter: the message says what to set.
-    if (isNamed(reason, SharedLimiterRequired.name)) return failure((reason as Error).message);
+    if (isSharedLimiterRequired(reason)) return failure(reason.message);
     // Error texts quote what blocks saw (URLs, answers): no secret leaves in them.
     if (reason instanceof WorkflowError)
       return failure(redactText(reason.message, secrets), redact(reason.blockErrors, secrets));

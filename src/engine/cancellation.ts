@@ -4,9 +4,11 @@
  * execution id, for promptness; (3) a NOTIFY on `cellflow_cancel` that every worker
  * process LISTENs to and feeds into its own registry.
  */
-import { sql } from "drizzle-orm";
 import type { Db, SessionClient, SessionPool } from "../../db/client";
 import type { Logger } from "../config/log";
+import { CancelledError } from "../errors";
+import { listen, unlisten } from "../store/notify/listen";
+import { notify } from "../store/notify/publish";
 
 export const CANCEL_CHANNEL = "cellflow_cancel";
 
@@ -54,13 +56,6 @@ export function registerAttempt(executionId: string, controller: AbortController
   };
 }
 
-export class CancelledError extends Error {
-  constructor() {
-    super("Stopped by a user");
-    this.name = "CancelledError";
-  }
-}
-
 /** Aborts the attempts of these executions running in this process; returns how many. */
 export function abortLocal(executionIds: Iterable<string>): number {
   let n = 0;
@@ -86,7 +81,7 @@ const IDS_PER_NOTIFY = 150;
 export async function publishCancel(db: Db, executionIds: string[]): Promise<void> {
   for (let i = 0; i < executionIds.length; i += IDS_PER_NOTIFY) {
     const chunk = executionIds.slice(i, i + IDS_PER_NOTIFY);
-    await db.execute(sql`select pg_notify(${CANCEL_CHANNEL}, ${JSON.stringify(chunk)})`);
+    await notify(db, CANCEL_CHANNEL, JSON.stringify(chunk));
   }
 }
 
@@ -134,7 +129,7 @@ export function listenForCancels(
         });
         const session = c;
         const dropped = new Promise<void>((resolve) => session.on("error", () => resolve()));
-        await c.query(`listen ${CANCEL_CHANNEL}`);
+        await listen(c, CANCEL_CHANNEL);
         markReady();
         await dropped;
         drop();
@@ -156,7 +151,7 @@ export function listenForCancels(
       const c = client;
       client = undefined;
       if (c) {
-        await c.query(`unlisten ${CANCEL_CHANNEL}`).catch(() => {});
+        await unlisten(c, CANCEL_CHANNEL).catch(() => {});
         c.release(true);
       }
     },

@@ -25,6 +25,7 @@ import type { Logger } from "../config/log";
 import { nextAutoGroup } from "../domain/auto-run";
 import { formatDuration } from "../domain/durations";
 import { upstreamGroups } from "../domain/table-schema";
+import { DeadlineError, InterruptedError, isInterrupted } from "../errors";
 import { wakeTable } from "../events/waker";
 import { creditsExhausted, planLimits } from "../limits/plans";
 import { autoStamp } from "../store/cells/auto-stamp";
@@ -35,7 +36,7 @@ import { resumeCell } from "../store/cells/resume";
 import type { RowStepInput } from "../store/cells/row-step";
 import { advanceDispatch } from "../store/dispatches/advance";
 import { clearPendingCarrier } from "../store/pending-carriers/entries";
-import { DeadlineError, type FencedResult, InterruptedError, runAttempt } from "./attempt";
+import { type FencedResult, runAttempt } from "./attempt";
 import { groupOrderOf, lastGroupOrder, tableSchemaOf } from "./definitions";
 import { at, type Pause } from "./race-points";
 import { acquireRowLock, type RowSession } from "./row-lock";
@@ -183,8 +184,7 @@ async function driveRow(
   return { contended, handedOut, moreQueued: more };
 }
 
-const isInterrupted = (signal: AbortSignal) =>
-  signal.aborted && signal.reason instanceof Error && signal.reason.name === InterruptedError.name;
+const interrupted = (signal: AbortSignal) => signal.aborted && isInterrupted(signal.reason);
 
 async function cascade(
   deps: EngineDeps,
@@ -272,7 +272,7 @@ async function cascade(
       }
       lastGroup = next.groupId;
       if (next.dispatchId) dispatchIds.add(next.dispatchId);
-      if (isInterrupted(stopped.signal)) {
+      if (interrupted(stopped.signal)) {
         // Shutting down: the claimed cell goes back to the queue, the queued ones stay,
         // and the row gets a new carrier (see runCarrier), elsewhere or after a restart.
         if (claimed) await requeueCell(session.db, rowId, claimed.groupId, claimed);

@@ -23,6 +23,8 @@
 import { createHash } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import type { Database, Db, SessionClient } from "../../db/client";
+import { lockBatch } from "../store/locks/batch";
+import { heldLockKeys } from "../store/locks/held";
 
 /** Pinned lock sessions per process: lock statements are tiny and batched. */
 export const LOCK_SESSIONS = 2;
@@ -39,18 +41,6 @@ type Op =
     };
 /** The heartbeat, queued like a batch so that no batch is in flight while it compares. */
 type Check = { kind: "check"; done: () => void; fail: (err: Error) => void };
-
-// The "more" read is a scalar subquery with a limit, which stays a per-row index probe:
-// an EXISTS here was planned (generically, for ~100 keys) as a scan of every queued cell;
-// its status test is queuedOnRow's (store/sql.ts), which keeps the window's index out.
-const BATCH = `select x.i::int as i,
-       case when x.op = 'l' then pg_try_advisory_lock(x.k) else pg_advisory_unlock(x.k) end as ok,
-       x.op = 'u' and (select true from cells c where c.row_id = x.r and c.status::text = 'queued' limit 1) is not null as more
-  from unnest($1::bigint[], $2::text[], $3::text[]) with ordinality as x(k, op, r, i)`;
-
-const HELD = `select coalesce(array_agg(((l.classid::bigint << 32) | l.objid::bigint)::text), '{}') as keys
-  from pg_locks l
- where l.pid = pg_backend_pid() and l.locktype = 'advisory' and l.granted and l.objsubid = 1`;
 
 export class LockSession {
   /** Keys this session holds in Postgres (answered locks, not yet answered unlocks). */
@@ -147,32 +137,30 @@ export class LockSession {
   }
 
   private async send(client: SessionClient, batch: Op[]): Promise<void> {
-    const res = await client.query({
-      name: "cf_row_locks",
-      text: BATCH,
-      values: [
-        batch.map((op) => op.key),
-        batch.map((op) => (op.kind === "lock" ? "l" : "u")),
-        batch.map((op) => (op.kind === "unlock" ? op.rowId : null)),
-      ],
-    });
-    for (const row of res.rows) {
-      const op = batch[Number(row.i) - 1];
-      if (!op) continue;
+    const answers = await lockBatch(
+      client,
+      batch.map((op) =>
+        op.kind === "lock"
+          ? { op: "lock", key: op.key }
+          : { op: "unlock", key: op.key, rowId: op.rowId },
+      ),
+    );
+    batch.forEach((op, i) => {
+      const answer = answers[i];
+      if (!answer) return;
       if (op.kind === "lock") {
-        if (row.ok === true) this.held.add(op.key);
-        op.done(row.ok === true);
+        if (answer.ok) this.held.add(op.key);
+        op.done(answer.ok);
       } else {
         this.held.delete(op.key);
-        op.done({ unlocked: row.ok === true, more: row.more === true });
+        op.done({ unlocked: answer.ok, more: answer.more });
       }
-    }
+    });
   }
 
   /** A session that lost a lock it should hold (a reset behind our back) is lost as a whole. */
   private async check(client: SessionClient): Promise<void> {
-    const res = await client.query(HELD);
-    const inPostgres = new Set((res.rows[0]?.keys as string[] | undefined) ?? []);
+    const inPostgres = await heldLockKeys(client);
     for (const key of this.held)
       if (!inPostgres.has(key)) throw new Error("a row lock of this session was lost");
   }

@@ -14,28 +14,11 @@
  */
 import type { Db } from "../../db/client";
 import type { PaidCalls } from "../enrichments/types";
+import { SharedLimiterRequired, UsageLimitHalt } from "../errors";
 import { limiterHook } from "../limits/rate/hook";
 import { rateLimiter, sharedLimiterRefusal } from "../limits/rate/instance";
 import { attemptSuperseded } from "../store/engine-reads";
 import { type AdmissionRequest, admitAttempt } from "./admission";
-
-export class UsageLimitHalt extends Error {
-  constructor() {
-    super("the month's credits are used up");
-    this.name = "UsageLimitHalt";
-  }
-}
-
-/**
- * A paid call refused because this process's limiter counts only its own calls, where
- * every run is a process of its own: the cell's error says what to configure.
- */
-export class SharedLimiterRequired extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "SharedLimiterRequired";
-  }
-}
 
 /** The attempt whose calls are paid for: an admission request without what it charges. */
 export type PaidAttempt = Omit<AdmissionRequest, "source" | "credits" | "chargeId">;

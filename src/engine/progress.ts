@@ -5,8 +5,8 @@
  * write means the attempt lost authority, and `onRejected` aborts it.
  */
 import type { Db } from "../../db/client";
+import type { LostReason } from "../domain/statuses";
 import { writeProgress } from "../store/cells/progress";
-import type { LostReason } from "../store/cells/transition";
 
 export const PROGRESS_FLUSH_MS = 100;
 

@@ -6,7 +6,7 @@
  * `ProviderError`, a refused destination a permanent one; the caller's own abort is passed
  * on as its reason.
  */
-import { DestinationRefused, outboundFetch, readCapped } from "../execution/outbound";
+import { DestinationRefused, outboundFetch, readCapped } from "../net/outbound";
 import { ProviderError } from "./types";
 
 export interface CappedGet {

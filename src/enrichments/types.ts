@@ -129,8 +129,9 @@ export class ProviderError extends Error {
   constructor(
     message: string,
     readonly retryable = true,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = "ProviderError";
   }
 }
@@ -144,8 +145,9 @@ export class EnrichmentError extends Error {
     message: string,
     readonly details: EnrichmentDetails,
     readonly retryable: boolean,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = "EnrichmentError";
   }
 }

@@ -6,6 +6,7 @@
  */
 import type { SessionClient, SessionPool } from "../../db/client";
 import type { Logger } from "../config/log";
+import { listen } from "../store/notify/listen";
 
 export const EVENTS_CHANNEL = "cellflow_events";
 
@@ -69,7 +70,7 @@ export class EventHub {
         this.relisten();
       });
       try {
-        await client.query(`listen ${EVENTS_CHANNEL}`);
+        await listen(client, EVENTS_CHANNEL);
       } catch (err) {
         drop();
         throw err;

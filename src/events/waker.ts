@@ -7,9 +7,9 @@
  * follows it, on the pool, after the commit (a reader woken by it finds the events).
  * A wake lost to a crash costs a stream its safety poll's latency, never an event.
  */
-import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { log } from "../config/log";
+import { notify } from "../store/notify/publish";
 import { EVENTS_CHANNEL } from "./hub";
 
 export const WAKE_COALESCE_MS = 20;
@@ -28,10 +28,8 @@ export function wakeTable(database: Database, tableId: string): void {
   const set = pending;
   setTimeout(() => {
     set.delete(tableId);
-    database.db
-      .execute(sql`select pg_notify(${EVENTS_CHANNEL}, ${tableId})`)
-      .catch((err: unknown) => {
-        log().warn({ err, tableId }, "could not wake the table's event streams");
-      });
+    notify(database.db, EVENTS_CHANNEL, tableId).catch((err: unknown) => {
+      log().warn({ err, tableId }, "could not wake the table's event streams");
+    });
   }, WAKE_COALESCE_MS).unref();
 }

@@ -5,7 +5,7 @@
  * failure aborts the rest and fails the run with that block's id; an abort stops every
  * running block.
  */
-import type { Block, WorkflowDefinition } from "../contracts/workflow";
+import type { Block, Checkpoint, WorkflowDefinition } from "../contracts/workflow";
 import { assertNever } from "../domain/statuses";
 import { entryBlock } from "../domain/workflow-graph";
 import type { PaidCalls } from "../enrichments/types";
@@ -30,12 +30,6 @@ export interface RunHooks {
   onBlockComplete?(blockId: string, output: unknown): void;
   /** Persists a finished block; the blocks after it wait for this. */
   checkpoint?(blockId: string, checkpoint: Checkpoint): Promise<void>;
-}
-
-/** A finished block as recorded: its output and the edges it took. */
-export interface Checkpoint {
-  output: unknown;
-  taken: string[];
 }
 
 /** Pure blocks are cheaper to recompute than to record. */
@@ -70,8 +64,9 @@ export class WorkflowError extends Error {
     readonly blockId: string,
     message: string,
     readonly blockErrors: Record<string, string>,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = "WorkflowError";
   }
 }

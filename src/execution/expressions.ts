@@ -40,8 +40,9 @@ export class ExpressionError extends Error {
   constructor(
     readonly kind: ExpressionFailure,
     message: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = "ExpressionError";
   }
 }

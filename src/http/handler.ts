@@ -52,15 +52,18 @@ function checkPathIds(params: Params): void {
   }
 }
 
+/** What a public route reaches without a workspace: the database and the logger. */
+export type PublicContext = Pick<ServiceContext, "db" | "log">;
+
 /** A route that needs no API key (health, signed webhooks, admin with its own token). */
 export function publicRoute<P extends Params = Params>(
-  fn: (req: Request, params: P) => Promise<Response>,
+  fn: (req: Request, params: P, sys: PublicContext) => Promise<Response>,
 ): (req: Request, route: RouteContext<P>) => Promise<Response> {
   return (req, route) =>
     guard(req, async () => {
       const params = ((await route?.params) ?? {}) as P;
       checkPathIds(params);
-      return fn(req, params);
+      return fn(req, params, { db: getDatabase().db, log: log() });
     });
 }
 

@@ -4,7 +4,7 @@
  * provider's control plane (loopback, private, link-local with the metadata endpoints,
  * CGNAT, unique-local, …); an IPv6 address that carries an IPv4 address (mapped, NAT64,
  * 6to4) is judged by the IPv4 address it carries; anything that does not parse is not
- * public. Pure: no DNS, no environment. The outbound door (`src/execution/outbound.ts`)
+ * public. Pure: no DNS, no environment. The outbound door (`src/net/outbound.ts`)
  * applies it to every address a connection is about to use.
  */
 import { isIP, isIPv4, isIPv6 } from "node:net";

@@ -40,9 +40,11 @@ export class DataDirInUseError extends Error {
   constructor(
     readonly dataDir: string,
     readonly holder: Holder,
+    options?: ErrorOptions,
   ) {
     super(
       `the data folder ${dataDir} is in use by a running Cellflow server (pid ${holder.pid}, up since ${holder.startedAt}); stop that one first, or set CELLFLOW_DATA_DIR to another folder`,
+      options,
     );
     this.name = "DataDirInUseError";
   }

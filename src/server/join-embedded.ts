@@ -172,20 +172,14 @@ export function watchJoinedServer(
  * bounds the wait. A worker given DATABASE_URL does not watch the lock and is not waited for.
  */
 export async function joinedWorkersGone(url: string, pollMs = 100): Promise<void> {
-  const { default: pg } = await import("pg");
-  const client = new pg.Client({ connectionString: url, application_name: "cellflow-shutdown" });
-  await client.connect();
+  const { sessionCounter } = await import("../../db/pools");
+  const sessions = await sessionCounter(url, "cellflow-shutdown", JOINED_WORKER_NAME);
   try {
     for (;;) {
-      const { rows } = await client.query<{ n: number }>(
-        `select count(*)::int as n from pg_stat_activity
-          where datname = current_database() and application_name like $1`,
-        [`${JOINED_WORKER_NAME}%`],
-      );
-      if ((rows[0]?.n ?? 0) === 0) return;
+      if ((await sessions.count()) === 0) return;
       await new Promise((r) => setTimeout(r, pollMs));
     }
   } finally {
-    await client.end().catch(() => {});
+    await sessions.close();
   }
 }

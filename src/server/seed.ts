@@ -3,20 +3,14 @@
  * offline (transform and condition blocks), with auto-run on, so the first thing a new
  * user sees is cells filling. Seeded only into an empty default workspace.
  */
-import { sql } from "drizzle-orm";
-import { queryRows } from "../../db/client";
 import type { ServiceContext } from "../services/context";
 import { insertRows } from "../services/rows";
 import { createTable } from "../services/tables";
 import { createWorkflow } from "../services/workflows";
+import { workspaceIsEmpty } from "../store/workspaces/is-empty";
 
 export async function seedDemo(ctx: ServiceContext): Promise<string | null> {
-  const [existing] = await queryRows<{ n: number }>(
-    ctx.db,
-    sql`select (select count(*) from tables where workspace_id = ${ctx.workspaceId})::int
-             + (select count(*) from workflows where workspace_id = ${ctx.workspaceId})::int as n`,
-  );
-  if ((existing?.n ?? 0) > 0) return null;
+  if (!(await workspaceIsEmpty(ctx.db, ctx.workspaceId))) return null;
   const classify = await createWorkflow(ctx, {
     name: "Size class",
     definition: {

@@ -7,7 +7,8 @@
  * cancel LISTEN) + 1 spare + GRAPHILE_CONNECTIONS connections: 28.
  */
 import { createDatabase } from "../../db/client";
-import { graphilePool, LocalBackend, startLocalWorker } from "../backends/local";
+import { graphilePool } from "../../db/pools";
+import { LocalBackend, startLocalWorker } from "../backends/local";
 import type { Logger } from "../config/log";
 import { listenForCancels } from "../engine/cancellation";
 import { runCarrier } from "../engine/carrier";

@@ -9,9 +9,9 @@ import type { HookRowsInserted } from "../contracts/hooks";
 import { InsertRowsRequest, type RowView } from "../contracts/rows";
 import { CreateRunRequest } from "../contracts/runs";
 import { conflict, type Failure, invalid, unauthorized } from "../domain/errors";
+import { parseJsonText } from "../domain/json-text";
 import type { Result } from "../domain/result";
 import { assertNever } from "../domain/statuses";
-import { parseJsonText } from "../http/body";
 import { openSecret } from "../security/secret-box";
 import { serverSecretKey } from "../security/secret-key";
 import {

@@ -2,7 +2,6 @@
  * Sessions of the web UI: signing in checks an API key and hands it back to be set as
  * the session cookie (src/http/cookies.ts); requests then authenticate with that cookie.
  */
-import { getDatabase } from "../../db/instance";
 import type { SessionView, SessionWorkspace, SignInRequest } from "../contracts/session";
 import { type Failure, unauthorized } from "../domain/errors";
 import type { Result } from "../domain/result";
@@ -38,8 +37,9 @@ export async function currentSession(ctx: ServiceContext): Promise<Result<Sessio
  * with `cookies().get("cellflow_session")?.value`), or null when it opens none.
  */
 export async function workspaceFromCookies(
+  sys: Pick<ServiceContext, "db">,
   cookieValue: string | undefined,
 ): Promise<SessionWorkspace | null> {
   if (!cookieValue || !looksLikeApiKey(cookieValue)) return null;
-  return workspaceOfKey(getDatabase().db, cookieValue);
+  return workspaceOfKey(sys.db, cookieValue);
 }

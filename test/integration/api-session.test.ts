@@ -192,10 +192,13 @@ describe("signing out (DELETE /api/session)", () => {
 
 describe("workspaceFromCookies (for the UI's server components)", () => {
   it("gives the workspace of a valid cookie value and null for anything else", async () => {
-    expect(await workspaceFromCookies(ws.key)).toEqual({ id: ws.id, name: "Acme workspace" });
+    expect(await workspaceFromCookies(getDatabase(), ws.key)).toEqual({
+      id: ws.id,
+      name: "Acme workspace",
+    });
     const revoked = await newWorkspace("gone");
     await revokeApiKey(getDatabase().db, revoked.key);
     for (const value of [undefined, "", "cf_nope", "a b", revoked.key])
-      expect(await workspaceFromCookies(value)).toBeNull();
+      expect(await workspaceFromCookies(getDatabase(), value)).toBeNull();
   });
 });

@@ -24,7 +24,7 @@ import {
   outboundFetch,
   setDestinationPolicy,
   systemPolicy,
-} from "../../src/execution/outbound";
+} from "../../src/net/outbound";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";

@@ -4,9 +4,8 @@
  * takes the whole line with it.
  */
 import { describe, expect, it } from "vitest";
-import { CancelledError } from "../../src/engine/cancellation";
+import { CancelledError, RateLimitExceeded } from "../../src/errors";
 import { lineLength, paceInLine } from "../../src/limits/rate/line";
-import { RateLimitExceeded } from "../../src/limits/rate/pace";
 import type { RateLimit, RateLimiter, Take } from "../../src/limits/rate/port";
 import { waitFor } from "../helpers/processes";
 

@@ -8,9 +8,9 @@
  */
 import type { HttpBlock } from "../../contracts/workflow";
 import { parseRetryAfter } from "../../domain/retry-after";
+import { DestinationRefused, outboundFetch, readCapped } from "../../net/outbound";
 import { redactedExcerpt } from "../../security/redact";
 import { type ExpressionScope, renderTemplate } from "../expressions";
-import { DestinationRefused, outboundFetch, readCapped } from "../outbound";
 import { type BlockContext, BlockError, type BlockRunner } from "./types";
 
 export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;

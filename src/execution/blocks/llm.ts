@@ -11,9 +11,9 @@ import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/ch
 import { readEnv } from "../../config/env";
 import type { LlmBlock } from "../../contracts/workflow";
 import { retryAfterFromHeaders } from "../../domain/retry-after";
+import { DestinationRefused, outboundFetch } from "../../net/outbound";
 import { redactedExcerpt } from "../../security/redact";
 import { renderTemplate } from "../expressions";
-import { DestinationRefused, outboundFetch } from "../outbound";
 import { type BlockContext, BlockError, type BlockRunner } from "./types";
 
 export const LLM_API_KEY_SECRET = "LLM_API_KEY";

@@ -41,9 +41,9 @@ export class BlockError extends Error {
   constructor(
     readonly blockId: string,
     message: string,
-    opts: { retryable?: boolean; retryAfterMs?: number } = {},
+    opts: { retryable?: boolean; retryAfterMs?: number } & ErrorOptions = {},
   ) {
-    super(message);
+    super(message, "cause" in opts ? { cause: opts.cause } : undefined);
     this.name = "BlockError";
     this.retryable = opts.retryable ?? true;
     this.retryAfterMs = opts.retryAfterMs;
@@ -63,8 +63,9 @@ export class PauseRequest extends Error {
     readonly resumeAt?: number,
     /** What the block outputs when the pause ends by itself (a wait). */
     readonly output?: unknown,
+    options?: ErrorOptions,
   ) {
-    super(`block ${blockId} paused the run (${reason})`);
+    super(`block ${blockId} paused the run (${reason})`, options);
     this.name = "PauseRequest";
   }
 }

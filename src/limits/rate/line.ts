@@ -18,8 +18,8 @@
  *   everyone in the line hears the same `RateLimitExceeded`: they face the same limit,
  *   and a line must not take budget × length to drain while the limiter is down.
  */
-import { CancelledError } from "../../engine/cancellation";
-import { type PaceOptions, pace, RateLimitExceeded } from "./pace";
+import { CancelledError, isRateLimitExceeded } from "../../errors";
+import { type PaceOptions, pace } from "./pace";
 import type { RateLimit, RateLimiter } from "./port";
 
 interface Waiter {
@@ -130,7 +130,7 @@ async function serve(id: string, line: Line): Promise<void> {
       line.waiters.shift();
       settle(front, { ok: true, at });
     } catch (err) {
-      if (err instanceof RateLimitExceeded) {
+      if (isRateLimitExceeded(err)) {
         for (const waiter of line.waiters.splice(0)) settle(waiter, { ok: false, reason: err });
       } else {
         line.waiters.shift();

@@ -13,20 +13,8 @@
  * - "unavailable" (limiter down or slow) is waited out like "limited": never fail open.
  * - After `attempts` refusals: `RateLimitExceeded`, whose message the cell shows.
  */
-import { CancelledError } from "../../engine/cancellation";
+import { CancelledError, RateLimitExceeded } from "../../errors";
 import type { RateLimit, RateLimiter } from "./port";
-
-export const RATE_LIMIT_EXCEEDED = "Rate limit exceeded — retry later";
-
-export class RateLimitExceeded extends Error {
-  constructor(
-    readonly key: string,
-    readonly reason: "limited" | "unavailable",
-  ) {
-    super(RATE_LIMIT_EXCEEDED);
-    this.name = "RateLimitExceeded";
-  }
-}
 
 export interface PaceOptions {
   signal?: AbortSignal;

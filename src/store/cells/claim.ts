@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
-import { type LostReason, transitionWithAttempt } from "./transition";
+import type { LostReason } from "../../domain/statuses";
+import { transitionWithAttempt } from "./transition";
 
 /**
  * What a claim sets: a fresh attempt with nothing of the last one left on the cell, and

@@ -8,10 +8,8 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { queryRows } from "../../../db/client";
-import type { CellStatus } from "../../domain/statuses";
+import type { CellStatus, LostReason } from "../../domain/statuses";
 import { jsonb, textArray } from "../sql";
-
-export type LostReason = "cancelled" | "stale" | "gone";
 
 /**
  * One attempt of an execution. A re-drive hands a lost attempt's cell back under the

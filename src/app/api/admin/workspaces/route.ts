@@ -1,4 +1,3 @@
-import { getDatabase } from "../../../../../db/instance";
 import { readEnv } from "../../../../config/env";
 import { CreateWorkspaceRequest } from "../../../../contracts/workspaces";
 import { RequestError } from "../../../../domain/errors";
@@ -8,7 +7,7 @@ import { publicRoute } from "../../../../http/handler";
 import { respond } from "../../../../http/respond";
 import { createWorkspaceWithKey } from "../../../../services/admin";
 
-export const POST = publicRoute(async (req) => {
+export const POST = publicRoute(async (req, _params, sys) => {
   const adminToken = readEnv().CELLFLOW_ADMIN_TOKEN;
   // Without an admin token configured the route does not exist.
   if (!adminToken) throw new RequestError("not_found", "Not found");
@@ -16,5 +15,5 @@ export const POST = publicRoute(async (req) => {
   if (!given || !sameSecret(given, adminToken))
     throw new RequestError("unauthorized", "The admin token is not valid");
   const body = await parseJsonBody(req, CreateWorkspaceRequest);
-  return respond(await createWorkspaceWithKey(getDatabase().db, body.name), 201);
+  return respond(await createWorkspaceWithKey(sys.db, body.name), 201);
 });

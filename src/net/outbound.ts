@@ -54,8 +54,9 @@ export class DestinationRefused extends Error {
   constructor(
     readonly host: string,
     message: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = "DestinationRefused";
   }
 }

@@ -1,0 +1,113 @@
+/**
+ * The engine's error vocabulary: why an attempt stopped short. Invariant: every reason
+ * an attempt can be ended with (an abort reason, a thrown refusal) is one of these
+ * classes, each carries its `cause`, and is recognised only through the predicates below.
+ *
+ * The predicates read a brand (a `Symbol.for` key, shared by every copy of this module),
+ * not `instanceof` and not `name`: the web server's bundle has its own copy of these
+ * classes, and a Stop issued there aborts attempts registered by the worker's copy.
+ * This module imports nothing from the rest of src but the domain.
+ */
+import type { LostReason } from "../domain/statuses";
+
+const KIND: unique symbol = Symbol.for("cellflow.error-kind") as never;
+
+type Kind =
+  | "cancelled"
+  | "interrupted"
+  | "deadline"
+  | "lost-authority"
+  | "usage-halt"
+  | "rate-limit-exceeded"
+  | "shared-limiter-required";
+
+function kindOf(value: unknown): unknown {
+  return typeof value === "object" && value !== null
+    ? (value as { [KIND]?: unknown })[KIND]
+    : undefined;
+}
+
+/** Abort reason: a user stopped the cell (a Stop or a cancel). */
+export class CancelledError extends Error {
+  readonly [KIND]: Kind = "cancelled";
+  constructor(options?: ErrorOptions) {
+    super("Stopped by a user", options);
+    this.name = "CancelledError";
+  }
+}
+
+/** Abort reason: the worker is shutting down; the cell goes back to the queue. */
+export class InterruptedError extends Error {
+  readonly [KIND]: Kind = "interrupted";
+  constructor(options?: ErrorOptions) {
+    super("The worker stopped during the run", options);
+    this.name = "InterruptedError";
+  }
+}
+
+/** Abort reason: the attempt ran past its time limit; the message says which. */
+export class DeadlineError extends Error {
+  readonly [KIND]: Kind = "deadline";
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "DeadlineError";
+  }
+}
+
+/** A fenced write was refused: another attempt, a Stop or a delete owns the cell now. */
+export class LostAuthority extends Error {
+  readonly [KIND]: Kind = "lost-authority";
+  constructor(
+    readonly reason: LostReason,
+    options?: ErrorOptions,
+  ) {
+    super(`the cell is ${reason}`, options);
+    this.name = "LostAuthority";
+  }
+}
+
+/** The month's credits (or the run's cap) are used up: the cell goes back to un-run. */
+export class UsageLimitHalt extends Error {
+  readonly [KIND]: Kind = "usage-halt";
+  constructor(options?: ErrorOptions) {
+    super("the month's credits are used up", options);
+    this.name = "UsageLimitHalt";
+  }
+}
+
+export const RATE_LIMIT_EXCEEDED = "Rate limit exceeded — retry later";
+
+/** Paced past its budget of takes: the cell shows the plain message. */
+export class RateLimitExceeded extends Error {
+  readonly [KIND]: Kind = "rate-limit-exceeded";
+  constructor(
+    readonly key: string,
+    readonly reason: "limited" | "unavailable",
+    options?: ErrorOptions,
+  ) {
+    super(RATE_LIMIT_EXCEEDED, options);
+    this.name = "RateLimitExceeded";
+  }
+}
+
+/**
+ * A paid call refused because this process's limiter counts only its own calls, where
+ * every run is a process of its own: the message says what to configure.
+ */
+export class SharedLimiterRequired extends Error {
+  readonly [KIND]: Kind = "shared-limiter-required";
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "SharedLimiterRequired";
+  }
+}
+
+export const isCancelled = (e: unknown): e is CancelledError => kindOf(e) === "cancelled";
+export const isInterrupted = (e: unknown): e is InterruptedError => kindOf(e) === "interrupted";
+export const isDeadline = (e: unknown): e is DeadlineError => kindOf(e) === "deadline";
+export const isLostAuthority = (e: unknown): e is LostAuthority => kindOf(e) === "lost-authority";
+export const isUsageLimitHalt = (e: unknown): e is UsageLimitHalt => kindOf(e) === "usage-halt";
+export const isRateLimitExceeded = (e: unknown): e is RateLimitExceeded =>
+  kindOf(e) === "rate-limit-exceeded";
+export const isSharedLimiterRequired = (e: unknown): e is SharedLimiterRequired =>
+  kindOf(e) === "shared-limiter-required";
