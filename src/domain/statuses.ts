@@ -59,9 +59,6 @@ export function isTerminal(status: CellStatus): boolean {
   return !isInFlight(status);
 }
 
-export const IN_FLIGHT_STATUSES = CELL_STATUSES.filter(isInFlight);
-export const TERMINAL_STATUSES = CELL_STATUSES.filter(isTerminal);
-
 export function assertNever(value: never): never {
   throw new Error(`unexpected value: ${String(value)}`);
 }

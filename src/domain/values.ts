@@ -7,7 +7,12 @@ import type { Column } from "../contracts/table";
 import { assertNever } from "./statuses";
 
 export const MAX_TEXT_LENGTH = 100_000;
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+/**
+ * An ISO 8601 date or date-time, as the API stores it. The grid and the CSV import's
+ * type guess use this one pattern, so what they offer is what the API takes.
+ */
+export const ISO_DATE =
+  /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /** Why `value` does not fit `column`, or null when it does. */
 export function checkValue(column: Column, value: unknown): string | null {

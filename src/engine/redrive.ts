@@ -22,17 +22,12 @@ import { failCell } from "../store/cells/finish";
 import { activeDispatches, orphanCandidates, queuedOrphan } from "../store/cells/orphans";
 import { requeueCell } from "../store/cells/requeue";
 import { dueWaits, resumeCell } from "../store/cells/resume";
-import { advanceDispatch, QUEUED_GRACE_MS } from "../store/dispatches/advance";
+import { advanceDispatch } from "../store/dispatches/advance";
 import { at, type Pause } from "./race-points";
 import { acquireRowLock } from "./row-lock";
 
 /** How often a cell may lose its worker before the re-drive gives up on it. */
 export const MAX_ATTEMPTS = 3;
-/**
- * A queued cell stamped or handed out less than this ago may simply be waiting for its
- * job to start (defined with the window step, which ages the cursor with it).
- */
-export { QUEUED_GRACE_MS };
 /**
  * How often a worker process runs a pass (a lost carrier's queued row is healed within
  * about this + 2 × the grace of its hand-out).

@@ -6,6 +6,7 @@
  * `ProviderError`, a refused destination a permanent one; the caller's own abort is passed
  * on as its reason.
  */
+import { networkMessage } from "../net/network-message";
 import { DestinationRefused, outboundFetch, readCapped } from "../net/outbound";
 import { ProviderError } from "./types";
 
@@ -63,15 +64,4 @@ export function decodeText(bytes: Uint8Array, contentType: string | null): strin
   } catch {
     return new TextDecoder("utf-8").decode(bytes);
   }
-}
-
-/** undici reports "fetch failed" and hides the useful part (ECONNREFUSED, …) in `cause`. */
-function networkMessage(err: unknown): string {
-  const cause = err instanceof Error ? err.cause : undefined;
-  if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    if (cause.message) return cause.message;
-    if (typeof code === "string") return code;
-  }
-  return err instanceof Error ? err.message : String(err);
 }

@@ -27,18 +27,6 @@ export async function tableForEngine(db: Db, tableId: string): Promise<EngineTab
   return rows[0] ?? null;
 }
 
-export async function rowData(
-  db: Db,
-  tableId: string,
-  rowId: string,
-): Promise<Record<string, unknown> | null> {
-  const rows = await queryRows<{ data: Record<string, unknown> }>(
-    db,
-    sql`select data from rows where id = ${rowId} and table_id = ${tableId}`,
-  );
-  return rows[0]?.data ?? null;
-}
-
 /** The draft (`live`) or the latest deployed version of a workflow; null when there is none. */
 export async function workflowDefinition(
   db: Db,

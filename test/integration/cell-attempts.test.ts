@@ -19,7 +19,7 @@ import { ATTEMPTS_KEPT } from "../../src/store/cells/attempts";
 import { cancelCells } from "../../src/store/cells/cancel";
 import { claimCell } from "../../src/store/cells/claim";
 import { clearGroupCells } from "../../src/store/cells/clear";
-import { completeCell, failCell } from "../../src/store/cells/finish";
+import { failCell } from "../../src/store/cells/finish";
 import { requeueCell } from "../../src/store/cells/requeue";
 import { stampPage } from "../../src/store/cells/stamp";
 import { stampNextPage } from "../../src/store/dispatches/stamp-next";
@@ -27,6 +27,7 @@ import { readCheckpoints, writeCheckpoint } from "../../src/store/executions/che
 import { insertRows } from "../../src/store/rows/insert";
 import { createTable } from "../../src/store/tables/create";
 import { call } from "../helpers/api";
+import { completeCell } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
 
@@ -89,7 +90,7 @@ async function runOnce(
   if (!claimed.ok) throw new Error(`claim lost: ${claimed.reason}`);
   const ref = { executionId, attempt: claimed.attempt };
   const done = end.ok
-    ? await completeCell(db(), rowId, "g", ref, "ok", {
+    ? await completeCell(db(), { tableId, rowId, groupId: "g" }, ref, "ok", {
         blockErrors: {},
         outputs: { out: end.out },
       })
@@ -239,7 +240,9 @@ describe("attempt history", () => {
     if (!claimed.ok) throw new Error("claim lost");
     await requeueCell(db(), rowId, "g", { executionId, attempt: 1 });
     await claimCell(db(), rowId, "g", executionId);
-    await completeCell(db(), rowId, "g", { executionId, attempt: 2 }, "ok", { blockErrors: {} });
+    await completeCell(db(), { tableId, rowId, groupId: "g" }, { executionId, attempt: 2 }, "ok", {
+      blockErrors: {},
+    });
     const events = await queryRows<{ status: string; attempt: number }>(
       db(),
       sql`select data->>'status' as status, (data->>'attempt')::int as attempt from events

@@ -11,13 +11,15 @@ import type { CellStatus } from "../../src/domain/statuses";
 import { cancelCells } from "../../src/store/cells/cancel";
 import { claimCell } from "../../src/store/cells/claim";
 import { failQueuedCell } from "../../src/store/cells/fail-queued";
-import { completeCell, failCell } from "../../src/store/cells/finish";
-import { pauseCell, resumeCell } from "../../src/store/cells/pause";
+import { failCell } from "../../src/store/cells/finish";
+import { pauseAttempt } from "../../src/store/cells/pause-attempt";
 import { writeProgress } from "../../src/store/cells/progress";
+import { resumeCell } from "../../src/store/cells/resume";
 import { stampPage } from "../../src/store/cells/stamp";
 import { unstampCell } from "../../src/store/cells/unstamp";
 import { insertRows } from "../../src/store/rows/insert";
 import { createTable } from "../../src/store/tables/create";
+import { completeCell } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
 
@@ -85,7 +87,7 @@ const progress = (rowId: string, e: string, attempt = 1) =>
     },
   );
 const complete = (rowId: string, e: string, attempt = 1) =>
-  completeCell(db(), rowId, "g", { executionId: e, attempt }, "ok", {
+  completeCell(db(), { tableId, rowId, groupId: "g" }, { executionId: e, attempt }, "ok", {
     blockErrors: {},
     outputs: { out: "done" },
   });
@@ -156,19 +158,39 @@ describe("cell guards", () => {
   });
 
   it("pause and resume are fenced like every write; Stop on a paused cell holds", async () => {
+    // The engine's own writes: an attempt pauses through pauseAttempt (fenced on the
+    // execution id and the attempt), an approval resumes through resumeCell.
     const r = await newRow();
     const e = (await stamp(r)) as string;
-    expect(await resumeCell(db(), r, "g", e)).toEqual({ ok: false, reason: "stale" });
-    await claimCell(db(), r, "g", e);
-    expect(await pauseCell(db(), r, "g", "ex_other")).toEqual({ ok: false, reason: "stale" });
-    expect(await pauseCell(db(), r, "g", e)).toMatchObject({ ok: true });
-    expect(await complete(r, e)).toEqual({ ok: false, reason: "stale" });
-    expect(await resumeCell(db(), r, "g", e)).toMatchObject({ ok: true });
-    expect(await pauseCell(db(), r, "g", e)).toMatchObject({ ok: true });
+    const at = (executionId: string) => ({ tableId, rowId: r, groupId: "g", executionId });
+    const pause = (executionId: string, attempt: number) =>
+      pauseAttempt(
+        db(),
+        { ...at(executionId), attempt },
+        { blockId: "b", reason: "approval", taken: [] },
+      );
+    const resume = (executionId: string) => resumeCell(db(), at(executionId), { approval: "yes" });
+    expect(await resume(e)).toEqual({ ok: false, reason: "not_paused", status: "queued" });
+    const first = await claimCell(db(), r, "g", e);
+    if (!first.ok || !("attempt" in first)) throw new Error("claim lost");
+    expect(await pause("ex_other", first.attempt)).toBe(false);
+    expect(await pause(e, first.attempt + 1)).toBe(false);
+    expect(await pause(e, first.attempt)).toBe(true);
+    expect(await complete(r, e, first.attempt)).toEqual({ ok: false, reason: "stale" });
+    expect(await resume("ex_other")).toEqual({ ok: false, reason: "stale" });
+    expect(await resume(e)).toEqual({ ok: true });
+    // A resume hands the cell back to the queue under the same execution id.
+    expect((await cell(r))?.status).toBe("queued");
+    const second = await claimCell(db(), r, "g", e);
+    if (!second.ok || !("attempt" in second)) throw new Error("claim lost");
+    expect(await pause(e, first.attempt)).toBe(false);
+    expect(await pause(e, second.attempt)).toBe(true);
     expect((await cancelCells(db(), { tableId, rowIds: [r] })).map((c) => c.was)).toEqual([
       "paused",
     ]);
-    expect(await resumeCell(db(), r, "g", e)).toEqual({ ok: false, reason: "cancelled" });
+    expect(await resume(e)).toEqual({ ok: false, reason: "not_paused", status: "cancelled" });
+    expect(await pause(e, second.attempt)).toBe(false);
+    expect((await cell(r))?.status).toBe("cancelled");
   });
 
   it("unstamp returns only a still-queued cell of that execution to never-run", async () => {

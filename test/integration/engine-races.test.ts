@@ -16,7 +16,7 @@ import { redriveOrphans } from "../../src/engine/redrive";
 import { acquireRowLock } from "../../src/engine/row-lock";
 import { stopRuns } from "../../src/engine/stop";
 import { claimCell } from "../../src/store/cells/claim";
-import { completeCell, failCell } from "../../src/store/cells/finish";
+import { failCell } from "../../src/store/cells/finish";
 import { runningWithoutLock } from "../../src/store/cells/orphan-probe";
 import { pauseAttempt } from "../../src/store/cells/pause-attempt";
 import { writeProgress } from "../../src/store/cells/progress";
@@ -24,6 +24,7 @@ import { rowStep } from "../../src/store/cells/row-step";
 import { stampPage } from "../../src/store/cells/stamp";
 import { writeCheckpoint } from "../../src/store/executions/checkpoint";
 import { call } from "../helpers/api";
+import { completeCell } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
 import { everyPoint, RecordingBackend, taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
@@ -90,7 +91,10 @@ describe("attempt fence", () => {
     const progress = { runningBlockIds: ["x"], blockErrors: {}, outputs: { c0: "late" } };
     expect(await writeProgress(db(), rowId, "g0", old, progress)).toEqual(stale);
     expect(
-      await completeCell(db(), rowId, "g0", old, "ok", { blockErrors: {}, outputs: { c0: "x" } }),
+      await completeCell(db(), { tableId: t.id, rowId, groupId: "g0" }, old, "ok", {
+        blockErrors: {},
+        outputs: { c0: "x" },
+      }),
     ).toEqual(stale);
     expect(await failCell(db(), rowId, "g0", old, "late", { blockErrors: {} })).toEqual(stale);
     expect(await writeCheckpoint(db(), ref, "pause", { output: 1, taken: [] })).toBe(false);
@@ -111,7 +115,10 @@ describe("attempt fence", () => {
     // Attempt 2 still owns the cell.
     const fresh = { executionId: e, attempt: 2 };
     expect(
-      await completeCell(db(), rowId, "g0", fresh, "ok", { blockErrors: {}, outputs: {} }),
+      await completeCell(db(), { tableId: t.id, rowId, groupId: "g0" }, fresh, "ok", {
+        blockErrors: {},
+        outputs: {},
+      }),
     ).toEqual({ ok: true });
   });
 });
@@ -269,9 +276,15 @@ describe("orphan probe", () => {
     expect(await runningWithoutLock(db())).toBe(before);
     await session?.release();
     expect(await runningWithoutLock(db())).toBe(before + 1);
-    await completeCell(db(), rowId, "g0", { executionId: e, attempt: 1 }, "ok", {
-      blockErrors: {},
-    });
+    await completeCell(
+      db(),
+      { tableId: t.id, rowId, groupId: "g0" },
+      { executionId: e, attempt: 1 },
+      "ok",
+      {
+        blockErrors: {},
+      },
+    );
     expect(await runningWithoutLock(db())).toBe(before);
   });
 });

@@ -1,5 +1,6 @@
 /** Inline edits are checked against the column's type before they are sent. */
 import { describe, expect, it } from "vitest";
+import { checkValue } from "../../src/domain/values";
 import { displayValue, parseInput } from "../../src/ui/grid/values";
 
 describe("an edit typed into a cell", () => {
@@ -18,6 +19,23 @@ describe("an edit typed into a cell", () => {
   it("keeps text exactly as typed, hostile characters included", () => {
     const hostile = "'; drop table rows; -- =1+1 🙂";
     expect(parseInput({ type: "text" }, hostile)).toEqual({ ok: true, value: hostile });
+  });
+
+  it("takes exactly the dates the API takes, to the last fractional digit", () => {
+    const column = { id: "d", name: "D", type: "date" } as const;
+    for (const text of [
+      "2026-12-02",
+      "2026-12-02T10:30",
+      "2026-12-02T10:30:15Z",
+      "2026-12-02T10:30:15.123456789+02:00",
+      "2026-12-02T10:30:15.1234567890Z",
+      "2026-12-02 10:30",
+      "2026-13-45",
+    ]) {
+      const grid = parseInput({ type: "date" }, text).ok;
+      expect(grid, text).toBe(checkValue(column, text) === null);
+    }
+    expect(parseInput({ type: "date" }, "2026-12-02T10:30:15.1234567890Z").ok).toBe(false);
   });
 
   it("accepts booleans, ISO dates, JSON and select options, and says what it expects otherwise", () => {

@@ -8,6 +8,7 @@
  */
 import type { HttpBlock } from "../../contracts/workflow";
 import { parseRetryAfter } from "../../domain/retry-after";
+import { messageOf, networkMessage } from "../../net/network-message";
 import { DestinationRefused, outboundFetch, readCapped } from "../../net/outbound";
 import { redactedExcerpt } from "../../security/redact";
 import { type ExpressionScope, renderTemplate } from "../expressions";
@@ -219,21 +220,4 @@ function transportFailure(block: HttpBlock, ctx: BlockContext, url: URL, err: un
   return new BlockError(block.id, `the request to ${url.host} failed: ${networkMessage(err)}`, {
     retryable: true,
   });
-}
-
-/** undici reports "fetch failed" and hides the useful part (ECONNREFUSED, …) in `cause`. */
-function networkMessage(err: unknown): string {
-  const cause = err instanceof Error ? err.cause : undefined;
-  if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    if (cause.message) return cause.message;
-    if (typeof code === "string") return code;
-  }
-  return messageOf(err);
-}
-
-function messageOf(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  if (err !== null && typeof err === "object" && "message" in err) return String(err.message);
-  return String(err);
 }

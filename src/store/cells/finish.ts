@@ -44,20 +44,6 @@ export function terminalSpec(
   return { rowId, groupId, guard, set, outputs: end.finish.outputs };
 }
 
-export function completeCell(
-  db: Db,
-  rowId: string,
-  groupId: string,
-  ref: AttemptRef,
-  outcome: CellOutcome,
-  finish: Finish,
-): Promise<TransitionOutcome> {
-  return transitionCell(
-    db,
-    terminalSpec(rowId, groupId, ref, { kind: "complete", outcome, finish }),
-  );
-}
-
 export function failCell(
   db: Db,
   rowId: string,

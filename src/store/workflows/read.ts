@@ -1,6 +1,6 @@
 import { and, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../../db/client";
-import { workflows, workflowVersions } from "../../../db/schema";
+import { workflows } from "../../../db/schema";
 
 export const workflowColumns = {
   id: workflows.id,
@@ -53,17 +53,4 @@ export async function existingWorkflowIds(
     .from(workflows)
     .where(and(eq(workflows.workspaceId, workspaceId), inArray(workflows.id, ids)));
   return new Set(rows.map((r) => r.id));
-}
-
-export async function getWorkflowVersion(
-  db: Db,
-  workflowId: string,
-  version: number,
-): Promise<unknown | null> {
-  const [row] = await db
-    .select({ definition: workflowVersions.definition })
-    .from(workflowVersions)
-    .where(and(eq(workflowVersions.workflowId, workflowId), eq(workflowVersions.version, version)))
-    .limit(1);
-  return row?.definition ?? null;
 }

@@ -4,10 +4,9 @@
  * and how a stored value reads in a cell.
  */
 import type { Column } from "../../contracts/table";
+import { ISO_DATE } from "../../domain/values";
 
 export type Parsed = { ok: true; value: unknown } | { ok: false; message: string };
-
-const DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /** The value to store for `text` typed into a cell of `column`; "" clears the cell (null). */
 export function parseInput(column: Pick<Column, "type" | "options">, text: string): Parsed {
@@ -29,7 +28,7 @@ export function parseInput(column: Pick<Column, "type" | "options">, text: strin
       return { ok: false, message: "Enter true or false" };
     }
     case "date":
-      return DATE.test(t) && !Number.isNaN(Date.parse(t))
+      return ISO_DATE.test(t) && !Number.isNaN(Date.parse(t))
         ? { ok: true, value: t }
         : { ok: false, message: "Enter a date as YYYY-MM-DD (optionally with a time)" };
     case "json":

@@ -8,6 +8,7 @@
 import type { Column, ColumnType } from "../../contracts/table";
 import { importValue, type Refusal } from "../../domain/csv-columns";
 import type { Result } from "../../domain/result";
+import { ISO_DATE } from "../../domain/values";
 
 export function columnId(name: string, taken: Set<string>): string {
   const base =
@@ -27,13 +28,12 @@ export function columnId(name: string, taken: Set<string>): string {
 
 const BOOLEAN = /^(true|false)$/i;
 const NUMBER = /^-?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
-const DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /** The patterns are narrower than what the import takes (no `+5`, no yes/no): a guess is a claim. */
 const GUESSES: [ColumnType, RegExp][] = [
   ["number", NUMBER],
   ["boolean", BOOLEAN],
-  ["date", DATE],
+  ["date", ISO_DATE],
 ];
 
 export function guessType(samples: readonly string[]): ColumnType {

@@ -6,6 +6,7 @@
  * JSON, however incomplete: the API stays the judge, this is the preview.
  */
 import { BLOCK_TYPES, type BlockType } from "../../contracts/workflow";
+import { findCycle } from "../../domain/graph";
 
 export interface Edge {
   /** `true` / `false` for a condition's ports; null for a plain `next`. */
@@ -101,32 +102,6 @@ function rawEdges(next: unknown): { port: string | null; target: string }[] {
     });
   }
   return [];
-}
-
-function findCycle(ids: string[], edges: Map<string, string[]>): string[] | null {
-  const state = new Map<string, "open" | "done">();
-  const stack: string[] = [];
-  const visit = (id: string): string[] | null => {
-    state.set(id, "open");
-    stack.push(id);
-    for (const next of edges.get(id) ?? []) {
-      const s = state.get(next);
-      if (s === "open") return [...stack.slice(stack.indexOf(next)), next];
-      if (s === undefined) {
-        const found = visit(next);
-        if (found) return found;
-      }
-    }
-    stack.pop();
-    state.set(id, "done");
-    return null;
-  };
-  for (const id of ids) {
-    if (state.has(id)) continue;
-    const found = visit(id);
-    if (found) return found;
-  }
-  return null;
 }
 
 export function describeDefinition(value: unknown): DefinitionSummary {
@@ -232,7 +207,7 @@ export function describeDefinition(value: unknown): DefinitionSummary {
       block.edges.filter((e) => e.known && e.target !== block.id).map((e) => e.target),
     );
   }
-  const cycle = findCycle([...edges.keys()], edges);
+  const cycle = findCycle(edges.keys(), (id) => edges.get(id) ?? []);
   if (cycle) summary.problems.push({ path: "blocks", message: `cycle: ${cycle.join(" → ")}` });
 
   return summary;
