@@ -32,9 +32,9 @@ import { whereSql } from "../src/store/rows/where-sql";
 import { createTable } from "../src/store/tables/create";
 import { createWorkflow } from "../src/store/workflows/create";
 import { createWorkspace } from "../src/store/workspaces/create";
+import { freePort } from "../test/helpers/processes";
 import { median } from "./figures";
-import { freePortish } from "./port";
-import { freshDatabase } from "./setup";
+import { benchDatabase } from "./setup";
 
 const ROWS = Number(process.env.FIND_ROWS ?? 100_000);
 const REPEAT = Number(process.env.FIND_REPEAT ?? 7);
@@ -161,9 +161,9 @@ async function repeat(fn: () => Promise<unknown>): Promise<number> {
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-find-rows-"));
   fs.chmodSync(dir, 0o777);
-  const server = await startEmbeddedPostgres({ dataDir: dir, port: await freePortish() });
+  const server = await startEmbeddedPostgres({ dataDir: dir, port: await freePort() });
   try {
-    const { database, url } = await freshDatabase(server.url);
+    const { database, url } = await benchDatabase(server.url);
     const db = database.db;
     const ws = await createWorkspace(db, "find", "unlimited");
     const wf = await createWorkflow(db, ws.id, {

@@ -8,9 +8,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startEmbeddedPostgres } from "../db/embedded";
+import { freePort } from "../test/helpers/processes";
 import { w1Chart } from "./chart";
 import { median, spread } from "./figures";
-import { freePortish } from "./port";
 import {
   flatness,
   headline,
@@ -54,7 +54,7 @@ async function main(): Promise<void> {
   const profile = process.env.BENCH_PROFILE === "1";
   const server = await startEmbeddedPostgres({
     dataDir: dir,
-    port: await freePortish(),
+    port: await freePort(),
     settings: {
       // W5's two worker processes at concurrency 50 each keep up to 2 × (55 + 52)
       // connections (their pools and graphile-worker's) on top of the bench's own.

@@ -3,14 +3,13 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { sql } from "drizzle-orm";
 import pg from "pg";
-import { createDatabase, type Database, queryRows } from "../db/client";
-import { ensureDatabase } from "../db/embedded";
-import { runMigrations } from "../db/migrate";
+import { type Database, queryRows } from "../db/client";
 import type { WorkflowDefinition } from "../src/contracts/workflow";
 import { insertRows } from "../src/store/rows/insert";
 import { createTable } from "../src/store/tables/create";
 import { createWorkflow } from "../src/store/workflows/create";
 import { createWorkspace } from "../src/store/workspaces/create";
+import { freshDatabase } from "../test/helpers/databases";
 
 /** Every query any pg client in this process sends, lock calls included. */
 export const counter = { queries: 0 };
@@ -24,13 +23,9 @@ pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]
 
 let dbCounter = 0;
 
-/** A fresh, migrated database on the bench server. */
-export async function freshDatabase(
-  adminUrl: string,
-): Promise<{ url: string; database: Database }> {
-  const url = await ensureDatabase(adminUrl, `bench_${process.pid}_${dbCounter++}`);
-  await runMigrations(url);
-  return { url, database: createDatabase({ url, poolMax: 20 }) };
+/** A fresh, migrated database on the bench server, named for this process and run. */
+export function benchDatabase(adminUrl: string): Promise<{ url: string; database: Database }> {
+  return freshDatabase(adminUrl, `bench_${process.pid}_${dbCounter++}`, { poolMax: 20 });
 }
 
 export async function commits(database: Database): Promise<number> {

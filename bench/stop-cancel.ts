@@ -22,8 +22,8 @@ import { drainSettingsFromEnv } from "../src/engine/run-cancel-drain";
 import { startRunCancelLoop } from "../src/engine/run-cancel-loop";
 import { stopRuns } from "../src/engine/stop";
 import { startFakeTrigger } from "../test/helpers/fake-trigger";
-import { freePortish } from "./port";
-import { benchTable, freshDatabase } from "./setup";
+import { freePort } from "../test/helpers/processes";
+import { benchDatabase, benchTable } from "./setup";
 
 const RUNS = Number(process.env.STOP_RUNS ?? 200);
 const LATENCY_MS = Number(process.env.STOP_LATENCY_MS ?? 50);
@@ -41,10 +41,10 @@ const idle: TaskBackend = {
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-stop-cancel-"));
   fs.chmodSync(dir, 0o777);
-  const server = await startEmbeddedPostgres({ dataDir: dir, port: await freePortish() });
+  const server = await startEmbeddedPostgres({ dataDir: dir, port: await freePort() });
   const fake = await startFakeTrigger();
   try {
-    const { database } = await freshDatabase(server.url);
+    const { database } = await benchDatabase(server.url);
     const db = database.db;
     const tableId = await benchTable(
       database,

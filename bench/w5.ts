@@ -12,21 +12,17 @@
  * they trail grants by a delivery latency, so their per-second count can exceed the
  * limit by the jitter of that latency.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import path from "node:path";
 import { sql } from "drizzle-orm";
-import { type Db, queryRows } from "../db/client";
+import { queryRows } from "../db/client";
 import { LocalBackend } from "../src/backends/local";
 import { startRun } from "../src/engine/dispatcher";
-import { insertRows } from "../src/store/rows/insert";
-import { createTable } from "../src/store/tables/create";
 import { createWorkspace } from "../src/store/workspaces/create";
+import { type ScriptProcess, startWorkerProcess } from "../test/helpers/child-scripts";
 import { startEndpoint } from "../test/helpers/endpoint";
 import { maxInAnyWindow } from "../test/helpers/pacers";
 import { startRedis } from "../test/helpers/redis";
-import { checkTerminalOnce, freshDatabase, percentile, waitForDispatch } from "./setup";
-
-const root = path.resolve(import.meta.dirname, "..");
+import { sitesTable } from "../test/helpers/store-tables";
+import { benchDatabase, checkTerminalOnce, percentile, waitForDispatch } from "./setup";
 
 export type W5Limiter = "redis" | "postgres";
 
@@ -45,71 +41,6 @@ export interface W5Result {
   seconds: number;
 }
 
-/** A worker process (`src/server/worker.ts`); resolves once it says it is ready. */
-async function worker(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/server/worker.ts"], {
-    cwd: root,
-    env: { ...process.env, LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let out = "";
-  return new Promise((resolve, reject) => {
-    const onData = (c: Buffer) => {
-      out += c.toString();
-      if (out.includes("worker ready")) resolve(child);
-    };
-    child.stdout?.on("data", onData);
-    child.stderr?.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`W5 worker exited ${code}:\n${out}`)));
-  });
-}
-
-/** A table whose one group is website_meta over `n` pages of the loopback site (`/site?i=`). */
-export async function sitesTable(
-  db: Db,
-  workspaceId: string,
-  n: number,
-  siteUrl: string,
-  name = "w5",
-): Promise<string> {
-  const table = await createTable(db, workspaceId, {
-    name,
-    schema: {
-      columns: [
-        { id: "url", name: "url", type: "text" },
-        { id: "title", name: "title", type: "text" },
-      ],
-      groups: [
-        {
-          id: "meta",
-          name: "meta",
-          kind: "enrichment",
-          enrichmentId: "website_meta",
-          inputs: { url: "url" },
-          outputs: [{ columnId: "title", from: "title" }],
-          dependsOn: [],
-          autoRun: false,
-        },
-      ],
-    },
-  });
-  for (let i = 0; i < n; i += 1000) {
-    const rows = Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({
-      url: `${siteUrl}/site?i=${i + k}`,
-    }));
-    await insertRows(db, table.id, rows);
-  }
-  return table.id;
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  process.kill(-child.pid, "SIGTERM");
-  await exited;
-}
-
 export async function w5(
   adminUrl: string,
   cells: number,
@@ -124,8 +55,8 @@ export async function w5(
     body: "<title>ok</title>",
     headers: { "content-type": "text/html" },
   }));
-  const { url, database } = await freshDatabase(adminUrl);
-  const workers: ChildProcess[] = [];
+  const { url, database } = await benchDatabase(adminUrl);
+  const workers: ScriptProcess[] = [];
   const backend = new LocalBackend(url);
   try {
     const db = database.db;
@@ -138,7 +69,7 @@ export async function w5(
       CELLFLOW_RATE_LIMIT_PER_SECOND: String(limitPerSec),
       CELLFLOW_ALLOW_PRIVATE_NETWORK: "1",
     };
-    workers.push(...(await Promise.all([worker(env), worker(env)])));
+    workers.push(...(await Promise.all([startWorkerProcess(env), startWorkerProcess(env)])));
     const runAll = async (tableId: string) => {
       const run = await startRun(db, backend, {
         tableId,
@@ -201,7 +132,7 @@ export async function w5(
       seconds,
     };
   } finally {
-    await Promise.all(workers.map(stopProcess));
+    await Promise.all(workers.map((w) => w.kill("SIGTERM")));
     await backend.close();
     await database.close();
     await site.close();

@@ -11,11 +11,11 @@ import { LONG_WAIT_MS } from "../src/execution/blocks/basic";
 import { startWorker } from "../src/server/worker-runtime";
 import { perCell } from "./figures";
 import {
+  benchDatabase,
   benchTable,
   checkTerminalOnce,
   commits,
   counter,
-  freshDatabase,
   noop,
   percentile,
   polls,
@@ -32,7 +32,7 @@ export async function peerJobsPerSec(
   jobs: number,
   concurrency: number,
 ): Promise<number> {
-  const { url, database } = await freshDatabase(adminUrl);
+  const { url, database } = await benchDatabase(adminUrl);
   const utils = await makeWorkerUtils({ connectionString: url, logger: silent });
   await utils.migrate();
   let done = 0;
@@ -81,7 +81,7 @@ export async function w1(
   concurrency: number,
   profile?: (line: string) => void,
 ): Promise<W1Result> {
-  const { url, database } = await freshDatabase(adminUrl);
+  const { url, database } = await benchDatabase(adminUrl);
   if (profile) await startStatementProfile(database);
   const tableId = await benchTable(
     database,
@@ -153,7 +153,7 @@ export async function w1(
 
 /** Stamp → running latency at low load: 50 single-cell rows, window 5. */
 export async function stampToRunning(adminUrl: string): Promise<{ p50: number; p99: number }> {
-  const { url, database } = await freshDatabase(adminUrl);
+  const { url, database } = await benchDatabase(adminUrl);
   const tableId = await benchTable(
     database,
     ["a"],
@@ -193,7 +193,7 @@ export async function w2(
   adminUrl: string,
   rows: number,
 ): Promise<{ requestMs: number; firstRunningMs: number; stamped: number }> {
-  const { url, database } = await freshDatabase(adminUrl);
+  const { url, database } = await benchDatabase(adminUrl);
   const tableId = await benchTable(
     database,
     ["a"],
@@ -244,7 +244,7 @@ export async function w3(
   running: number,
   queued: number,
 ): Promise<{ noneInFlightMs: number; allStoppedMs: number; cancelled: number }> {
-  const { url, database } = await freshDatabase(adminUrl);
+  const { url, database } = await benchDatabase(adminUrl);
   const tableId = await benchTable(
     database,
     ["a"],
@@ -313,7 +313,7 @@ export async function w4(
   window: number,
   scanline: boolean,
 ): Promise<{ cellsPerSec: number }> {
-  const { url, database } = await freshDatabase(adminUrl);
+  const { url, database } = await benchDatabase(adminUrl);
   const tableId = await benchTable(
     database,
     ["d", "a"],

@@ -5,7 +5,7 @@
  * failover to an empty replica does too.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { freePortish } from "../bench/port";
+import { freePort } from "../test/helpers/processes";
 import { answersPing, redisServerBin } from "../test/helpers/redis";
 import { untilStopped } from "./cleanup";
 import { sleep } from "./config";
@@ -17,7 +17,7 @@ export class RestartableRedis {
   private constructor(readonly port: number) {}
 
   static async start(): Promise<RestartableRedis> {
-    const r = new RestartableRedis(await freePortish());
+    const r = new RestartableRedis(await freePort());
     await r.up();
     return r;
   }

@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { freePortish } from "../bench/port";
+import { freePort } from "../test/helpers/processes";
 import type { ChainResult } from "./chain-run";
 import { stopEverything } from "./cleanup";
 import { type ChaosConfig, readConfig, say, seededRandom } from "./config";
@@ -77,7 +77,7 @@ async function main(): Promise<void> {
   const cfg: ChaosConfig = readConfig();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-chaos-"));
   fs.chmodSync(dir, 0o777);
-  const server = new RestartablePostgres(dir, await freePortish());
+  const server = new RestartablePostgres(dir, await freePort());
   await server.start();
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.once(signal, () => {

@@ -5,107 +5,35 @@
  * notices a worker that exits without being told to (that is a finding, reported) and
  * brings it back, as a process supervisor would, so the run can still be judged.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { type ScriptProcess, startWorkerProcess } from "../test/helpers/child-scripts";
 import { untilStopped } from "./cleanup";
 
-const root = path.resolve(import.meta.dirname, "..");
-
-/**
- * Workers still running when this process ends however it ends (an exception, a test
- * timeout): a worker lives through a lost database, so a stray one would not go away.
- */
-const live = new Set<number>();
-process.once("exit", () => {
-  for (const pid of live) {
-    try {
-      process.kill(-pid, "SIGKILL");
-    } catch {
-      // Already gone.
-    }
-  }
-});
 /** What a worker printed last: enough to see why it died, bounded in memory. */
 const TAIL_CHARS = 8_000;
 
-export interface WorkerProcess {
-  pid: number;
-  child: ChildProcess;
-  output(): string;
-  /** Signals the whole group and waits for the exit. */
-  kill(signal: NodeJS.Signals): Promise<void>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
+export type WorkerProcess = ScriptProcess;
 
-export async function spawnWorker(env: Record<string, string>): Promise<WorkerProcess> {
-  // tsx as a loader, not its CLI: one process per worker, and no signal relay in between.
-  const child = spawn(process.execPath, ["--import", "tsx", "src/server/worker.ts"], {
-    cwd: root,
-    env: {
-      ...process.env,
+export function spawnWorker(env: Record<string, string>): Promise<WorkerProcess> {
+  // CHAOS_WORKER_LOG=<dir>: every worker's whole output, one file per process, for a post-mortem.
+  const logDir = process.env.CHAOS_WORKER_LOG;
+  if (logDir) fs.mkdirSync(logDir, { recursive: true });
+  return startWorkerProcess(
+    {
       LOG_LEVEL: process.env.CHAOS_WORKER_LOG_LEVEL ?? "warn",
       // Loopback sinks: the outbound guard refuses private addresses unless told.
       CELLFLOW_ALLOW_PRIVATE_NETWORK: "1",
       ...env,
     },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let out = "";
-  // CHAOS_WORKER_LOG=<dir>: every worker's whole output, one file per process, for a post-mortem.
-  const logDir = process.env.CHAOS_WORKER_LOG;
-  const file = logDir ? path.join(logDir, `worker-${child.pid}.log`) : undefined;
-  if (logDir) fs.mkdirSync(logDir, { recursive: true });
-  const keep = (c: Buffer) => {
-    out = (out + c.toString()).slice(-TAIL_CHARS);
-    if (file) fs.appendFileSync(file, c);
-  };
-  child.stdout?.on("data", keep);
-  child.stderr?.on("data", keep);
-  if (child.pid) live.add(child.pid);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
-    child.once("exit", (code, signal) => {
-      if (child.pid) live.delete(child.pid);
-      r({ code, signal });
-    }),
-  );
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      // Not ready in time: it must not linger as a stray worker.
-      if (child.pid) process.kill(-child.pid, "SIGKILL");
-      reject(new Error(`worker did not start in 120 s:\n${out}`));
-    }, 120_000);
-    const check = () => {
-      if (out.includes("worker ready")) {
-        clearTimeout(timer);
-        child.stdout?.off("data", check);
-        resolve();
-      }
-    };
-    child.stdout?.on("data", check);
-    void exited.then(({ code }) => {
-      clearTimeout(timer);
-      reject(new Error(`worker exited during start (code ${code}):\n${out}`));
-    });
-  });
-  const pid = child.pid ?? 0;
-  return {
-    pid,
-    child,
-    output: () => out,
-    exited,
-    async kill(signal) {
-      // Never `kill(-0)`: that would signal our own process group.
-      if (pid <= 0 || child.exitCode !== null || child.signalCode !== null) return;
-      try {
-        process.kill(-pid, signal);
-      } catch {
-        // Gone between the check and the signal.
-      }
-      await exited;
+    {
+      tailChars: TAIL_CHARS,
+      timeoutMs: 120_000,
+      onChunk: logDir
+        ? (c, pid) => fs.appendFileSync(path.join(logDir, `worker-${pid}.log`), c)
+        : undefined,
     },
-  };
+  );
 }
 
 export interface UnexpectedExit {

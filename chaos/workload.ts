@@ -8,14 +8,13 @@
  */
 import { sql } from "drizzle-orm";
 import { createDatabase, type Database, type Db, queryRows } from "../db/client";
-import { ensureDatabase } from "../db/embedded";
-import { runMigrations } from "../db/migrate";
 import type { WorkflowDefinition } from "../src/contracts/workflow";
 import type { Plan } from "../src/domain/statuses";
 import { insertRows } from "../src/store/rows/insert";
 import { createTable } from "../src/store/tables/create";
 import { createWorkflow } from "../src/store/workflows/create";
 import { createWorkspace } from "../src/store/workspaces/create";
+import { migratedDatabase } from "../test/helpers/databases";
 import { installAudit } from "./audit";
 import type { CellNow } from "./invariants";
 import { json, type Sink } from "./sink";
@@ -27,8 +26,7 @@ export async function freshDatabase(
   adminUrl: string,
   name: string,
 ): Promise<{ url: string; database: Database }> {
-  const url = await ensureDatabase(adminUrl, name);
-  await runMigrations(url);
+  const url = await migratedDatabase(adminUrl, name);
   return { url, database: await openDatabase(url) };
 }
 

@@ -9,11 +9,11 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { freePortish } from "../bench/port";
 import { createDatabase, type Database } from "../db/client";
-import { type EmbeddedPostgres, ensureDatabase, startEmbeddedPostgres } from "../db/embedded";
-import { runMigrations } from "../db/migrate";
+import { type EmbeddedPostgres, startEmbeddedPostgres } from "../db/embedded";
 import type { Schemas } from "../src/client/cellflow-client";
+import { migratedDatabase } from "../test/helpers/databases";
+import { freePort } from "../test/helpers/processes";
 import { coresBetween, sampleCpu } from "./cpu";
 import { printSummary } from "./report";
 import {
@@ -111,12 +111,11 @@ async function main(): Promise<void> {
     const loadBefore = os.loadavg();
     server = await startEmbeddedPostgres({
       dataDir: dir,
-      port: await freePortish(),
+      port: await freePort(),
       // Workers at concurrency 50 keep ~107 connections each; the API 20 and its LISTEN.
       settings: { max_connections: String(100 + WORKERS * 120) },
     });
-    const url = await ensureDatabase(server.url, "cellflow_load");
-    await runMigrations(url);
+    const url = await migratedDatabase(server.url, "cellflow_load");
     database = createDatabase({ url, poolMax: 4 });
     const key = await tenant(database);
     const dbEnv = { DATABASE_URL: url, CELLFLOW_SECRET_KEY: "a".repeat(64) };

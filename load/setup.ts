@@ -2,8 +2,7 @@
  * The load script's world: processes it starts (the API server, workers), the tenant and
  * the tables it loads. Every process is started in its own group and stopped by its id.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import path from "node:path";
+import type { ChildProcess } from "node:child_process";
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../db/client";
 import { type CellflowClient, cellflowClient } from "../src/client/cellflow-client";
@@ -12,8 +11,7 @@ import { generateApiKey } from "../src/store/api-keys/keys";
 import { registerApiKey } from "../src/store/api-keys/register";
 import { sequenceEvents } from "../src/store/events/sequence";
 import { createWorkspace } from "../src/store/workspaces/create";
-
-const root = path.resolve(import.meta.dirname, "..");
+import { spawnScript, untilPrinted } from "../test/helpers/child-scripts";
 
 export interface Child {
   child: ChildProcess;
@@ -27,35 +25,15 @@ export async function startChild(
   env: Record<string, string>,
   ready: RegExp,
 ): Promise<Child & { match: RegExpExecArray }> {
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
-    cwd: root,
-    env: { ...process.env, LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let out = "";
+  // Keep only the tail: a long run's warnings must not grow without bound.
+  const p = spawnScript(script, env, { tailChars: 20_000 });
   const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
-    const exited = new Promise<void>((r) => child.once("exit", () => r()));
-    process.kill(-child.pid, "SIGTERM");
-    const killer = setTimeout(() => {
-      if (child.pid) process.kill(-child.pid, "SIGKILL");
-    }, 20_000);
-    await exited;
+    const killer = setTimeout(() => void p.kill("SIGKILL"), 20_000);
+    await p.kill("SIGTERM");
     clearTimeout(killer);
   };
-  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
-    const onData = (c: Buffer) => {
-      // Keep only the tail: a long run's warnings must not grow without bound.
-      out = (out + c.toString()).slice(-20_000);
-      const m = ready.exec(out);
-      if (m) resolve(m);
-    };
-    child.stdout?.on("data", onData);
-    child.stderr?.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`${script} exited ${code}:\n${out}`)));
-  });
-  return { child, match, output: () => out, stop };
+  const match = await untilPrinted(p, ready, 10 * 60_000);
+  return { child: p.child, match, output: p.output, stop };
 }
 
 /** A pro-plan workspace (window 50) and an API key for it. */

@@ -9,13 +9,13 @@
  */
 
 import { sql } from "drizzle-orm";
-import { sitesTable } from "../../bench/w5";
 import { type Database, queryRows } from "../../db/client";
 import { LocalBackend } from "../../src/backends/local";
 import { startRun } from "../../src/engine/dispatcher";
 import { RATE_LIMIT_EXCEEDED } from "../../src/errors";
 import { createWorkspace } from "../../src/store/workspaces/create";
 import { maxInAnyWindow } from "../../test/helpers/pacers";
+import { sitesTable } from "../../test/helpers/store-tables";
 import { transitionsOf } from "../audit";
 import { sleep } from "../config";
 import { checkTransitions, type InvariantReport, problemsOf } from "../invariants";

@@ -1,7 +1,7 @@
 /**
  * Scenario 4, trigger.dev API outage: the chain workload carried by trigger.dev runs
  * (TASK_BACKEND=trigger's `TriggerBackend`) against the loopback fake of the API, whose
- * runs `chaos/trigger-platform.ts` executes in this process (what is real and what is
+ * runs `test/helpers/trigger-platform.ts` executes in this process (what is real and what is
  * simulated is listed there). Mid-run the API answers 500 for `outageMs`, then 429 for
  * as long: the backend retries each call (~4 s of backoff) and then gives up, so the
  * carriers that finish a row cannot start the rows their window hands out, and the
@@ -13,12 +13,12 @@ import { TriggerBackend } from "../../src/backends/trigger";
 import { log } from "../../src/config/log";
 import { startRun } from "../../src/engine/dispatcher";
 import { startFakeTrigger } from "../../test/helpers/fake-trigger";
+import { type PlatformStats, SimulatedTriggerPlatform } from "../../test/helpers/trigger-platform";
 import { sleep } from "../config";
 import type { InvariantReport } from "../invariants";
 import { type ChainVerdict, judgeChain } from "../judge";
 import { type Heal, RunMonitor } from "../monitor";
 import { startSink } from "../sink";
-import { type PlatformStats, SimulatedTriggerPlatform } from "../trigger-platform";
 import { answerChain, chainTable, GROUPS } from "../workload";
 
 export interface TriggerOptions {

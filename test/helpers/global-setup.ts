@@ -9,8 +9,8 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
-import { ensureDatabase, startEmbeddedPostgres } from "../../db/embedded";
-import { runMigrations } from "../../db/migrate";
+import { startEmbeddedPostgres } from "../../db/embedded";
+import { migratedDatabase } from "./databases";
 import { freePort } from "./processes";
 import { startWsProxy } from "./ws-proxy";
 
@@ -33,8 +33,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     port: await freePort(),
     settings: { track_commit_timestamp: "on" },
   });
-  const templateUrl = await ensureDatabase(server.url, TEMPLATE_DB);
-  await runMigrations(templateUrl);
+  await migratedDatabase(server.url, TEMPLATE_DB);
   // A template must have no connections while it is cloned.
   const admin = new pg.Client({ connectionString: server.url });
   await admin.connect();

@@ -3,11 +3,10 @@
  * test's own, its ports, the printed URL, key and server pid; stopped with SIGTERM as a
  * service manager would, or SIGINT as Ctrl-C would.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import path from "node:path";
+import { spawnGroup } from "./child-scripts";
 import { processesMentioning, waitFor } from "./processes";
-
-const root = path.resolve(import.meta.dirname, "../..");
 
 export interface Started {
   child: ChildProcess;
@@ -42,36 +41,17 @@ export function spawnCellflow(
   pgPort: number,
   opts: SpawnOptions = {},
 ): Spawned {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
+  // Its own process group, so a signal to the group reaches npm and the server alike, as
+  // Ctrl-C in a terminal does; npm itself forwards a SIGTERM sent to it alone.
+  const p = spawnGroup("npm", opts.script === "dev" ? ["run", "dev"] : ["start"], {
     PORT: String(port),
     CELLFLOW_PG_PORT: String(pgPort),
     CELLFLOW_DATA_DIR: dataDir,
-    LOG_LEVEL: "warn",
     ...opts.env,
-  };
-  delete env.DATABASE_URL;
-  delete env.CELLFLOW_API_KEY;
-  // Its own process group, so a signal to the group reaches npm and the server alike, as
-  // Ctrl-C in a terminal does; npm itself forwards a SIGTERM sent to it alone.
-  const child = spawn("npm", opts.script === "dev" ? ["run", "dev"] : ["start"], {
-    cwd: root,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
+    DATABASE_URL: undefined,
+    CELLFLOW_API_KEY: undefined,
   });
-  let out = "";
-  child.stdout?.on("data", (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on("data", (c: Buffer) => {
-    out += c.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => {
-    if (child.exitCode !== null) resolve(child.exitCode);
-    else child.once("exit", (code) => resolve(code));
-  });
-  return { child, output: () => out, exited };
+  return { child: p.child, output: p.output, exited: p.exited.then((e) => e.code) };
 }
 
 export async function startCellflow(

@@ -15,7 +15,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePortish } from "../../bench/port";
 import type { ChainResult } from "../../chaos/chain-run";
 import { seededRandom } from "../../chaos/config";
 import { RestartablePostgres } from "../../chaos/postgres-server";
@@ -25,6 +24,7 @@ import { workerKill } from "../../chaos/scenarios/worker-kill";
 import { freshDatabase, openDatabase } from "../../chaos/workload";
 import type { Database } from "../../db/client";
 import { useTestDatabase } from "../helpers/db";
+import { freePort } from "../helpers/processes";
 
 const small = { rows: 150, workers: 2, concurrency: 5, redriveEveryMs: 1_000, sinkMs: 10 };
 
@@ -87,7 +87,7 @@ describe("Postgres SIGKILLed mid-run and started again", () => {
   beforeAll(async () => {
     // initdb runs as an unprivileged user when the tests run as root.
     fs.chmodSync(dir, 0o777);
-    server = new RestartablePostgres(dir, await freePortish());
+    server = new RestartablePostgres(dir, await freePort());
     await server.start();
   });
   afterAll(async () => {

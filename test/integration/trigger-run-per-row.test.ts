@@ -2,7 +2,7 @@
  * The one-run-per-row shape trigger.dev runs (`chain: false`: each carrier run drives one
  * row and hands the rows it frees to new runs) under load: a 2,000-row run of two chained
  * groups through the real `TriggerBackend` against the loopback fake of the API, each
- * accepted run executed concurrently in this process (chaos/trigger-platform.ts says what
+ * accepted run executed concurrently in this process (test/helpers/trigger-platform.ts says what
  * is real and what is simulated), on real Postgres. Every cell ends exactly once, the
  * run's window is never exceeded, a Stop mid-run holds, and the runs a row costs are
  * counted (printed: the dashboard noise issue 16 item 5 is about, and the enqueues the
@@ -10,7 +10,6 @@
  */
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SimulatedTriggerPlatform } from "../../chaos/trigger-platform";
 import { createDatabase, type Database, queryRows } from "../../db/client";
 import { getDatabase } from "../../db/instance";
 import { getBackend } from "../../src/backends/instance";
@@ -23,6 +22,7 @@ import { useTestDatabase } from "../helpers/db";
 import { type FakeTrigger, startFakeTrigger } from "../helpers/fake-trigger";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { SimulatedTriggerPlatform } from "../helpers/trigger-platform";
 
 const ROWS = 2_000;
 const WINDOW = 20;

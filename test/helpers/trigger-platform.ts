@@ -3,7 +3,7 @@
  * trigger.dev service cannot run here, so what is real and what is simulated:
  *
  * - Real: the `TriggerBackend` (the SDK's HTTP calls, its retries and batching) against
- *   the loopback fake of the API (`test/helpers/fake-trigger.ts`); the engine functions
+ *   the loopback fake of the API (`fake-trigger.ts` beside this file); the engine functions
  *   the tasks wrap (`runCarrier` with `chain: false`, as `src/trigger/row-carrier.ts`
  *   calls it; `runStamper`; `redriveOrphans`, as the `redrive-orphans` schedule calls
  *   it); Postgres; the http blocks' calls to the sink.
@@ -15,12 +15,12 @@
  *   (the dashboard's progress) is not reported: there is no task context.
  */
 import { setMaxListeners } from "node:events";
-import { CarrierPayloadSchema, StampPayloadSchema, TASKS } from "../src/backends/port";
-import { type EngineDeps, runCarrier } from "../src/engine/carrier";
-import { redriveOrphans } from "../src/engine/redrive";
-import { runStamper } from "../src/engine/stamper";
-import type { FakeTrigger, TriggeredRun } from "../test/helpers/fake-trigger";
-import { sleep } from "./config";
+import { CarrierPayloadSchema, StampPayloadSchema, TASKS } from "../../src/backends/port";
+import { type EngineDeps, runCarrier } from "../../src/engine/carrier";
+import { redriveOrphans } from "../../src/engine/redrive";
+import { runStamper } from "../../src/engine/stamper";
+import { delay } from "./endpoint";
+import type { FakeTrigger, TriggeredRun } from "./fake-trigger";
 
 export interface PlatformStats {
   /** Runs the API accepted, and those it swallowed as repeats of an idempotency key. */
@@ -86,7 +86,7 @@ export class SimulatedTriggerPlatform {
     this.queue.length = 0;
     this.stopping.abort(new Error("platform stopping"));
     await this.redriving;
-    while (this.running > 0) await sleep(20);
+    while (this.running > 0) await delay(20);
   }
 
   private accept(run: TriggeredRun): void {
