@@ -3,7 +3,7 @@ import { readEnv } from "../config/env";
 import { log } from "../config/log";
 import { LocalBackend } from "./local";
 import type { TaskBackend } from "./port";
-import { TriggerBackend } from "./trigger";
+import { triggerBackendFromEnv } from "./trigger";
 
 const holder = globalThis as { __cellflowBackend?: TaskBackend };
 
@@ -12,15 +12,7 @@ export function getBackend(): TaskBackend {
   if (!holder.__cellflowBackend) {
     const env = readEnv();
     if (env.TASK_BACKEND === "trigger") {
-      if (!env.TRIGGER_SECRET_KEY)
-        throw new Error("TASK_BACKEND=trigger needs TRIGGER_SECRET_KEY (see .env.example)");
-      holder.__cellflowBackend = new TriggerBackend({
-        accessToken: env.TRIGGER_SECRET_KEY,
-        baseURL: env.TRIGGER_API_URL,
-        log: log(),
-        // The fold of duplicate carriers: pending runs are kept beside the cells.
-        db: getDatabase().db,
-      });
+      holder.__cellflowBackend = triggerBackendFromEnv(env, { log: log(), db: getDatabase().db });
       return holder.__cellflowBackend;
     }
     const url = env.DATABASE_URL_UNPOOLED ?? env.DATABASE_URL;

@@ -18,6 +18,7 @@
 import { randomUUID } from "node:crypto";
 import { idempotencyKeys, TriggerClient } from "@trigger.dev/sdk";
 import type { Db } from "../../db/client";
+import type { Env } from "../config/env";
 import type { Logger } from "../config/log";
 import { parseRetryAfter } from "../domain/retry-after";
 import {
@@ -51,6 +52,25 @@ export interface TriggerBackendOptions {
   backoffMs?: (attempt: number) => number;
   /** Where pending carrier runs are kept, for the fold; without it every enqueue triggers. */
   db?: Db;
+}
+
+/**
+ * The backend from the environment: the one place it is built, for the API process
+ * (backends/instance.ts) and for trigger.dev's task processes (trigger/deps.ts). `db`
+ * keeps pending carrier runs beside the cells, for the fold of duplicate carriers.
+ */
+export function triggerBackendFromEnv(
+  env: Pick<Env, "TRIGGER_SECRET_KEY" | "TRIGGER_API_URL">,
+  deps: { log: Logger; db: Db },
+): TriggerBackend {
+  if (!env.TRIGGER_SECRET_KEY)
+    throw new Error("TASK_BACKEND=trigger needs TRIGGER_SECRET_KEY (see .env.example)");
+  return new TriggerBackend({
+    accessToken: env.TRIGGER_SECRET_KEY,
+    baseURL: env.TRIGGER_API_URL,
+    log: deps.log,
+    db: deps.db,
+  });
 }
 
 const defaultBackoff = (attempt: number) =>

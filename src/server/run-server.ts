@@ -208,7 +208,7 @@ export async function runServer(opts: ServerOptions): Promise<void> {
             driver: env.DATABASE_DRIVER,
             neonWsProxy: env.NEON_WS_PROXY,
             concurrency: env.WORKER_CONCURRENCY,
-            eventsRetentionHours: env.EVENTS_RETENTION_HOURS,
+            env,
             log: logger,
           });
     if (!worker) {

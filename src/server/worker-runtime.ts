@@ -9,6 +9,7 @@
 import { createDatabase } from "../../db/client";
 import { graphilePool } from "../../db/pools";
 import { LocalBackend, startLocalWorker } from "../backends/local";
+import { readEnv } from "../config/env";
 import type { Logger } from "../config/log";
 import { listenForCancels } from "../engine/cancellation";
 import { runCarrier } from "../engine/carrier";
@@ -20,10 +21,8 @@ import {
   redriveOrphans,
 } from "../engine/redrive";
 import { runStamper } from "../engine/stamper";
+import { didSomething, jobsFor, type MaintenanceContext } from "../runtime/maintenance";
 import { runningWithoutLock } from "../store/cells/orphan-probe";
-import { pruneEvents } from "../store/events/prune";
-import { pruneHookDeliveries } from "../store/hook-deliveries/prune";
-import { pruneStops } from "../store/stops/prune";
 
 export interface WorkerOptions {
   /** Queries; may be a transaction-mode pooler. */
@@ -40,7 +39,8 @@ export interface WorkerOptions {
   redriveEveryMs?: number;
   /** How often it probes for running cells whose worker died. Default: ORPHAN_PROBE_EVERY_MS. */
   orphanProbeEveryMs?: number;
-  eventsRetentionHours?: number;
+  /** Settings the maintenance jobs read (events retention…). Default: the environment. */
+  env?: MaintenanceContext["env"];
   /** Postgres application_name of its sessions (the jobs pool adds `-jobs`). Default: cellflow-worker. */
   applicationName?: string;
   log: Logger;
@@ -89,20 +89,19 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     pgPool: jobsPool,
     concurrency: opts.concurrency,
     log,
-    crons: [
-      {
-        id: "prune-events",
-        pattern: "*/10 * * * *",
-        run: async () => {
-          const n = await pruneEvents(database.db, opts.eventsRetentionHours ?? 72);
-          if (n > 0) log.info({ pruned: n }, "old events pruned");
-          const d = await pruneHookDeliveries(database.db);
-          if (d > 0) log.info({ pruned: d }, "old webhook deliveries pruned");
-          const s = await pruneStops(database.db);
-          if (s > 0) log.info({ pruned: s }, "old stop records pruned");
-        },
+    // The maintenance jobs this runtime schedules (the one table both runtimes use).
+    crons: jobsFor("local").map((job) => ({
+      id: job.id,
+      pattern: job.cron,
+      run: async () => {
+        const counts = await job.run({
+          deps: { database, backend, log },
+          env: opts.env ?? readEnv(),
+          signal: stopping.signal,
+        });
+        if (didSomething(counts)) log.info({ job: job.id, ...counts }, "maintenance job done");
       },
-    ],
+    })),
     stamper: async (payload, ctx) => {
       try {
         await runStamper(database.db, backend, payload, {

@@ -61,7 +61,7 @@ async function main(): Promise<void> {
     neonWsProxy: joined ? undefined : env.NEON_WS_PROXY,
     concurrency: env.WORKER_CONCURRENCY,
     redriveEveryMs: env.CELLFLOW_REDRIVE_EVERY_MS,
-    eventsRetentionHours: env.EVENTS_RETENTION_HOURS,
+    env,
     // Named apart: the server waits for these at shutdown, not for workers it cannot tell.
     applicationName: joined ? JOINED_WORKER_NAME : undefined,
     log: log(),

@@ -7,7 +7,7 @@
  */
 import { locals } from "@trigger.dev/sdk";
 import { getDatabase } from "../../db/instance";
-import { TriggerBackend } from "../backends/trigger";
+import { triggerBackendFromEnv } from "../backends/trigger";
 import { readEnv } from "../config/env";
 import type { EngineDeps } from "../engine/carrier";
 import { logToTaskRun } from "./task-log";
@@ -21,19 +21,13 @@ export function taskDeps(): EngineDeps {
   if (seeded) return seeded;
   if (!fromEnv) {
     const env = readEnv();
-    if (!env.TRIGGER_SECRET_KEY) throw new Error("TRIGGER_SECRET_KEY is not set in this run");
     // Before anything takes a child of the process logger: every engine line of this run
     // process, including those of modules that log on their own, reaches the run's view.
     const logger = logToTaskRun().child({ component: "trigger-task" });
     const database = getDatabase();
     fromEnv = {
       database,
-      backend: new TriggerBackend({
-        accessToken: env.TRIGGER_SECRET_KEY,
-        baseURL: env.TRIGGER_API_URL,
-        log: logger,
-        db: database.db,
-      }),
+      backend: triggerBackendFromEnv(env, { log: logger, db: database.db }),
       log: logger,
     };
   }

@@ -18,6 +18,7 @@ import type { EngineDeps } from "../../src/engine/carrier";
 import { drainRunCancels, drainSettings } from "../../src/engine/run-cancel-drain";
 import { stopRuns } from "../../src/engine/stop";
 import { closeRateLimiter, sharedLimiterRefusal } from "../../src/limits/rate/instance";
+import { jobsFor } from "../../src/runtime/maintenance";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
@@ -84,15 +85,15 @@ async function runCarrierTask(
 }
 
 describe("trigger.dev tasks", () => {
-  it("registers the carrier, the stamper and the scheduled re-drive and pruning", () => {
-    for (const id of [
-      TASKS.carrier,
-      TASKS.stamper,
-      "redrive-orphans",
-      "prune-events",
+  it("registers the carrier, the stamper and every maintenance job of the one table, on its schedule", () => {
+    for (const id of [TASKS.carrier, TASKS.stamper]) expect(catalogTask(id).id).toBe(id);
+    const jobs = jobsFor("trigger");
+    expect(jobs.map((j) => j.id).sort()).toEqual([
       "drain-run-cancels",
-    ])
-      expect(catalogTask(id).id).toBe(id);
+      "prune-events",
+      "redrive-orphans",
+    ]);
+    for (const job of jobs) expect(catalogTask(job.id).schedule?.cron).toBe(job.cron);
   });
 
   it("the carrier task drives a real row, records its run on the cell and shows progress in metadata", async () => {

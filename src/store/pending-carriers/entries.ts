@@ -73,3 +73,21 @@ export async function clearPendingCarrier(db: Db, rowId: string, runKey: string)
     sql`delete from pending_carriers where row_id = ${rowId} and run_key = ${runKey}`,
   );
 }
+
+/**
+ * Deletes entries older than `olderThanHours`: past the fold's staleness bound an entry
+ * folds nothing (the next enqueue of its row replaces it), so an old one only remains
+ * when its row never got another enqueue (deleted, or finished by another run). Returns
+ * how many.
+ */
+export async function prunePendingCarriers(db: Db, olderThanHours = 24): Promise<number> {
+  const [row] = await queryRows<{ n: number }>(
+    db,
+    sql`with del as (
+          delete from pending_carriers
+           where enqueued_at < now() - make_interval(hours => ${olderThanHours})
+          returning 1)
+        select count(*)::int as n from del`,
+  );
+  return row?.n ?? 0;
+}

@@ -1,0 +1,96 @@
+/**
+ * The maintenance jobs, one table both runtimes schedule from: the local worker
+ * (graphile-worker crons, src/server/worker-runtime.ts) and trigger.dev (scheduled tasks,
+ * src/trigger/maintenance.ts). Invariant: every job is idempotent, so overlapping
+ * schedules, several workers running the same cron, or a retried run only repeat work.
+ */
+import type { Env } from "../config/env";
+import type { EngineDeps } from "../engine/carrier";
+import { redriveOrphans } from "../engine/redrive";
+import { drainRunCancels, drainSettingsFromEnv } from "../engine/run-cancel-drain";
+import { pruneEvents } from "../store/events/prune";
+import { pruneHookDeliveries } from "../store/hook-deliveries/prune";
+import { prunePendingCarriers } from "../store/pending-carriers/entries";
+import { pruneRateLimitLogs } from "../store/rate-limits/prune";
+import { pruneStops } from "../store/stops/prune";
+
+export type Runtime = "local" | "trigger";
+
+export interface MaintenanceContext {
+  deps: Pick<EngineDeps, "database" | "backend" | "log">;
+  env: Pick<
+    Env,
+    "EVENTS_RETENTION_HOURS" | "CELLFLOW_CANCEL_RATE_PER_SECOND" | "CELLFLOW_CANCEL_CONCURRENCY"
+  >;
+  /** Aborted when the job must end (shutdown, or its run's time is nearly up). */
+  signal: AbortSignal;
+}
+
+export interface MaintenanceJob {
+  id: string;
+  /** Five-field cron, UTC. */
+  cron: string;
+  /** Where the job is scheduled this way (see each job for how the other runtime covers it). */
+  runtimes: readonly Runtime[];
+  /** What it did, as counts (logged when any is not zero). */
+  run(ctx: MaintenanceContext): Promise<Record<string, number>>;
+}
+
+/** Old rows of the tables that only grow otherwise. */
+export const PRUNE: MaintenanceJob = {
+  id: "prune-events",
+  cron: "*/10 * * * *",
+  runtimes: ["local", "trigger"],
+  run: async ({ deps, env }) => {
+    const db = deps.database.db;
+    return {
+      events: await pruneEvents(db, env.EVENTS_RETENTION_HOURS),
+      deliveries: await pruneHookDeliveries(db),
+      stops: await pruneStops(db),
+      rateLimitLogs: await pruneRateLimitLogs(db),
+      pendingCarriers: await prunePendingCarriers(db),
+    };
+  },
+};
+
+/**
+ * The re-drive on trigger.dev, every minute. A local worker runs it every
+ * REDRIVE_EVERY_MS (15 s) with an orphan probe between passes instead: a minute's
+ * granularity would be the slowest part of healing a crash on one machine.
+ */
+export const REDRIVE: MaintenanceJob = {
+  id: "redrive-orphans",
+  cron: "* * * * *",
+  runtimes: ["trigger"],
+  run: async ({ deps }) => ({ ...(await redriveOrphans(deps)) }),
+};
+
+/**
+ * The run-cancel outbox on trigger.dev: finishes what the API process's drainer left (it
+ * ended, or the web app runs where nothing outlives a response). Locally a Stop aborts
+ * attempts over LISTEN and the server's own drainer empties the outbox.
+ */
+export const DRAIN_RUN_CANCELS: MaintenanceJob = {
+  id: "drain-run-cancels",
+  cron: "* * * * *",
+  runtimes: ["trigger"],
+  run: async ({ deps, env, signal }) => ({
+    ...(await drainRunCancels({
+      db: deps.database.db,
+      backend: deps.backend,
+      log: deps.log,
+      settings: drainSettingsFromEnv(env),
+      signal,
+    })),
+  }),
+};
+
+export const MAINTENANCE_JOBS: readonly MaintenanceJob[] = [PRUNE, REDRIVE, DRAIN_RUN_CANCELS];
+
+/** The jobs a runtime schedules from the table. */
+export const jobsFor = (runtime: Runtime): MaintenanceJob[] =>
+  MAINTENANCE_JOBS.filter((job) => job.runtimes.includes(runtime));
+
+/** Whether a job's counts say it did anything (only then is it worth a log line). */
+export const didSomething = (counts: Record<string, number>): boolean =>
+  Object.values(counts).some((n) => n > 0);

@@ -1,0 +1,99 @@
+/**
+ * The maintenance jobs: one table both runtimes schedule from, and the pruning of the
+ * tables that only grow otherwise, each keeping what is still in use.
+ */
+import { sql } from "drizzle-orm";
+import { beforeAll, describe, expect, it } from "vitest";
+import { queryRows } from "../../db/client";
+import { getDatabase } from "../../db/instance";
+import { LocalBackend } from "../../src/backends/local";
+import { log } from "../../src/config/log";
+import { jobsFor, MAINTENANCE_JOBS, PRUNE } from "../../src/runtime/maintenance";
+import { prunePendingCarriers } from "../../src/store/pending-carriers/entries";
+import { pruneRateLimitLogs } from "../../src/store/rate-limits/prune";
+import { takeFromLog } from "../../src/store/rate-limits/take";
+import { useTestDatabase } from "../helpers/db";
+
+const db = () => getDatabase().db;
+let url = "";
+
+beforeAll(async () => {
+  ({ url } = await useTestDatabase());
+});
+
+const nowMs = Date.now;
+const HOUR = 3_600_000;
+
+async function keys(table: "rate_limit_logs" | "pending_carriers"): Promise<string[]> {
+  const column = table === "rate_limit_logs" ? sql`key` : sql`row_id`;
+  const rows = await queryRows<{ k: string }>(
+    db(),
+    sql`select ${column} as k from ${sql.identifier(table)} order by 1`,
+  );
+  return rows.map((r) => r.k);
+}
+
+describe("the maintenance table", () => {
+  it("gives each runtime its jobs from one list, every job on a valid five-field cron", () => {
+    const ids = MAINTENANCE_JOBS.map((j) => j.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(jobsFor("local").map((j) => j.id)).toEqual(["prune-events"]);
+    expect(jobsFor("trigger").map((j) => j.id)).toEqual(ids);
+    for (const job of MAINTENANCE_JOBS) expect(job.cron.split(" ")).toHaveLength(5);
+  });
+});
+
+describe("pruning", () => {
+  it("drops the rate-limit logs of keys idle for a day and keeps one granted just now", async () => {
+    const idle = nowMs() - 25 * HOUR;
+    await db().execute(
+      sql`insert into rate_limit_logs (key, grants) values
+            ('50/1000:ws_idle:p', array[${idle}::bigint]), ('50/1000:ws_empty:p', '{}')`,
+    );
+    const take = { limit: 50, windowMs: 1000, spacingMs: 0, guardMs: 0 };
+    expect((await takeFromLog(db(), { key: "50/1000:ws_busy:p", ...take })).granted).toBe(true);
+    expect(await pruneRateLimitLogs(db())).toBe(2);
+    expect(await keys("rate_limit_logs")).toEqual(["50/1000:ws_busy:p"]);
+    // A key pruned starts a fresh log on its next take.
+    expect((await takeFromLog(db(), { key: "50/1000:ws_idle:p", ...take })).granted).toBe(true);
+  });
+
+  it("drops pending carrier entries a day old and keeps fresh ones", async () => {
+    await db().execute(
+      sql`insert into pending_carriers (row_id, table_id, run_key, enqueued_at) values
+            ('row_old', 'tbl', 'k1', now() - interval '25 hours'),
+            ('row_new', 'tbl', 'k2', now() - interval '5 minutes')`,
+    );
+    expect(await prunePendingCarriers(db())).toBe(1);
+    expect(await keys("pending_carriers")).toEqual(["row_new"]);
+  });
+
+  it("the prune job runs every pruning and reports each count", async () => {
+    await db().execute(
+      sql`insert into pending_carriers (row_id, table_id, run_key, enqueued_at)
+          values ('row_older', 'tbl', 'k3', now() - interval '48 hours')`,
+    );
+    const backend = new LocalBackend(url);
+    try {
+      const counts = await PRUNE.run({
+        deps: { database: getDatabase(), backend, log: log() },
+        env: {
+          EVENTS_RETENTION_HOURS: 72,
+          CELLFLOW_CANCEL_RATE_PER_SECOND: undefined,
+          CELLFLOW_CANCEL_CONCURRENCY: undefined,
+        },
+        signal: new AbortController().signal,
+      });
+      expect(Object.keys(counts).sort()).toEqual([
+        "deliveries",
+        "events",
+        "pendingCarriers",
+        "rateLimitLogs",
+        "stops",
+      ]);
+      expect(counts.pendingCarriers).toBe(1);
+    } finally {
+      await backend.close();
+    }
+  });
+});
