@@ -73,7 +73,7 @@ module.exports = {
       comment: "bench, chaos and load share helpers through test/helpers and src only",
       severity: "error",
       from: { path: "^(bench|chaos|load|src|db|test/helpers)/" },
-      to: { path: "^(bench|chaos|load)/" , pathNot: "$1" },
+      to: { path: "^(bench|chaos|load)/", pathNot: "$1" },
     },
     {
       name: "src-never-imports-tests",

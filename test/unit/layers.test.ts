@@ -4,7 +4,7 @@
  * one import and checks which rule, if any, it breaks. A rule that matched nothing would
  * pass the project's own check silently; these prove each one bites.
  */
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -28,7 +28,9 @@ async function violations(files: Record<string, string>): Promise<string[]> {
     writeFileSync(join(root, path), source);
   }
   const result = await cruise(
-    Object.keys(files).map((path) => path.split("/")[0] ?? path).filter(unique),
+    Object.keys(files)
+      .map((path) => path.split("/")[0] ?? path)
+      .filter(unique),
     {
       baseDir: root,
       validate: true,
@@ -39,9 +41,7 @@ async function violations(files: Record<string, string>): Promise<string[]> {
   );
   const { output } = result;
   if (typeof output === "string") throw new Error("expected a cruise result object");
-  return output.summary.violations
-    .map((v) => `${v.rule.name}: ${v.from} → ${v.to}`)
-    .sort();
+  return output.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`).sort();
 }
 
 function unique(value: string, index: number, all: string[]): boolean {
@@ -84,15 +84,14 @@ describe("layer rules", () => {
         "node_modules/drizzle-orm/package.json": '{"name":"drizzle-orm","main":"index.js"}',
         "node_modules/drizzle-orm/index.js": "exports.sql = 1;\n",
       }),
-    ).toEqual([
-      "sql-only-in-store-and-db: src/engine/lock.ts → node_modules/drizzle-orm/index.js",
-    ]);
+    ).toEqual(["sql-only-in-store-and-db: src/engine/lock.ts → node_modules/drizzle-orm/index.js"]);
   });
 
   it("fail one harness importing another (chaos → bench), not its own files", async () => {
     expect(
       await violations({
-        "chaos/run.ts": 'import { p } from "../bench/port";\nimport { s } from "./scene";\nexport const r = p + s;\n',
+        "chaos/run.ts":
+          'import { p } from "../bench/port";\nimport { s } from "./scene";\nexport const r = p + s;\n',
         "chaos/scene.ts": "export const s = 1;\n",
         "bench/port.ts": "export const p = 1;\n",
       }),
