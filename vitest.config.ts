@@ -25,6 +25,8 @@ const NEON_LANE = [
 ];
 
 export default defineConfig({
+  // The @/ (src) and @db/ (db) import aliases of tsconfig.json.
+  resolve: { tsconfigPaths: true },
   test: {
     include: process.env.CELLFLOW_TEST_DRIVER === "neon" ? NEON_LANE : ["test/**/*.test.ts"],
     globalSetup: ["test/helpers/global-setup.ts"],

@@ -1,0 +1,102 @@
+/**
+ * The layers of ../shared/design/DESIGN.md §2, extended to every folder, as import rules:
+ * a wrong arrow fails `npm test` (script `layers`). A folder may import its own files
+ * and the folders below it; the levels, lowest first:
+ *
+ *   core      src/contracts, src/domain, src/errors   pure: schemas, rules, the error vocabulary
+ *   base      db, src/config, src/security, src/net   the database client and schema, settings, crypto, outbound HTTP
+ *   store     src/store, src/events                   one module per state change (SQL inside), the event stream
+ *   adapters  src/enrichments, src/limits, src/backends  providers, rate limits and plans, task backends
+ *   execution src/execution                          the workflow executor and its blocks
+ *   engine    src/engine
+ *   services  src/services
+ *   edges     src/http, src/server, src/trigger, src/client, src/cli
+ *   pages     src/app, src/ui
+ */
+const LEVELS = [
+  { name: "core", folders: ["src/contracts", "src/domain", "src/errors"] },
+  { name: "base", folders: ["db", "src/config", "src/security", "src/net"] },
+  { name: "store", folders: ["src/store", "src/events"] },
+  { name: "adapters", folders: ["src/enrichments", "src/limits", "src/backends"] },
+  { name: "execution", folders: ["src/execution"] },
+  { name: "engine", folders: ["src/engine"] },
+  { name: "services", folders: ["src/services"] },
+  { name: "edges", folders: ["src/http", "src/server", "src/trigger", "src/client", "src/cli"] },
+  { name: "pages", folders: ["src/app", "src/ui"] },
+];
+
+const folderPattern = (folders) => `^(${folders.map((f) => f.replace("/", "\\/")).join("|")})/`;
+
+/** For each level: nothing in it imports a folder of a higher level. */
+const upward = LEVELS.slice(0, -1).map((level, i) => ({
+  name: `${level.name}-imports-no-higher-layer`,
+  comment: `${level.folders.join(", ")} may not import ${LEVELS.slice(i + 1)
+    .map((l) => l.name)
+    .join(", ")}`,
+  severity: "error",
+  from: { path: folderPattern(level.folders) },
+  to: { path: folderPattern(LEVELS.slice(i + 1).flatMap((l) => l.folders)) },
+}));
+
+module.exports = {
+  forbidden: [
+    ...upward,
+    {
+      name: "nothing-imports-app",
+      comment: "Next.js routes and pages are entry points",
+      severity: "error",
+      from: { pathNot: "^(src/app|test)/" },
+      to: { path: "^src/app/" },
+    },
+    {
+      name: "ui-is-browser-code",
+      comment: "the UI talks to the server through the typed client only",
+      severity: "error",
+      from: { path: "^src/ui/" },
+      to: { path: "^(src|db)/", pathNot: "^src/(ui|contracts|domain|client)/" },
+    },
+    {
+      name: "ui-only-from-app",
+      severity: "error",
+      from: { pathNot: "^(src/app|src/ui|test)/" },
+      to: { path: "^src/ui/" },
+    },
+    {
+      name: "sql-only-in-store-and-db",
+      comment: "no SQL outside store/ and db/: only they reach the drivers and the query builder",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/store/" },
+      to: { path: "node_modules/(drizzle-orm|pg|@neondatabase/serverless)/" },
+    },
+    {
+      name: "harness-imports-one-way",
+      comment: "bench, chaos and load share helpers through test/helpers and src only",
+      severity: "error",
+      from: { path: "^(bench|chaos|load|src|db|test/helpers)/" },
+      to: { path: "^(bench|chaos|load)/", pathNot: "$1" },
+    },
+    {
+      name: "src-never-imports-tests",
+      severity: "error",
+      from: { path: "^(src|db)/" },
+      to: { path: "^test/" },
+    },
+    {
+      name: "no-circular",
+      severity: "error",
+      from: {},
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      extensions: [".ts", ".tsx", ".js", ".mjs", ".cjs", ".json"],
+    },
+    exclude: { path: "(^|/)(\\.next|\\.data)/" },
+  },
+};
