@@ -9,7 +9,7 @@
  *   adapters  src/enrichments, src/limits, src/backends  providers, rate limits and plans, task backends
  *   execution src/execution                          the workflow executor and its blocks
  *   engine    src/engine
- *   services  src/services
+ *   services  src/services, src/runtime (what both runtimes share: the maintenance jobs)
  *   edges     src/http, src/server, src/trigger, src/client, src/cli
  *   pages     src/app, src/ui
  */
@@ -20,7 +20,7 @@ const LEVELS = [
   { name: "adapters", folders: ["src/enrichments", "src/limits", "src/backends"] },
   { name: "execution", folders: ["src/execution"] },
   { name: "engine", folders: ["src/engine"] },
-  { name: "services", folders: ["src/services"] },
+  { name: "services", folders: ["src/services", "src/runtime"] },
   { name: "edges", folders: ["src/http", "src/server", "src/trigger", "src/client", "src/cli"] },
   { name: "pages", folders: ["src/app", "src/ui"] },
 ];
