@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { startEmbeddedPostgres } from "../db/embedded";
+import { startEmbeddedPostgres } from "@db/embedded";
 import { freePort } from "../test/helpers/processes";
 import { w1Chart } from "./chart";
 import { median, spread } from "./figures";

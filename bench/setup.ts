@@ -1,14 +1,14 @@
 /** Shared pieces of the benchmark: a database per run, a workspace, tables, a worker. */
 
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { type Database, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import pg from "pg";
-import { type Database, queryRows } from "../db/client";
-import type { WorkflowDefinition } from "../src/contracts/workflow";
-import { insertRows } from "../src/store/rows/insert";
-import { createTable } from "../src/store/tables/create";
-import { createWorkflow } from "../src/store/workflows/create";
-import { createWorkspace } from "../src/store/workspaces/create";
+import type { WorkflowDefinition } from "@/contracts/workflow";
+import { insertRows } from "@/store/rows/insert";
+import { createTable } from "@/store/tables/create";
+import { createWorkflow } from "@/store/workflows/create";
+import { createWorkspace } from "@/store/workspaces/create";
 import { freshDatabase } from "../test/helpers/databases";
 
 /** Every query any pg client in this process sends, lock calls included. */

@@ -12,11 +12,12 @@
  * they trail grants by a delivery latency, so their per-second count can exceed the
  * limit by the jitter of that latency.
  */
+
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import { queryRows } from "../db/client";
-import { LocalBackend } from "../src/backends/local";
-import { startRun } from "../src/engine/dispatcher";
-import { createWorkspace } from "../src/store/workspaces/create";
+import { LocalBackend } from "@/backends/local";
+import { startRun } from "@/engine/dispatcher";
+import { createWorkspace } from "@/store/workspaces/create";
 import { type ScriptProcess, startWorkerProcess } from "../test/helpers/child-scripts";
 import { startEndpoint } from "../test/helpers/endpoint";
 import { maxInAnyWindow } from "../test/helpers/pacers";

@@ -1,14 +1,15 @@
 /** The benchmark workloads; each checks its invariants and throws when one breaks. */
+
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import { Logger, makeWorkerUtils, run } from "graphile-worker";
-import { queryRows } from "../db/client";
-import { LocalBackend } from "../src/backends/local";
-import { log } from "../src/config/log";
-import { runningAttempts } from "../src/engine/cancellation";
-import { startRun } from "../src/engine/dispatcher";
-import { stopRuns } from "../src/engine/stop";
-import { LONG_WAIT_MS } from "../src/execution/blocks/basic";
-import { startWorker } from "../src/server/worker-runtime";
+import { LocalBackend } from "@/backends/local";
+import { log } from "@/config/log";
+import { runningAttempts } from "@/engine/cancellation";
+import { startRun } from "@/engine/dispatcher";
+import { stopRuns } from "@/engine/stop";
+import { LONG_WAIT_MS } from "@/execution/blocks/basic";
+import { startWorker } from "@/server/worker-runtime";
 import { perCell } from "./figures";
 import {
   benchDatabase,
@@ -162,7 +163,7 @@ export async function stampToRunning(adminUrl: string): Promise<{ p50: number; p
   );
   const worker = await startWorker({ url, driver: "pg", concurrency: 5, log: log() });
   const backend = new LocalBackend(url);
-  const { insertRows } = await import("../src/store/rows/insert");
+  const { insertRows } = await import("@/store/rows/insert");
   const latencies: number[] = [];
   for (let i = 0; i < 50; i++) {
     const rows = await insertRows(database.db, tableId, [{}]);

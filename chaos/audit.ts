@@ -5,8 +5,9 @@
  * a Postgres crash the audit is exactly the committed history (an asynchronously
  * committed claim lost in the crash is lost from both).
  */
+
+import { type Db, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import { type Db, queryRows } from "../db/client";
 
 const STATEMENTS = [
   `create table if not exists chaos_cell_audit (

@@ -5,9 +5,9 @@
  * here, so they measure the same thing the same way.
  */
 import fs from "node:fs";
-import type { Database } from "../db/client";
-import { LocalBackend } from "../src/backends/local";
-import { startRun } from "../src/engine/dispatcher";
+import type { Database } from "@db/client";
+import { LocalBackend } from "@/backends/local";
+import { startRun } from "@/engine/dispatcher";
 import type { Transition } from "./audit";
 import { sleep } from "./config";
 import type { InvariantReport } from "./invariants";

@@ -4,7 +4,7 @@
  * have made its call), with the evidence for every suspect cell: its transitions from
  * the audit and the sink calls made under its execution id, so a finding can be traced.
  */
-import type { Db } from "../db/client";
+import type { Db } from "@db/client";
 import { type Transition, transitionsOf } from "./audit";
 import {
   checkDuplicates,

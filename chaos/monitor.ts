@@ -8,8 +8,9 @@
  * after a fault is how long until the last stranded cell was picked up again. A sample
  * that fails (Postgres is down) is recorded as such.
  */
+
+import { type Db, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import { type Db, queryRows } from "../db/client";
 import { sleep } from "./config";
 
 /** How long a handed-out row may wait for its carrier before it counts as stranded. */

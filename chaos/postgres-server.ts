@@ -2,7 +2,7 @@
  * An embedded Postgres in a directory of its own that a chaos run can SIGKILL and start
  * again in place, on the same data directory and port (the Postgres-kill scenario).
  */
-import { type EmbeddedPostgres, startEmbeddedPostgres } from "../db/embedded";
+import { type EmbeddedPostgres, startEmbeddedPostgres } from "@db/embedded";
 import type { PostgresControl } from "./scenarios/postgres-kill";
 
 export class RestartablePostgres implements PostgresControl {

@@ -6,14 +6,15 @@
  * `ba<n>`. The chain makes the second cell depend on the first one's output, and the
  * expected values make a lost or mixed-up write visible.
  */
+
+import { createDatabase, type Database, type Db, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import { createDatabase, type Database, type Db, queryRows } from "../db/client";
-import type { WorkflowDefinition } from "../src/contracts/workflow";
-import type { Plan } from "../src/domain/statuses";
-import { insertRows } from "../src/store/rows/insert";
-import { createTable } from "../src/store/tables/create";
-import { createWorkflow } from "../src/store/workflows/create";
-import { createWorkspace } from "../src/store/workspaces/create";
+import type { WorkflowDefinition } from "@/contracts/workflow";
+import type { Plan } from "@/domain/statuses";
+import { insertRows } from "@/store/rows/insert";
+import { createTable } from "@/store/tables/create";
+import { createWorkflow } from "@/store/workflows/create";
+import { createWorkspace } from "@/store/workspaces/create";
 import { migratedDatabase } from "../test/helpers/databases";
 import { installAudit } from "./audit";
 import type { CellNow } from "./invariants";

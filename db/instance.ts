@@ -1,4 +1,4 @@
-import { readEnv } from "../src/config/env";
+import { readEnv } from "@/config/env";
 import { createDatabase, type Database } from "./client";
 
 const holder = globalThis as { __cellflowDatabase?: Database };

@@ -9,9 +9,9 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createDatabase, type Database } from "../db/client";
-import { type EmbeddedPostgres, startEmbeddedPostgres } from "../db/embedded";
-import type { Schemas } from "../src/client/cellflow-client";
+import { createDatabase, type Database } from "@db/client";
+import { type EmbeddedPostgres, startEmbeddedPostgres } from "@db/embedded";
+import type { Schemas } from "@/client/cellflow-client";
 import { migratedDatabase } from "../test/helpers/databases";
 import { freePort } from "../test/helpers/processes";
 import { coresBetween, sampleCpu } from "./cpu";

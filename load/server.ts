@@ -1,9 +1,9 @@
 import http from "node:http";
 import { Readable } from "node:stream";
-import { closeDatabase } from "../db/instance";
-import { closeBackend } from "../src/backends/instance";
-import { closeEventHub, getEventFeeds } from "../src/events/instance";
-import { sequenceStats } from "../src/store/events/sequence";
+import { closeDatabase } from "@db/instance";
+import { closeBackend } from "@/backends/instance";
+import { closeEventHub, getEventFeeds } from "@/events/instance";
+import { sequenceStats } from "@/store/events/sequence";
 import { resolveRoute } from "../test/helpers/api";
 
 function stats(): unknown {

@@ -3,14 +3,14 @@
  * the tables it loads. Every process is started in its own group and stopped by its id.
  */
 import type { ChildProcess } from "node:child_process";
+import { type Database, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import { type Database, queryRows } from "../db/client";
-import { type CellflowClient, cellflowClient } from "../src/client/cellflow-client";
-import type { WorkflowDefinition } from "../src/contracts/workflow";
-import { generateApiKey } from "../src/store/api-keys/keys";
-import { registerApiKey } from "../src/store/api-keys/register";
-import { sequenceEvents } from "../src/store/events/sequence";
-import { createWorkspace } from "../src/store/workspaces/create";
+import { type CellflowClient, cellflowClient } from "@/client/cellflow-client";
+import type { WorkflowDefinition } from "@/contracts/workflow";
+import { generateApiKey } from "@/store/api-keys/keys";
+import { registerApiKey } from "@/store/api-keys/register";
+import { sequenceEvents } from "@/store/events/sequence";
+import { createWorkspace } from "@/store/workspaces/create";
 import { spawnScript, untilPrinted } from "../test/helpers/child-scripts";
 
 export interface Child {

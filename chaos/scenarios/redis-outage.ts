@@ -8,12 +8,12 @@
  * as a yes: the site must not see more calls than the limit in any one-second window.
  */
 
+import { type Database, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import { type Database, queryRows } from "../../db/client";
-import { LocalBackend } from "../../src/backends/local";
-import { startRun } from "../../src/engine/dispatcher";
-import { RATE_LIMIT_EXCEEDED } from "../../src/errors";
-import { createWorkspace } from "../../src/store/workspaces/create";
+import { LocalBackend } from "@/backends/local";
+import { startRun } from "@/engine/dispatcher";
+import { RATE_LIMIT_EXCEEDED } from "@/errors";
+import { createWorkspace } from "@/store/workspaces/create";
 import { maxInAnyWindow } from "../../test/helpers/pacers";
 import { sitesTable } from "../../test/helpers/store-tables";
 import { transitionsOf } from "../audit";

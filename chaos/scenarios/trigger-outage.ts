@@ -8,10 +8,10 @@
  * re-drive's own enqueues fail until the API is back. No cell may be left queued: the
  * re-drive, once the API answers again, must carry every handed-out cell.
  */
-import { createDatabase, type Database } from "../../db/client";
-import { TriggerBackend } from "../../src/backends/trigger";
-import { log } from "../../src/config/log";
-import { startRun } from "../../src/engine/dispatcher";
+import { createDatabase, type Database } from "@db/client";
+import { TriggerBackend } from "@/backends/trigger";
+import { log } from "@/config/log";
+import { startRun } from "@/engine/dispatcher";
 import { startFakeTrigger } from "../../test/helpers/fake-trigger";
 import { type PlatformStats, SimulatedTriggerPlatform } from "../../test/helpers/trigger-platform";
 import { sleep } from "../config";

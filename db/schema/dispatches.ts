@@ -9,7 +9,7 @@ import {
   text,
   timestamp,
 } from "drizzle-orm/pg-core";
-import type { TypedCondition } from "../../src/domain/where";
+import type { TypedCondition } from "@/domain/where";
 import { dispatchStatus, haltReason, runMode } from "./enums";
 import { tables } from "./tables";
 

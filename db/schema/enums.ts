@@ -8,7 +8,7 @@ import {
   HOOK_ACTIONS,
   PLANS,
   RUN_MODES,
-} from "../../src/domain/statuses";
+} from "@/domain/statuses";
 
 export const cellStatus = pgEnum("cell_status", CELL_STATUSES);
 export const cellOutcome = pgEnum("cell_outcome", CELL_OUTCOMES);

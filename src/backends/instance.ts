@@ -1,6 +1,6 @@
-import { getDatabase } from "../../db/instance";
-import { readEnv } from "../config/env";
-import { log } from "../config/log";
+import { getDatabase } from "@db/instance";
+import { readEnv } from "@/config/env";
+import { log } from "@/config/log";
 import { LocalBackend } from "./local";
 import type { TaskBackend } from "./port";
 import { triggerBackendFromEnv } from "./trigger";

@@ -1,4 +1,5 @@
 import { setMaxListeners } from "node:events";
+import { graphilePool, type JobsPool } from "@db/pools";
 /**
  * The local task backend: graphile-worker in the same Postgres (its own schema). Jobs are
  * added after the engine's own transaction committed, keyed per row so a row waiting for
@@ -11,8 +12,7 @@ import {
   Logger as WorkerLogger,
   type WorkerUtils,
 } from "graphile-worker";
-import { graphilePool, type JobsPool } from "../../db/pools";
-import type { Logger } from "../config/log";
+import type { Logger } from "@/config/log";
 import {
   type CancelOutcome,
   CarrierPayloadSchema,

@@ -1,6 +1,6 @@
 /** The task backend port: what the engine needs from graphile-worker or trigger.dev. */
 import { z } from "zod";
-import type { Result } from "../domain/result";
+import type { Result } from "@/domain/result";
 
 export const TASKS = { carrier: "row-carrier", stamper: "stamp-dispatch" } as const;
 

@@ -16,16 +16,16 @@
  * paced, and a 404 or 409 answer means the run is not running any more.
  */
 import { randomUUID } from "node:crypto";
+import type { Db } from "@db/client";
 import { idempotencyKeys, TriggerClient } from "@trigger.dev/sdk";
-import type { Db } from "../../db/client";
-import type { Env } from "../config/env";
-import type { Logger } from "../config/log";
-import { parseRetryAfter } from "../domain/retry-after";
+import type { Env } from "@/config/env";
+import type { Logger } from "@/config/log";
+import { parseRetryAfter } from "@/domain/retry-after";
 import {
   claimPendingCarriers,
   dropPendingCarriers,
   type PendingCarrier,
-} from "../store/pending-carriers/entries";
+} from "@/store/pending-carriers/entries";
 import { type CancelOutcome, type EnqueueSpec, TASKS, type TaskBackend } from "./port";
 
 /** Carrier runs per table at once (the row-carrier task's `concurrency.perKey`). */

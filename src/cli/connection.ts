@@ -4,7 +4,7 @@
  * bodies. Guarantees: every request carries the key; a refused answer becomes the API's
  * own message and issues (exit 1); a server that cannot be reached says so in one line.
  */
-import { type CellflowClient, cellflowClient } from "../client/cellflow-client";
+import { type CellflowClient, cellflowClient } from "@/client/cellflow-client";
 import { type CliFailure, type CliResult, EXIT, usageError } from "./failure";
 
 export const DEFAULT_URL = "http://127.0.0.1:3000";

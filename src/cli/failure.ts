@@ -3,7 +3,7 @@
  * plus 130 for a follow detached by Ctrl-C, and the failure every fallible step returns,
  * carrying its exit code and the lines a person reads on stderr.
  */
-import type { Result } from "../domain/result";
+import type { Result } from "@/domain/result";
 
 export const EXIT = { ok: 0, api: 1, usage: 2, interrupted: 130 } as const;
 

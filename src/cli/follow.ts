@@ -7,8 +7,8 @@
  * seconds, one at the start and one at the end. Detaching (the signal) never touches the
  * run. The run's end is judged by the caller (progress.ts `runEnd`).
  */
-import type { Schemas } from "../client/cellflow-client";
-import { parseTableEvent } from "../contracts/events";
+import type { Schemas } from "@/client/cellflow-client";
+import { parseTableEvent } from "@/contracts/events";
 import { type Connection, call } from "./connection";
 import type { Output } from "./context";
 import { tailEvents } from "./event-stream";

@@ -5,7 +5,7 @@
  * `done` counts cells that reached an end (completed, error, cancelled); `total` is what
  * the run stamped, or more when counts show more (the UI's progress line agrees).
  */
-import type { Schemas } from "../client/cellflow-client";
+import type { Schemas } from "@/client/cellflow-client";
 import { EXIT } from "./failure";
 
 type Run = Pick<Schemas["RunView"], "stamped" | "stamping" | "counts">;

@@ -3,7 +3,7 @@
  * An exact id wins, then an exact name, then a name ignoring case; a name two things share
  * is refused with their ids, never guessed.
  */
-import type { Schemas } from "../client/cellflow-client";
+import type { Schemas } from "@/client/cellflow-client";
 import { type Connection, call } from "./connection";
 import { apiError, type CliResult, usageError } from "./failure";
 

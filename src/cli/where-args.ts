@@ -5,7 +5,7 @@
  * cannot be of that type is refused here (bad usage) rather than sent. `--where-json` is a
  * JSON list sent as written, except that columns and groups may be named as in `--where`.
  */
-import type { Schemas } from "../client/cellflow-client";
+import type { Schemas } from "@/client/cellflow-client";
 import { type CliResult, usageError } from "./failure";
 import { pickPart, type Table } from "./table-ref";
 

@@ -6,7 +6,7 @@
  */
 import path from "node:path";
 import openapiTS, { astToString, type OpenAPI3 } from "openapi-typescript";
-import { openApiDocument } from "../http/openapi/document";
+import { openApiDocument } from "@/http/openapi/document";
 
 const root = path.resolve(import.meta.dirname, "../..");
 

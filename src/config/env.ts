@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { decodeSecretKey } from "../security/secret-box";
+import { decodeSecretKey } from "@/security/secret-box";
 
 /**
  * Every environment variable Cellflow reads, parsed once. `.env.example` documents the

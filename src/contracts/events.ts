@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DISPATCH_STATUSES } from "../domain/statuses";
+import { DISPATCH_STATUSES } from "@/domain/statuses";
 import { JsonValue } from "./common";
 import { CellOutcome, CellStatus } from "./rows";
 

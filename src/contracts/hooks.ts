@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { HOOK_ACTIONS } from "../domain/statuses";
+import { HOOK_ACTIONS } from "@/domain/statuses";
 
 export const HookAction = z.enum(HOOK_ACTIONS);
 export type HookAction = z.infer<typeof HookAction>;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CELL_OUTCOMES, CELL_STATUSES } from "../domain/statuses";
+import { CELL_OUTCOMES, CELL_STATUSES } from "@/domain/statuses";
 import { ClientId, JsonValue } from "./common";
 import { Where } from "./where";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DISPATCH_STATUSES, HALT_REASONS, RUN_MODES } from "../domain/statuses";
+import { DISPATCH_STATUSES, HALT_REASONS, RUN_MODES } from "@/domain/statuses";
 import { ClientId, EntityId } from "./common";
 import { Where } from "./where";
 

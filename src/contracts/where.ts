@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CELL_STATUSES } from "../domain/statuses";
+import { CELL_STATUSES } from "@/domain/statuses";
 import { ClientId, JsonValue } from "./common";
 
 /** Operators of a column condition. Which fit which column type: src/domain/where.ts. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PLANS } from "../domain/statuses";
+import { PLANS } from "@/domain/statuses";
 import { Name } from "./common";
 
 /** `POST /api/admin/workspaces` (with the admin token). */

@@ -6,7 +6,7 @@
  * `error` or `cancelled` cell, never replaces one in flight and never re-runs a completed
  * group, even one whose outputs came back empty.
  */
-import type { Group, TableSchema } from "../contracts/table";
+import type { Group, TableSchema } from "@/contracts/table";
 import { columnsRead, groupOrder } from "./table-schema";
 import { isEmptyValue } from "./values";
 

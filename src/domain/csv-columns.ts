@@ -3,9 +3,9 @@
  * in its column's type (import), and how a stored value is written out (export). Pure:
  * nothing here touches the database.
  */
-import type { Issue } from "../contracts/common";
-import type { RowData } from "../contracts/rows";
-import type { Column } from "../contracts/table";
+import type { Issue } from "@/contracts/common";
+import type { RowData } from "@/contracts/rows";
+import type { Column } from "@/contracts/table";
 import {
   type CsvRecord,
   type CsvSyntaxError,

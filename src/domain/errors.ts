@@ -1,4 +1,4 @@
-import type { Issue } from "../contracts/common";
+import type { Issue } from "@/contracts/common";
 
 /**
  * Failures a service returns (never throws) for a request it refuses. The HTTP layer maps

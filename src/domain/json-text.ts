@@ -5,7 +5,7 @@
  * schema applies) use the same ones.
  */
 import type { z } from "zod";
-import type { Issue } from "../contracts/common";
+import type { Issue } from "@/contracts/common";
 import type { Result } from "./result";
 import { jsonDeeperThan, jsonValueIssues, MAX_JSON_DEPTH } from "./values";
 

@@ -7,8 +7,8 @@
  * here, never a database error. How each column type sorts: store/rows/order-sql.ts.
  */
 import { z } from "zod";
-import type { SortDirection } from "../contracts/rows";
-import type { ColumnType, TableSchema } from "../contracts/table";
+import type { SortDirection } from "@/contracts/rows";
+import type { ColumnType, TableSchema } from "@/contracts/table";
 import { type Failure, invalid } from "./errors";
 import type { Result } from "./result";
 import { assertNever } from "./statuses";

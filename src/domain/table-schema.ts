@@ -3,8 +3,8 @@
  * exists; each output column has one owner; no group waits on its own outputs; the
  * "feeds" relation between groups has no cycle, so a cascade always terminates.
  */
-import type { Issue } from "../contracts/common";
-import type { Group, TableSchema } from "../contracts/table";
+import type { Issue } from "@/contracts/common";
+import type { Group, TableSchema } from "@/contracts/table";
 import { findCycle } from "./graph";
 
 function duplicates(ids: string[]): Set<string> {

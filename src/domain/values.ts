@@ -2,8 +2,8 @@
  * Row values against column types. `null` clears a value in any column. Nothing that
  * fails here reaches the database, so a bad value is a 400, never a 500.
  */
-import type { Issue } from "../contracts/common";
-import type { Column } from "../contracts/table";
+import type { Issue } from "@/contracts/common";
+import type { Column } from "@/contracts/table";
 import { assertNever } from "./statuses";
 
 export const MAX_TEXT_LENGTH = 100_000;

@@ -5,9 +5,9 @@
  * can never fail on a row; the column's type travels with it, so a run's background
  * pages compile it the same way without reading the schema again.
  */
-import type { Issue } from "../contracts/common";
-import type { ColumnType, TableSchema } from "../contracts/table";
-import { WHERE_OPS, type Where, type WhereOp } from "../contracts/where";
+import type { Issue } from "@/contracts/common";
+import type { ColumnType, TableSchema } from "@/contracts/table";
+import { WHERE_OPS, type Where, type WhereOp } from "@/contracts/where";
 import { type Failure, invalid } from "./errors";
 import type { Result } from "./result";
 import type { CellStatus } from "./statuses";

@@ -4,8 +4,8 @@
  * every expression and template parses.
  */
 import jsonata from "jsonata";
-import type { Issue } from "../contracts/common";
-import type { Block, WorkflowDefinition } from "../contracts/workflow";
+import type { Issue } from "@/contracts/common";
+import type { Block, WorkflowDefinition } from "@/contracts/workflow";
 import { findCycle } from "./graph";
 import { assertNever } from "./statuses";
 import { templateExpressions } from "./templates";

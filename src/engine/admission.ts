@@ -4,11 +4,11 @@
  * (`maxCredits`) would be passed, halt its run, saying which. Invariant: an attempt that
  * is not admitted calls no provider, and its cell goes back to un-run.
  */
-import type { Db } from "../../db/client";
-import type { Plan } from "../domain/statuses";
-import { planLimits } from "../limits/plans";
-import { haltForLimit } from "../store/dispatches/halt";
-import { admit } from "../store/usage/admit";
+import type { Db } from "@db/client";
+import type { Plan } from "@/domain/statuses";
+import { planLimits } from "@/limits/plans";
+import { haltForLimit } from "@/store/dispatches/halt";
+import { admit } from "@/store/usage/admit";
 
 export interface AdmissionRequest {
   workspaceId: string;

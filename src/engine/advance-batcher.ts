@@ -10,8 +10,8 @@
  * order they asked, and every row the slide handed out reaches one of them (a scan-line
  * refill hands out a whole window: the last release takes the rest).
  */
-import type { Db } from "../../db/client";
-import { advanceSlots, type Release } from "../store/dispatches/advance";
+import type { Db } from "@db/client";
+import { advanceSlots, type Release } from "@/store/dispatches/advance";
 import { Batcher, fulfilled } from "./batcher";
 
 const MAX_IN_FLIGHT = 2;

@@ -5,13 +5,13 @@
  * writes nothing (the tombstone is already there). The terminal write is returned, not
  * made: the carrier sends it with its next step (`row-step.ts`), fenced the same way.
  */
-import type { Db } from "../../db/client";
-import type { Logger } from "../config/log";
-import type { Group, TableSchema } from "../contracts/table";
-import { type Block, WorkflowDefinition } from "../contracts/workflow";
-import { formatDuration } from "../domain/durations";
-import type { LostReason, Plan } from "../domain/statuses";
-import { getEnrichment } from "../enrichments/registry";
+import type { Db } from "@db/client";
+import type { Logger } from "@/config/log";
+import type { Group, TableSchema } from "@/contracts/table";
+import { type Block, WorkflowDefinition } from "@/contracts/workflow";
+import { formatDuration } from "@/domain/durations";
+import type { LostReason, Plan } from "@/domain/statuses";
+import { getEnrichment } from "@/enrichments/registry";
 import {
   DeadlineError,
   isCancelled,
@@ -22,16 +22,16 @@ import {
   isSharedLimiterRequired,
   isUsageLimitHalt,
   LostAuthority,
-} from "../errors";
-import { pickOutput, runWorkflow, WorkflowError } from "../execution/executor";
-import { redact, redactText } from "../security/redact";
-import { claimCell } from "../store/cells/claim";
-import { failQueuedCell } from "../store/cells/fail-queued";
-import type { Terminal } from "../store/cells/finish";
-import { pauseAttempt } from "../store/cells/pause-attempt";
-import { type CascadeStep, childWorkflow } from "../store/engine-reads";
-import { readCheckpoints, writeCheckpoint } from "../store/executions/checkpoint";
-import { loadSecrets } from "../store/secrets/read";
+} from "@/errors";
+import { pickOutput, runWorkflow, WorkflowError } from "@/execution/executor";
+import { redact, redactText } from "@/security/redact";
+import { claimCell } from "@/store/cells/claim";
+import { failQueuedCell } from "@/store/cells/fail-queued";
+import type { Terminal } from "@/store/cells/finish";
+import { pauseAttempt } from "@/store/cells/pause-attempt";
+import { type CascadeStep, childWorkflow } from "@/store/engine-reads";
+import { readCheckpoints, writeCheckpoint } from "@/store/executions/checkpoint";
+import { loadSecrets } from "@/store/secrets/read";
 import { registerAttempt } from "./cancellation";
 import { definitionOf } from "./definitions";
 import { enrichmentTerminal } from "./enrichment-attempt";

@@ -3,14 +3,14 @@
  * auto-run. Each goes through a dispatch (mode `new`, dependencies required), so a bulk
  * insert is paced by the window like any run. See domain/auto-run.ts for the rules.
  */
-import type { Db } from "../../db/client";
-import { stamperSpec, type TaskBackend } from "../backends/port";
-import { TableSchema } from "../contracts/table";
-import { autoRunDependencies, reArmedByEdit } from "../domain/auto-run";
-import { creditsExhausted, planLimits } from "../limits/plans";
-import { clearGroupCells } from "../store/cells/clear";
-import { discardDispatch } from "../store/dispatches/read";
-import { tableForEngine } from "../store/engine-reads";
+import type { Db } from "@db/client";
+import { stamperSpec, type TaskBackend } from "@/backends/port";
+import { TableSchema } from "@/contracts/table";
+import { autoRunDependencies, reArmedByEdit } from "@/domain/auto-run";
+import { creditsExhausted, planLimits } from "@/limits/plans";
+import { clearGroupCells } from "@/store/cells/clear";
+import { discardDispatch } from "@/store/dispatches/read";
+import { tableForEngine } from "@/store/engine-reads";
 import { abortLocal, publishCancel } from "./cancellation";
 import { heldWindow, launchRun, stampRun } from "./dispatcher";
 

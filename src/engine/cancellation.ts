@@ -4,11 +4,11 @@
  * execution id, for promptness; (3) a NOTIFY on `cellflow_cancel` that every worker
  * process LISTENs to and feeds into its own registry.
  */
-import type { Db, SessionClient, SessionPool } from "../../db/client";
-import type { Logger } from "../config/log";
-import { CancelledError } from "../errors";
-import { listen, unlisten } from "../store/notify/listen";
-import { notify } from "../store/notify/publish";
+import type { Db, SessionClient, SessionPool } from "@db/client";
+import type { Logger } from "@/config/log";
+import { CancelledError } from "@/errors";
+import { listen, unlisten } from "@/store/notify/listen";
+import { notify } from "@/store/notify/publish";
 
 export const CANCEL_CHANNEL = "cellflow_cancel";
 

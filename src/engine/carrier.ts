@@ -14,28 +14,28 @@
  * the last attempt's terminal state and claims the next cell; batched with other
  * carriers' steps), a share of a batched unlock, and the window slide.
  */
-import type { Database } from "../../db/client";
+import type { Database } from "@db/client";
 import {
   type CarrierPayload,
   carrierSpec,
   type TaskBackend,
   type TaskContext,
-} from "../backends/port";
-import type { Logger } from "../config/log";
-import { nextAutoGroup } from "../domain/auto-run";
-import { formatDuration } from "../domain/durations";
-import { upstreamGroups } from "../domain/table-schema";
-import { DeadlineError, InterruptedError, isInterrupted } from "../errors";
-import { wakeTable } from "../events/waker";
-import { creditsExhausted, planLimits } from "../limits/plans";
-import { autoStamp } from "../store/cells/auto-stamp";
-import { failQueuedCell } from "../store/cells/fail-queued";
-import { failCell } from "../store/cells/finish";
-import { requeueCell } from "../store/cells/requeue";
-import { resumeCell } from "../store/cells/resume";
-import type { RowStepInput } from "../store/cells/row-step";
-import { advanceDispatch } from "../store/dispatches/advance";
-import { clearPendingCarrier } from "../store/pending-carriers/entries";
+} from "@/backends/port";
+import type { Logger } from "@/config/log";
+import { nextAutoGroup } from "@/domain/auto-run";
+import { formatDuration } from "@/domain/durations";
+import { upstreamGroups } from "@/domain/table-schema";
+import { DeadlineError, InterruptedError, isInterrupted } from "@/errors";
+import { wakeTable } from "@/events/waker";
+import { creditsExhausted, planLimits } from "@/limits/plans";
+import { autoStamp } from "@/store/cells/auto-stamp";
+import { failQueuedCell } from "@/store/cells/fail-queued";
+import { failCell } from "@/store/cells/finish";
+import { requeueCell } from "@/store/cells/requeue";
+import { resumeCell } from "@/store/cells/resume";
+import type { RowStepInput } from "@/store/cells/row-step";
+import { advanceDispatch } from "@/store/dispatches/advance";
+import { clearPendingCarrier } from "@/store/pending-carriers/entries";
 import { type FencedResult, runAttempt } from "./attempt";
 import { groupOrderOf, lastGroupOrder, tableSchemaOf } from "./definitions";
 import { at, type Pause } from "./race-points";

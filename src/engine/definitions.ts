@@ -3,11 +3,11 @@
  * changes them (schema version; draft edit time or deployed version, read with every
  * cascade step), so a stale entry is never used: it is simply never looked up again.
  */
-import type { Db } from "../../db/client";
-import { TableSchema } from "../contracts/table";
-import { WorkflowDefinition } from "../contracts/workflow";
-import { groupOrder } from "../domain/table-schema";
-import { workflowDefinition } from "../store/engine-reads";
+import type { Db } from "@db/client";
+import { TableSchema } from "@/contracts/table";
+import { WorkflowDefinition } from "@/contracts/workflow";
+import { groupOrder } from "@/domain/table-schema";
+import { workflowDefinition } from "@/store/engine-reads";
 
 const LIMIT = 1_000;
 

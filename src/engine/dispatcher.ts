@@ -4,14 +4,14 @@
  * Every page, the request's and the background job's, is the same locked step
  * (`stampNextPage`), so a Stop made while a run is stamping holds for the pages after it.
  */
-import type { Db } from "../../db/client";
-import type { TaskBackend } from "../backends/port";
-import { carrierSpec, stamperSpec } from "../backends/port";
-import type { RunMode } from "../domain/statuses";
-import type { TypedCondition } from "../domain/where";
-import { advanceDispatch } from "../store/dispatches/advance";
-import { createDispatch } from "../store/dispatches/create";
-import { stampNextPage } from "../store/dispatches/stamp-next";
+import type { Db } from "@db/client";
+import type { TaskBackend } from "@/backends/port";
+import { carrierSpec, stamperSpec } from "@/backends/port";
+import type { RunMode } from "@/domain/statuses";
+import type { TypedCondition } from "@/domain/where";
+import { advanceDispatch } from "@/store/dispatches/advance";
+import { createDispatch } from "@/store/dispatches/create";
+import { stampNextPage } from "@/store/dispatches/stamp-next";
 import { at, type Pause } from "./race-points";
 
 export const STAMP_PAGE_ROWS = 1_000;

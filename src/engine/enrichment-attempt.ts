@@ -7,15 +7,15 @@
  * carries a secret's value. An abort is rethrown for the attempt to classify.
  */
 
-import type { Db } from "../../db/client";
-import type { Logger } from "../config/log";
-import type { EnrichmentGroup } from "../contracts/table";
-import { getEnrichment } from "../enrichments/registry";
-import { runEnrichment } from "../enrichments/run";
-import { type BeforeCall, EnrichmentError, type EnrichmentResult } from "../enrichments/types";
-import { redact, redactText } from "../security/redact";
-import type { Terminal } from "../store/cells/finish";
-import { loadSecrets } from "../store/secrets/read";
+import type { Db } from "@db/client";
+import type { Logger } from "@/config/log";
+import type { EnrichmentGroup } from "@/contracts/table";
+import { getEnrichment } from "@/enrichments/registry";
+import { runEnrichment } from "@/enrichments/run";
+import { type BeforeCall, EnrichmentError, type EnrichmentResult } from "@/enrichments/types";
+import { redact, redactText } from "@/security/redact";
+import type { Terminal } from "@/store/cells/finish";
+import { loadSecrets } from "@/store/secrets/read";
 
 export interface EnrichmentAttempt {
   db: Db;

@@ -22,9 +22,9 @@
  */
 import { createHash } from "node:crypto";
 import { setMaxListeners } from "node:events";
-import type { Database, Db, SessionClient } from "../../db/client";
-import { lockBatch } from "../store/locks/batch";
-import { heldLockKeys } from "../store/locks/held";
+import type { Database, Db, SessionClient } from "@db/client";
+import { lockBatch } from "@/store/locks/batch";
+import { heldLockKeys } from "@/store/locks/held";
 
 /** Pinned lock sessions per process: lock statements are tiny and batched. */
 export const LOCK_SESSIONS = 2;

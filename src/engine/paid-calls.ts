@@ -12,12 +12,12 @@
  * before anything is charged or called: the attempt is aborted with SharedLimiterRequired
  * and the cell ends `error` with its message.
  */
-import type { Db } from "../../db/client";
-import type { PaidCalls } from "../enrichments/types";
-import { SharedLimiterRequired, UsageLimitHalt } from "../errors";
-import { limiterHook } from "../limits/rate/hook";
-import { rateLimiter, sharedLimiterRefusal } from "../limits/rate/instance";
-import { attemptSuperseded } from "../store/engine-reads";
+import type { Db } from "@db/client";
+import type { PaidCalls } from "@/enrichments/types";
+import { SharedLimiterRequired, UsageLimitHalt } from "@/errors";
+import { limiterHook } from "@/limits/rate/hook";
+import { rateLimiter, sharedLimiterRefusal } from "@/limits/rate/instance";
+import { attemptSuperseded } from "@/store/engine-reads";
 import { type AdmissionRequest, admitAttempt } from "./admission";
 
 /** The attempt whose calls are paid for: an admission request without what it charges. */

@@ -4,9 +4,9 @@
  * up as running within the delay. Every write is fenced by execution id; a rejected
  * write means the attempt lost authority, and `onRejected` aborts it.
  */
-import type { Db } from "../../db/client";
-import type { LostReason } from "../domain/statuses";
-import { writeProgress } from "../store/cells/progress";
+import type { Db } from "@db/client";
+import type { LostReason } from "@/domain/statuses";
+import { writeProgress } from "@/store/cells/progress";
 
 export const PROGRESS_FLUSH_MS = 100;
 

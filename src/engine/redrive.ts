@@ -15,14 +15,14 @@
  * Every step is idempotent, so passes on many machines at once only duplicate enqueues,
  * and a duplicate carrier finds the lock taken and leaves.
  */
-import type { Database } from "../../db/client";
-import { carrierSpec, type EnqueueSpec, stamperSpec, type TaskBackend } from "../backends/port";
-import type { Logger } from "../config/log";
-import { failCell } from "../store/cells/finish";
-import { activeDispatches, orphanCandidates, queuedOrphan } from "../store/cells/orphans";
-import { requeueCell } from "../store/cells/requeue";
-import { dueWaits, resumeCell } from "../store/cells/resume";
-import { advanceDispatch } from "../store/dispatches/advance";
+import type { Database } from "@db/client";
+import { carrierSpec, type EnqueueSpec, stamperSpec, type TaskBackend } from "@/backends/port";
+import type { Logger } from "@/config/log";
+import { failCell } from "@/store/cells/finish";
+import { activeDispatches, orphanCandidates, queuedOrphan } from "@/store/cells/orphans";
+import { requeueCell } from "@/store/cells/requeue";
+import { dueWaits, resumeCell } from "@/store/cells/resume";
+import { advanceDispatch } from "@/store/dispatches/advance";
 import { at, type Pause } from "./race-points";
 import { acquireRowLock } from "./row-lock";
 

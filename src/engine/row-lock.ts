@@ -7,8 +7,8 @@
  * aborts the cascades of every row it held; a crashed process's locks die with its
  * sessions.
  */
-import type { Database, Db } from "../../db/client";
-import type { Release } from "../store/dispatches/advance";
+import type { Database, Db } from "@db/client";
+import type { Release } from "@/store/dispatches/advance";
 import { advanceBatcherOf } from "./advance-batcher";
 import { lockHubOf, rowLockKey } from "./lock-sessions";
 

@@ -9,16 +9,16 @@
  * never breaks a Stop: the tombstone already fenced the run's writes; the run only uses
  * compute until its maxDuration.
  */
-import type { Db } from "../../db/client";
-import type { TaskBackend } from "../backends/port";
-import type { Env } from "../config/env";
-import type { Logger } from "../config/log";
+import type { Db } from "@db/client";
+import type { TaskBackend } from "@/backends/port";
+import type { Env } from "@/config/env";
+import type { Logger } from "@/config/log";
 import {
   leaseRunCancels,
   type PendingCancel,
   retryRunCancel,
   settleRunCancel,
-} from "../store/run-cancels/outbox";
+} from "@/store/run-cancels/outbox";
 
 export interface DrainSettings {
   /** Cancel calls in flight at once. */

@@ -5,9 +5,9 @@
  * returns once no call of it is in flight, and a row it had taken but not settled is
  * left to its lease, so another drainer finishes it.
  */
-import type { Db } from "../../db/client";
-import type { TaskBackend } from "../backends/port";
-import type { Logger } from "../config/log";
+import type { Db } from "@db/client";
+import type { TaskBackend } from "@/backends/port";
+import type { Logger } from "@/config/log";
 import {
   type DrainReport,
   type DrainSettings,

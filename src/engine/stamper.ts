@@ -4,14 +4,14 @@
  * window complete the dispatch. Safe to run twice (the dispatch row is locked per page and
  * the resume cursor moves with each page's commit).
  */
-import type { Db } from "../../db/client";
+import type { Db } from "@db/client";
 import {
   type StampPayload,
   stamperSpec,
   type TaskBackend,
   type TaskContext,
-} from "../backends/port";
-import { stampNextPage } from "../store/dispatches/stamp-next";
+} from "@/backends/port";
+import { stampNextPage } from "@/store/dispatches/stamp-next";
 import { STAMP_PAGE_ROWS, slideWindows } from "./dispatcher";
 import { at, type Pause } from "./race-points";
 

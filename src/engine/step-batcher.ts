@@ -11,9 +11,9 @@
  * time); a batch that fails as a whole (not a lost race: an error) is run again one step
  * at a time, so one bad step fails only its own carrier.
  */
-import type { Db } from "../../db/client";
-import { isRetryableConflict } from "../../db/sqlstate";
-import { type RowStep, type RowStepInput, rowSteps } from "../store/cells/row-step";
+import type { Db } from "@db/client";
+import { isRetryableConflict } from "@db/sqlstate";
+import { type RowStep, type RowStepInput, rowSteps } from "@/store/cells/row-step";
 import { Batcher, fulfilled } from "./batcher";
 
 /** Statements out at once: the rest of the steps gather for the next one (2 beat 4 in W1: bigger batches, fewer round trips). */

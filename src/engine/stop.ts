@@ -12,16 +12,16 @@
  * the same transaction and are cancelled after the Stop returns, by whichever drainer gets
  * there (src/engine/run-cancel-drain.ts): the Stop never waits on the platform's API.
  */
-import type { Db } from "../../db/client";
-import { retryOnConflict } from "../../db/sqlstate";
-import type { TaskBackend } from "../backends/port";
-import type { TypedCondition } from "../domain/where";
-import { type CancelScope, cancelCells } from "../store/cells/cancel";
-import { finishCancelledDispatches } from "../store/dispatches/finish-cancelled";
-import { holdStamping } from "../store/dispatches/stop-stamping";
-import { addRunCancels } from "../store/run-cancels/outbox";
-import { recordStop } from "../store/stops/record";
-import { lockForStop } from "../store/stops/stop-lock";
+import type { Db } from "@db/client";
+import { retryOnConflict } from "@db/sqlstate";
+import type { TaskBackend } from "@/backends/port";
+import type { TypedCondition } from "@/domain/where";
+import { type CancelScope, cancelCells } from "@/store/cells/cancel";
+import { finishCancelledDispatches } from "@/store/dispatches/finish-cancelled";
+import { holdStamping } from "@/store/dispatches/stop-stamping";
+import { addRunCancels } from "@/store/run-cancels/outbox";
+import { recordStop } from "@/store/stops/record";
+import { lockForStop } from "@/store/stops/stop-lock";
 import { abortLocal, publishCancel } from "./cancellation";
 import { slideWindows } from "./dispatcher";
 import { at, type Pause } from "./race-points";

@@ -9,7 +9,7 @@
  * never trusted: only known fields of the expected types become outputs.
  */
 import { z } from "zod";
-import { redactedExcerpt } from "../security/redact";
+import { redactedExcerpt } from "@/security/redact";
 import { domainOf, text } from "./fields";
 import { cappedGet, decodeText } from "./http";
 import { type Enrichment, type Provider, ProviderError } from "./types";

@@ -6,8 +6,8 @@
  * `ProviderError`, a refused destination a permanent one; the caller's own abort is passed
  * on as its reason.
  */
-import { networkMessage } from "../net/network-message";
-import { DestinationRefused, outboundFetch, readCapped } from "../net/outbound";
+import { networkMessage } from "@/net/network-message";
+import { DestinationRefused, outboundFetch, readCapped } from "@/net/outbound";
 import { ProviderError } from "./types";
 
 export interface CappedGet {

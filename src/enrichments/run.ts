@@ -7,7 +7,7 @@
  * being configured) throws, with each provider's reason; an abort is passed on as the
  * signal's reason, never recorded as a provider failure.
  */
-import { redactedExcerpt } from "../security/redact";
+import { redactedExcerpt } from "@/security/redact";
 import {
   type Enrichment,
   type EnrichmentContext,

@@ -8,7 +8,7 @@
  * classes, and a Stop issued there aborts attempts registered by the worker's copy.
  * This module imports nothing from the rest of src but the domain.
  */
-import type { LostReason } from "../domain/statuses";
+import type { LostReason } from "@/domain/statuses";
 
 const KIND: unique symbol = Symbol.for("cellflow.error-kind") as never;
 

@@ -13,10 +13,10 @@
  * A failed pass is logged and retried on the next wake or safety poll; the cursor only
  * moves past events that were fanned out, so nothing is lost to it.
  */
-import type { Db } from "../../db/client";
-import type { Logger } from "../config/log";
-import { eventBounds, eventsAfter, type StoredEvent } from "../store/events/read";
-import { sequenceEvents } from "../store/events/sequence";
+import type { Db } from "@db/client";
+import type { Logger } from "@/config/log";
+import { eventBounds, eventsAfter, type StoredEvent } from "@/store/events/read";
+import { sequenceEvents } from "@/store/events/sequence";
 import type { EventHub } from "./hub";
 
 export const FEED_BATCH = 500;

@@ -4,9 +4,9 @@
  * cursor, so a notification is only a wake-up: a missed one costs latency, never an event.
  * A lost LISTEN connection wakes everyone and is re-established while anyone subscribes.
  */
-import type { SessionClient, SessionPool } from "../../db/client";
-import type { Logger } from "../config/log";
-import { listen } from "../store/notify/listen";
+import type { SessionClient, SessionPool } from "@db/client";
+import type { Logger } from "@/config/log";
+import { listen } from "@/store/notify/listen";
 
 export const EVENTS_CHANNEL = "cellflow_events";
 

@@ -1,5 +1,5 @@
-import { getDatabase } from "../../db/instance";
-import { log } from "../config/log";
+import { getDatabase } from "@db/instance";
+import { log } from "@/config/log";
 import { EventFeeds } from "./feed";
 import { EventHub } from "./hub";
 

@@ -13,9 +13,9 @@
  * `maxQueuedBytes` wait for it (logged); it reconnects with `Last-Event-ID` and catches up,
  * and the other streams never wait for it.
  */
-import type { Db } from "../../db/client";
-import type { Logger } from "../config/log";
-import { eventBounds, eventsAfter } from "../store/events/read";
+import type { Db } from "@db/client";
+import type { Logger } from "@/config/log";
+import { eventBounds, eventsAfter } from "@/store/events/read";
 import { type EventFeeds, encodeFrame, FEED_BATCH, type Frame, joinFrames, toFrames } from "./feed";
 
 export const HEARTBEAT_MS = 15_000;

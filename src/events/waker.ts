@@ -7,9 +7,9 @@
  * follows it, on the pool, after the commit (a reader woken by it finds the events).
  * A wake lost to a crash costs a stream its safety poll's latency, never an event.
  */
-import type { Database } from "../../db/client";
-import { log } from "../config/log";
-import { notify } from "../store/notify/publish";
+import type { Database } from "@db/client";
+import { log } from "@/config/log";
+import { notify } from "@/store/notify/publish";
 import { EVENTS_CHANNEL } from "./hub";
 
 export const WAKE_COALESCE_MS = 20;

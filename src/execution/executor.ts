@@ -5,11 +5,11 @@
  * failure aborts the rest and fails the run with that block's id; an abort stops every
  * running block.
  */
-import type { Block, Checkpoint, WorkflowDefinition } from "../contracts/workflow";
-import { assertNever } from "../domain/statuses";
-import { entryBlock } from "../domain/workflow-graph";
-import type { PaidCalls } from "../enrichments/types";
-import { redact } from "../security/redact";
+import type { Block, Checkpoint, WorkflowDefinition } from "@/contracts/workflow";
+import { assertNever } from "@/domain/statuses";
+import { entryBlock } from "@/domain/workflow-graph";
+import type { PaidCalls } from "@/enrichments/types";
+import { redact } from "@/security/redact";
 import { runApproval, runCondition, runFail, runTransform, runWait } from "./blocks/basic";
 import { foreachRunner, type RunChild, workflowRunner } from "./blocks/compose";
 import { runEnrichmentBlock } from "./blocks/enrichment";

@@ -10,7 +10,7 @@
  * with an ExpressionError whose message is meant for people.
  */
 import jsonata from "jsonata";
-import { parseTemplate } from "../domain/templates";
+import { parseTemplate } from "@/domain/templates";
 
 /** What every expression sees. */
 export interface ExpressionScope {

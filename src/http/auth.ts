@@ -1,8 +1,8 @@
 import { timingSafeEqual } from "node:crypto";
-import type { Db } from "../../db/client";
-import { RequestError } from "../domain/errors";
-import { looksLikeApiKey } from "../store/api-keys/keys";
-import { workspaceForKey } from "../store/api-keys/resolve";
+import type { Db } from "@db/client";
+import { RequestError } from "@/domain/errors";
+import { looksLikeApiKey } from "@/store/api-keys/keys";
+import { workspaceForKey } from "@/store/api-keys/resolve";
 import { isSafeMethod, readCookie, SESSION_COOKIE, UI_HEADER } from "./cookies";
 
 const BEARER = /^Bearer ([A-Za-z0-9_\-.~+/=]{1,512})$/;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RequestError } from "../domain/errors";
+import { RequestError } from "@/domain/errors";
 import {
   decodeStrictly,
   decodeUtf8,
@@ -7,8 +7,8 @@ import {
   type Refusal,
   unstorableStrings,
   zodIssues,
-} from "../domain/json-text";
-import type { Result } from "../domain/result";
+} from "@/domain/json-text";
+import type { Result } from "@/domain/result";
 
 export const MAX_JSON_BODY = 1024 * 1024;
 

@@ -1,8 +1,8 @@
-import { getDatabase } from "../../db/instance";
-import { getBackend } from "../backends/instance";
-import { log } from "../config/log";
-import { RequestError } from "../domain/errors";
-import type { ServiceContext } from "../services/context";
+import { getDatabase } from "@db/instance";
+import { getBackend } from "@/backends/instance";
+import { log } from "@/config/log";
+import { RequestError } from "@/domain/errors";
+import type { ServiceContext } from "@/services/context";
 import { authenticate } from "./auth";
 import { PATH_ID } from "./path-ids";
 import { errorResponse } from "./respond";

@@ -1,7 +1,7 @@
-import type { ErrorCode, Issue } from "../contracts/common";
-import type { Failure } from "../domain/errors";
-import type { Result } from "../domain/result";
-import { assertNever } from "../domain/statuses";
+import type { ErrorCode, Issue } from "@/contracts/common";
+import type { Failure } from "@/domain/errors";
+import type { Result } from "@/domain/result";
+import { assertNever } from "@/domain/statuses";
 
 export function statusFor(code: ErrorCode): number {
   switch (code) {

@@ -1,6 +1,6 @@
-import { readEnv } from "../config/env";
-import type { Plan } from "../domain/statuses";
-import { assertNever } from "../domain/statuses";
+import { readEnv } from "@/config/env";
+import type { Plan } from "@/domain/statuses";
+import { assertNever } from "@/domain/statuses";
 
 export interface PlanLimits {
   /** Rows of one dispatch in flight at once. */

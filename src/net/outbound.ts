@@ -19,8 +19,8 @@ import {
   type RequestInit as UndiciRequestInit,
   fetch as undiciFetch,
 } from "undici";
-import { allowPrivateNetwork } from "../config/env";
-import { isLocalHostName, literalAddress, nonPublicRange } from "../security/destinations";
+import { allowPrivateNetwork } from "@/config/env";
+import { isLocalHostName, literalAddress, nonPublicRange } from "@/security/destinations";
 
 /** The signature of global `fetch`, which the OpenAI client also accepts as its `fetch`. */
 export type OutboundFetch = (

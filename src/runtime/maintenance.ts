@@ -4,15 +4,15 @@
  * src/trigger/maintenance.ts). Invariant: every job is idempotent, so overlapping
  * schedules, several workers running the same cron, or a retried run only repeat work.
  */
-import type { Env } from "../config/env";
-import type { EngineDeps } from "../engine/carrier";
-import { redriveOrphans } from "../engine/redrive";
-import { drainRunCancels, drainSettingsFromEnv } from "../engine/run-cancel-drain";
-import { pruneEvents } from "../store/events/prune";
-import { pruneHookDeliveries } from "../store/hook-deliveries/prune";
-import { prunePendingCarriers } from "../store/pending-carriers/entries";
-import { pruneRateLimitLogs } from "../store/rate-limits/prune";
-import { pruneStops } from "../store/stops/prune";
+import type { Env } from "@/config/env";
+import type { EngineDeps } from "@/engine/carrier";
+import { redriveOrphans } from "@/engine/redrive";
+import { drainRunCancels, drainSettingsFromEnv } from "@/engine/run-cancel-drain";
+import { pruneEvents } from "@/store/events/prune";
+import { pruneHookDeliveries } from "@/store/hook-deliveries/prune";
+import { prunePendingCarriers } from "@/store/pending-carriers/entries";
+import { pruneRateLimitLogs } from "@/store/rate-limits/prune";
+import { pruneStops } from "@/store/stops/prune";
 
 export type Runtime = "local" | "trigger";
 

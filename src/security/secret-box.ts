@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import type { Result } from "../domain/result";
+import type { Result } from "@/domain/result";
 
 /**
  * Secrets we must be able to read back (webhook signing secrets) are sealed with

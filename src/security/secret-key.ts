@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { readEnv } from "../config/env";
+import { readEnv } from "@/config/env";
 import { decodeSecretKey, generateSecretKey } from "./secret-box";
 
 /** The server key sealing stored secrets, from CELLFLOW_SECRET_KEY; null when unset. */

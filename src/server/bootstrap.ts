@@ -1,9 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
-import type { Db } from "../../db/client";
-import { generateApiKey } from "../store/api-keys/keys";
-import { registerApiKey } from "../store/api-keys/register";
-import { ensureDefaultWorkspace } from "../store/workspaces/create";
+import type { Db } from "@db/client";
+import { generateApiKey } from "@/store/api-keys/keys";
+import { registerApiKey } from "@/store/api-keys/register";
+import { ensureDefaultWorkspace } from "@/store/workspaces/create";
 
 export interface DefaultAccess {
   workspaceId: string;

@@ -10,8 +10,8 @@
  * the cells of every lost session. Staying up lets the process reconnect by itself once
  * the database answers again, instead of waiting for a supervisor.
  */
-import { isConnectionLoss } from "../../db/sqlstate";
-import type { Logger } from "../config/log";
+import { isConnectionLoss } from "@db/sqlstate";
+import type { Logger } from "@/config/log";
 
 export function surviveDatabaseLoss(log: Logger): void {
   process.on("unhandledRejection", (reason) => {

@@ -9,9 +9,9 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { PASSWORD_FILE } from "../../db/embedded";
-import type { Result } from "../domain/result";
-import { findSecretKey, secretKeyId } from "../security/secret-key";
+import { PASSWORD_FILE } from "@db/embedded";
+import type { Result } from "@/domain/result";
+import { findSecretKey, secretKeyId } from "@/security/secret-key";
 import { type Holder, readLiveHolder } from "./data-dir-lock";
 
 /** The application_name of a joined worker's sessions, which the server waits for at shutdown. */
@@ -172,7 +172,7 @@ export function watchJoinedServer(
  * bounds the wait. A worker given DATABASE_URL does not watch the lock and is not waited for.
  */
 export async function joinedWorkersGone(url: string, pollMs = 100): Promise<void> {
-  const { sessionCounter } = await import("../../db/pools");
+  const { sessionCounter } = await import("@db/pools");
   const sessions = await sessionCounter(url, "cellflow-shutdown", JOINED_WORKER_NAME);
   try {
     for (;;) {

@@ -11,8 +11,8 @@ import {
   type EmbeddedPostgres,
   type PostgresExit,
   startEmbeddedPostgres,
-} from "../../db/embedded";
-import type { Logger } from "../config/log";
+} from "@db/embedded";
+import type { Logger } from "@/config/log";
 
 /** Start attempts after one unexpected exit, and the pause before each retry. */
 const RESTART_DELAYS_MS = [0, 500, 1_000, 2_000, 4_000];

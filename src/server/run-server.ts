@@ -10,22 +10,17 @@
  * outlives this one and a SIGTERM ends it within seconds whatever is queued.
  */
 import path from "node:path";
+import { EMBEDDED_DATABASE, EMBEDDED_USER, ensureDatabase, PostgresInUseError } from "@db/embedded";
+import { closeDatabase, getDatabase } from "@db/instance";
+import { runMigrations } from "@db/migrate";
 import nextEnv from "@next/env";
-import {
-  EMBEDDED_DATABASE,
-  EMBEDDED_USER,
-  ensureDatabase,
-  PostgresInUseError,
-} from "../../db/embedded";
-import { closeDatabase, getDatabase } from "../../db/instance";
-import { runMigrations } from "../../db/migrate";
-import { closeBackend, getBackend } from "../backends/instance";
-import { readEnv } from "../config/env";
-import { log } from "../config/log";
-import { drainSettingsFromEnv } from "../engine/run-cancel-drain";
-import { type RunCancelLoop, startRunCancelLoop } from "../engine/run-cancel-loop";
-import { closeEventHub } from "../events/instance";
-import { ensureSecretKey, secretKeyId } from "../security/secret-key";
+import { closeBackend, getBackend } from "@/backends/instance";
+import { readEnv } from "@/config/env";
+import { log } from "@/config/log";
+import { drainSettingsFromEnv } from "@/engine/run-cancel-drain";
+import { type RunCancelLoop, startRunCancelLoop } from "@/engine/run-cancel-loop";
+import { closeEventHub } from "@/events/instance";
+import { ensureSecretKey, secretKeyId } from "@/security/secret-key";
 import { ensureDefaultAccess } from "./bootstrap";
 import { surviveDatabaseLoss } from "./crash-policy";
 import {

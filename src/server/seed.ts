@@ -3,11 +3,11 @@
  * offline (transform and condition blocks), with auto-run on, so the first thing a new
  * user sees is cells filling. Seeded only into an empty default workspace.
  */
-import type { ServiceContext } from "../services/context";
-import { insertRows } from "../services/rows";
-import { createTable } from "../services/tables";
-import { createWorkflow } from "../services/workflows";
-import { workspaceIsEmpty } from "../store/workspaces/is-empty";
+import type { ServiceContext } from "@/services/context";
+import { insertRows } from "@/services/rows";
+import { createTable } from "@/services/tables";
+import { createWorkflow } from "@/services/workflows";
+import { workspaceIsEmpty } from "@/store/workspaces/is-empty";
 
 export async function seedDemo(ctx: ServiceContext): Promise<string | null> {
   if (!(await workspaceIsEmpty(ctx.db, ctx.workspaceId))) return null;

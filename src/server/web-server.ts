@@ -7,7 +7,7 @@
  */
 import http from "node:http";
 import type { Duplex } from "node:stream";
-import type { Logger } from "../config/log";
+import type { Logger } from "@/config/log";
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
 

@@ -6,23 +6,23 @@
  * At any concurrency a worker uses at most WRITE_CONNECTIONS + LOCK_SESSIONS + 1 (the
  * cancel LISTEN) + 1 spare + GRAPHILE_CONNECTIONS connections: 28.
  */
-import { createDatabase } from "../../db/client";
-import { graphilePool } from "../../db/pools";
-import { LocalBackend, startLocalWorker } from "../backends/local";
-import { readEnv } from "../config/env";
-import type { Logger } from "../config/log";
-import { listenForCancels } from "../engine/cancellation";
-import { runCarrier } from "../engine/carrier";
-import { LOCK_SESSIONS } from "../engine/lock-sessions";
+import { createDatabase } from "@db/client";
+import { graphilePool } from "@db/pools";
+import { LocalBackend, startLocalWorker } from "@/backends/local";
+import { readEnv } from "@/config/env";
+import type { Logger } from "@/config/log";
+import { listenForCancels } from "@/engine/cancellation";
+import { runCarrier } from "@/engine/carrier";
+import { LOCK_SESSIONS } from "@/engine/lock-sessions";
 import {
   healedSomething,
   ORPHAN_PROBE_EVERY_MS,
   REDRIVE_EVERY_MS,
   redriveOrphans,
-} from "../engine/redrive";
-import { runStamper } from "../engine/stamper";
-import { didSomething, jobsFor, type MaintenanceContext } from "../runtime/maintenance";
-import { runningWithoutLock } from "../store/cells/orphan-probe";
+} from "@/engine/redrive";
+import { runStamper } from "@/engine/stamper";
+import { didSomething, jobsFor, type MaintenanceContext } from "@/runtime/maintenance";
+import { runningWithoutLock } from "@/store/cells/orphan-probe";
 
 export interface WorkerOptions {
   /** Queries; may be a transaction-mode pooler. */

@@ -6,10 +6,10 @@
  * touching anything. SIGINT/SIGTERM hand running carriers' cells back and exit.
  */
 import path from "node:path";
+import { runMigrations } from "@db/migrate";
 import nextEnv from "@next/env";
-import { runMigrations } from "../../db/migrate";
-import { readEnv } from "../config/env";
-import { log } from "../config/log";
+import { readEnv } from "@/config/env";
+import { log } from "@/config/log";
 import { surviveDatabaseLoss } from "./crash-policy";
 import { shownDataDir } from "./data-dir-lock";
 import { JOINED_WORKER_NAME, waitForEmbeddedServer, watchJoinedServer } from "./join-embedded";

@@ -1,9 +1,9 @@
-import type { Db } from "../../db/client";
-import type { CreatedWorkspace } from "../contracts/workspaces";
-import type { Result } from "../domain/result";
-import { generateApiKey } from "../store/api-keys/keys";
-import { registerApiKey } from "../store/api-keys/register";
-import { createWorkspace } from "../store/workspaces/create";
+import type { Db } from "@db/client";
+import type { CreatedWorkspace } from "@/contracts/workspaces";
+import type { Result } from "@/domain/result";
+import { generateApiKey } from "@/store/api-keys/keys";
+import { registerApiKey } from "@/store/api-keys/register";
+import { createWorkspace } from "@/store/workspaces/create";
 
 /** A workspace and its first API key; the key is returned once and stored only hashed. */
 export async function createWorkspaceWithKey(

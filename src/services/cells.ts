@@ -1,16 +1,16 @@
 /** Per-cell actions: resuming a paused cell, reading a cell's attempt history. */
-import { carrierSpec } from "../backends/port";
+import { carrierSpec } from "@/backends/port";
 import type {
   CellAttemptsResponse,
   ResumeCellRequest,
   ResumeCellResponse,
-} from "../contracts/cells";
-import { TableSchema } from "../contracts/table";
-import { conflict, type Failure, notFound } from "../domain/errors";
-import type { Result } from "../domain/result";
-import { readCellAttempts } from "../store/cells/attempts";
-import { resumeCell } from "../store/cells/resume";
-import { tableForEngine } from "../store/engine-reads";
+} from "@/contracts/cells";
+import { TableSchema } from "@/contracts/table";
+import { conflict, type Failure, notFound } from "@/domain/errors";
+import type { Result } from "@/domain/result";
+import { readCellAttempts } from "@/store/cells/attempts";
+import { resumeCell } from "@/store/cells/resume";
+import { tableForEngine } from "@/store/engine-reads";
 import type { ServiceContext } from "./context";
 
 export async function resumePausedCell(

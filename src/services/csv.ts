@@ -4,14 +4,14 @@
  * `POST /rows`, in batches, in one transaction; auto-run fires after that commits.
  * Export streams the rows page by page, so a large table never sits in memory.
  */
-import type { CsvImported } from "../contracts/csv";
-import { TableSchema } from "../contracts/table";
-import { csvFilename, csvLine } from "../domain/csv";
-import { csvRows, exportHeader, exportValue } from "../domain/csv-columns";
-import { type Failure, invalid, notFound } from "../domain/errors";
-import type { Result } from "../domain/result";
-import { listRowData } from "../store/rows/read";
-import { getTable } from "../store/tables/read";
+import type { CsvImported } from "@/contracts/csv";
+import { TableSchema } from "@/contracts/table";
+import { csvFilename, csvLine } from "@/domain/csv";
+import { csvRows, exportHeader, exportValue } from "@/domain/csv-columns";
+import { type Failure, invalid, notFound } from "@/domain/errors";
+import type { Result } from "@/domain/result";
+import { listRowData } from "@/store/rows/read";
+import { getTable } from "@/store/tables/read";
 import type { ServiceContext } from "./context";
 import { fireStoredRows, storeRows } from "./rows";
 

@@ -2,10 +2,10 @@
  * The enrichment catalog as the API shows it. Invariant: the listing is the registry's
  * declarations, field for field, so what a group may map is exactly what runs.
  */
-import type { EnrichmentList } from "../contracts/enrichments";
-import type { Failure } from "../domain/errors";
-import type { Result } from "../domain/result";
-import { listEnrichments as builtIns } from "../enrichments/registry";
+import type { EnrichmentList } from "@/contracts/enrichments";
+import type { Failure } from "@/domain/errors";
+import type { Result } from "@/domain/result";
+import { listEnrichments as builtIns } from "@/enrichments/registry";
 import type { ServiceContext } from "./context";
 
 /** The same for every workspace today; the context is taken so per-workspace ones can follow. */

@@ -1,8 +1,8 @@
-import { type Failure, invalid, notFound } from "../domain/errors";
-import type { Result } from "../domain/result";
-import { getEventFeeds } from "../events/instance";
-import { openEventStream } from "../events/stream";
-import { tableForEngine } from "../store/engine-reads";
+import { type Failure, invalid, notFound } from "@/domain/errors";
+import type { Result } from "@/domain/result";
+import { getEventFeeds } from "@/events/instance";
+import { openEventStream } from "@/events/stream";
+import { tableForEngine } from "@/store/engine-reads";
 import type { ServiceContext } from "./context";
 
 /** The cursor from `Last-Event-ID` (preferred) or `?after=`; null = from now. */

@@ -1,6 +1,6 @@
-import type { Db } from "../../db/client";
-import type { HealthView } from "../contracts/health";
-import { pingDatabase } from "../store/health/ping";
+import type { Db } from "@db/client";
+import type { HealthView } from "@/contracts/health";
+import { pingDatabase } from "@/store/health/ping";
 
 export async function checkHealth(db: Db, backend: HealthView["backend"]): Promise<HealthView> {
   try {

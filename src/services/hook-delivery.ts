@@ -5,26 +5,26 @@
  * the first delivery.
  */
 import { randomBytes } from "node:crypto";
-import type { HookRowsInserted } from "../contracts/hooks";
-import { InsertRowsRequest, type RowView } from "../contracts/rows";
-import { CreateRunRequest } from "../contracts/runs";
-import { conflict, type Failure, invalid, unauthorized } from "../domain/errors";
-import { parseJsonText } from "../domain/json-text";
-import type { Result } from "../domain/result";
-import { assertNever } from "../domain/statuses";
-import { openSecret } from "../security/secret-box";
-import { serverSecretKey } from "../security/secret-key";
+import type { HookRowsInserted } from "@/contracts/hooks";
+import { InsertRowsRequest, type RowView } from "@/contracts/rows";
+import { CreateRunRequest } from "@/contracts/runs";
+import { conflict, type Failure, invalid, unauthorized } from "@/domain/errors";
+import { parseJsonText } from "@/domain/json-text";
+import type { Result } from "@/domain/result";
+import { assertNever } from "@/domain/statuses";
+import { openSecret } from "@/security/secret-box";
+import { serverSecretKey } from "@/security/secret-key";
 import {
   deliveryDigest,
   isFresh,
   parseSignatureHeader,
   SIGNATURE_TOLERANCE_SECONDS,
   signatureMatches,
-} from "../security/signature";
-import { claimDelivery, type DeliveryClaim } from "../store/hook-deliveries/claim";
-import { completeDelivery } from "../store/hook-deliveries/complete";
-import { releaseDelivery } from "../store/hook-deliveries/release";
-import { type LiveHook, liveHook } from "../store/hooks/read";
+} from "@/security/signature";
+import { claimDelivery, type DeliveryClaim } from "@/store/hook-deliveries/claim";
+import { completeDelivery } from "@/store/hook-deliveries/complete";
+import { releaseDelivery } from "@/store/hook-deliveries/release";
+import { type LiveHook, liveHook } from "@/store/hooks/read";
 import type { ServiceContext } from "./context";
 import { fireStoredRows, storeRows } from "./rows";
 import { createRun } from "./runs";

@@ -1,14 +1,14 @@
 import { randomBytes } from "node:crypto";
-import type { CreatedHook, CreateHookRequest, HookList, HookView } from "../contracts/hooks";
-import { type Failure, notFound } from "../domain/errors";
-import { newId } from "../domain/ids";
-import type { Result } from "../domain/result";
-import { sealSecret } from "../security/secret-box";
-import { serverSecretKey } from "../security/secret-key";
-import { insertHook } from "../store/hooks/create";
-import { type HookRecord, listHooks as readHooks } from "../store/hooks/read";
-import { revokeHook as markRevoked } from "../store/hooks/revoke";
-import { getTable } from "../store/tables/read";
+import type { CreatedHook, CreateHookRequest, HookList, HookView } from "@/contracts/hooks";
+import { type Failure, notFound } from "@/domain/errors";
+import { newId } from "@/domain/ids";
+import type { Result } from "@/domain/result";
+import { sealSecret } from "@/security/secret-box";
+import { serverSecretKey } from "@/security/secret-key";
+import { insertHook } from "@/store/hooks/create";
+import { type HookRecord, listHooks as readHooks } from "@/store/hooks/read";
+import { revokeHook as markRevoked } from "@/store/hooks/revoke";
+import { getTable } from "@/store/tables/read";
 import type { ServiceContext } from "./context";
 
 /**

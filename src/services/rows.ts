@@ -5,21 +5,21 @@ import type {
   PatchRowRequest,
   RowPage,
   RowView,
-} from "../contracts/rows";
-import { TableSchema } from "../contracts/table";
-import { type Failure, invalid, notFound } from "../domain/errors";
-import type { Result } from "../domain/result";
-import { decodeRowCursor, encodeRowCursor, rowOrder } from "../domain/row-order";
-import { checkRowData } from "../domain/values";
-import { checkWhere } from "../domain/where";
-import { applyEdit, autoFire } from "../engine/auto-run";
-import { abortLocal, publishCancel } from "../engine/cancellation";
-import { deleteRow as removeRow } from "../store/rows/delete";
-import { findRows } from "../store/rows/find";
-import { insertRows as appendRows } from "../store/rows/insert";
-import { patchRow as mergeRow } from "../store/rows/patch";
-import { getRow as readRow } from "../store/rows/read";
-import { getTable } from "../store/tables/read";
+} from "@/contracts/rows";
+import { TableSchema } from "@/contracts/table";
+import { type Failure, invalid, notFound } from "@/domain/errors";
+import type { Result } from "@/domain/result";
+import { decodeRowCursor, encodeRowCursor, rowOrder } from "@/domain/row-order";
+import { checkRowData } from "@/domain/values";
+import { checkWhere } from "@/domain/where";
+import { applyEdit, autoFire } from "@/engine/auto-run";
+import { abortLocal, publishCancel } from "@/engine/cancellation";
+import { deleteRow as removeRow } from "@/store/rows/delete";
+import { findRows } from "@/store/rows/find";
+import { insertRows as appendRows } from "@/store/rows/insert";
+import { patchRow as mergeRow } from "@/store/rows/patch";
+import { getRow as readRow } from "@/store/rows/read";
+import { getTable } from "@/store/tables/read";
 import type { ServiceContext } from "./context";
 
 async function tableSchema(ctx: ServiceContext, tableId: string): Promise<TableSchema | null> {

@@ -8,15 +8,15 @@
  * will see (paid blocks inside a `foreach`), the estimate says it is a lower bound and
  * names the group.
  */
-import type { CreateRunRequest, RunEstimate, UnknownCredits } from "../contracts/runs";
-import type { Group } from "../contracts/table";
-import { TableSchema } from "../contracts/table";
-import { type Block, WorkflowDefinition } from "../contracts/workflow";
-import { type Failure, notFound } from "../domain/errors";
-import type { Result } from "../domain/result";
-import { getEnrichment } from "../enrichments/registry";
-import { countScope } from "../store/cells/stamp";
-import { childWorkflow } from "../store/engine-reads";
+import type { CreateRunRequest, RunEstimate, UnknownCredits } from "@/contracts/runs";
+import type { Group } from "@/contracts/table";
+import { TableSchema } from "@/contracts/table";
+import { type Block, WorkflowDefinition } from "@/contracts/workflow";
+import { type Failure, notFound } from "@/domain/errors";
+import type { Result } from "@/domain/result";
+import { getEnrichment } from "@/enrichments/registry";
+import { countScope } from "@/store/cells/stamp";
+import { childWorkflow } from "@/store/engine-reads";
 import type { ServiceContext } from "./context";
 import { ownTable, runScope } from "./runs";
 

@@ -5,16 +5,16 @@ import type {
   RunStarted,
   RunsCancelled,
   RunView,
-} from "../contracts/runs";
-import { TableSchema } from "../contracts/table";
-import { type Failure, invalid, notFound } from "../domain/errors";
-import type { Result } from "../domain/result";
-import { checkWhere, type TypedCondition } from "../domain/where";
-import { startRun } from "../engine/dispatcher";
-import { stopRuns } from "../engine/stop";
-import { planLimits } from "../limits/plans";
-import { getDispatch, listDispatches } from "../store/dispatches/read";
-import { tableForEngine } from "../store/engine-reads";
+} from "@/contracts/runs";
+import { TableSchema } from "@/contracts/table";
+import { type Failure, invalid, notFound } from "@/domain/errors";
+import type { Result } from "@/domain/result";
+import { checkWhere, type TypedCondition } from "@/domain/where";
+import { startRun } from "@/engine/dispatcher";
+import { stopRuns } from "@/engine/stop";
+import { planLimits } from "@/limits/plans";
+import { getDispatch, listDispatches } from "@/store/dispatches/read";
+import { tableForEngine } from "@/store/engine-reads";
 import type { ServiceContext } from "./context";
 
 type RunContext = ServiceContext;

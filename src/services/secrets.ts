@@ -7,14 +7,14 @@ import {
   type SecretList,
   SecretName,
   type SecretView,
-} from "../contracts/secrets";
-import { type Failure, invalid, notFound } from "../domain/errors";
-import type { Result } from "../domain/result";
-import { sealSecret } from "../security/secret-box";
-import { serverSecretKey } from "../security/secret-key";
-import { deleteSecret as removeSecret } from "../store/secrets/delete";
-import { putSecret as upsertSecret } from "../store/secrets/put";
-import { listSecrets as readSecrets, type SecretRecord } from "../store/secrets/read";
+} from "@/contracts/secrets";
+import { type Failure, invalid, notFound } from "@/domain/errors";
+import type { Result } from "@/domain/result";
+import { sealSecret } from "@/security/secret-box";
+import { serverSecretKey } from "@/security/secret-key";
+import { deleteSecret as removeSecret } from "@/store/secrets/delete";
+import { putSecret as upsertSecret } from "@/store/secrets/put";
+import { listSecrets as readSecrets, type SecretRecord } from "@/store/secrets/read";
 import type { ServiceContext } from "./context";
 
 function view(secret: SecretRecord): SecretView {

@@ -2,12 +2,12 @@
  * Sessions of the web UI: signing in checks an API key and hands it back to be set as
  * the session cookie (src/http/cookies.ts); requests then authenticate with that cookie.
  */
-import type { SessionView, SessionWorkspace, SignInRequest } from "../contracts/session";
-import { type Failure, unauthorized } from "../domain/errors";
-import type { Result } from "../domain/result";
-import { looksLikeApiKey } from "../store/api-keys/keys";
-import { workspaceOfKey } from "../store/api-keys/resolve";
-import { getWorkspace } from "../store/workspaces/read";
+import type { SessionView, SessionWorkspace, SignInRequest } from "@/contracts/session";
+import { type Failure, unauthorized } from "@/domain/errors";
+import type { Result } from "@/domain/result";
+import { looksLikeApiKey } from "@/store/api-keys/keys";
+import { workspaceOfKey } from "@/store/api-keys/resolve";
+import { getWorkspace } from "@/store/workspaces/read";
 import type { ServiceContext } from "./context";
 
 const INVALID_KEY = "The API key is not valid";

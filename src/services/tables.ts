@@ -1,28 +1,28 @@
-import type { Issue } from "../contracts/common";
+import type { Issue } from "@/contracts/common";
 import {
   type CreateTableRequest,
   type PatchTableRequest,
   type TableList,
   TableSchema,
   type TableView,
-} from "../contracts/table";
-import { conflict, type Failure, invalid, notFound } from "../domain/errors";
-import type { Result } from "../domain/result";
-import { checkTableSchema } from "../domain/table-schema";
-import { autoFire } from "../engine/auto-run";
-import { abortLocal, publishCancel } from "../engine/cancellation";
-import { wakeRunCancelDrainers } from "../engine/run-cancel-loop";
-import { ENRICHMENT_IDS } from "../enrichments/catalog";
-import { createTable as insertTable } from "../store/tables/create";
-import { deleteTable as removeTable } from "../store/tables/delete";
+} from "@/contracts/table";
+import { conflict, type Failure, invalid, notFound } from "@/domain/errors";
+import type { Result } from "@/domain/result";
+import { checkTableSchema } from "@/domain/table-schema";
+import { autoFire } from "@/engine/auto-run";
+import { abortLocal, publishCancel } from "@/engine/cancellation";
+import { wakeRunCancelDrainers } from "@/engine/run-cancel-loop";
+import { ENRICHMENT_IDS } from "@/enrichments/catalog";
+import { createTable as insertTable } from "@/store/tables/create";
+import { deleteTable as removeTable } from "@/store/tables/delete";
 import {
   countRows,
   getTable as readTable,
   listTables as readTables,
   type TableRecord,
-} from "../store/tables/read";
-import { updateTable } from "../store/tables/update";
-import { existingWorkflowIds } from "../store/workflows/read";
+} from "@/store/tables/read";
+import { updateTable } from "@/store/tables/update";
+import { existingWorkflowIds } from "@/store/workflows/read";
 import type { ServiceContext } from "./context";
 import { cancelRuns } from "./runs";
 

@@ -1,9 +1,9 @@
 /** The workspace's credit usage this month. */
-import type { UsageView } from "../contracts/workspaces";
-import { type Failure, notFound } from "../domain/errors";
-import type { Result } from "../domain/result";
-import { planLimits } from "../limits/plans";
-import { usageSummary } from "../store/usage/read";
+import type { UsageView } from "@/contracts/workspaces";
+import { type Failure, notFound } from "@/domain/errors";
+import type { Result } from "@/domain/result";
+import { planLimits } from "@/limits/plans";
+import { usageSummary } from "@/store/usage/read";
 import type { ServiceContext } from "./context";
 
 export async function getUsage(ctx: ServiceContext): Promise<Result<UsageView, Failure>> {

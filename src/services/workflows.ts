@@ -1,4 +1,4 @@
-import type { Issue } from "../contracts/common";
+import type { Issue } from "@/contracts/common";
 import {
   type CreateWorkflowRequest,
   type DeployedWorkflow,
@@ -6,18 +6,18 @@ import {
   WorkflowDefinition,
   type WorkflowList,
   type WorkflowView,
-} from "../contracts/workflow";
-import { type Failure, invalid, notFound } from "../domain/errors";
-import type { Result } from "../domain/result";
-import { checkWorkflowDefinition } from "../domain/workflow-graph";
-import { createWorkflow as insertWorkflow } from "../store/workflows/create";
-import { deployWorkflow as freezeDraft } from "../store/workflows/deploy";
+} from "@/contracts/workflow";
+import { type Failure, invalid, notFound } from "@/domain/errors";
+import type { Result } from "@/domain/result";
+import { checkWorkflowDefinition } from "@/domain/workflow-graph";
+import { createWorkflow as insertWorkflow } from "@/store/workflows/create";
+import { deployWorkflow as freezeDraft } from "@/store/workflows/deploy";
 import {
   getWorkflow as readWorkflow,
   listWorkflows as readWorkflows,
   type WorkflowRecord,
-} from "../store/workflows/read";
-import { updateWorkflow as writeDraft } from "../store/workflows/update";
+} from "@/store/workflows/read";
+import { updateWorkflow as writeDraft } from "@/store/workflows/update";
 import type { ServiceContext } from "./context";
 
 function view(r: WorkflowRecord): WorkflowView {

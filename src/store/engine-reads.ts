@@ -1,8 +1,9 @@
 /** Reads the engine makes by id alone: it acts for whoever owns the table. */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
-import { queryRows } from "../../db/client";
-import type { Plan } from "../domain/statuses";
+import type { Plan } from "@/domain/statuses";
 
 /** Credits the workspace spent this UTC month (the counter is per month). */
 export const creditsUsedThisMonth = sql`(case when w.credits_month = date_trunc('month', now() at time zone 'utc')::date

@@ -5,11 +5,12 @@
  * logger writing to the run's log view (task-log.ts). Tests seed their own through
  * trigger.dev's `locals` (see `taskDepsKey`).
  */
+
+import { getDatabase } from "@db/instance";
 import { locals } from "@trigger.dev/sdk";
-import { getDatabase } from "../../db/instance";
-import { triggerBackendFromEnv } from "../backends/trigger";
-import { readEnv } from "../config/env";
-import type { EngineDeps } from "../engine/carrier";
+import { triggerBackendFromEnv } from "@/backends/trigger";
+import { readEnv } from "@/config/env";
+import type { EngineDeps } from "@/engine/carrier";
 import { logToTaskRun } from "./task-log";
 
 export const taskDepsKey = locals.create<EngineDeps>("cellflow.engine-deps");

@@ -5,8 +5,8 @@
  * schedules come from the table, so the local worker and these cannot drift apart.
  */
 import { schedules } from "@trigger.dev/sdk";
-import { readEnv } from "../config/env";
-import { DRAIN_RUN_CANCELS, type MaintenanceJob, PRUNE, REDRIVE } from "../runtime/maintenance";
+import { readEnv } from "@/config/env";
+import { DRAIN_RUN_CANCELS, type MaintenanceJob, PRUNE, REDRIVE } from "@/runtime/maintenance";
 import { taskDeps } from "./deps";
 
 /** A run's budget; a job is asked to end a minute before it, and the next run goes on. */

@@ -9,10 +9,10 @@
  * until then, carriers enqueued for the row fold into it (src/backends/trigger.ts).
  */
 import { metadata, schemaTask } from "@trigger.dev/sdk";
-import { CarrierPayloadSchema, TASKS } from "../backends/port";
-import { CARRIERS_PER_TABLE } from "../backends/trigger";
-import { type CarrierProgress, runCarrier } from "../engine/carrier";
-import { planLimits } from "../limits/plans";
+import { CarrierPayloadSchema, TASKS } from "@/backends/port";
+import { CARRIERS_PER_TABLE } from "@/backends/trigger";
+import { type CarrierProgress, runCarrier } from "@/engine/carrier";
+import { planLimits } from "@/limits/plans";
 import { taskDeps } from "./deps";
 
 /**

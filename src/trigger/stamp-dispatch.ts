@@ -1,7 +1,7 @@
 /** `stamp-dispatch`: the background stamping of a large run (the engine's `runStamper`). */
 import { schemaTask } from "@trigger.dev/sdk";
-import { StampPayloadSchema, TASKS } from "../backends/port";
-import { runStamper } from "../engine/stamper";
+import { StampPayloadSchema, TASKS } from "@/backends/port";
+import { runStamper } from "@/engine/stamper";
 import { taskDeps } from "./deps";
 
 export const stampDispatch = schemaTask({

@@ -8,7 +8,7 @@
  */
 import { logger } from "@trigger.dev/sdk";
 import type { DestinationStream } from "pino";
-import { type Logger, setLogDestination } from "../config/log";
+import { type Logger, setLogDestination } from "@/config/log";
 
 export type TaskLogSink = Pick<typeof logger, "debug" | "info" | "warn" | "error">;
 

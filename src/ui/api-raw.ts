@@ -4,7 +4,7 @@
  * download link) and the table's event stream (an EventSource). Their paths are built
  * here, and only here; the import's refusals come back as `ApiError`, like the client's.
  */
-import type { Schemas } from "../client/cellflow-client";
+import type { Schemas } from "@/client/cellflow-client";
 import { ApiError, onUnauthorized, toApiError, UI_HEADER } from "./api";
 
 const tablePath = (tableId: string) => `/api/tables/${encodeURIComponent(tableId)}`;

@@ -6,9 +6,9 @@
  * and field issues — or, when something else answered (a proxy's page), the status.
  * A 401 sends the page back to sign-in.
  */
-import { type CellflowClient, cellflowClient, type Schemas } from "../client/cellflow-client";
-import type { TableView } from "../contracts/table";
-import type { WorkflowView } from "../contracts/workflow";
+import { type CellflowClient, cellflowClient, type Schemas } from "@/client/cellflow-client";
+import type { TableView } from "@/contracts/table";
+import type { WorkflowView } from "@/contracts/workflow";
 
 export type Issue = Schemas["Issue"];
 

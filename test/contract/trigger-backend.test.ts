@@ -6,9 +6,9 @@
  */
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { carrierSpec, stamperSpec } from "../../src/backends/port";
-import { BATCH_SIZE, TriggerBackend } from "../../src/backends/trigger";
-import { log } from "../../src/config/log";
+import { carrierSpec, stamperSpec } from "@/backends/port";
+import { BATCH_SIZE, TriggerBackend } from "@/backends/trigger";
+import { log } from "@/config/log";
 import { type FakeTrigger, startFakeTrigger } from "../helpers/fake-trigger";
 
 let fake: FakeTrigger;

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CellflowClient, cellflowClient } from "../../src/client/cellflow-client";
+import { type CellflowClient, cellflowClient } from "@/client/cellflow-client";
 import { type Started, startCellflow, stopCellflow } from "../helpers/npm-start";
 import { freePort, waitFor } from "../helpers/processes";
 

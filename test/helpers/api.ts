@@ -11,8 +11,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { type CellflowClient, cellflowClient } from "../../src/client/cellflow-client";
-import { ApiError } from "../../src/contracts/common";
+import { type CellflowClient, cellflowClient } from "@/client/cellflow-client";
+import { ApiError } from "@/contracts/common";
 import { expectDocumentedAnswer } from "./openapi-responses";
 
 export type RouteHandler = (

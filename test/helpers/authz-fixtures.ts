@@ -4,15 +4,15 @@
  * the checks it makes: the contract's error, nothing written, nothing of the victim shown.
  */
 import { randomBytes } from "node:crypto";
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { closeBackend } from "../../src/backends/instance";
-import { ApiError } from "../../src/contracts/common";
-import { generateApiKey } from "../../src/store/api-keys/keys";
-import { registerApiKey } from "../../src/store/api-keys/register";
-import { revokeApiKey } from "../../src/store/api-keys/revoke";
+import { closeBackend } from "@/backends/instance";
+import { ApiError } from "@/contracts/common";
+import { generateApiKey } from "@/store/api-keys/keys";
+import { registerApiKey } from "@/store/api-keys/register";
+import { revokeApiKey } from "@/store/api-keys/revoke";
 import { type ApiResponse, type CallOptions, call } from "./api";
 import { useTestDatabase } from "./db";
 import { newWorkspace } from "./fixtures";

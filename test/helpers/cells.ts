@@ -4,11 +4,11 @@
  * cell. Tests that force an interleaving by hand call this, so the guard they prove is
  * the one the engine's writes go through.
  */
-import type { Db } from "../../db/client";
-import type { CellOutcome } from "../../src/domain/statuses";
-import type { Finish } from "../../src/store/cells/finish";
-import { rowStep } from "../../src/store/cells/row-step";
-import type { AttemptRef, TransitionOutcome } from "../../src/store/cells/transition";
+import type { Db } from "@db/client";
+import type { CellOutcome } from "@/domain/statuses";
+import type { Finish } from "@/store/cells/finish";
+import { rowStep } from "@/store/cells/row-step";
+import type { AttemptRef, TransitionOutcome } from "@/store/cells/transition";
 
 /** running(e, attempt) → completed with `outcome`, outputs merged into the row. */
 export async function completeCell(

@@ -3,9 +3,9 @@
  * to make a fresh database, so every harness runs against the schema the migrations make.
  * Free of vitest, so the scripts that run outside it can import it.
  */
-import { createDatabase, type Database } from "../../db/client";
-import { ensureDatabase } from "../../db/embedded";
-import { runMigrations } from "../../db/migrate";
+import { createDatabase, type Database } from "@db/client";
+import { ensureDatabase } from "@db/embedded";
+import { runMigrations } from "@db/migrate";
 
 /** Database `name` on the server at `adminUrl`, created if absent and migrated; its URL. */
 export async function migratedDatabase(adminUrl: string, name: string): Promise<string> {

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
+import { closeDatabase, getDatabase } from "@db/instance";
 import pg from "pg";
 import { inject } from "vitest";
-import { closeDatabase, getDatabase } from "../../db/instance";
 
 /** The database `useTestDatabase` made for this file, if it made one (read by file-hooks.ts). */
 let fileDatabaseUrl: string | null = null;

@@ -3,8 +3,8 @@
  * what was enqueued (the test runs those jobs itself, when its interleaving says so), and
  * gates that hold a flow at a race point until the test releases it.
  */
-import type { CancelOutcome, EnqueueSpec, TaskBackend, TaskContext } from "../../src/backends/port";
-import type { Pause, RacePoint } from "../../src/engine/race-points";
+import type { CancelOutcome, EnqueueSpec, TaskBackend, TaskContext } from "@/backends/port";
+import type { Pause, RacePoint } from "@/engine/race-points";
 
 /** The job queue as a list: enqueued specs wait here until the test takes them. */
 export class RecordingBackend implements TaskBackend {

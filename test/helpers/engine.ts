@@ -1,11 +1,11 @@
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { closeBackend } from "../../src/backends/instance";
-import { readEnv } from "../../src/config/env";
-import { log } from "../../src/config/log";
-import { type RunningWorker, startWorker } from "../../src/server/worker-runtime";
+import { closeBackend } from "@/backends/instance";
+import { readEnv } from "@/config/env";
+import { log } from "@/config/log";
+import { type RunningWorker, startWorker } from "@/server/worker-runtime";
 import { apiClient, dataOf } from "./api";
 import { waitFor } from "./processes";
 

@@ -6,7 +6,7 @@
  */
 import pg from "pg";
 import type { z } from "zod";
-import { TABLE_EVENT_DATA } from "../../src/contracts/events";
+import { TABLE_EVENT_DATA } from "@/contracts/events";
 
 type Kind = keyof typeof TABLE_EVENT_DATA;
 const isKind = (kind: string): kind is Kind => kind in TABLE_EVENT_DATA;

@@ -1,6 +1,6 @@
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
 
 /** A summary of everything a request could have written; equal before and after = no write. */
 export async function dbFingerprint(): Promise<string> {

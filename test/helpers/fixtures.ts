@@ -1,5 +1,5 @@
-import { getDatabase } from "../../db/instance";
-import { createWorkspaceWithKey } from "../../src/services/admin";
+import { getDatabase } from "@db/instance";
+import { createWorkspaceWithKey } from "@/services/admin";
 
 /** A fresh workspace with its own key, so tests never share tenants by accident. */
 export async function newWorkspace(name = "test"): Promise<{ id: string; key: string }> {

@@ -7,9 +7,9 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { startEmbeddedPostgres } from "@db/embedded";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
-import { startEmbeddedPostgres } from "../../db/embedded";
 import { migratedDatabase } from "./databases";
 import { freePort } from "./processes";
 import { startWsProxy } from "./ws-proxy";

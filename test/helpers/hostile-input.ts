@@ -4,8 +4,8 @@
  */
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, expect } from "vitest";
-import { closeBackend } from "../../src/backends/instance";
-import { ApiError } from "../../src/contracts/common";
+import { closeBackend } from "@/backends/instance";
+import { ApiError } from "@/contracts/common";
 import { type ApiResponse, type CallOptions, call } from "./api";
 import { useTestDatabase } from "./db";
 import { dbFingerprint } from "./fingerprint";

@@ -4,8 +4,9 @@
  * transaction that made it, read back in commit order (the server keeps commit
  * timestamps: see global-setup). Installed in the model test's database only.
  */
+
+import { type Db, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import { type Db, queryRows } from "../../db/client";
 import type { AuditRecord } from "./model-judge";
 
 const STATEMENTS = [

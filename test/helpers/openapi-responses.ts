@@ -6,7 +6,7 @@
  * document to what the server really says.
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
-import { openApiDocument } from "../../src/http/openapi/document";
+import { openApiDocument } from "@/http/openapi/document";
 
 const DOC_ID = "cellflow-openapi";
 

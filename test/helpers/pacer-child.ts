@@ -6,11 +6,11 @@
  * the limit is about; the caller hears of it a delivery latency later) and each wait.
  */
 
-import { createDatabase } from "../../db/client";
-import { readEnv } from "../../src/config/env";
-import { paceBaseMs } from "../../src/limits/rate/hook";
-import { limiterFromEnv, limiterKind } from "../../src/limits/rate/instance";
-import { paceInLine } from "../../src/limits/rate/line";
+import { createDatabase } from "@db/client";
+import { readEnv } from "@/config/env";
+import { paceBaseMs } from "@/limits/rate/hook";
+import { limiterFromEnv, limiterKind } from "@/limits/rate/instance";
+import { paceInLine } from "@/limits/rate/line";
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const pacers = num("PACERS", 25);

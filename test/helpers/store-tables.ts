@@ -2,9 +2,9 @@
  * Tables written straight through the store, for the harnesses that run without the API
  * (bench, chaos): the same shapes the API tests build through `tables.ts`.
  */
-import type { Db } from "../../db/client";
-import { insertRows } from "../../src/store/rows/insert";
-import { createTable } from "../../src/store/tables/create";
+import type { Db } from "@db/client";
+import { insertRows } from "@/store/rows/insert";
+import { createTable } from "@/store/tables/create";
 
 /** A table whose one group is website_meta over `n` pages of the loopback site (`/site?i=`). */
 export async function sitesTable(

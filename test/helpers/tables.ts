@@ -1,5 +1,5 @@
 /** Tables for engine tests, built through the API like a user would. */
-import { TableSchema } from "../../src/contracts/table";
+import { TableSchema } from "@/contracts/table";
 import { apiClient, dataOf } from "./api";
 
 /** A workflow that waits `ms` (cancellably) and then outputs "ok". */

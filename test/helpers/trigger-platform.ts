@@ -15,10 +15,10 @@
  *   (the dashboard's progress) is not reported: there is no task context.
  */
 import { setMaxListeners } from "node:events";
-import { CarrierPayloadSchema, StampPayloadSchema, TASKS } from "../../src/backends/port";
-import { type EngineDeps, runCarrier } from "../../src/engine/carrier";
-import { redriveOrphans } from "../../src/engine/redrive";
-import { runStamper } from "../../src/engine/stamper";
+import { CarrierPayloadSchema, StampPayloadSchema, TASKS } from "@/backends/port";
+import { type EngineDeps, runCarrier } from "@/engine/carrier";
+import { redriveOrphans } from "@/engine/redrive";
+import { runStamper } from "@/engine/stamper";
 import { delay } from "./endpoint";
 import type { FakeTrigger, TriggeredRun } from "./fake-trigger";
 

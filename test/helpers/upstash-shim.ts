@@ -8,7 +8,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import IORedis from "ioredis";
-import { runCommand } from "../../src/limits/rate/redis";
+import { runCommand } from "@/limits/rate/redis";
 
 type Reply = { result?: unknown; error?: string };
 

@@ -1,7 +1,7 @@
+import { getDatabase } from "@db/instance";
 import { beforeAll, describe, expect, it } from "vitest";
-import { getDatabase } from "../../db/instance";
-import { ApiError } from "../../src/contracts/common";
-import { revokeApiKey } from "../../src/store/api-keys/revoke";
+import { ApiError } from "@/contracts/common";
+import { revokeApiKey } from "@/store/api-keys/revoke";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { dbFingerprint } from "../helpers/fingerprint";

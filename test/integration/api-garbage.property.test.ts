@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ApiError } from "../../src/contracts/common";
+import { ApiError } from "@/contracts/common";
 import { call, listRoutes } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { dbFingerprint } from "../helpers/fingerprint";

@@ -4,13 +4,13 @@
  * API call would; and a replayed request acts once and gets the first answer again.
  */
 import { createHmac, randomBytes } from "node:crypto";
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { ApiError } from "../../src/contracts/common";
-import { decodeSecretKey, openSecret } from "../../src/security/secret-box";
-import { pruneHookDeliveries } from "../../src/store/hook-deliveries/prune";
+import { ApiError } from "@/contracts/common";
+import { decodeSecretKey, openSecret } from "@/security/secret-box";
+import { pruneHookDeliveries } from "@/store/hook-deliveries/prune";
 import { type ApiResponse, call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";

@@ -8,8 +8,8 @@
 import fs from "node:fs";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { beforeAll, describe, expect, it } from "vitest";
-import { generatedFiles } from "../../src/client/generated-files";
-import { openApiDocument } from "../../src/http/openapi/document";
+import { generatedFiles } from "@/client/generated-files";
+import { openApiDocument } from "@/http/openapi/document";
 import { apiClient, call, listRoutes } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";

@@ -5,14 +5,15 @@
  * a `foreach` over paid work making the figure a named lower bound. No worker runs here:
  * stamped cells stay queued, so the table's state is exactly what each case set up.
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { getBackend } from "../../src/backends/instance";
-import { log } from "../../src/config/log";
-import type { RunEstimate } from "../../src/contracts/runs";
-import { createRun } from "../../src/services/runs";
+import { getBackend } from "@/backends/instance";
+import { log } from "@/config/log";
+import type { RunEstimate } from "@/contracts/runs";
+import { createRun } from "@/services/runs";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";

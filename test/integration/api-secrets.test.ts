@@ -4,14 +4,14 @@
  * values back to the engine, and leaves out what no longer decrypts.
  */
 import { randomBytes } from "node:crypto";
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import type { Logger } from "../../src/config/log";
-import { ApiError } from "../../src/contracts/common";
-import { SecretList, SecretView } from "../../src/contracts/secrets";
-import { loadSecrets } from "../../src/store/secrets/read";
+import type { Logger } from "@/config/log";
+import { ApiError } from "@/contracts/common";
+import { SecretList, SecretView } from "@/contracts/secrets";
+import { loadSecrets } from "@/store/secrets/read";
 import { type ApiResponse, call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { dbFingerprint } from "../helpers/fingerprint";

@@ -1,8 +1,8 @@
+import { getDatabase } from "@db/instance";
 import { beforeAll, describe, expect, it } from "vitest";
-import { getDatabase } from "../../db/instance";
-import { ApiError } from "../../src/contracts/common";
-import { workspaceFromCookies } from "../../src/services/session";
-import { revokeApiKey } from "../../src/store/api-keys/revoke";
+import { ApiError } from "@/contracts/common";
+import { workspaceFromCookies } from "@/services/session";
+import { revokeApiKey } from "@/store/api-keys/revoke";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { dbFingerprint } from "../helpers/fingerprint";

@@ -1,9 +1,9 @@
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { ApiError } from "../../src/contracts/common";
-import { runningAttempts } from "../../src/engine/cancellation";
+import { ApiError } from "@/contracts/common";
+import { runningAttempts } from "@/engine/cancellation";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts, useWorker } from "../helpers/engine";

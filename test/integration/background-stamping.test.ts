@@ -2,13 +2,14 @@
  * Large runs return after the first rows are stamped and a background job stamps the
  * rest; the window, completion and Stop keep their guarantees across that split.
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { getBackend } from "../../src/backends/instance";
-import { stampRun, startRun } from "../../src/engine/dispatcher";
-import { stopRuns } from "../../src/engine/stop";
+import { getBackend } from "@/backends/instance";
+import { stampRun, startRun } from "@/engine/dispatcher";
+import { stopRuns } from "@/engine/stop";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";

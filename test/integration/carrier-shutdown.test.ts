@@ -4,14 +4,15 @@
  * attempt: the abort event fired before anyone listened, and the attempt used to run to
  * its end, holding the shutdown for as long as its blocks took.
  */
+
+import { createDatabase, queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDatabase, queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { LocalBackend } from "../../src/backends/local";
-import { log } from "../../src/config/log";
-import { abortLocal } from "../../src/engine/cancellation";
-import { runCarrier } from "../../src/engine/carrier";
+import { LocalBackend } from "@/backends/local";
+import { log } from "@/config/log";
+import { abortLocal } from "@/engine/cancellation";
+import { runCarrier } from "@/engine/carrier";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts } from "../helpers/engine";

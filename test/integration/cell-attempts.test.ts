@@ -8,24 +8,25 @@
  * run (the background job's too) copies the checkpoints a cell resumes from under its
  * new execution, and the old execution is fenced out of it.
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { CellAttemptsResponse } from "../../src/contracts/cells";
-import { TableSchema } from "../../src/contracts/table";
-import { stampRun } from "../../src/engine/dispatcher";
-import { ATTEMPTS_KEPT } from "../../src/store/cells/attempts";
-import { cancelCells } from "../../src/store/cells/cancel";
-import { claimCell } from "../../src/store/cells/claim";
-import { clearGroupCells } from "../../src/store/cells/clear";
-import { failCell } from "../../src/store/cells/finish";
-import { requeueCell } from "../../src/store/cells/requeue";
-import { stampPage } from "../../src/store/cells/stamp";
-import { stampNextPage } from "../../src/store/dispatches/stamp-next";
-import { readCheckpoints, writeCheckpoint } from "../../src/store/executions/checkpoint";
-import { insertRows } from "../../src/store/rows/insert";
-import { createTable } from "../../src/store/tables/create";
+import { CellAttemptsResponse } from "@/contracts/cells";
+import { TableSchema } from "@/contracts/table";
+import { stampRun } from "@/engine/dispatcher";
+import { ATTEMPTS_KEPT } from "@/store/cells/attempts";
+import { cancelCells } from "@/store/cells/cancel";
+import { claimCell } from "@/store/cells/claim";
+import { clearGroupCells } from "@/store/cells/clear";
+import { failCell } from "@/store/cells/finish";
+import { requeueCell } from "@/store/cells/requeue";
+import { stampPage } from "@/store/cells/stamp";
+import { stampNextPage } from "@/store/dispatches/stamp-next";
+import { readCheckpoints, writeCheckpoint } from "@/store/executions/checkpoint";
+import { insertRows } from "@/store/rows/insert";
+import { createTable } from "@/store/tables/create";
 import { call } from "../helpers/api";
 import { completeCell } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";

@@ -2,23 +2,24 @@
  * The cell state machine at the store level, with the interleavings forced by hand:
  * each test runs the racing writes in the order that used to corrupt cells elsewhere.
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import type { CellStatus } from "../../src/domain/statuses";
-import { cancelCells } from "../../src/store/cells/cancel";
-import { claimCell } from "../../src/store/cells/claim";
-import { failQueuedCell } from "../../src/store/cells/fail-queued";
-import { failCell } from "../../src/store/cells/finish";
-import { pauseAttempt } from "../../src/store/cells/pause-attempt";
-import { writeProgress } from "../../src/store/cells/progress";
-import { resumeCell } from "../../src/store/cells/resume";
-import { stampPage } from "../../src/store/cells/stamp";
-import { unstampCell } from "../../src/store/cells/unstamp";
-import { insertRows } from "../../src/store/rows/insert";
-import { createTable } from "../../src/store/tables/create";
+import type { CellStatus } from "@/domain/statuses";
+import { cancelCells } from "@/store/cells/cancel";
+import { claimCell } from "@/store/cells/claim";
+import { failQueuedCell } from "@/store/cells/fail-queued";
+import { failCell } from "@/store/cells/finish";
+import { pauseAttempt } from "@/store/cells/pause-attempt";
+import { writeProgress } from "@/store/cells/progress";
+import { resumeCell } from "@/store/cells/resume";
+import { stampPage } from "@/store/cells/stamp";
+import { unstampCell } from "@/store/cells/unstamp";
+import { insertRows } from "@/store/rows/insert";
+import { createTable } from "@/store/tables/create";
 import { completeCell } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";

@@ -14,6 +14,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import type { Database } from "@db/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChainResult } from "../../chaos/chain-run";
 import { seededRandom } from "../../chaos/config";
@@ -22,7 +23,6 @@ import { postgresKill } from "../../chaos/scenarios/postgres-kill";
 import { triggerOutage } from "../../chaos/scenarios/trigger-outage";
 import { workerKill } from "../../chaos/scenarios/worker-kill";
 import { freshDatabase, openDatabase } from "../../chaos/workload";
-import type { Database } from "../../db/client";
 import { useTestDatabase } from "../helpers/db";
 import { freePort } from "../helpers/processes";
 

@@ -3,13 +3,14 @@
  * recorded; the re-driven attempt starts at block 3, so the endpoints of blocks 1 and 2
  * saw exactly one request each, and the cell completes with all four outputs.
  */
+
+import { createDatabase, queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createDatabase, queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { LocalBackend } from "../../src/backends/local";
-import { log } from "../../src/config/log";
-import { redriveOrphans } from "../../src/engine/redrive";
+import { LocalBackend } from "@/backends/local";
+import { log } from "@/config/log";
+import { redriveOrphans } from "@/engine/redrive";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { delay, type Endpoint, startEndpoint } from "../helpers/endpoint";

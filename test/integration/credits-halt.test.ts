@@ -3,11 +3,12 @@
  * credits mid-way ends `halted` with exactly one `limit` event, no cell left queued,
  * every charge in the ledger once, and the cells it did not get to back to un-run.
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { planLimits } from "../../src/limits/plans";
+import { planLimits } from "@/limits/plans";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";

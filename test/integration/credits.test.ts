@@ -4,16 +4,17 @@
  * halt leaves exactly one `limit` event, a halted dispatch (saying which limit) and no
  * queued cell, while running cells finish.
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { getBackend } from "../../src/backends/instance";
-import { admitAttempt } from "../../src/engine/admission";
-import { startRun } from "../../src/engine/dispatcher";
-import { planLimits } from "../../src/limits/plans";
-import { claimCell } from "../../src/store/cells/claim";
-import { admit } from "../../src/store/usage/admit";
+import { getBackend } from "@/backends/instance";
+import { admitAttempt } from "@/engine/admission";
+import { startRun } from "@/engine/dispatcher";
+import { planLimits } from "@/limits/plans";
+import { claimCell } from "@/store/cells/claim";
+import { admit } from "@/store/usage/admit";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts } from "../helpers/engine";

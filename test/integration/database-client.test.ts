@@ -4,17 +4,18 @@
  * break; the pinned sessions must use the session (direct) URL. Told apart here by their
  * application_name, which each URL sets.
  */
+
+import { createDatabase, type Database, queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { type SQL, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDatabase, type Database, queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { readEnv } from "../../src/config/env";
-import { log } from "../../src/config/log";
-import { listenForCancels } from "../../src/engine/cancellation";
-import { ProgressWriter } from "../../src/engine/progress";
-import { acquireRowLock, rowLockKey } from "../../src/engine/row-lock";
-import { insertRows } from "../../src/store/rows/insert";
-import { createTable } from "../../src/store/tables/create";
+import { readEnv } from "@/config/env";
+import { log } from "@/config/log";
+import { listenForCancels } from "@/engine/cancellation";
+import { ProgressWriter } from "@/engine/progress";
+import { acquireRowLock, rowLockKey } from "@/engine/row-lock";
+import { insertRows } from "@/store/rows/insert";
+import { createTable } from "@/store/tables/create";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
 

@@ -7,24 +7,25 @@
  * (commit order) is judged against I1–I5 (test/helpers/model-judge.ts,
  * docs/engine-invariants.md). `MODEL_RUNS` sets how many schedules (default 200).
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { carrierSpec, type EnqueueSpec, type TaskBackend } from "../../src/backends/port";
-import { log } from "../../src/config/log";
-import { TableSchema } from "../../src/contracts/table";
-import { upstreamGroups } from "../../src/domain/table-schema";
-import type { TypedCondition } from "../../src/domain/where";
-import { runCarrier } from "../../src/engine/carrier";
-import { startRun } from "../../src/engine/dispatcher";
-import type { Pause } from "../../src/engine/race-points";
-import { redriveOrphans } from "../../src/engine/redrive";
-import { runStamper } from "../../src/engine/stamper";
-import { stopRuns } from "../../src/engine/stop";
-import { patchRow } from "../../src/services/rows";
-import { resumeCell } from "../../src/store/cells/resume";
+import { carrierSpec, type EnqueueSpec, type TaskBackend } from "@/backends/port";
+import { log } from "@/config/log";
+import { TableSchema } from "@/contracts/table";
+import { upstreamGroups } from "@/domain/table-schema";
+import type { TypedCondition } from "@/domain/where";
+import { runCarrier } from "@/engine/carrier";
+import { startRun } from "@/engine/dispatcher";
+import type { Pause } from "@/engine/race-points";
+import { redriveOrphans } from "@/engine/redrive";
+import { runStamper } from "@/engine/stamper";
+import { stopRuns } from "@/engine/stop";
+import { patchRow } from "@/services/rows";
+import { resumeCell } from "@/store/cells/resume";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { taskContext } from "../helpers/engine-harness";

@@ -1,12 +1,13 @@
 /**
  * Engine invariants with several real worker processes on one database.
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { getBackend } from "../../src/backends/instance";
-import { carrierSpec } from "../../src/backends/port";
+import { getBackend } from "@/backends/instance";
+import { carrierSpec } from "@/backends/port";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts, waitForDispatch } from "../helpers/engine";

@@ -3,26 +3,27 @@
  * a lost attempt's late writes against the attempt that replaced it, deadlocks between
  * a Stop and a carrier, and cells that keep arriving while a carrier releases its row.
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { log } from "../../src/config/log";
-import { AdvanceBatcher } from "../../src/engine/advance-batcher";
-import { runCarrier } from "../../src/engine/carrier";
-import { startRun } from "../../src/engine/dispatcher";
-import { redriveOrphans } from "../../src/engine/redrive";
-import { acquireRowLock } from "../../src/engine/row-lock";
-import { stopRuns } from "../../src/engine/stop";
-import { claimCell } from "../../src/store/cells/claim";
-import { failCell } from "../../src/store/cells/finish";
-import { runningWithoutLock } from "../../src/store/cells/orphan-probe";
-import { pauseAttempt } from "../../src/store/cells/pause-attempt";
-import { writeProgress } from "../../src/store/cells/progress";
-import { rowStep } from "../../src/store/cells/row-step";
-import { stampPage } from "../../src/store/cells/stamp";
-import { writeCheckpoint } from "../../src/store/executions/checkpoint";
+import { log } from "@/config/log";
+import { AdvanceBatcher } from "@/engine/advance-batcher";
+import { runCarrier } from "@/engine/carrier";
+import { startRun } from "@/engine/dispatcher";
+import { redriveOrphans } from "@/engine/redrive";
+import { acquireRowLock } from "@/engine/row-lock";
+import { stopRuns } from "@/engine/stop";
+import { claimCell } from "@/store/cells/claim";
+import { failCell } from "@/store/cells/finish";
+import { runningWithoutLock } from "@/store/cells/orphan-probe";
+import { pauseAttempt } from "@/store/cells/pause-attempt";
+import { writeProgress } from "@/store/cells/progress";
+import { rowStep } from "@/store/cells/row-step";
+import { stampPage } from "@/store/cells/stamp";
+import { writeCheckpoint } from "@/store/executions/checkpoint";
 import { call } from "../helpers/api";
 import { completeCell } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";

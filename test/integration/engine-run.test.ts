@@ -1,7 +1,7 @@
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";

@@ -7,11 +7,11 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import type { EnrichmentDetails } from "../../src/enrichments/types";
+import type { EnrichmentDetails } from "@/enrichments/types";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";

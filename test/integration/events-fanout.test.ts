@@ -5,17 +5,18 @@
  * a hole or a repeat, a client that stops reading is cut off without holding up the
  * others, and a request whose client went away is not answered as our failure.
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { log } from "../../src/config/log";
-import { EventFeeds } from "../../src/events/feed";
-import { closeEventHub, getEventHub } from "../../src/events/instance";
-import { openEventStream } from "../../src/events/stream";
-import { workspaceRoute } from "../../src/http/handler";
-import { appendEvent } from "../../src/store/events/append";
-import { sequenceEvents, sequenceStats } from "../../src/store/events/sequence";
+import { log } from "@/config/log";
+import { EventFeeds } from "@/events/feed";
+import { closeEventHub, getEventHub } from "@/events/instance";
+import { openEventStream } from "@/events/stream";
+import { workspaceRoute } from "@/http/handler";
+import { appendEvent } from "@/store/events/append";
+import { sequenceEvents, sequenceStats } from "@/store/events/sequence";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";

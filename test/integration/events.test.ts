@@ -1,10 +1,10 @@
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { closeEventHub } from "../../src/events/instance";
-import { appendEvent } from "../../src/store/events/append";
-import { sequenceEvents } from "../../src/store/events/sequence";
+import { closeEventHub } from "@/events/instance";
+import { appendEvent } from "@/store/events/append";
+import { sequenceEvents } from "@/store/events/sequence";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker, waitForDispatch } from "../helpers/engine";

@@ -5,16 +5,17 @@
  * would give; a cell-status condition finds the rows whose group errored; bad filters,
  * orders and cursors (tampered or of another order) are 400s, never 500s.
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { TableSchema } from "../../src/contracts/table";
-import type { Where } from "../../src/contracts/where";
-import { checkWhere } from "../../src/domain/where";
-import { startRun } from "../../src/engine/dispatcher";
-import { whereSql } from "../../src/store/rows/where-sql";
+import { TableSchema } from "@/contracts/table";
+import type { Where } from "@/contracts/where";
+import { checkWhere } from "@/domain/where";
+import { startRun } from "@/engine/dispatcher";
+import { whereSql } from "@/store/rows/where-sql";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { RecordingBackend } from "../helpers/engine-harness";

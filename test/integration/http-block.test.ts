@@ -6,9 +6,9 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HttpBlock } from "../../src/contracts/workflow";
-import { MAX_RESPONSE_BYTES, runHttp } from "../../src/execution/blocks/http";
-import { type BlockContext, BlockError } from "../../src/execution/blocks/types";
+import type { HttpBlock } from "@/contracts/workflow";
+import { MAX_RESPONSE_BYTES, runHttp } from "@/execution/blocks/http";
+import { type BlockContext, BlockError } from "@/execution/blocks/types";
 
 interface Received {
   method: string;

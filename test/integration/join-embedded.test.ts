@@ -11,23 +11,23 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { EMBEDDED_USER, PASSWORD_FILE } from "@db/embedded";
 import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { EMBEDDED_USER, PASSWORD_FILE } from "../../db/embedded";
-import { generateSecretKey } from "../../src/security/secret-box";
-import { secretKeyId } from "../../src/security/secret-key";
+import { generateSecretKey } from "@/security/secret-box";
+import { secretKeyId } from "@/security/secret-key";
 import {
   type DataDirLock,
   LOCK_FILE,
   lockDataDir,
   processStartTicks,
   readLiveHolder,
-} from "../../src/server/data-dir-lock";
+} from "@/server/data-dir-lock";
 import {
   findEmbeddedServer,
   joinedWorkersGone,
   waitForEmbeddedServer,
-} from "../../src/server/join-embedded";
+} from "@/server/join-embedded";
 import { waitFor } from "../helpers/processes";
 import { spawnWorkerWith } from "../helpers/workers";
 

@@ -6,9 +6,9 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { LlmBlock } from "../../src/contracts/workflow";
-import { runLlm } from "../../src/execution/blocks/llm";
-import { type BlockContext, BlockError } from "../../src/execution/blocks/types";
+import type { LlmBlock } from "@/contracts/workflow";
+import { runLlm } from "@/execution/blocks/llm";
+import { type BlockContext, BlockError } from "@/execution/blocks/types";
 
 interface Received {
   path: string;

@@ -1,9 +1,10 @@
 /**
  * Row locks on the process's shared lock sessions (src/engine/lock-sessions.ts).
  */
+
+import { getDatabase } from "@db/instance";
 import { beforeAll, describe, expect, it } from "vitest";
-import { getDatabase } from "../../db/instance";
-import { acquireRowLock } from "../../src/engine/row-lock";
+import { acquireRowLock } from "@/engine/row-lock";
 import { useTestDatabase } from "../helpers/db";
 
 beforeAll(async () => {

@@ -2,16 +2,17 @@
  * The maintenance jobs: one table both runtimes schedule from, and the pruning of the
  * tables that only grow otherwise, each keeping what is still in use.
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { LocalBackend } from "../../src/backends/local";
-import { log } from "../../src/config/log";
-import { jobsFor, MAINTENANCE_JOBS, PRUNE } from "../../src/runtime/maintenance";
-import { prunePendingCarriers } from "../../src/store/pending-carriers/entries";
-import { pruneRateLimitLogs } from "../../src/store/rate-limits/prune";
-import { takeFromLog } from "../../src/store/rate-limits/take";
+import { LocalBackend } from "@/backends/local";
+import { log } from "@/config/log";
+import { jobsFor, MAINTENANCE_JOBS, PRUNE } from "@/runtime/maintenance";
+import { prunePendingCarriers } from "@/store/pending-carriers/entries";
+import { pruneRateLimitLogs } from "@/store/rate-limits/prune";
+import { takeFromLog } from "@/store/rate-limits/take";
 import { useTestDatabase } from "../helpers/db";
 
 const db = () => getDatabase().db;

@@ -4,14 +4,15 @@
  * output) and the cascade goes on; a wrong id is refused; a Stop on a paused cell holds.
  * A long wait that is due comes back by itself.
  */
+
+import { createDatabase } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createDatabase } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { LocalBackend } from "../../src/backends/local";
-import { log } from "../../src/config/log";
-import { redriveOrphans } from "../../src/engine/redrive";
-import { rowLockKey } from "../../src/engine/row-lock";
+import { LocalBackend } from "@/backends/local";
+import { log } from "@/config/log";
+import { redriveOrphans } from "@/engine/redrive";
+import { rowLockKey } from "@/engine/row-lock";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";

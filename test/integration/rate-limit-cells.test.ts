@@ -4,11 +4,11 @@
  * one-second window; and while credits are used up, auto-run does not fire paid groups.
  */
 
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { planLimits } from "../../src/limits/plans";
+import { planLimits } from "@/limits/plans";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";

@@ -5,20 +5,20 @@
  * on one Redis, or on one Postgres, no one-second window holds more than the limit.
  */
 import net from "node:net";
+import { createDatabase } from "@db/client";
+import { getDatabase } from "@db/instance";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDatabase } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { readEnv } from "../../src/config/env";
-import { abortLocal, registerAttempt } from "../../src/engine/cancellation";
-import { CancelledError, RateLimitExceeded } from "../../src/errors";
-import { limiterFromEnv, limiterKind } from "../../src/limits/rate/instance";
-import { MemoryLimiter } from "../../src/limits/rate/memory";
-import { backoffMs, coolDown, pace } from "../../src/limits/rate/pace";
-import type { RateLimiter } from "../../src/limits/rate/port";
-import { PostgresLimiter } from "../../src/limits/rate/postgres";
-import { createRedisLimiter, stripShebang } from "../../src/limits/rate/redis";
-import { createUpstashLimiter } from "../../src/limits/rate/upstash";
+import { readEnv } from "@/config/env";
+import { abortLocal, registerAttempt } from "@/engine/cancellation";
+import { CancelledError, RateLimitExceeded } from "@/errors";
+import { limiterFromEnv, limiterKind } from "@/limits/rate/instance";
+import { MemoryLimiter } from "@/limits/rate/memory";
+import { backoffMs, coolDown, pace } from "@/limits/rate/pace";
+import type { RateLimiter } from "@/limits/rate/port";
+import { PostgresLimiter } from "@/limits/rate/postgres";
+import { createRedisLimiter, stripShebang } from "@/limits/rate/redis";
+import { createUpstashLimiter } from "@/limits/rate/upstash";
 import { useTestDatabase } from "../helpers/db";
 import { maxInAnyWindow, runPacerProcess } from "../helpers/pacers";
 import { freePort } from "../helpers/processes";

@@ -6,17 +6,18 @@
  * window healed nothing. Jobs are recorded, never run, unless a test runs a carrier
  * itself; time is moved by moving the stamps and the dispatch's record back in SQL.
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { log } from "../../src/config/log";
-import { runCarrier } from "../../src/engine/carrier";
-import { startRun } from "../../src/engine/dispatcher";
-import type { Pause } from "../../src/engine/race-points";
-import { healedSomething, redriveOrphans } from "../../src/engine/redrive";
-import { acquireRowLock } from "../../src/engine/row-lock";
-import { advanceDispatch } from "../../src/store/dispatches/advance";
+import { log } from "@/config/log";
+import { runCarrier } from "@/engine/carrier";
+import { startRun } from "@/engine/dispatcher";
+import type { Pause } from "@/engine/race-points";
+import { healedSomething, redriveOrphans } from "@/engine/redrive";
+import { acquireRowLock } from "@/engine/row-lock";
+import { advanceDispatch } from "@/store/dispatches/advance";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { RecordingBackend, taskContext } from "../helpers/engine-harness";

@@ -3,13 +3,14 @@
  * the crash) run again exactly once, a cell lost too often ends as an error, a queued
  * cell nobody carries gets a carrier, and passes racing each other do no work twice.
  */
+
+import { createDatabase, type Database, queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDatabase, type Database, queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { LocalBackend } from "../../src/backends/local";
-import { log } from "../../src/config/log";
-import { MAX_ATTEMPTS, redriveOrphans } from "../../src/engine/redrive";
+import { LocalBackend } from "@/backends/local";
+import { log } from "@/config/log";
+import { MAX_ATTEMPTS, redriveOrphans } from "@/engine/redrive";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";

@@ -2,18 +2,19 @@
  * The carrier's one-statement step: the last attempt's terminal write, the claim of the
  * row's next cell and the fresh read. Each test forces the interleaving it protects.
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import type { CellStatus } from "../../src/domain/statuses";
-import { StepBatcher } from "../../src/engine/step-batcher";
-import { cancelCells } from "../../src/store/cells/cancel";
-import { claimCell } from "../../src/store/cells/claim";
-import { rowStep, rowSteps } from "../../src/store/cells/row-step";
-import { stampPage } from "../../src/store/cells/stamp";
-import { insertRows } from "../../src/store/rows/insert";
-import { createTable } from "../../src/store/tables/create";
+import type { CellStatus } from "@/domain/statuses";
+import { StepBatcher } from "@/engine/step-batcher";
+import { cancelCells } from "@/store/cells/cancel";
+import { claimCell } from "@/store/cells/claim";
+import { rowStep, rowSteps } from "@/store/cells/row-step";
+import { stampPage } from "@/store/cells/stamp";
+import { insertRows } from "@/store/rows/insert";
+import { createTable } from "@/store/tables/create";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
 

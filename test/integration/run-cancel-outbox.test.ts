@@ -6,17 +6,18 @@
  * The fake trigger.dev API stands in for the platform; the cells are seeded as running
  * carriers with a recorded run id, as a carrier's claim leaves them.
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { TriggerBackend } from "../../src/backends/trigger";
-import { log } from "../../src/config/log";
-import { drainRunCancels, drainSettings } from "../../src/engine/run-cancel-drain";
-import { startRunCancelLoop } from "../../src/engine/run-cancel-loop";
-import { stopRuns } from "../../src/engine/stop";
-import { deleteTable } from "../../src/services/tables";
-import { countRunCancels } from "../../src/store/run-cancels/outbox";
+import { TriggerBackend } from "@/backends/trigger";
+import { log } from "@/config/log";
+import { drainRunCancels, drainSettings } from "@/engine/run-cancel-drain";
+import { startRunCancelLoop } from "@/engine/run-cancel-loop";
+import { stopRuns } from "@/engine/stop";
+import { deleteTable } from "@/services/tables";
+import { countRunCancels } from "@/store/run-cancels/outbox";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type FakeTrigger, startFakeTrigger } from "../helpers/fake-trigger";

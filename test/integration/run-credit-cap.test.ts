@@ -5,10 +5,11 @@
  * charge once); a cap the run does not need changes nothing; and the cells an auto-run
  * fires meanwhile are neither counted against the cap nor stopped by it.
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";

@@ -7,7 +7,7 @@
  * clear message; a dry run accepts it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CellAttemptsResponse } from "../../src/contracts/cells";
+import { CellAttemptsResponse } from "@/contracts/cells";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";

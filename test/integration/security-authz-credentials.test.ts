@@ -8,7 +8,7 @@
  */
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { generateApiKey } from "../../src/store/api-keys/keys";
+import { generateApiKey } from "@/store/api-keys/keys";
 import { call, listRoutes } from "../helpers/api";
 import {
   ADMIN_TOKEN,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { GET as eventsRoute } from "../../src/app/api/tables/[id]/events/route";
-import { ApiError } from "../../src/contracts/common";
+import { GET as eventsRoute } from "@/app/api/tables/[id]/events/route";
+import { ApiError } from "@/contracts/common";
 import { call } from "../helpers/api";
 import {
   expectError,

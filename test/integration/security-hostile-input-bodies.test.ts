@@ -1,10 +1,10 @@
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { ApiError } from "../../src/contracts/common";
-import { csvField, csvRecords } from "../../src/domain/csv";
-import { decodeSecretKey, openSecret } from "../../src/security/secret-box";
+import { ApiError } from "@/contracts/common";
+import { csvField, csvRecords } from "@/domain/csv";
+import { decodeSecretKey, openSecret } from "@/security/secret-box";
 import { type CallOptions, call } from "../helpers/api";
 import { dbFingerprint } from "../helpers/fingerprint";
 import {

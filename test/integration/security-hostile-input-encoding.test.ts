@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../src/contracts/common";
-import { csvField } from "../../src/domain/csv";
+import { ApiError } from "@/contracts/common";
+import { csvField } from "@/domain/csv";
 import { call } from "../helpers/api";
 import { dbFingerprint } from "../helpers/fingerprint";
 import {

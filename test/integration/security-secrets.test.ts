@@ -11,11 +11,11 @@
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { setLogDestination } from "../../src/config/log";
+import { setLogDestination } from "@/config/log";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";

@@ -11,11 +11,11 @@
 import type { LookupAddress } from "node:dns";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
 import {
   createGuardedAgent,
   type DestinationPolicy,
@@ -24,7 +24,7 @@ import {
   outboundFetch,
   setDestinationPolicy,
   systemPolicy,
-} from "../../src/net/outbound";
+} from "@/net/outbound";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";

@@ -4,15 +4,16 @@
  * point (injected, see src/engine/race-points.ts), makes the Stop or the other actor
  * act there, and releases it; no worker runs, the test carries the rows itself.
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { log } from "../../src/config/log";
-import { runCarrier } from "../../src/engine/carrier";
-import { startRun } from "../../src/engine/dispatcher";
-import { redriveOrphans } from "../../src/engine/redrive";
-import { stopRuns } from "../../src/engine/stop";
+import { log } from "@/config/log";
+import { runCarrier } from "@/engine/carrier";
+import { startRun } from "@/engine/dispatcher";
+import { redriveOrphans } from "@/engine/redrive";
+import { stopRuns } from "@/engine/stop";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { onPoint, RecordingBackend, taskContext } from "../helpers/engine-harness";

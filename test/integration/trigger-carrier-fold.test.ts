@@ -5,16 +5,17 @@
  * clears its entry before it reads the row) is a new run, so work left on the row is
  * never swallowed; a failed trigger takes its entries back; a stale entry does not fold.
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { CarrierPayloadSchema, carrierSpec } from "../../src/backends/port";
-import { BATCH_SIZE, FOLD_STALE_MS, TriggerBackend } from "../../src/backends/trigger";
-import { log } from "../../src/config/log";
-import { runCarrier } from "../../src/engine/carrier";
-import { startRun as startDispatch } from "../../src/engine/dispatcher";
-import { redriveOrphans } from "../../src/engine/redrive";
+import { CarrierPayloadSchema, carrierSpec } from "@/backends/port";
+import { BATCH_SIZE, FOLD_STALE_MS, TriggerBackend } from "@/backends/trigger";
+import { log } from "@/config/log";
+import { runCarrier } from "@/engine/carrier";
+import { startRun as startDispatch } from "@/engine/dispatcher";
+import { redriveOrphans } from "@/engine/redrive";
 import { useTestDatabase } from "../helpers/db";
 import { type FakeTrigger, startFakeTrigger, type TriggeredRun } from "../helpers/fake-trigger";
 import { newWorkspace } from "../helpers/fixtures";

@@ -8,15 +8,16 @@
  * counted (printed: the dashboard noise issue 16 item 5 is about, and the enqueues the
  * backend folded into a queued run of their row).
  */
+
+import { createDatabase, type Database, queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDatabase, type Database, queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { getBackend } from "../../src/backends/instance";
-import { CARRIERS_PER_TABLE, TriggerBackend } from "../../src/backends/trigger";
-import { log } from "../../src/config/log";
-import { startRun } from "../../src/engine/dispatcher";
-import { stopRuns } from "../../src/engine/stop";
+import { getBackend } from "@/backends/instance";
+import { CARRIERS_PER_TABLE, TriggerBackend } from "@/backends/trigger";
+import { log } from "@/config/log";
+import { startRun } from "@/engine/dispatcher";
+import { stopRuns } from "@/engine/stop";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type FakeTrigger, startFakeTrigger } from "../helpers/fake-trigger";

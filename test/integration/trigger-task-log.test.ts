@@ -8,8 +8,8 @@
 import { runInMockTaskContext } from "@trigger.dev/core/v3/test";
 import { logger } from "@trigger.dev/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TASKS } from "../../src/backends/port";
-import { log } from "../../src/config/log";
+import { TASKS } from "@/backends/port";
+import { log } from "@/config/log";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts } from "../helpers/engine";
@@ -56,7 +56,7 @@ beforeAll(async () => {
   // Where trigger.dev's run worker installs its OpenTelemetry task logger.
   logger.setGlobalTaskLogger(recorder);
   installTaskCatalog();
-  await import("../../src/trigger/row-carrier");
+  await import("@/trigger/row-carrier");
 });
 afterAll(async () => {
   logger.disable();

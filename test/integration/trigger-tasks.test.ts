@@ -5,20 +5,20 @@
  * A paid call inside a task refuses the per-process limiter: each run is its own process.
  */
 
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { runInMockTaskContext } from "@trigger.dev/core/v3/test";
 import { metadata } from "@trigger.dev/sdk";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { TASKS } from "../../src/backends/port";
-import { TriggerBackend } from "../../src/backends/trigger";
-import { log } from "../../src/config/log";
-import type { EngineDeps } from "../../src/engine/carrier";
-import { drainRunCancels, drainSettings } from "../../src/engine/run-cancel-drain";
-import { stopRuns } from "../../src/engine/stop";
-import { closeRateLimiter, sharedLimiterRefusal } from "../../src/limits/rate/instance";
-import { jobsFor } from "../../src/runtime/maintenance";
+import { TASKS } from "@/backends/port";
+import { TriggerBackend } from "@/backends/trigger";
+import { log } from "@/config/log";
+import type { EngineDeps } from "@/engine/carrier";
+import { drainRunCancels, drainSettings } from "@/engine/run-cancel-drain";
+import { stopRuns } from "@/engine/stop";
+import { closeRateLimiter, sharedLimiterRefusal } from "@/limits/rate/instance";
+import { jobsFor } from "@/runtime/maintenance";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
@@ -33,7 +33,7 @@ let key: string;
 let fake: FakeTrigger;
 let ep: Endpoint;
 let deps: EngineDeps;
-let taskDepsKey: typeof import("../../src/trigger/deps").taskDepsKey;
+let taskDepsKey: typeof import("@/trigger/deps").taskDepsKey;
 
 beforeAll(async () => {
   await useTestDatabase();
@@ -46,10 +46,10 @@ beforeAll(async () => {
     headers: { "content-type": "text/html" },
   }));
   installTaskCatalog();
-  ({ taskDepsKey } = await import("../../src/trigger/deps"));
-  await import("../../src/trigger/row-carrier");
-  await import("../../src/trigger/stamp-dispatch");
-  await import("../../src/trigger/maintenance");
+  ({ taskDepsKey } = await import("@/trigger/deps"));
+  await import("@/trigger/row-carrier");
+  await import("@/trigger/stamp-dispatch");
+  await import("@/trigger/maintenance");
   deps = {
     database: getDatabase(),
     backend: new TriggerBackend({

@@ -3,11 +3,12 @@
  * serialise every commit in the cluster), so a burst of writes to a table must still
  * wake that table's streams, once per burst, after the writes committed.
  */
+
+import type { SessionClient } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SessionClient } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { EVENTS_CHANNEL } from "../../src/events/hub";
-import { wakeTable } from "../../src/events/waker";
+import { EVENTS_CHANNEL } from "@/events/hub";
+import { wakeTable } from "@/events/waker";
 import { useTestDatabase } from "../helpers/db";
 import { waitFor } from "../helpers/processes";
 

@@ -7,18 +7,19 @@
  * cells and the pages a run stamps after it leave those rows out. No worker runs: stamped
  * cells stay queued, so each case sees exactly what it set up.
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { TASKS } from "../../src/backends/port";
-import type { TableSchema } from "../../src/contracts/table";
-import type { Where } from "../../src/contracts/where";
-import { checkWhere, type TypedCondition } from "../../src/domain/where";
-import { startRun } from "../../src/engine/dispatcher";
-import { runStamper } from "../../src/engine/stamper";
-import { stopRuns } from "../../src/engine/stop";
-import { whereSql } from "../../src/store/rows/where-sql";
+import { TASKS } from "@/backends/port";
+import type { TableSchema } from "@/contracts/table";
+import type { Where } from "@/contracts/where";
+import { checkWhere, type TypedCondition } from "@/domain/where";
+import { startRun } from "@/engine/dispatcher";
+import { runStamper } from "@/engine/stamper";
+import { stopRuns } from "@/engine/stop";
+import { whereSql } from "@/store/rows/where-sql";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { RecordingBackend, taskContext } from "../helpers/engine-harness";

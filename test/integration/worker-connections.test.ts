@@ -4,16 +4,17 @@
  * once on one worker use at most 30 connections in all (its pool, the lock sessions, the
  * cancel LISTEN and graphile-worker's own pool).
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
-import { closeBackend } from "../../src/backends/instance";
-import { readEnv } from "../../src/config/env";
-import { log } from "../../src/config/log";
-import { LOCK_SESSIONS } from "../../src/engine/lock-sessions";
-import { type RunningWorker, startWorker } from "../../src/server/worker-runtime";
-import { rowLockKeyOf } from "../../src/store/cells/orphan-probe";
+import { closeBackend } from "@/backends/instance";
+import { readEnv } from "@/config/env";
+import { log } from "@/config/log";
+import { LOCK_SESSIONS } from "@/engine/lock-sessions";
+import { type RunningWorker, startWorker } from "@/server/worker-runtime";
+import { rowLockKeyOf } from "@/store/cells/orphan-probe";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";

@@ -5,10 +5,11 @@
  * depth cap and on cycles; deployed vs live versions; partial outputs reach events
  * before the terminal event.
  */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { queryRows } from "../../db/client";
-import { getDatabase } from "../../db/instance";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { delay, type Endpoint, startEndpoint } from "../helpers/endpoint";

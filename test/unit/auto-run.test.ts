@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { TableSchema } from "../../src/contracts/table";
+import { TableSchema } from "@/contracts/table";
 import {
   autoRunDependencies,
   dependenciesMet,
   nextAutoGroup,
   reArmedByEdit,
-} from "../../src/domain/auto-run";
+} from "@/domain/auto-run";
 
 const schema = TableSchema.parse({
   columns: ["email", "ok", "domain", "company", "size", "manual"].map((id) => ({

@@ -5,7 +5,7 @@
  * next build's own output as 16.x prints it, without running a build.
  */
 import { describe, expect, it } from "vitest";
-import { BuildProgress, buildPhase, LineSplitter, QUIET_MS } from "../../src/server/build-progress";
+import { BuildProgress, buildPhase, LineSplitter, QUIET_MS } from "@/server/build-progress";
 
 /** `next build` stdout (Next.js 16.4, Turbopack), chunked as it arrived, \r redraws included. */
 const NEXT_BUILD_OUTPUT = [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { abortLocal, registerAttempt } from "../../src/engine/cancellation";
+import { abortLocal, registerAttempt } from "@/engine/cancellation";
 
 describe("the cancel registry", () => {
   it("aborts an attempt whose cancel arrived before it was registered", () => {

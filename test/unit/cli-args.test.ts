@@ -1,11 +1,11 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { parseCommand } from "../../src/cli/args";
-import { cli } from "../../src/cli/cli";
-import { RUN_SPEC, runRequest } from "../../src/cli/commands/run";
-import { stopRequest } from "../../src/cli/commands/stop";
-import { coerceValue, whereEquals, whereFromJson } from "../../src/cli/where-args";
-import type { Schemas } from "../../src/client/cellflow-client";
+import { parseCommand } from "@/cli/args";
+import { cli } from "@/cli/cli";
+import { RUN_SPEC, runRequest } from "@/cli/commands/run";
+import { stopRequest } from "@/cli/commands/stop";
+import { coerceValue, whereEquals, whereFromJson } from "@/cli/where-args";
+import type { Schemas } from "@/client/cellflow-client";
 import { freePort } from "../helpers/processes";
 
 const table: Schemas["TableView"] = {

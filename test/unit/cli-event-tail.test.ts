@@ -5,8 +5,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { connectionFromEnv } from "../../src/cli/connection";
-import { type StreamEvent, tailEvents } from "../../src/cli/event-stream";
+import { connectionFromEnv } from "@/cli/connection";
+import { type StreamEvent, tailEvents } from "@/cli/event-stream";
 
 let server: http.Server | undefined;
 afterEach(async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseEvents } from "../../src/cli/event-stream";
+import { parseEvents } from "@/cli/event-stream";
 
 describe("reading the event stream", () => {
   it("hands over complete events with their id, name and JSON data", () => {

@@ -7,7 +7,7 @@ import {
   progressOf,
   RateMeter,
   runEnd,
-} from "../../src/cli/progress";
+} from "@/cli/progress";
 
 const counts = (c: Partial<Record<string, number>> = {}) => ({
   queued: 0,

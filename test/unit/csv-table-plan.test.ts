@@ -4,11 +4,11 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Column } from "../../src/contracts/table";
-import { csvRows } from "../../src/domain/csv-columns";
-import { readCsvBody } from "../../src/http/body";
-import { describeRefusal } from "../../src/ui/api";
-import { planCsvFile, planCsvTable } from "../../src/ui/tables/csv-table-plan";
+import type { Column } from "@/contracts/table";
+import { csvRows } from "@/domain/csv-columns";
+import { readCsvBody } from "@/http/body";
+import { describeRefusal } from "@/ui/api";
+import { planCsvFile, planCsvTable } from "@/ui/tables/csv-table-plan";
 
 const utf8 = (text: string) => new Uint8Array(new TextEncoder().encode(text));
 

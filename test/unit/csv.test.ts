@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Column } from "../../src/contracts/table";
-import { csvFilename, csvLine, csvRecords } from "../../src/domain/csv";
-import { csvRows, exportValue, importValue } from "../../src/domain/csv-columns";
+import type { Column } from "@/contracts/table";
+import { csvFilename, csvLine, csvRecords } from "@/domain/csv";
+import { csvRows, exportValue, importValue } from "@/domain/csv-columns";
 import { strictCsv } from "../helpers/strict-csv";
 
 const parse = (text: string) =>

@@ -3,13 +3,13 @@
  * machine, its network or a cloud control plane is public, whatever form it is written in.
  */
 import { describe, expect, it } from "vitest";
-import { allowPrivateNetwork, readEnv } from "../../src/config/env";
+import { allowPrivateNetwork, readEnv } from "@/config/env";
 import {
   isLocalHostName,
   isPublicAddress,
   literalAddress,
   nonPublicRange,
-} from "../../src/security/destinations";
+} from "@/security/destinations";
 
 describe("no address that leads inward is public", () => {
   const inward: [string, string][] = [

@@ -1,21 +1,21 @@
 import { describe, expect, it } from "vitest";
-import { TableSchema } from "../../src/contracts/table";
-import { WorkflowDefinition } from "../../src/contracts/workflow";
-import { importValue } from "../../src/domain/csv-columns";
-import { formatDuration } from "../../src/domain/durations";
-import { findCycle } from "../../src/domain/graph";
-import { newId } from "../../src/domain/ids";
-import { CELL_STATUSES, isInFlight, isTerminal } from "../../src/domain/statuses";
-import { checkTableSchema } from "../../src/domain/table-schema";
-import { parseTemplate } from "../../src/domain/templates";
+import { TableSchema } from "@/contracts/table";
+import { WorkflowDefinition } from "@/contracts/workflow";
+import { importValue } from "@/domain/csv-columns";
+import { formatDuration } from "@/domain/durations";
+import { findCycle } from "@/domain/graph";
+import { newId } from "@/domain/ids";
+import { CELL_STATUSES, isInFlight, isTerminal } from "@/domain/statuses";
+import { checkTableSchema } from "@/domain/table-schema";
+import { parseTemplate } from "@/domain/templates";
 import {
   checkRowData,
   isEmptyValue,
   jsonDeeperThan,
   jsonValueIssues,
   MAX_JSON_DEPTH,
-} from "../../src/domain/values";
-import { checkWorkflowDefinition, entryBlock } from "../../src/domain/workflow-graph";
+} from "@/domain/values";
+import { checkWorkflowDefinition, entryBlock } from "@/domain/workflow-graph";
 
 describe("statuses", () => {
   it("every status is exactly one of in flight or terminal", () => {

@@ -5,20 +5,20 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ENRICHMENT_IDS } from "../../src/enrichments/catalog";
-import { companyProviders, mapCompany } from "../../src/enrichments/company-lookup";
-import { emailDomain } from "../../src/enrichments/email-domain";
-import { domainOf } from "../../src/enrichments/fields";
-import { normalizePhone } from "../../src/enrichments/phone-normalize";
-import { getEnrichment, listEnrichments } from "../../src/enrichments/registry";
-import { runEnrichment } from "../../src/enrichments/run";
+import { ENRICHMENT_IDS } from "@/enrichments/catalog";
+import { companyProviders, mapCompany } from "@/enrichments/company-lookup";
+import { emailDomain } from "@/enrichments/email-domain";
+import { domainOf } from "@/enrichments/fields";
+import { normalizePhone } from "@/enrichments/phone-normalize";
+import { getEnrichment, listEnrichments } from "@/enrichments/registry";
+import { runEnrichment } from "@/enrichments/run";
 import {
   type Enrichment,
   EnrichmentError,
   type Provider,
   ProviderError,
-} from "../../src/enrichments/types";
-import { pageUrl, parseMeta } from "../../src/enrichments/website-meta";
+} from "@/enrichments/types";
+import { pageUrl, parseMeta } from "@/enrichments/website-meta";
 
 const signal = () => new AbortController().signal;
 

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { Env, readEnv } from "../../src/config/env";
+import { Env, readEnv } from "@/config/env";
 
 describe(".env.example", () => {
   it("documents exactly the variables the code reads", () => {

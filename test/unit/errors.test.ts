@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { RequestError } from "../../src/domain/errors";
-import { EnrichmentError, ProviderError } from "../../src/enrichments/types";
+import { RequestError } from "@/domain/errors";
+import { EnrichmentError, ProviderError } from "@/enrichments/types";
 import {
   CancelledError,
   DeadlineError,
@@ -16,11 +16,11 @@ import {
   RateLimitExceeded,
   SharedLimiterRequired,
   UsageLimitHalt,
-} from "../../src/errors";
-import { BlockError, PauseRequest } from "../../src/execution/blocks/types";
-import { WorkflowError } from "../../src/execution/executor";
-import { ExpressionError } from "../../src/execution/expressions";
-import { DestinationRefused } from "../../src/net/outbound";
+} from "@/errors";
+import { BlockError, PauseRequest } from "@/execution/blocks/types";
+import { WorkflowError } from "@/execution/executor";
+import { ExpressionError } from "@/execution/expressions";
+import { DestinationRefused } from "@/net/outbound";
 
 const cause = new Error("underneath");
 const cases: { name: string; make: () => Error; is: (e: unknown) => boolean }[] = [

@@ -1,6 +1,6 @@
 /** The stream's event schemas, and the suite's strict check of what the server wrote. */
 import { describe, expect, it } from "vitest";
-import { parseTableEvent } from "../../src/contracts/events";
+import { parseTableEvent } from "@/contracts/events";
 import { eventContractBreach } from "../helpers/event-contract";
 
 const cell = {

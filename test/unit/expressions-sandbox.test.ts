@@ -12,7 +12,7 @@ import {
   evaluate,
   LIMITS,
   renderTemplate,
-} from "../../src/execution/expressions";
+} from "@/execution/expressions";
 
 const SECRET = "sandbox-secret-value";
 

@@ -5,10 +5,10 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { EnrichmentView } from "../../src/contracts/enrichments";
-import { type Column, type Group, PatchTableRequest, TableSchema } from "../../src/contracts/table";
-import { checkTableSchema } from "../../src/domain/table-schema";
-import { listEnrichments } from "../../src/enrichments/registry";
+import type { EnrichmentView } from "@/contracts/enrichments";
+import { type Column, type Group, PatchTableRequest, TableSchema } from "@/contracts/table";
+import { checkTableSchema } from "@/domain/table-schema";
+import { listEnrichments } from "@/enrichments/registry";
 import {
   columnFormFrom,
   columnFromForm,
@@ -18,8 +18,8 @@ import {
   describeUsage,
   parseOptions,
   validateColumnForm,
-} from "../../src/ui/grid/column-form";
-import { CLIENT_ID, idFromName } from "../../src/ui/grid/editor-ids";
+} from "@/ui/grid/column-form";
+import { CLIENT_ID, idFromName } from "@/ui/grid/editor-ids";
 import {
   addAllEnrichmentOutputs,
   applyEnrichmentChoice,
@@ -28,7 +28,7 @@ import {
   suggestInputs,
   suggestOutputName,
   terminalBlockIds,
-} from "../../src/ui/grid/group-choices";
+} from "@/ui/grid/group-choices";
 import {
   defaultDependsOn,
   enrichmentColumnType,
@@ -37,9 +37,9 @@ import {
   groupFormFrom,
   NEW_COLUMN,
   outputRow,
-} from "../../src/ui/grid/group-form";
-import { buildGroupPatch, groupIssues, validateGroupForm } from "../../src/ui/grid/group-patch";
-import { issuePlace } from "../../src/ui/grid/issue-paths";
+} from "@/ui/grid/group-form";
+import { buildGroupPatch, groupIssues, validateGroupForm } from "@/ui/grid/group-patch";
+import { issuePlace } from "@/ui/grid/issue-paths";
 
 const columns: Column[] = [
   { id: "name", name: "Name", type: "text" },

@@ -6,8 +6,8 @@ import {
   type CellView,
   compareAttempts,
   mergeCell,
-} from "../../src/ui/grid/merge";
-import { GridRows } from "../../src/ui/grid/model";
+} from "@/ui/grid/merge";
+import { GridRows } from "@/ui/grid/model";
 
 const older = "ex2_00000000000a1111111111111111111";
 const newer = "ex2_00000000000b0000000000000000000";

@@ -6,12 +6,12 @@
  * by event follow; under a filter an event's row is only updated when it is shown.
  */
 import { describe, expect, it } from "vitest";
-import { LIST_ROWS_JSON_PARAMS, ListRowsQuery } from "../../src/contracts/rows";
-import type { WhereCondition } from "../../src/contracts/where";
-import { parseQuery } from "../../src/http/body";
-import { answer, browserClient } from "../../src/ui/api";
-import { GridRows, type RowView } from "../../src/ui/grid/model";
-import { nextSort, type RowQuery, rowsPageQuery, withCondition } from "../../src/ui/grid/row-query";
+import { LIST_ROWS_JSON_PARAMS, ListRowsQuery } from "@/contracts/rows";
+import type { WhereCondition } from "@/contracts/where";
+import { parseQuery } from "@/http/body";
+import { answer, browserClient } from "@/ui/api";
+import { GridRows, type RowView } from "@/ui/grid/model";
+import { nextSort, type RowQuery, rowsPageQuery, withCondition } from "@/ui/grid/row-query";
 
 const row = (id: string, position: number, data: Record<string, unknown> = {}): RowView => ({
   id,

@@ -1,7 +1,7 @@
 /** Inline edits are checked against the column's type before they are sent. */
 import { describe, expect, it } from "vitest";
-import { checkValue } from "../../src/domain/values";
-import { displayValue, parseInput } from "../../src/ui/grid/values";
+import { checkValue } from "@/domain/values";
+import { displayValue, parseInput } from "@/ui/grid/values";
 
 describe("an edit typed into a cell", () => {
   it("becomes a number only when it is one", () => {

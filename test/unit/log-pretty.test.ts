@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { readEnv } from "../../src/config/env";
-import { prettyDestination, prettyLine } from "../../src/config/log-pretty";
+import { readEnv } from "@/config/env";
+import { prettyDestination, prettyLine } from "@/config/log-pretty";
 
 const line = (fields: Record<string, unknown>) =>
   JSON.stringify({

@@ -4,9 +4,9 @@
  * takes the whole line with it.
  */
 import { describe, expect, it } from "vitest";
-import { CancelledError, RateLimitExceeded } from "../../src/errors";
-import { lineLength, paceInLine } from "../../src/limits/rate/line";
-import type { RateLimit, RateLimiter, Take } from "../../src/limits/rate/port";
+import { CancelledError, RateLimitExceeded } from "@/errors";
+import { lineLength, paceInLine } from "@/limits/rate/line";
+import type { RateLimit, RateLimiter, Take } from "@/limits/rate/port";
 import { waitFor } from "../helpers/processes";
 
 const limit: RateLimit = { limit: 1, windowMs: 1_000 };

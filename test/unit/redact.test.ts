@@ -1,13 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseRetryAfter, retryAfterFromHeaders } from "../../src/domain/retry-after";
-import {
-  encodedForms,
-  REDACTED,
-  redact,
-  redactedExcerpt,
-  redactText,
-} from "../../src/security/redact";
+import { parseRetryAfter, retryAfterFromHeaders } from "@/domain/retry-after";
+import { encodedForms, REDACTED, redact, redactedExcerpt, redactText } from "@/security/redact";
 
 describe("redact", () => {
   const secrets = { TOKEN: "tok-12345", KEY: "sk_live_abcdef", SHORT: "abc" };

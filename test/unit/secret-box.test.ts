@@ -3,20 +3,15 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { readEnv } from "../../src/config/env";
-import {
-  decodeSecretKey,
-  generateSecretKey,
-  openSecret,
-  sealSecret,
-} from "../../src/security/secret-box";
-import { ensureSecretKey, findSecretKey, secretKeyId } from "../../src/security/secret-key";
+import { readEnv } from "@/config/env";
+import { decodeSecretKey, generateSecretKey, openSecret, sealSecret } from "@/security/secret-box";
+import { ensureSecretKey, findSecretKey, secretKeyId } from "@/security/secret-key";
 import {
   deliveryDigest,
   isFresh,
   parseSignatureHeader,
   signatureMatches,
-} from "../../src/security/signature";
+} from "@/security/signature";
 
 const key = randomBytes(32);
 

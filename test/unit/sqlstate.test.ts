@@ -1,5 +1,5 @@
+import { isConnectionLoss } from "@db/sqlstate";
 import { describe, expect, it } from "vitest";
-import { isConnectionLoss } from "../../db/sqlstate";
 
 const pgError = (code: string, message = "x") => Object.assign(new Error(message), { code });
 

@@ -8,14 +8,14 @@ import fs from "node:fs";
 import path from "node:path";
 import type { BuildExtension, BuildLayer } from "@trigger.dev/core/v3/build";
 import { afterEach, describe, expect, it } from "vitest";
-import { Env } from "../../src/config/env";
+import { Env } from "@/config/env";
 import {
   NOT_FOR_TASKS,
   PLATFORM_ENV,
   TASK_ENV,
   TASK_ENV_NAMES,
   taskEnvVars,
-} from "../../src/config/task-env";
+} from "@/config/task-env";
 import config from "../../trigger.config";
 
 const root = path.resolve(import.meta.dirname, "../..");

@@ -6,8 +6,8 @@
  * an empty body).
  */
 import { describe, expect, it } from "vitest";
-import { errorResponse } from "../../src/http/respond";
-import { ApiError, answer, browserClient, describeError } from "../../src/ui/api";
+import { errorResponse } from "@/http/respond";
+import { ApiError, answer, browserClient, describeError } from "@/ui/api";
 
 /** The UI's client answered by `reply`; the requests it sent are in `sent`. */
 function answeredBy(reply: () => Response) {

@@ -7,8 +7,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { log } from "../../src/config/log";
-import { createWebServer } from "../../src/server/web-server";
+import { log } from "@/config/log";
+import { createWebServer } from "@/server/web-server";
 
 describe("closing the web server", () => {
   it("cuts upgraded connections at once instead of waiting out the request grace", async () => {

@@ -5,30 +5,30 @@
  * problems the API would refuse).
  */
 import { describe, expect, it } from "vitest";
-import { WorkflowDefinition } from "../../src/contracts/workflow";
-import { checkWorkflowDefinition } from "../../src/domain/workflow-graph";
+import { WorkflowDefinition } from "@/contracts/workflow";
+import { checkWorkflowDefinition } from "@/domain/workflow-graph";
 import {
   BLOCK_HELP,
   canAddBlock,
   freeBlockId,
   starterDefinition,
   withBlockAdded,
-} from "../../src/ui/workflows/block-help";
-import { timeAgo } from "../../src/ui/workflows/format";
+} from "@/ui/workflows/block-help";
+import { timeAgo } from "@/ui/workflows/format";
 import {
   blockAtOffset,
   blockIndexOfPath,
   describeDefinition,
   KNOWN_BLOCK_TYPES,
   pathLabel,
-} from "../../src/ui/workflows/graph";
+} from "@/ui/workflows/graph";
 import {
   canonicalJson,
   lineColumn,
   newlineWithIndent,
   parseJsonText,
   spanOfPath,
-} from "../../src/ui/workflows/json-text";
+} from "@/ui/workflows/json-text";
 
 const EXAMPLE = {
   inputs: [{ name: "n", type: "number", required: true }],

@@ -4,9 +4,9 @@
  * table group of kind `enrichment` maps it (input id → column id, output id → column).
  */
 import { useCallback, useEffect, useState } from "react";
-import type { EnrichmentView } from "../../contracts/enrichments";
-import { answer, api, describeError } from "../../ui/api";
-import { Shell } from "../../ui/shell";
+import type { EnrichmentView } from "@/contracts/enrichments";
+import { answer, api, describeError } from "@/ui/api";
+import { Shell } from "@/ui/shell";
 
 /** A group using the enrichment, with placeholder column ids (`col_<field>`). */
 function groupSnippet(e: EnrichmentView): string {

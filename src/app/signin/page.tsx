@@ -6,7 +6,7 @@
  * the page removes it from the address bar before signing in.
  */
 import { useEffect, useState } from "react";
-import { answer, api, describeError } from "../../ui/api";
+import { answer, api, describeError } from "@/ui/api";
 
 function nextPath(): string {
   const next = new URLSearchParams(window.location.search).get("next");

@@ -1,11 +1,11 @@
 "use client";
 /** Tables: every table of the workspace, a new empty one, one made from a CSV file, delete. */
 import { useCallback, useEffect, useRef, useState } from "react";
-import type { Schemas } from "../../client/cellflow-client";
-import { answer, api, describeError, describeRefusal } from "../../ui/api";
-import { importCsv } from "../../ui/api-raw";
-import { Shell } from "../../ui/shell";
-import { planCsvFile } from "../../ui/tables/csv-table-plan";
+import type { Schemas } from "@/client/cellflow-client";
+import { answer, api, describeError, describeRefusal } from "@/ui/api";
+import { importCsv } from "@/ui/api-raw";
+import { Shell } from "@/ui/shell";
+import { planCsvFile } from "@/ui/tables/csv-table-plan";
 
 type Listed = Schemas["TableView"];
 

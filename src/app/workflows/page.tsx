@@ -1,11 +1,11 @@
 "use client";
 /** Workflows: every workflow of the workspace, its deployed version, and a new one. */
 import { useCallback, useEffect, useState } from "react";
-import type { WorkflowView } from "../../contracts/workflow";
-import { answer, api, asWorkflow, describeError } from "../../ui/api";
-import { Shell } from "../../ui/shell";
-import { starterDefinition } from "../../ui/workflows/block-help";
-import { plural, timeAgo } from "../../ui/workflows/format";
+import type { WorkflowView } from "@/contracts/workflow";
+import { answer, api, asWorkflow, describeError } from "@/ui/api";
+import { Shell } from "@/ui/shell";
+import { starterDefinition } from "@/ui/workflows/block-help";
+import { plural, timeAgo } from "@/ui/workflows/format";
 
 export default function WorkflowsPage() {
   const [workflows, setWorkflows] = useState<WorkflowView[] | null>(null);

@@ -5,7 +5,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { MAX_CSV_BODY } from "../../http/body";
+import { MAX_CSV_BODY } from "@/http/body";
 import { parseCommand } from "../args";
 import { refusalOf } from "../connection";
 import { type CliContext, connect } from "../context";

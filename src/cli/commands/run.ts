@@ -4,7 +4,7 @@
  * the dry run's figures, or with `--follow` its progress to the end. Ctrl-C while
  * following detaches and leaves the run going, saying how to stop it.
  */
-import type { Schemas } from "../../client/cellflow-client";
+import type { Schemas } from "@/client/cellflow-client";
 import { parseCommand, wholeNumber } from "../args";
 import { type Connection, call } from "../connection";
 import { type CliContext, connect } from "../context";

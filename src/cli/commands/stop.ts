@@ -1,5 +1,5 @@
 /** `cellflow stop <table> …`: POST /runs/cancel scoped by the flags; prints the count. */
-import type { Schemas } from "../../client/cellflow-client";
+import type { Schemas } from "@/client/cellflow-client";
 import { parseCommand } from "../args";
 import { call } from "../connection";
 import { type CliContext, connect } from "../context";

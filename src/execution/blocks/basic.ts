@@ -4,7 +4,7 @@ import type {
   FailBlock,
   TransformBlock,
   WaitBlock,
-} from "../../contracts/workflow";
+} from "@/contracts/workflow";
 import { evaluate, renderTemplate } from "../expressions";
 import { BlockError, type BlockRunner, PauseRequest } from "./types";
 

@@ -7,8 +7,8 @@
  * aborts the running items and starts no more. Children are not checkpointed one by
  * one: the block is, when it finishes; a re-run child sends the same Idempotency-Keys.
  */
-import type { ForeachBlock, WorkflowBlock, WorkflowDefinition } from "../../contracts/workflow";
-import { redactedExcerpt } from "../../security/redact";
+import type { ForeachBlock, WorkflowBlock, WorkflowDefinition } from "@/contracts/workflow";
+import { redactedExcerpt } from "@/security/redact";
 import { evaluate } from "../expressions";
 import { type BlockContext, BlockError, type BlockRunner } from "./types";
 

@@ -5,10 +5,10 @@
  * without guarding. Every provider failing is a BlockError with their reasons, retryable
  * when one of them may succeed later; an unknown id or a bad input is not retryable.
  */
-import type { EnrichmentBlock } from "../../contracts/workflow";
-import { getEnrichment } from "../../enrichments/registry";
-import { runEnrichment } from "../../enrichments/run";
-import { EnrichmentError } from "../../enrichments/types";
+import type { EnrichmentBlock } from "@/contracts/workflow";
+import { getEnrichment } from "@/enrichments/registry";
+import { runEnrichment } from "@/enrichments/run";
+import { EnrichmentError } from "@/enrichments/types";
 import { evaluate } from "../expressions";
 import { BlockError, type BlockRunner } from "./types";
 

@@ -6,11 +6,11 @@
  * response are ever held; every failure is a BlockError that says whether trying again
  * can help, except an abort, which is passed on as the signal's reason.
  */
-import type { HttpBlock } from "../../contracts/workflow";
-import { parseRetryAfter } from "../../domain/retry-after";
-import { messageOf, networkMessage } from "../../net/network-message";
-import { DestinationRefused, outboundFetch, readCapped } from "../../net/outbound";
-import { redactedExcerpt } from "../../security/redact";
+import type { HttpBlock } from "@/contracts/workflow";
+import { parseRetryAfter } from "@/domain/retry-after";
+import { messageOf, networkMessage } from "@/net/network-message";
+import { DestinationRefused, outboundFetch, readCapped } from "@/net/outbound";
+import { redactedExcerpt } from "@/security/redact";
 import { type ExpressionScope, renderTemplate } from "../expressions";
 import { type BlockContext, BlockError, type BlockRunner } from "./types";
 

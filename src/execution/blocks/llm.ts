@@ -8,11 +8,11 @@
  */
 import OpenAI from "openai";
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
-import { readEnv } from "../../config/env";
-import type { LlmBlock } from "../../contracts/workflow";
-import { retryAfterFromHeaders } from "../../domain/retry-after";
-import { DestinationRefused, outboundFetch } from "../../net/outbound";
-import { redactedExcerpt } from "../../security/redact";
+import { readEnv } from "@/config/env";
+import type { LlmBlock } from "@/contracts/workflow";
+import { retryAfterFromHeaders } from "@/domain/retry-after";
+import { DestinationRefused, outboundFetch } from "@/net/outbound";
+import { redactedExcerpt } from "@/security/redact";
 import { renderTemplate } from "../expressions";
 import { type BlockContext, BlockError, type BlockRunner } from "./types";
 

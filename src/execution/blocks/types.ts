@@ -1,5 +1,5 @@
-import type { Block, WorkflowDefinition } from "../../contracts/workflow";
-import type { PaidCalls } from "../../enrichments/types";
+import type { Block, WorkflowDefinition } from "@/contracts/workflow";
+import type { PaidCalls } from "@/enrichments/types";
 import { ExpressionError, type ExpressionScope } from "../expressions";
 
 export interface BlockContext {

@@ -7,21 +7,21 @@
  */
 import { zodToOpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { ZodType } from "zod";
-import * as cells from "../../contracts/cells";
-import * as common from "../../contracts/common";
-import * as csv from "../../contracts/csv";
-import * as enrichments from "../../contracts/enrichments";
-import * as events from "../../contracts/events";
-import * as health from "../../contracts/health";
-import * as hooks from "../../contracts/hooks";
-import * as rows from "../../contracts/rows";
-import * as runs from "../../contracts/runs";
-import * as secrets from "../../contracts/secrets";
-import * as session from "../../contracts/session";
-import * as table from "../../contracts/table";
-import * as where from "../../contracts/where";
-import * as workflow from "../../contracts/workflow";
-import * as workspaces from "../../contracts/workspaces";
+import * as cells from "@/contracts/cells";
+import * as common from "@/contracts/common";
+import * as csv from "@/contracts/csv";
+import * as enrichments from "@/contracts/enrichments";
+import * as events from "@/contracts/events";
+import * as health from "@/contracts/health";
+import * as hooks from "@/contracts/hooks";
+import * as rows from "@/contracts/rows";
+import * as runs from "@/contracts/runs";
+import * as secrets from "@/contracts/secrets";
+import * as session from "@/contracts/session";
+import * as table from "@/contracts/table";
+import * as where from "@/contracts/where";
+import * as workflow from "@/contracts/workflow";
+import * as workspaces from "@/contracts/workspaces";
 
 const NAMED: Record<string, ZodType> = {
   JsonValue: common.JsonValue,

@@ -5,7 +5,7 @@
  * docs/openapi.json and a test compares the two).
  */
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
-import { TableEvent } from "../../contracts/events";
+import { TableEvent } from "@/contracts/events";
 import { nameComponents } from "./components";
 import { type Operation, registerOperation } from "./operation";
 import { TABLE_OPERATIONS } from "./table-routes";

@@ -8,7 +8,7 @@
  */
 import type { OpenAPIRegistry, ResponseConfig } from "@asteasolutions/zod-to-openapi";
 import { type ZodObject, type ZodType, z } from "zod";
-import { ApiError } from "../../contracts/common";
+import { ApiError } from "@/contracts/common";
 import { PATH_ID } from "../path-ids";
 
 /**

@@ -4,10 +4,10 @@
  * contract its service answers with, so the document describes what the code does.
  */
 import { z } from "zod";
-import { CellAttemptsResponse, ResumeCellRequest, ResumeCellResponse } from "../../contracts/cells";
-import { CsvImported } from "../../contracts/csv";
-import { EventsQuery } from "../../contracts/events";
-import { CreatedHook, CreateHookRequest, HookList } from "../../contracts/hooks";
+import { CellAttemptsResponse, ResumeCellRequest, ResumeCellResponse } from "@/contracts/cells";
+import { CsvImported } from "@/contracts/csv";
+import { EventsQuery } from "@/contracts/events";
+import { CreatedHook, CreateHookRequest, HookList } from "@/contracts/hooks";
 import {
   InsertedRows,
   InsertRowsRequest,
@@ -15,7 +15,7 @@ import {
   PatchRowRequest,
   RowPage,
   RowView,
-} from "../../contracts/rows";
+} from "@/contracts/rows";
 import {
   CancelRunsRequest,
   CreateRunRequest,
@@ -24,8 +24,8 @@ import {
   RunStarted,
   RunsCancelled,
   RunView,
-} from "../../contracts/runs";
-import { CreateTableRequest, PatchTableRequest, TableList, TableView } from "../../contracts/table";
+} from "@/contracts/runs";
+import { CreateTableRequest, PatchTableRequest, TableList, TableView } from "@/contracts/table";
 import type { Operation } from "./operation";
 
 const TABLE = { id: "The table's id" };

@@ -3,21 +3,21 @@
  * enrichments, usage, secrets, webhook deliveries and the description of the API itself.
  */
 import { z } from "zod";
-import { EnrichmentList } from "../../contracts/enrichments";
-import { HealthView } from "../../contracts/health";
-import { HookRowsInserted } from "../../contracts/hooks";
-import { InsertRowsRequest } from "../../contracts/rows";
-import { CreateRunRequest, RunStarted } from "../../contracts/runs";
-import { PutSecretRequest, SecretList, SecretView } from "../../contracts/secrets";
-import { SessionView, SignInRequest } from "../../contracts/session";
+import { EnrichmentList } from "@/contracts/enrichments";
+import { HealthView } from "@/contracts/health";
+import { HookRowsInserted } from "@/contracts/hooks";
+import { InsertRowsRequest } from "@/contracts/rows";
+import { CreateRunRequest, RunStarted } from "@/contracts/runs";
+import { PutSecretRequest, SecretList, SecretView } from "@/contracts/secrets";
+import { SessionView, SignInRequest } from "@/contracts/session";
 import {
   CreateWorkflowRequest,
   DeployedWorkflow,
   UpdateWorkflowRequest,
   WorkflowList,
   WorkflowView,
-} from "../../contracts/workflow";
-import { CreatedWorkspace, CreateWorkspaceRequest, UsageView } from "../../contracts/workspaces";
+} from "@/contracts/workflow";
+import { CreatedWorkspace, CreateWorkspaceRequest, UsageView } from "@/contracts/workspaces";
 import type { Operation } from "./operation";
 
 const SET_COOKIE = { "set-cookie": "The session cookie (`cellflow_session`, HttpOnly)" };

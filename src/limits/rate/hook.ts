@@ -7,8 +7,8 @@
  * tombstone, or RateLimitExceeded ("Rate limit exceeded — retry later") when the
  * budget runs out.
  */
-import type { Plan } from "../../domain/statuses";
-import type { BeforeCall } from "../../enrichments/types";
+import type { Plan } from "@/domain/statuses";
+import type { BeforeCall } from "@/enrichments/types";
 import { planLimits } from "../plans";
 import { paceInLine } from "./line";
 import { coolDown, type PaceOptions } from "./pace";

@@ -5,9 +5,9 @@
  * deployment already shares. The in-process limiter (each process on its own) is only
  * ever used when RATE_LIMITER=memory asks for it, never as a fallback.
  */
-import type { Db } from "../../../db/client";
-import { type Env, readEnv } from "../../config/env";
-import { log } from "../../config/log";
+import type { Db } from "@db/client";
+import { type Env, readEnv } from "@/config/env";
+import { log } from "@/config/log";
 import { MemoryLimiter } from "./memory";
 import type { RateLimiter } from "./port";
 import { PostgresLimiter } from "./postgres";

@@ -18,7 +18,7 @@
  *   everyone in the line hears the same `RateLimitExceeded`: they face the same limit,
  *   and a line must not take budget × length to drain while the limiter is down.
  */
-import { CancelledError, isRateLimitExceeded } from "../../errors";
+import { CancelledError, isRateLimitExceeded } from "@/errors";
 import { type PaceOptions, pace } from "./pace";
 import type { RateLimit, RateLimiter } from "./port";
 

@@ -13,7 +13,7 @@
  * - "unavailable" (limiter down or slow) is waited out like "limited": never fail open.
  * - After `attempts` refusals: `RateLimitExceeded`, whose message the cell shows.
  */
-import { CancelledError, RateLimitExceeded } from "../../errors";
+import { CancelledError, RateLimitExceeded } from "@/errors";
 import type { RateLimit, RateLimiter } from "./port";
 
 export interface PaceOptions {

@@ -8,8 +8,8 @@
  * not answer within TAKE_TIMEOUT_MS says "unavailable"; a grant that arrives after the
  * timeout was counted but is not used, which only errs on the side of fewer calls.
  */
-import type { Db } from "../../../db/client";
-import { takeFromLog } from "../../store/rate-limits/take";
+import type { Db } from "@db/client";
+import { takeFromLog } from "@/store/rate-limits/take";
 import { guardMs, spacingMs } from "./memory";
 import type { RateLimit, RateLimiter, Take } from "./port";
 import { TAKE_TIMEOUT_MS, UNAVAILABLE_RETRY_MS } from "./sliding-log";

@@ -1,7 +1,7 @@
+import type { Db } from "@db/client";
+import { apiKeys } from "@db/schema";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { apiKeys } from "../../../db/schema";
-import { newId } from "../../domain/ids";
+import { newId } from "@/domain/ids";
 import { hashApiKey, keyPrefix } from "./keys";
 
 export type RegisterOutcome =

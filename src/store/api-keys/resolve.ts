@@ -1,6 +1,6 @@
+import type { Db } from "@db/client";
+import { apiKeys, workspaces } from "@db/schema";
 import { and, eq, isNull } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { apiKeys, workspaces } from "../../../db/schema";
 import { hashApiKey } from "./keys";
 
 /** The workspace a live (unrevoked) key belongs to, or null. */

@@ -1,6 +1,6 @@
+import type { Db } from "@db/client";
+import { apiKeys } from "@db/schema";
 import { and, eq, isNull } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { apiKeys } from "../../../db/schema";
 import { hashApiKey } from "./keys";
 
 /** Revokes a key; false when it was unknown or already revoked. */

@@ -5,10 +5,11 @@
  * all. Read straight into the API's shape, as `rows/read.ts` does. Outputs are the
  * group's output values of a completed attempt (the current one's read from the row).
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
-import type { CellAttempt } from "../../contracts/cells";
+import type { CellAttempt } from "@/contracts/cells";
 
 /** How many attempts of a cell are kept (the prune trigger of migration 0025 keeps as many). */
 export const ATTEMPTS_KEPT = 20;

@@ -5,8 +5,8 @@
  * taken shared in its own statement first, makes that check see every committed Stop and
  * keeps a Stop from committing between it and the stamp.
  */
-import type { Db } from "../../../db/client";
-import { retryOnConflict } from "../../../db/sqlstate";
+import type { Db } from "@db/client";
+import { retryOnConflict } from "@db/sqlstate";
 import { lockAgainstStop } from "../stops/stop-lock";
 import { stampPage } from "./stamp";
 

@@ -5,10 +5,11 @@
  * rows are locked first so a concurrent claim either lands before (and is cancelled
  * as running) or after (and finds the tombstone).
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
-import type { CellStatus } from "../../domain/statuses";
+import type { CellStatus } from "@/domain/statuses";
 import { textArray } from "../sql";
 import { cellEventData } from "./transition";
 

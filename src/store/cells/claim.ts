@@ -1,6 +1,6 @@
+import type { Db } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import type { LostReason } from "../../domain/statuses";
+import type { LostReason } from "@/domain/statuses";
 import { transitionWithAttempt } from "./transition";
 
 /**

@@ -7,10 +7,11 @@
  * its status, one still in flight is recorded as cancelled (the same record the history
  * trigger of migration 0025 writes for a replaced cell).
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
-import type { CellStatus } from "../../domain/statuses";
+import type { CellStatus } from "@/domain/statuses";
 import { textArray } from "../sql";
 
 export async function clearGroupCells(

@@ -1,5 +1,5 @@
+import type { Db } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
 import { type TransitionOutcome, transitionCell } from "./transition";
 
 /** queued(e) → error: the carrier was aborted or timed out before it could claim the cell. */

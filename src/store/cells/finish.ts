@@ -1,6 +1,6 @@
+import type { Db } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import type { CellOutcome } from "../../domain/statuses";
+import type { CellOutcome } from "@/domain/statuses";
 import { jsonb } from "../sql";
 import {
   type AttemptRef,

@@ -7,9 +7,10 @@
  * are read from the statement's snapshot, pg_locks live: a carrier that finished in
  * between looks dead); the re-drive it triggers checks again under the row lock.
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
 
 /**
  * The row lock's key computed in SQL (engine/lock-sessions.ts: the first 8 bytes of SHA-256

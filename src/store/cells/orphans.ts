@@ -25,9 +25,10 @@
  * default: 40 s). A queued cell of no active dispatch is stale G after its stamp, healed
  * within G + I, as before.
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
 import { QUEUED_GRACE_MS } from "../dispatches/advance";
 import { heldRowLocks, rowLockKeyOf } from "./orphan-probe";
 

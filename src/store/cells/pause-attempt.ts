@@ -4,9 +4,10 @@
  * when it is due and what it outputs. Fenced by status and execution id like every
  * attempt write.
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
 import { jsonb } from "../sql";
 import { cellEventData } from "./transition";
 

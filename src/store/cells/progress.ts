@@ -1,5 +1,5 @@
+import type { Db } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
 import { textArray } from "../sql";
 import {
   type AttemptRef,

@@ -10,10 +10,11 @@
  * run must not wait days for an approval either. It is carried like an edit's cell,
  * by the carrier the resume enqueues, and a Stop of the table or its row still reaches it.
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
-import type { CellStatus } from "../../domain/statuses";
+import type { CellStatus } from "@/domain/statuses";
 import { jsonb } from "../sql";
 import { cellEventData } from "./transition";
 

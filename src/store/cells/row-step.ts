@@ -16,11 +16,12 @@
  * same way; WAL is flushed in order, so the attempt's terminal write, which is
  * synchronous, makes the claim durable first. A step with a terminal write waits.
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
+import { retryOnConflict } from "@db/sqlstate";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
-import { retryOnConflict } from "../../../db/sqlstate";
-import type { CellStatus } from "../../domain/statuses";
+import type { CellStatus } from "@/domain/statuses";
 import { type CascadeStep, creditsUsedThisMonth } from "../engine-reads";
 import { queuedOnRow } from "../sql";
 import { claimSet } from "./claim";

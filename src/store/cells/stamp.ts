@@ -11,11 +11,12 @@
  * the cell's `resumed_from` names the old one. The replaced attempt is kept in the
  * cell's history by a trigger (migration 0025).
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
-import { assertNever, type RunMode } from "../../domain/statuses";
-import type { TypedCondition } from "../../domain/where";
+import { assertNever, type RunMode } from "@/domain/statuses";
+import type { TypedCondition } from "@/domain/where";
 import { whereSql } from "../rows/where-sql";
 import { textArray } from "../sql";
 import { cellEventData } from "./transition";

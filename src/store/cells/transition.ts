@@ -5,10 +5,11 @@
  * race; the statement also reports what the cell is now, so the loser learns why
  * without a second query.
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
-import type { CellStatus, LostReason } from "../../domain/statuses";
+import type { CellStatus, LostReason } from "@/domain/statuses";
 import { jsonb, textArray } from "../sql";
 
 /**

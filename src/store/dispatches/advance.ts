@@ -13,10 +13,11 @@
  * QUEUED_GRACE_MS it records the cursor with the time; see migration 0017 and
  * store/cells/orphans.ts), which rides the UPDATE a cursor move does anyway.
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
+import { retryOnConflict } from "@db/sqlstate";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
-import { retryOnConflict } from "../../../db/sqlstate";
 
 /**
  * How long a handed-out row's queued cell may wait for its carrier (a job waiting for a

@@ -1,8 +1,8 @@
-import type { Db } from "../../../db/client";
-import { dispatches } from "../../../db/schema";
-import { newId } from "../../domain/ids";
-import type { RunMode } from "../../domain/statuses";
-import type { TypedCondition } from "../../domain/where";
+import type { Db } from "@db/client";
+import { dispatches } from "@db/schema";
+import { newId } from "@/domain/ids";
+import type { RunMode } from "@/domain/statuses";
+import type { TypedCondition } from "@/domain/where";
 
 export interface NewDispatch {
   tableId: string;

@@ -1,6 +1,6 @@
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
 
 /**
  * After a Stop: active dispatches of the table (or the one named) that are done stamping

@@ -9,10 +9,11 @@
  * (`halt_reason`); the event says it in `reason` (`credits` for the month, as before, or
  * `run_credit_cap`) and in `haltReason` (the run view's value).
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
-import type { HaltReason } from "../../domain/statuses";
+import type { HaltReason } from "@/domain/statuses";
 
 export const LIMIT_MESSAGE =
   "The workspace's monthly credits are used up; the run stopped. Cells it had not started are un-run.";

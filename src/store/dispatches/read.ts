@@ -1,7 +1,7 @@
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
-import type { DispatchStatus, HaltReason, RunMode } from "../../domain/statuses";
+import type { DispatchStatus, HaltReason, RunMode } from "@/domain/statuses";
 import { isoTime } from "../sql";
 
 export interface DispatchView {

@@ -7,12 +7,13 @@
  * The resume cursor moves in the same commit as the cells, so a crash between pages
  * re-does nothing and skips nothing.
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
+import { retryOnConflict } from "@db/sqlstate";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
-import { retryOnConflict } from "../../../db/sqlstate";
-import type { RunMode } from "../../domain/statuses";
-import type { TypedCondition } from "../../domain/where";
+import type { RunMode } from "@/domain/statuses";
+import type { TypedCondition } from "@/domain/where";
 import { type StopExclusion, stampPage } from "../cells/stamp";
 
 export interface StampProgress {

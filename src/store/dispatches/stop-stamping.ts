@@ -7,9 +7,10 @@
  * some rows or groups only records them in the run's `excluded`, and the run stamps
  * everything else.
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
 import type { StopExclusion } from "../cells/stamp";
 
 export async function holdStamping(

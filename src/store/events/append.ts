@@ -1,6 +1,6 @@
-import type { Db } from "../../../db/client";
-import { events } from "../../../db/schema";
-import type { EventKind } from "../../domain/statuses";
+import type { Db } from "@db/client";
+import { events } from "@db/schema";
+import type { EventKind } from "@/domain/statuses";
 
 /** Appends an event; call it inside the transaction of the change it describes. */
 export async function appendEvent(

@@ -1,6 +1,6 @@
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
 
 /** Deletes events older than `hours`, in batches so no statement runs long; returns how many. */
 export async function pruneEvents(db: Db, hours: number): Promise<number> {

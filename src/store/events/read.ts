@@ -1,7 +1,7 @@
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
-import type { EventKind } from "../../domain/statuses";
+import type { EventKind } from "@/domain/statuses";
 
 export interface StoredEvent {
   /** The stream position (see sequence.ts), sent as the SSE id. */

@@ -6,9 +6,10 @@
  * statement of the transaction): it sees every event committed before, and the next
  * sequencer sees its assignments.
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
 
 /**
  * Sequence transactions this process ran: each queues on the table's lock and holds a

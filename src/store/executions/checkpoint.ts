@@ -1,7 +1,7 @@
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
-import type { Checkpoint } from "../../contracts/workflow";
+import type { Checkpoint } from "@/contracts/workflow";
 import { jsonb } from "../sql";
 
 export interface ExecutionRef {

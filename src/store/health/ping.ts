@@ -1,5 +1,5 @@
+import type { Db } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
 
 /** One round trip; throws when the database does not answer. */
 export async function pingDatabase(db: Db): Promise<void> {

@@ -1,6 +1,6 @@
+import type { Db } from "@db/client";
+import { hookDeliveries } from "@db/schema";
 import { and, eq } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { hookDeliveries } from "../../../db/schema";
 
 /** Records the answer to a claimed delivery; replays get exactly this. */
 export async function completeDelivery(

@@ -1,6 +1,6 @@
+import type { Db } from "@db/client";
+import { hookDeliveries } from "@db/schema";
 import { and, eq, isNull } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { hookDeliveries } from "../../../db/schema";
 
 /**
  * Drops the claim of a delivery that was refused without writing anything, so the same

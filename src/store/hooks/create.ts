@@ -1,6 +1,6 @@
-import type { Db } from "../../../db/client";
-import { hooks } from "../../../db/schema";
-import type { HookAction } from "../../domain/statuses";
+import type { Db } from "@db/client";
+import { hooks } from "@db/schema";
+import type { HookAction } from "@/domain/statuses";
 import type { HookRecord } from "./read";
 
 export interface NewHook {

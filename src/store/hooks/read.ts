@@ -1,7 +1,7 @@
+import type { Db } from "@db/client";
+import { hooks } from "@db/schema";
 import { and, asc, eq, isNull } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { hooks } from "../../../db/schema";
-import type { HookAction } from "../../domain/statuses";
+import type { HookAction } from "@/domain/statuses";
 
 export interface HookRecord {
   id: string;

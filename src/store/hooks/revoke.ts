@@ -1,6 +1,6 @@
+import type { Db } from "@db/client";
+import { hooks } from "@db/schema";
 import { and, eq, sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { hooks } from "../../../db/schema";
 
 /**
  * Revokes a table's hook; revoking twice is a no-op that keeps the first time. False only

@@ -4,7 +4,7 @@
  * pg_advisory_unlock, each unlock also reading whether the row has queued cells. Sent on
  * the session that holds (or will hold) the locks, never on the pool.
  */
-import type { SessionClient } from "../../../db/client";
+import type { SessionClient } from "@db/client";
 
 export type LockRequest =
   | { key: string; op: "lock" }

@@ -1,4 +1,4 @@
-import type { SessionClient } from "../../../db/client";
+import type { SessionClient } from "@db/client";
 
 const HELD = `select coalesce(array_agg(((l.classid::bigint << 32) | l.objid::bigint)::text), '{}') as keys
   from pg_locks l

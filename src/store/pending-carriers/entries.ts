@@ -6,9 +6,10 @@
  * racing for a row, one triggers and the other folds. `clearPendingCarrier` deletes a
  * run's own entry only, so a run that started late never clears a newer run's entry.
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
 
 export interface PendingCarrier {
   rowId: string;

@@ -4,9 +4,10 @@
  * Invariant: the decision and the log's update happen under the key's row lock in one
  * statement, so concurrent takers in any number of processes never overfill a window.
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
 
 export interface TakeRequest {
   key: string;

@@ -5,12 +5,13 @@
  * read whole (with their cells), so the per-row cell read never runs on rows the page
  * leaves out. Each row comes with its sort key in the cursor's form, for the next cursor.
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
-import type { RowView } from "../../contracts/rows";
-import type { RowCursor, RowOrder, SortKey } from "../../domain/row-order";
-import type { TypedCondition } from "../../domain/where";
+import type { RowView } from "@/contracts/rows";
+import type { RowCursor, RowOrder, SortKey } from "@/domain/row-order";
+import type { TypedCondition } from "@/domain/where";
 import { afterSql, cursorKeySql, orderSql, sortKeySql } from "./order-sql";
 import { rowSelect } from "./read";
 import { whereSql } from "./where-sql";

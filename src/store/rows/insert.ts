@@ -1,7 +1,7 @@
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
-import { newId } from "../../domain/ids";
+import { newId } from "@/domain/ids";
 import { appendEvent } from "../events/append";
 import type { RowRecord } from "./read";
 

@@ -10,9 +10,9 @@
  * compute the key once per row and refer to it.
  */
 import { type SQL, sql } from "drizzle-orm";
-import type { ColumnType } from "../../contracts/table";
-import { type RowCursor, type RowOrder, SORT_TEXT_LENGTH } from "../../domain/row-order";
-import { assertNever } from "../../domain/statuses";
+import type { ColumnType } from "@/contracts/table";
+import { type RowCursor, type RowOrder, SORT_TEXT_LENGTH } from "@/domain/row-order";
+import { assertNever } from "@/domain/statuses";
 
 /** The typed sort key of a column (numeric, timestamptz, text or boolean; null sorts last). */
 export function sortKeySql(column: string, type: ColumnType): SQL {

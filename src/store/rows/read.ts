@@ -1,7 +1,7 @@
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
-import type { RowView } from "../../contracts/rows";
+import type { RowView } from "@/contracts/rows";
 
 /** Rows are read straight into the API's shape: the SQL below builds exactly a RowView. */
 export type RowRecord = RowView;

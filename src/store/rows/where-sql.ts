@@ -7,10 +7,10 @@
  * the statement that uses it: nothing is evaluated per row in Node.
  */
 import { type SQL, sql } from "drizzle-orm";
-import type { ColumnType } from "../../contracts/table";
-import type { WhereOp } from "../../contracts/where";
-import { assertNever } from "../../domain/statuses";
-import type { TypedCondition } from "../../domain/where";
+import type { ColumnType } from "@/contracts/table";
+import type { WhereOp } from "@/contracts/where";
+import { assertNever } from "@/domain/statuses";
+import type { TypedCondition } from "@/domain/where";
 
 /** All conditions (true for an empty list). */
 export function whereSql(conditions: readonly TypedCondition[]): SQL {

@@ -5,9 +5,10 @@
  * that died without a word loses its rows when the lease runs out; a row leaves only when
  * its cancel is settled (done, the run gone, or given up on).
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
 import { textArray } from "../sql";
 
 export interface PendingCancel {

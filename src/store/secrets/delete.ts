@@ -1,6 +1,6 @@
+import type { Db } from "@db/client";
+import { secrets } from "@db/schema";
 import { and, eq } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { secrets } from "../../../db/schema";
 
 /** Deletes a workspace secret; false when the workspace has none by that name. */
 export async function deleteSecret(db: Db, workspaceId: string, name: string): Promise<boolean> {

@@ -1,6 +1,6 @@
+import type { Db } from "@db/client";
+import { secrets } from "@db/schema";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { secrets } from "../../../db/schema";
 import type { SecretRecord } from "./read";
 
 /**

@@ -3,12 +3,13 @@
  * `loadSecrets` (for running workflows); listings carry names and times, never values,
  * and nothing here logs a value.
  */
+
+import type { Db } from "@db/client";
+import { secrets } from "@db/schema";
 import { asc, eq } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { secrets } from "../../../db/schema";
-import { type Logger, log as processLog } from "../../config/log";
-import { openSecret } from "../../security/secret-box";
-import { serverSecretKey } from "../../security/secret-key";
+import { type Logger, log as processLog } from "@/config/log";
+import { openSecret } from "@/security/secret-box";
+import { serverSecretKey } from "@/security/secret-key";
 
 export interface SecretRecord {
   name: string;

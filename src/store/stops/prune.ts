@@ -1,6 +1,6 @@
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
 
 /**
  * Stop records only matter while a carrier that started before the Stop could still

@@ -6,9 +6,10 @@
  * rows that match it in this statement, listed in `stop_rows` in the same statement, so
  * the Stop's cancel, its hold and the runs' exclusions all name exactly the same rows.
  */
+
+import type { Db } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import type { TypedCondition } from "../../domain/where";
+import type { TypedCondition } from "@/domain/where";
 import { whereSql } from "../rows/where-sql";
 import { textArray } from "../sql";
 

@@ -5,8 +5,8 @@
  * cancelled by it) or takes its snapshot after the Stop committed (and sees its record).
  */
 import { createHash } from "node:crypto";
+import type { Db } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
 
 function stopLockKey(tableId: string): string {
   const digest = createHash("sha256").update(`stop:${tableId}`).digest();

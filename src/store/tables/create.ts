@@ -1,7 +1,7 @@
-import type { Db } from "../../../db/client";
-import { tables } from "../../../db/schema";
-import type { TableSchema } from "../../contracts/table";
-import { newId } from "../../domain/ids";
+import type { Db } from "@db/client";
+import { tables } from "@db/schema";
+import type { TableSchema } from "@/contracts/table";
+import { newId } from "@/domain/ids";
 import { appendEvent } from "../events/append";
 import { type TableRecord, tableColumns } from "./read";
 

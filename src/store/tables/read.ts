@@ -1,6 +1,6 @@
+import type { Db } from "@db/client";
+import { rows, tables } from "@db/schema";
 import { and, count, desc, eq } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { rows, tables } from "../../../db/schema";
 
 export const tableColumns = {
   id: tables.id,

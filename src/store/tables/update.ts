@@ -1,7 +1,7 @@
+import type { Db } from "@db/client";
+import { tables } from "@db/schema";
 import { and, eq, sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { tables } from "../../../db/schema";
-import type { TableSchema } from "../../contracts/table";
+import type { TableSchema } from "@/contracts/table";
 import { appendEvent } from "../events/append";
 import { type TableRecord, tableColumns } from "./read";
 

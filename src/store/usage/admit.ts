@@ -10,10 +10,11 @@
  * only if the workspace was charged, so the two counters move together or not at all.
  * A run without a cap is neither locked nor counted (the statement is what it was).
  */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
-import type { HaltReason } from "../../domain/statuses";
+import type { HaltReason } from "@/domain/statuses";
 
 export type Admission = { ok: true; charged: boolean } | { ok: false; reason: HaltReason };
 

@@ -1,7 +1,7 @@
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
-import type { Plan } from "../../domain/statuses";
+import type { Plan } from "@/domain/statuses";
 
 export interface UsageSummary {
   plan: Plan;

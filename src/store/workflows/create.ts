@@ -1,7 +1,7 @@
-import type { Db } from "../../../db/client";
-import { workflows } from "../../../db/schema";
-import type { WorkflowDefinition } from "../../contracts/workflow";
-import { newId } from "../../domain/ids";
+import type { Db } from "@db/client";
+import { workflows } from "@db/schema";
+import type { WorkflowDefinition } from "@/contracts/workflow";
+import { newId } from "@/domain/ids";
 import { type WorkflowRecord, workflowColumns } from "./read";
 
 export async function createWorkflow(

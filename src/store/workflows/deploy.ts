@@ -1,6 +1,6 @@
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
 
 /**
  * Freezes the current draft as the next version. One statement: the version number is

@@ -1,6 +1,6 @@
+import type { Db } from "@db/client";
+import { workflows } from "@db/schema";
 import { and, eq, inArray } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { workflows } from "../../../db/schema";
 
 export const workflowColumns = {
   id: workflows.id,

@@ -1,7 +1,7 @@
+import type { Db } from "@db/client";
+import { workflows } from "@db/schema";
 import { and, eq, sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { workflows } from "../../../db/schema";
-import type { WorkflowDefinition } from "../../contracts/workflow";
+import type { WorkflowDefinition } from "@/contracts/workflow";
 import { type WorkflowRecord, workflowColumns } from "./read";
 
 /** Edits the draft; null when the workflow is not this workspace's. */

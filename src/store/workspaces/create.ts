@@ -1,7 +1,7 @@
-import type { Db } from "../../../db/client";
-import { workspaces } from "../../../db/schema";
-import { newId } from "../../domain/ids";
-import type { Plan } from "../../domain/statuses";
+import type { Db } from "@db/client";
+import { workspaces } from "@db/schema";
+import { newId } from "@/domain/ids";
+import type { Plan } from "@/domain/statuses";
 
 export interface WorkspaceRecord {
   id: string;

@@ -1,6 +1,6 @@
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { queryRows } from "../../../db/client";
 
 /** True when the workspace has neither tables nor workflows. */
 export async function workspaceIsEmpty(db: Db, workspaceId: string): Promise<boolean> {

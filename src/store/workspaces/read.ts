@@ -1,6 +1,6 @@
+import type { Db } from "@db/client";
+import { workspaces } from "@db/schema";
 import { eq } from "drizzle-orm";
-import type { Db } from "../../../db/client";
-import { workspaces } from "../../../db/schema";
 
 export async function getWorkspace(
   db: Db,

@@ -6,9 +6,9 @@
  * the cell's attempt or status changes, so a panel left open follows the cell live.
  */
 import { useEffect, useState } from "react";
-import type { Schemas } from "../../client/cellflow-client";
-import type { Group } from "../../contracts/table";
-import { formatDuration } from "../../domain/durations";
+import type { Schemas } from "@/client/cellflow-client";
+import type { Group } from "@/contracts/table";
+import { formatDuration } from "@/domain/durations";
 import { answer, api, describeError } from "../api";
 import { describeCell } from "./CellStatus";
 import { Modal } from "./Dialogs";

@@ -3,7 +3,7 @@
  * What happened in one cell, at a glance: a dot, a word, and more on hover; a click on
  * the word opens the cell's details (its error and attempt history).
  */
-import type { Group } from "../../contracts/table";
+import type { Group } from "@/contracts/table";
 import type { CellView } from "./merge";
 
 export interface CellStatusProps {

@@ -6,7 +6,7 @@
  * place) and hands the updated table to `onSaved`.
  */
 import { type FormEvent, useId, useRef, useState } from "react";
-import type { Column, ColumnType, TableView } from "../../contracts/table";
+import type { Column, ColumnType, TableView } from "@/contracts/table";
 import { ApiError, answer, api, asTable } from "../api";
 import {
   COLUMN_TYPE_HELP,

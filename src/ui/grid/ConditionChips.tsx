@@ -1,7 +1,7 @@
 "use client";
 /** `where` conditions as chips people read ("Name contains “acme”"), each removable. */
-import type { TableView } from "../../contracts/table";
-import type { WhereCondition } from "../../contracts/where";
+import type { TableView } from "@/contracts/table";
+import type { WhereCondition } from "@/contracts/where";
 import { describeCondition } from "./row-query";
 
 export function ConditionChips({

@@ -7,10 +7,10 @@
  * filter bar and Run ▾ › matching….
  */
 import { useState } from "react";
-import type { Column, TableView } from "../../contracts/table";
-import type { ColumnCondition, WhereCondition, WhereOp } from "../../contracts/where";
-import { CELL_STATUSES, type CellStatus } from "../../domain/statuses";
-import { checkWhere, opsFor } from "../../domain/where";
+import type { Column, TableView } from "@/contracts/table";
+import type { ColumnCondition, WhereCondition, WhereOp } from "@/contracts/where";
+import { CELL_STATUSES, type CellStatus } from "@/domain/statuses";
+import { checkWhere, opsFor } from "@/domain/where";
 import { opWords, statusWords } from "./row-query";
 import { parseInput } from "./values";
 

@@ -1,7 +1,7 @@
 "use client";
 /** The grid's small dialogs (approve a paused cell, run the first N rows) and their frame. */
 import { type ReactNode, useState } from "react";
-import type { Group } from "../../contracts/table";
+import type { Group } from "@/contracts/table";
 import { answer, api, describeError } from "../api";
 import type { RowView } from "./model";
 

@@ -5,8 +5,8 @@
  * matching rows", which sends this very filter as the run's `where`.
  */
 import { useState } from "react";
-import type { TableView } from "../../contracts/table";
-import type { WhereCondition } from "../../contracts/where";
+import type { TableView } from "@/contracts/table";
+import type { WhereCondition } from "@/contracts/where";
 import { ConditionChips } from "./ConditionChips";
 import { ConditionEditor } from "./ConditionEditor";
 import { type RowQuery, withCondition } from "./row-query";

@@ -8,7 +8,7 @@
 import { flexRender, getCoreRowModel, useReactTable } from "@tanstack/react-table";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useRef, useState } from "react";
-import type { Column, Group, TableView } from "../../contracts/table";
+import type { Column, Group, TableView } from "@/contracts/table";
 import { CellStatus } from "./CellStatus";
 import { metaOf, useColumns } from "./grid-columns";
 import type { RowView } from "./model";

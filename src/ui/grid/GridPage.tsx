@@ -6,7 +6,7 @@
  * the Run dialog) and stopping cells is `useRunControl`, for every button alike.
  */
 import { useMemo, useState } from "react";
-import type { Column, Group, TableView } from "../../contracts/table";
+import type { Column, Group, TableView } from "@/contracts/table";
 import { answer, api, describeError } from "../api";
 import { csvExportUrl } from "../api-raw";
 import { Shell } from "../shell";

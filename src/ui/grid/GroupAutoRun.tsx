@@ -3,7 +3,7 @@
  * The group editor's "Run automatically" switch, with what it will do: a warning when
  * no dependency would ever trigger it, and what saving starts on rows already ready.
  */
-import type { Group, TableView } from "../../contracts/table";
+import type { Group, TableView } from "@/contracts/table";
 import { credits } from "./group-form";
 import type { GroupFormState } from "./use-group-form";
 

@@ -3,7 +3,7 @@
  * The group editor's "Depends on" section: the columns a row needs filled before the
  * group runs on it (by default the mapped input columns, until the person changes them).
  */
-import type { TableView } from "../../contracts/table";
+import type { TableView } from "@/contracts/table";
 import type { GroupFormState } from "./use-group-form";
 
 /** A checkbox per column; the group's own output columns can't be ticked. */

@@ -8,7 +8,7 @@
  * The form's state is `useGroupForm`; its sections are the `Group*.tsx` components.
  */
 import { type FormEvent, useId, useRef, useState } from "react";
-import type { Group, TableView } from "../../contracts/table";
+import type { Group, TableView } from "@/contracts/table";
 import { ApiError, answer, api, asTable } from "../api";
 import {
   EditorModal,

@@ -3,7 +3,7 @@
  * The group editor's inputs section: one column picker per input of the chosen source
  * (or, when the source could not be loaded, per input already mapped).
  */
-import type { TableView } from "../../contracts/table";
+import type { TableView } from "@/contracts/table";
 import { FieldHint } from "./editor-frame";
 import { columnLabel, groupField } from "./group-form";
 import type { GroupFormState } from "./use-group-form";

@@ -4,7 +4,7 @@
  * `block.path` of a workflow, an output of an enrichment) to an existing column or a new
  * one, with buttons to add a row or every enrichment output.
  */
-import type { TableView } from "../../contracts/table";
+import type { TableView } from "@/contracts/table";
 import { FieldHint } from "./editor-frame";
 import { columnLabel, groupField, NEW_COLUMN, newOutputColumnType } from "./group-form";
 import type { GroupFormState } from "./use-group-form";

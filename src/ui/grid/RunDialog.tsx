@@ -5,7 +5,7 @@
  * optional credit cap, sent as `maxCredits`. A run that needs neither starts at once.
  */
 import { useState } from "react";
-import type { RunEstimate } from "../../contracts/runs";
+import type { RunEstimate } from "@/contracts/runs";
 import { Modal } from "./Dialogs";
 
 /** Cells above which a run is worth a second look even when it is free. */

@@ -5,9 +5,9 @@
  * the rows such a filter shows. It opens with the grid's current filter.
  */
 import { useState } from "react";
-import type { Group, TableView } from "../../contracts/table";
-import type { WhereCondition } from "../../contracts/where";
-import type { RunMode } from "../../domain/statuses";
+import type { Group, TableView } from "@/contracts/table";
+import type { WhereCondition } from "@/contracts/where";
+import type { RunMode } from "@/domain/statuses";
 import { ConditionChips } from "./ConditionChips";
 import { ConditionEditor } from "./ConditionEditor";
 import { Modal } from "./Dialogs";

@@ -6,8 +6,8 @@
  * page's dry-run confirmation applies to all of them alike.
  */
 import { useState } from "react";
-import type { Group, TableView } from "../../contracts/table";
-import type { WhereCondition } from "../../contracts/where";
+import type { Group, TableView } from "@/contracts/table";
+import type { WhereCondition } from "@/contracts/where";
 import { FirstNDialog } from "./Dialogs";
 import { RunMatchingDialog } from "./RunMatchingDialog";
 import type { RunRequest, StopScope } from "./use-run-control";

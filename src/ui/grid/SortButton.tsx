@@ -1,6 +1,6 @@
 "use client";
 /** A column header's sort control: ascending, then descending, then no sort. */
-import type { Column } from "../../contracts/table";
+import type { Column } from "@/contracts/table";
 import type { RowSort } from "./row-query";
 
 export function SortButton({

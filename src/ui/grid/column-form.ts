@@ -3,7 +3,7 @@
  * made before sending, the saved column list for the PATCH, which groups use a column
  * (a used column can't be deleted), and the PATCH's issues back onto the form's fields.
  */
-import type { Column, ColumnType, Group } from "../../contracts/table";
+import type { Column, ColumnType, Group } from "@/contracts/table";
 import type { Issue } from "../api";
 import { idProblem } from "./editor-ids";
 import { addError, type FieldErrors, type SplitIssues } from "./issue-paths";

@@ -6,7 +6,7 @@
  */
 import { type ColumnDef, createColumnHelper } from "@tanstack/react-table";
 import { useMemo } from "react";
-import type { Column, Group, TableView } from "../../contracts/table";
+import type { Column, Group, TableView } from "@/contracts/table";
 import type { RowView } from "./model";
 
 export type Meta =

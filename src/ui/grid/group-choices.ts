@@ -3,8 +3,8 @@
  * first output when a workflow or enrichment is picked, `from` values and names for new
  * output rows. Suggestions only; the person can change every one of them.
  */
-import type { EnrichmentView } from "../../contracts/enrichments";
-import type { Column } from "../../contracts/table";
+import type { EnrichmentView } from "@/contracts/enrichments";
+import type { Column } from "@/contracts/table";
 import { humanize, slugify, uniqueName } from "./editor-ids";
 import {
   enrichmentInputs,

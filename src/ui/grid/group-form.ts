@@ -4,8 +4,8 @@
  * output column, which group already fills a column, the default dependencies, and the
  * labels the editor shows for columns and costs.
  */
-import type { EnrichmentView } from "../../contracts/enrichments";
-import type { Column, ColumnType, Group } from "../../contracts/table";
+import type { EnrichmentView } from "@/contracts/enrichments";
+import type { Column, ColumnType, Group } from "@/contracts/table";
 
 /** The `column` value of an output row that creates a column. Not a valid column id. */
 export const NEW_COLUMN = "+new";

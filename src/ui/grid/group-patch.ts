@@ -3,8 +3,8 @@
  * from the form (new output columns included), and the API's issues on that body back
  * onto the form fields they are about, through the bookkeeping the body was built with.
  */
-import type { EnrichmentView } from "../../contracts/enrichments";
-import type { Column, Group, TableView } from "../../contracts/table";
+import type { EnrichmentView } from "@/contracts/enrichments";
+import type { Column, Group, TableView } from "@/contracts/table";
 import type { Issue } from "../api";
 import { idFromName, idProblem } from "./editor-ids";
 import {

@@ -4,7 +4,7 @@
  * readable place for the ones no field shows. The form-specific mappings live with
  * their forms (`columnIssues`, `groupIssues`).
  */
-import type { Column, Group } from "../../contracts/table";
+import type { Column, Group } from "@/contracts/table";
 import type { Issue } from "../api";
 
 /** Field name → message for the person filling the form. */

@@ -6,8 +6,8 @@
  * error, cancelled) is final: a late or replayed event of that attempt cannot revive it.
  */
 
-import type { CellEventData } from "../../contracts/events";
-import type { CellStatus } from "../../domain/statuses";
+import type { CellEventData } from "@/contracts/events";
+import type { CellStatus } from "@/domain/statuses";
 
 export type { CellStatus };
 

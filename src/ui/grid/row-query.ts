@@ -4,10 +4,10 @@
  * sort (a column, asc or desc). Plain data and URLs; the server does the filtering and
  * the ordering.
  */
-import type { operations } from "../../client/schema";
-import type { SortDirection } from "../../contracts/rows";
-import type { Column, TableView } from "../../contracts/table";
-import type { WhereCondition } from "../../contracts/where";
+import type { operations } from "@/client/schema";
+import type { SortDirection } from "@/contracts/rows";
+import type { Column, TableView } from "@/contracts/table";
+import type { WhereCondition } from "@/contracts/where";
 import { displayValue } from "./values";
 
 export interface RowSort {

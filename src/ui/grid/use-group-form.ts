@@ -6,7 +6,7 @@
  * sections make. Saving stays with the editor.
  */
 import { useEffect, useRef, useState } from "react";
-import type { Group, TableView } from "../../contracts/table";
+import type { Group, TableView } from "@/contracts/table";
 import { idFromName, uniqueName } from "./editor-ids";
 import {
   addAllEnrichmentOutputs,

@@ -5,8 +5,8 @@
  * (for its inputs and block ids), each with its loading or failure state.
  */
 import { useEffect, useState } from "react";
-import type { EnrichmentView } from "../../contracts/enrichments";
-import type { WorkflowView } from "../../contracts/workflow";
+import type { EnrichmentView } from "@/contracts/enrichments";
+import type { WorkflowView } from "@/contracts/workflow";
 import { answer, api, asWorkflow, describeError } from "../api";
 
 export type Loadable<T> =

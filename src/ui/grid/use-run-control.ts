@@ -7,7 +7,7 @@
  * refusal) goes to `onMessage`, and `null` clears the last one.
  */
 import { useState } from "react";
-import type { Schemas } from "../../client/cellflow-client";
+import type { Schemas } from "@/client/cellflow-client";
 import { answer, api, describeError } from "../api";
 import { needsConfirmation } from "./RunDialog";
 

@@ -13,9 +13,9 @@
  * filter changes or the page reloads.
  */
 import { useCallback, useEffect, useRef, useState } from "react";
-import type { Schemas } from "../../client/cellflow-client";
-import { parseTableEvent } from "../../contracts/events";
-import type { TableView } from "../../contracts/table";
+import type { Schemas } from "@/client/cellflow-client";
+import { parseTableEvent } from "@/contracts/events";
+import type { TableView } from "@/contracts/table";
 import { answer, api, asTable, describeError } from "../api";
 import { tableEventsUrl } from "../api-raw";
 import { GridRows } from "./model";

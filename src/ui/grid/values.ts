@@ -3,8 +3,8 @@
  * type (refused with a message before it is sent, so the API's 400 is the exception),
  * and how a stored value reads in a cell.
  */
-import type { Column } from "../../contracts/table";
-import { ISO_DATE } from "../../domain/values";
+import type { Column } from "@/contracts/table";
+import { ISO_DATE } from "@/domain/values";
 
 export type Parsed = { ok: true; value: unknown } | { ok: false; message: string };
 

@@ -5,10 +5,10 @@
  * every sample in it, so an import never fails on a type the sample did not show (text
  * takes anything).
  */
-import type { Column, ColumnType } from "../../contracts/table";
-import { importValue, type Refusal } from "../../domain/csv-columns";
-import type { Result } from "../../domain/result";
-import { ISO_DATE } from "../../domain/values";
+import type { Column, ColumnType } from "@/contracts/table";
+import { importValue, type Refusal } from "@/domain/csv-columns";
+import type { Result } from "@/domain/result";
+import { ISO_DATE } from "@/domain/values";
 
 export function columnId(name: string, taken: Set<string>): string {
   const base =

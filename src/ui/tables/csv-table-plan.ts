@@ -7,10 +7,10 @@
  * breaks, a BOM or blank lines. A file whose first rows are fine is neither loaded nor
  * parsed past them; one they refuse is read whole, so the refusal counts every problem.
  */
-import type { Column } from "../../contracts/table";
-import { type CsvRecord, type CsvSyntaxError, csvRecords } from "../../domain/csv";
-import { csvRecordRows, type Refusal } from "../../domain/csv-columns";
-import type { Result } from "../../domain/result";
+import type { Column } from "@/contracts/table";
+import { type CsvRecord, type CsvSyntaxError, csvRecords } from "@/domain/csv";
+import { csvRecordRows, type Refusal } from "@/domain/csv-columns";
+import type { Result } from "@/domain/result";
 import { columnsFromCsv } from "./csv-columns";
 
 /** Rows the column types are guessed from (blank lines not counted). */

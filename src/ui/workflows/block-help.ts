@@ -4,7 +4,7 @@
  * block per type, the starter definition of a new workflow, and adding a block to a
  * definition with an id that is not taken yet.
  */
-import type { BlockType, WorkflowDefinition } from "../../contracts/workflow";
+import type { BlockType, WorkflowDefinition } from "@/contracts/workflow";
 
 export interface FieldHelp {
   name: string;

@@ -1,6 +1,6 @@
 "use client";
 /** The block types and their fields, to write a definition without reading code. */
-import type { BlockType } from "../../contracts/workflow";
+import type { BlockType } from "@/contracts/workflow";
 import { BLOCK_HELP, COMMON_FIELDS, EXPRESSION_CONTEXT, type FieldHelp } from "./block-help";
 import { KNOWN_BLOCK_TYPES } from "./graph";
 

@@ -4,7 +4,7 @@
  * (as last valid while the JSON doesn't parse), the problems the API would refuse, and
  * the block reference with its "add" buttons.
  */
-import type { BlockType } from "../../contracts/workflow";
+import type { BlockType } from "@/contracts/workflow";
 import { canAddBlock } from "./block-help";
 import { BlockList } from "./block-list";
 import { BlockReference } from "./block-reference";

@@ -5,8 +5,8 @@
  * duplicate id, `next` naming no block, not exactly one entry, a cycle). It reads any
  * JSON, however incomplete: the API stays the judge, this is the preview.
  */
-import { BLOCK_TYPES, type BlockType } from "../../contracts/workflow";
-import { findCycle } from "../../domain/graph";
+import { BLOCK_TYPES, type BlockType } from "@/contracts/workflow";
+import { findCycle } from "@/domain/graph";
 
 export interface Edge {
   /** `true` / `false` for a condition's ports; null for a plain `next`. */

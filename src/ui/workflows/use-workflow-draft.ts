@@ -7,7 +7,7 @@
  * with unsaved changes.
  */
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import type { Schemas } from "../../client/cellflow-client";
+import type { Schemas } from "@/client/cellflow-client";
 import { ApiError, answer, api, describeError, type Issue } from "../api";
 import { type DefinitionSummary, describeDefinition } from "./graph";
 import { canonicalJson, parseJsonText } from "./json-text";

@@ -7,7 +7,7 @@
  * draft's state (`use-workflow-draft`), the head, and the definition and blocks panels.
  */
 import { useMemo, useRef, useState } from "react";
-import type { BlockType } from "../../contracts/workflow";
+import type { BlockType } from "@/contracts/workflow";
 import { withBlockAdded } from "./block-help";
 import { BlocksPanel } from "./blocks-panel";
 import { replaceText, revealSpan } from "./code-editor";

@@ -1,4 +1,4 @@
-import { errorResponse } from "../../../http/respond";
+import { errorResponse } from "@/http/respond";
 
 /** Unknown API paths answer in the API's error shape, not with an HTML page. */
 const notFound = async () => errorResponse("not_found", "No such API route");

@@ -1,6 +1,6 @@
-import { publicRoute } from "../../../http/handler";
-import { docsPage } from "../../../http/openapi/docs-page";
-import { openApiDocument } from "../../../http/openapi/document";
+import { publicRoute } from "@/http/handler";
+import { docsPage } from "@/http/openapi/docs-page";
+import { openApiDocument } from "@/http/openapi/document";
 
 /** A reference page rendered from the OpenAPI document; no key needed. */
 export const GET = publicRoute(

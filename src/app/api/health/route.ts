@@ -1,7 +1,7 @@
-import { readEnv } from "../../../config/env";
-import { publicRoute } from "../../../http/handler";
-import { json } from "../../../http/respond";
-import { checkHealth } from "../../../services/health";
+import { readEnv } from "@/config/env";
+import { publicRoute } from "@/http/handler";
+import { json } from "@/http/respond";
+import { checkHealth } from "@/services/health";
 
 export const dynamic = "force-dynamic";
 

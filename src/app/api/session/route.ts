@@ -1,16 +1,16 @@
-import { SignInRequest } from "../../../contracts/session";
-import { RequestError } from "../../../domain/errors";
-import { parseJsonBody } from "../../../http/body";
+import { SignInRequest } from "@/contracts/session";
+import { RequestError } from "@/domain/errors";
+import { parseJsonBody } from "@/http/body";
 import {
   cameOverHttps,
   clearedSessionCookie,
   sentByScript,
   sessionCookie,
   UI_HEADER,
-} from "../../../http/cookies";
-import { publicRoute, systemContext, workspaceRoute } from "../../../http/handler";
-import { json, respond } from "../../../http/respond";
-import { currentSession, signIn } from "../../../services/session";
+} from "@/http/cookies";
+import { publicRoute, systemContext, workspaceRoute } from "@/http/handler";
+import { json, respond } from "@/http/respond";
+import { currentSession, signIn } from "@/services/session";
 
 export const dynamic = "force-dynamic";
 

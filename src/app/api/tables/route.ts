@@ -1,8 +1,8 @@
-import { CreateTableRequest } from "../../../contracts/table";
-import { parseJsonBody } from "../../../http/body";
-import { workspaceRoute } from "../../../http/handler";
-import { respond } from "../../../http/respond";
-import { createTable, listTables } from "../../../services/tables";
+import { CreateTableRequest } from "@/contracts/table";
+import { parseJsonBody } from "@/http/body";
+import { workspaceRoute } from "@/http/handler";
+import { respond } from "@/http/respond";
+import { createTable, listTables } from "@/services/tables";
 
 export const GET = workspaceRoute(async (_req, ctx) => respond(await listTables(ctx)));
 

@@ -1,8 +1,8 @@
-import { CreateWorkflowRequest } from "../../../contracts/workflow";
-import { parseJsonBody } from "../../../http/body";
-import { workspaceRoute } from "../../../http/handler";
-import { respond } from "../../../http/respond";
-import { createWorkflow, listWorkflows } from "../../../services/workflows";
+import { CreateWorkflowRequest } from "@/contracts/workflow";
+import { parseJsonBody } from "@/http/body";
+import { workspaceRoute } from "@/http/handler";
+import { respond } from "@/http/respond";
+import { createWorkflow, listWorkflows } from "@/services/workflows";
 
 export const GET = workspaceRoute(async (_req, ctx) => respond(await listWorkflows(ctx)));
 

@@ -1,4 +1,4 @@
-import { GridPage } from "../../../ui/grid/GridPage";
+import { GridPage } from "@/ui/grid/GridPage";
 
 export default async function TablePage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;

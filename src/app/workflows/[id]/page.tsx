@@ -1,8 +1,8 @@
 "use client";
 /** One workflow's editor. */
 import { useParams } from "next/navigation";
-import { Shell } from "../../../ui/shell";
-import { WorkflowEditor } from "../../../ui/workflows/workflow-editor";
+import { Shell } from "@/ui/shell";
+import { WorkflowEditor } from "@/ui/workflows/workflow-editor";
 
 export default function WorkflowPage() {
   const { id } = useParams<{ id: string }>();

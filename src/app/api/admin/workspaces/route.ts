@@ -1,11 +1,11 @@
-import { readEnv } from "../../../../config/env";
-import { CreateWorkspaceRequest } from "../../../../contracts/workspaces";
-import { RequestError } from "../../../../domain/errors";
-import { bearerToken, sameSecret } from "../../../../http/auth";
-import { parseJsonBody } from "../../../../http/body";
-import { publicRoute } from "../../../../http/handler";
-import { respond } from "../../../../http/respond";
-import { createWorkspaceWithKey } from "../../../../services/admin";
+import { readEnv } from "@/config/env";
+import { CreateWorkspaceRequest } from "@/contracts/workspaces";
+import { RequestError } from "@/domain/errors";
+import { bearerToken, sameSecret } from "@/http/auth";
+import { parseJsonBody } from "@/http/body";
+import { publicRoute } from "@/http/handler";
+import { respond } from "@/http/respond";
+import { createWorkspaceWithKey } from "@/services/admin";
 
 export const POST = publicRoute(async (req, _params, sys) => {
   const adminToken = readEnv().CELLFLOW_ADMIN_TOKEN;

@@ -1,8 +1,8 @@
-import { MAX_JSON_BODY, readBodyBytes } from "../../../../http/body";
-import { publicRoute, systemContext } from "../../../../http/handler";
-import { failureResponse, json } from "../../../../http/respond";
-import { SIGNATURE_HEADER } from "../../../../security/signature";
-import { deliverHook } from "../../../../services/hook-delivery";
+import { MAX_JSON_BODY, readBodyBytes } from "@/http/body";
+import { publicRoute, systemContext } from "@/http/handler";
+import { failureResponse, json } from "@/http/respond";
+import { SIGNATURE_HEADER } from "@/security/signature";
+import { deliverHook } from "@/services/hook-delivery";
 
 /** Signed instead of keyed: the signature covers the raw bytes, so they are read as sent. */
 export const POST = publicRoute<{ hookId: string }>(async (req, { hookId }) => {

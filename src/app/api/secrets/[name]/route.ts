@@ -1,8 +1,8 @@
-import { PutSecretRequest } from "../../../../contracts/secrets";
-import { parseJsonBody } from "../../../../http/body";
-import { workspaceRoute } from "../../../../http/handler";
-import { respond } from "../../../../http/respond";
-import { deleteSecret, putSecret } from "../../../../services/secrets";
+import { PutSecretRequest } from "@/contracts/secrets";
+import { parseJsonBody } from "@/http/body";
+import { workspaceRoute } from "@/http/handler";
+import { respond } from "@/http/respond";
+import { deleteSecret, putSecret } from "@/services/secrets";
 
 export const PUT = workspaceRoute<{ name: string }>(async (req, ctx, { name }) => {
   const body = await parseJsonBody(req, PutSecretRequest);

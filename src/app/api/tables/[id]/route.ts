@@ -1,8 +1,8 @@
-import { PatchTableRequest } from "../../../../contracts/table";
-import { parseJsonBody } from "../../../../http/body";
-import { workspaceRoute } from "../../../../http/handler";
-import { respond } from "../../../../http/respond";
-import { deleteTable, getTable, patchTable } from "../../../../services/tables";
+import { PatchTableRequest } from "@/contracts/table";
+import { parseJsonBody } from "@/http/body";
+import { workspaceRoute } from "@/http/handler";
+import { respond } from "@/http/respond";
+import { deleteTable, getTable, patchTable } from "@/services/tables";
 
 export const GET = workspaceRoute<{ id: string }>(async (_req, ctx, { id }) =>
   respond(await getTable(ctx, id)),

@@ -1,8 +1,8 @@
-import { UpdateWorkflowRequest } from "../../../../contracts/workflow";
-import { parseJsonBody } from "../../../../http/body";
-import { workspaceRoute } from "../../../../http/handler";
-import { respond } from "../../../../http/respond";
-import { getWorkflow, updateWorkflow } from "../../../../services/workflows";
+import { UpdateWorkflowRequest } from "@/contracts/workflow";
+import { parseJsonBody } from "@/http/body";
+import { workspaceRoute } from "@/http/handler";
+import { respond } from "@/http/respond";
+import { getWorkflow, updateWorkflow } from "@/services/workflows";
 
 export const GET = workspaceRoute<{ id: string }>(async (_req, ctx, { id }) =>
   respond(await getWorkflow(ctx, id)),

@@ -1,6 +1,6 @@
-import { workspaceRoute } from "../../../../../http/handler";
-import { failureResponse } from "../../../../../http/respond";
-import { parseCursor, tableEvents } from "../../../../../services/events";
+import { workspaceRoute } from "@/http/handler";
+import { failureResponse } from "@/http/respond";
+import { parseCursor, tableEvents } from "@/services/events";
 
 export const dynamic = "force-dynamic";
 

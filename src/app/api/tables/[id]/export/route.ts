@@ -1,6 +1,6 @@
-import { workspaceRoute } from "../../../../../http/handler";
-import { failureResponse } from "../../../../../http/respond";
-import { exportCsv } from "../../../../../services/csv";
+import { workspaceRoute } from "@/http/handler";
+import { failureResponse } from "@/http/respond";
+import { exportCsv } from "@/services/csv";
 
 export const dynamic = "force-dynamic";
 

@@ -1,8 +1,8 @@
-import { CreateHookRequest } from "../../../../../contracts/hooks";
-import { parseJsonBody } from "../../../../../http/body";
-import { workspaceRoute } from "../../../../../http/handler";
-import { respond } from "../../../../../http/respond";
-import { createHook, listHooks } from "../../../../../services/hooks";
+import { CreateHookRequest } from "@/contracts/hooks";
+import { parseJsonBody } from "@/http/body";
+import { workspaceRoute } from "@/http/handler";
+import { respond } from "@/http/respond";
+import { createHook, listHooks } from "@/services/hooks";
 
 export const GET = workspaceRoute<{ id: string }>(async (_req, ctx, { id }) =>
   respond(await listHooks(ctx, id)),

@@ -1,12 +1,8 @@
-import {
-  InsertRowsRequest,
-  LIST_ROWS_JSON_PARAMS,
-  ListRowsQuery,
-} from "../../../../../contracts/rows";
-import { parseJsonBody, parseQuery } from "../../../../../http/body";
-import { workspaceRoute } from "../../../../../http/handler";
-import { respond } from "../../../../../http/respond";
-import { insertRows, listRows } from "../../../../../services/rows";
+import { InsertRowsRequest, LIST_ROWS_JSON_PARAMS, ListRowsQuery } from "@/contracts/rows";
+import { parseJsonBody, parseQuery } from "@/http/body";
+import { workspaceRoute } from "@/http/handler";
+import { respond } from "@/http/respond";
+import { insertRows, listRows } from "@/services/rows";
 
 export const GET = workspaceRoute<{ id: string }>(async (req, ctx, { id }) =>
   respond(await listRows(ctx, id, parseQuery(req, ListRowsQuery, LIST_ROWS_JSON_PARAMS))),

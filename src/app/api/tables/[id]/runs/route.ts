@@ -1,9 +1,9 @@
-import { CreateRunRequest } from "../../../../../contracts/runs";
-import { parseJsonBody } from "../../../../../http/body";
-import { workspaceRoute } from "../../../../../http/handler";
-import { respond } from "../../../../../http/respond";
-import { estimateRun } from "../../../../../services/run-estimate";
-import { createRun, listRuns } from "../../../../../services/runs";
+import { CreateRunRequest } from "@/contracts/runs";
+import { parseJsonBody } from "@/http/body";
+import { workspaceRoute } from "@/http/handler";
+import { respond } from "@/http/respond";
+import { estimateRun } from "@/services/run-estimate";
+import { createRun, listRuns } from "@/services/runs";
 
 export const GET = workspaceRoute<{ id: string }>(async (_req, ctx, { id }) =>
   respond(await listRuns(ctx, id)),

@@ -1,8 +1,8 @@
-import { PatchRowRequest } from "../../../../../../contracts/rows";
-import { parseJsonBody } from "../../../../../../http/body";
-import { workspaceRoute } from "../../../../../../http/handler";
-import { respond } from "../../../../../../http/respond";
-import { deleteRow, getRow, patchRow } from "../../../../../../services/rows";
+import { PatchRowRequest } from "@/contracts/rows";
+import { parseJsonBody } from "@/http/body";
+import { workspaceRoute } from "@/http/handler";
+import { respond } from "@/http/respond";
+import { deleteRow, getRow, patchRow } from "@/services/rows";
 
 type Params = { id: string; rowId: string };
 

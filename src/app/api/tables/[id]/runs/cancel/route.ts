@@ -1,8 +1,8 @@
-import { CancelRunsRequest } from "../../../../../../contracts/runs";
-import { parseJsonBody } from "../../../../../../http/body";
-import { workspaceRoute } from "../../../../../../http/handler";
-import { respond } from "../../../../../../http/respond";
-import { cancelRuns } from "../../../../../../services/runs";
+import { CancelRunsRequest } from "@/contracts/runs";
+import { parseJsonBody } from "@/http/body";
+import { workspaceRoute } from "@/http/handler";
+import { respond } from "@/http/respond";
+import { cancelRuns } from "@/services/runs";
 
 /** An empty body stops everything in flight in the table. */
 export const POST = workspaceRoute<{ id: string }>(async (req, ctx, { id }) => {

@@ -1,6 +1,6 @@
-import { workspaceRoute } from "../../../../../../../../../http/handler";
-import { respond } from "../../../../../../../../../http/respond";
-import { listCellAttempts } from "../../../../../../../../../services/cells";
+import { workspaceRoute } from "@/http/handler";
+import { respond } from "@/http/respond";
+import { listCellAttempts } from "@/services/cells";
 
 /** A cell's attempt history, newest first. */
 export const GET = workspaceRoute<{ id: string; rowId: string; groupId: string }>(
