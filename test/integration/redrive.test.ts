@@ -122,7 +122,9 @@ describe("re-drive", () => {
 
   // Last: it starts a worker in this process, which then runs everything left.
   it("cells running in a SIGKILLed worker run again once each, even with two re-drives racing", async () => {
-    const t = await waitTable(key, { groups: 1, ms: 1_500, rows: 6 });
+    // Long enough that all six are running at once even when a loaded machine (the neon
+    // lane, through its proxy) starts the carriers seconds apart.
+    const t = await waitTable(key, { groups: 1, ms: 5_000, rows: 6 });
     const victim = await spawnWorker(url, 10);
     const run = await call<{ dispatchId: string }>("POST", `/api/tables/${t.id}/runs`, {
       key,
