@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { waitFor } from "../helpers/processes";
-import { websiteMetaTableBody } from "../helpers/tables";
+import { websiteMetaTableBody } from "../helpers/store-tables";
 import { uiApi, uiSessionOfFile } from "../helpers/ui-session";
 
 // website_meta fetches the test's loopback endpoint (the test env allows private addresses).

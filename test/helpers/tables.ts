@@ -56,31 +56,6 @@ export async function waitTable(
 }
 
 /**
- * The create-table body of a table whose one group ("meta") is the paid, rate-limited
- * website_meta enrichment over a `url` column, its title into `title`.
- */
-export function websiteMetaTableBody(name: string, group: Record<string, unknown> = {}) {
-  return {
-    name,
-    columns: [
-      { id: "url", name: "URL", type: "text" },
-      { id: "title", name: "Title", type: "text" },
-    ],
-    groups: [
-      {
-        id: "meta",
-        name: "Meta",
-        kind: "enrichment",
-        enrichmentId: "website_meta",
-        inputs: { url: "url" },
-        outputs: [{ columnId: "title", from: "title" }],
-        ...group,
-      },
-    ],
-  };
-}
-
-/**
  * A table with a column of every type (for row filters and orders) and two groups of a
  * one-block workflow: `g` writes `out`, `h` writes `out2`. Rows are inserted in order;
  * `ids` follow it. `schema` is the table's schema as stored.

@@ -15,7 +15,7 @@ import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
-import { websiteMetaTableBody } from "../helpers/tables";
+import { websiteMetaTableBody } from "../helpers/store-tables";
 
 const db = () => getDatabase().db;
 let ep: Endpoint;

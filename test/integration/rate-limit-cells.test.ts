@@ -17,7 +17,7 @@ import { newWorkspace } from "../helpers/fixtures";
 import { maxInAnyWindow } from "../helpers/pacers";
 import { waitFor } from "../helpers/processes";
 import { type RedisServer, startRedis } from "../helpers/redis";
-import { websiteMetaTableBody } from "../helpers/tables";
+import { websiteMetaTableBody } from "../helpers/store-tables";
 import { spawnWorker } from "../helpers/workers";
 
 let url: string;

@@ -26,7 +26,8 @@ import { cellCounts } from "../helpers/engine";
 import { type FakeTrigger, startFakeTrigger } from "../helpers/fake-trigger";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
-import { waitTable, websiteMetaTableBody } from "../helpers/tables";
+import { websiteMetaTableBody } from "../helpers/store-tables";
+import { waitTable } from "../helpers/tables";
 import { catalogTask, installTaskCatalog } from "../helpers/trigger-catalog";
 
 let key: string;
