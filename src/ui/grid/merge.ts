@@ -62,7 +62,7 @@ export function mergeCell(
     const older = current && compareAttempts(event.executionId, current.executionId) === -1;
     return { cell: older ? current : null, outputs: null };
   }
-  const incoming: CellView = { ...stripUndefined(rest), status };
+  const incoming: CellView = { ...rest, status };
   if (!accepts(current, incoming)) return { cell: current ?? incoming, outputs: null };
   return { cell: incoming, outputs: outputs ?? null };
 }
@@ -70,8 +70,4 @@ export function mergeCell(
 /** The newer of the cell shown and the cell a read returned (the read may predate an event). */
 export function newerCell(current: CellView | undefined, read: CellView): CellView {
   return accepts(current, read) ? read : (current ?? read);
-}
-
-function stripUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
