@@ -9,7 +9,7 @@
  *   adapters  src/enrichments, src/limits, src/backends  providers, rate limits and plans, task backends
  *   execution src/execution                          the workflow executor and its blocks
  *   engine    src/engine
- *   services  src/services, src/runtime (what both runtimes share: the maintenance jobs)
+ *   services  src/services, src/runtime (what both runtimes share: the composition root, the maintenance jobs)
  *   edges     src/http, src/server, src/trigger, src/client, src/cli
  *   pages     src/app, src/ui
  */
@@ -74,6 +74,14 @@ module.exports = {
       severity: "error",
       from: { path: "^(bench|chaos|load|src|db|test/helpers)/" },
       to: { path: "^(bench|chaos|load)/", pathNot: "$1" },
+    },
+    {
+      name: "process-resources-built-at-the-root",
+      comment:
+        "the rate limiter the environment selects is built once per process, by the composition root (src/runtime/engine.ts)",
+      severity: "error",
+      from: { path: "^(src|db)/", pathNot: "^src/(runtime|limits/rate)/" },
+      to: { path: "^src/limits/rate/instance\\.ts$" },
     },
     {
       name: "src-never-imports-tests",

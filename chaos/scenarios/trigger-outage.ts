@@ -12,6 +12,7 @@ import { createDatabase, type Database } from "@db/client";
 import { TriggerBackend } from "@/backends/trigger";
 import { log } from "@/config/log";
 import { startRun } from "@/engine/dispatcher";
+import { engineDeps } from "../../test/helpers/engine";
 import { startFakeTrigger } from "../../test/helpers/fake-trigger";
 import { type PlatformStats, SimulatedTriggerPlatform } from "../../test/helpers/trigger-platform";
 import { sleep } from "../config";
@@ -76,7 +77,7 @@ export async function triggerOutage(opts: TriggerOptions): Promise<TriggerResult
   });
   const platform = new SimulatedTriggerPlatform(
     fake,
-    { database: carriers, backend, log: log() },
+    engineDeps({ database: carriers, backend, runtime: "trigger" }),
     opts.concurrency,
   );
   let monitor: RunMonitor | undefined;

@@ -24,6 +24,7 @@ import {
   LostAuthority,
 } from "@/errors";
 import { pickOutput, runWorkflow, WorkflowError } from "@/execution/executor";
+import type { RateLimiter } from "@/limits/rate/port";
 import { redact, redactText } from "@/security/redact";
 import { claimCell } from "@/store/cells/claim";
 import { failQueuedCell } from "@/store/cells/fail-queued";
@@ -72,6 +73,8 @@ export interface AttemptInput {
   runId: string;
   /** An earlier attempt of this execution left checkpoints (crash, pause): load them. */
   resumable: boolean;
+  /** Paces the attempt's paid provider calls. */
+  limiter: RateLimiter;
   /** Refuse paid calls unless the rate limiter is shared across processes (trigger.dev). */
   requireSharedLimiter?: boolean;
 }
@@ -197,6 +200,7 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
   let secrets: Record<string, string> = {};
   const paid = paidCalls(
     db,
+    a.limiter,
     {
       workspaceId: a.workspaceId,
       plan: a.plan,

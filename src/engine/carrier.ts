@@ -28,6 +28,7 @@ import { upstreamGroups } from "@/domain/table-schema";
 import { DeadlineError, InterruptedError, isInterrupted } from "@/errors";
 import { wakeTable } from "@/events/waker";
 import { creditsExhausted, planLimits } from "@/limits/plans";
+import type { RateLimiter } from "@/limits/rate/port";
 import { autoStamp } from "@/store/cells/auto-stamp";
 import { failQueuedCell } from "@/store/cells/fail-queued";
 import { failCell } from "@/store/cells/finish";
@@ -46,6 +47,8 @@ export interface EngineDeps {
   database: Database;
   backend: TaskBackend;
   log: Logger;
+  /** The process's rate limiter, in front of every paid provider call (src/runtime/engine.ts). */
+  limiter: RateLimiter;
   /**
    * Take a row the window just handed out in this job instead of queueing it (default
    * true). Off on trigger.dev, where a run is one row: its tags, metadata and cancel
@@ -311,6 +314,7 @@ async function cascade(
         claimedAttempt: claimed?.attempt ?? null,
         resumable: claimed?.resumable ?? true,
         runId: ctx.runId,
+        limiter: deps.limiter,
         requireSharedLimiter: deps.requireSharedLimiter ?? false,
       });
       deps.progress?.({

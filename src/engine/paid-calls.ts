@@ -16,7 +16,7 @@ import type { Db } from "@db/client";
 import type { PaidCalls } from "@/enrichments/types";
 import { SharedLimiterRequired, UsageLimitHalt } from "@/errors";
 import { limiterHook } from "@/limits/rate/hook";
-import { rateLimiter, sharedLimiterRefusal } from "@/limits/rate/instance";
+import { type RateLimiter, sharedLimiterRefusal } from "@/limits/rate/port";
 import { attemptSuperseded } from "@/store/engine-reads";
 import { type AdmissionRequest, admitAttempt } from "./admission";
 
@@ -25,11 +25,11 @@ export type PaidAttempt = Omit<AdmissionRequest, "source" | "credits" | "chargeI
 
 export function paidCalls(
   db: Db,
+  limiter: RateLimiter,
   a: PaidAttempt,
   onHalt: (halt: UsageLimitHalt | SharedLimiterRequired) => void,
   opts: { requireSharedLimiter?: boolean } = {},
 ): PaidCalls {
-  const limiter = rateLimiter(db);
   const refusal = opts.requireSharedLimiter ? sharedLimiterRefusal(limiter.kind) : undefined;
   const pace = limiterHook(a.workspaceId, a.plan, {
     limiter,

@@ -9,7 +9,7 @@
 import { createDatabase } from "@db/client";
 import { graphilePool } from "@db/pools";
 import { LocalBackend, startLocalWorker } from "@/backends/local";
-import { readEnv } from "@/config/env";
+import { type Env, readEnv } from "@/config/env";
 import type { Logger } from "@/config/log";
 import { listenForCancels } from "@/engine/cancellation";
 import { runCarrier } from "@/engine/carrier";
@@ -21,7 +21,8 @@ import {
   redriveOrphans,
 } from "@/engine/redrive";
 import { runStamper } from "@/engine/stamper";
-import { didSomething, jobsFor, type MaintenanceContext } from "@/runtime/maintenance";
+import { assembleEngine } from "@/runtime/engine";
+import { didSomething, jobsFor } from "@/runtime/maintenance";
 import { runningWithoutLock } from "@/store/cells/orphan-probe";
 
 export interface WorkerOptions {
@@ -39,8 +40,8 @@ export interface WorkerOptions {
   redriveEveryMs?: number;
   /** How often it probes for running cells whose worker died. Default: ORPHAN_PROBE_EVERY_MS. */
   orphanProbeEveryMs?: number;
-  /** Settings the maintenance jobs read (events retention…). Default: the environment. */
-  env?: MaintenanceContext["env"];
+  /** Settings (rate limiter, events retention…). Default: the environment. */
+  env?: Env;
   /** Postgres application_name of its sessions (the jobs pool adds `-jobs`). Default: cellflow-worker. */
   applicationName?: string;
   log: Logger;
@@ -82,6 +83,14 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     GRAPHILE_CONNECTIONS,
   );
   const backend = new LocalBackend(sessionUrl, { pool: jobsPool });
+  const engine = assembleEngine({
+    runtime: "local",
+    env: opts.env ?? readEnv(),
+    database,
+    backend,
+    log,
+  });
+  const deps = engine.deps;
   const stopping = new AbortController();
   const listener = listenForCancels(database.pool, log);
   await listener.ready;
@@ -94,11 +103,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
       id: job.id,
       pattern: job.cron,
       run: async () => {
-        const counts = await job.run({
-          deps: { database, backend, log },
-          env: opts.env ?? readEnv(),
-          signal: stopping.signal,
-        });
+        const counts = await engine.maintain(job, stopping.signal);
         if (didSomething(counts)) log.info({ job: job.id, ...counts }, "maintenance job done");
       },
     })),
@@ -116,7 +121,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
       try {
         // Our stop() aborts at once; graphile-worker's own signal only after its grace period.
         const signal = AbortSignal.any([ctx.signal, stopping.signal]);
-        await runCarrier({ database, backend, log }, payload, { ...ctx, signal });
+        await runCarrier(deps, payload, { ...ctx, signal });
       } catch (err) {
         // The engine owns retries: a failed carrier leaves its cells to the re-drive.
         log.error({ err, ...payload }, "carrier failed");
@@ -132,7 +137,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     redriving = true;
     // A probe that finds no running cell without its row lock ends there: a few ms.
     (probe ? runningWithoutLock(database.db) : Promise.resolve(1))
-      .then((suspects) => (suspects > 0 ? redriveOrphans({ database, backend, log }) : null))
+      .then((suspects) => (suspects > 0 ? redriveOrphans(deps) : null))
       .then((r) => {
         // Only what was healed is news; a pass that only slid windows (it can free a slot
         // before a finishing carrier does, in a healthy run too) is not.
@@ -157,6 +162,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
         stopping.abort(new Error("worker stopping"));
         await runner.stop();
         await listener.stop();
+        await engine.close();
         await backend.close();
         await jobsPool.end();
         await database.close();

@@ -5,9 +5,8 @@
  * schedules come from the table, so the local worker and these cannot drift apart.
  */
 import { schedules } from "@trigger.dev/sdk";
-import { readEnv } from "@/config/env";
 import { DRAIN_RUN_CANCELS, type MaintenanceJob, PRUNE, REDRIVE } from "@/runtime/maintenance";
-import { taskDeps } from "./deps";
+import { taskEngine } from "./deps";
 
 /** A run's budget; a job is asked to end a minute before it, and the next run goes on. */
 const MAX_DURATION_S = 300;
@@ -17,12 +16,7 @@ function scheduled(job: MaintenanceJob) {
     id: job.id,
     cron: job.cron,
     maxDuration: MAX_DURATION_S,
-    run: async () =>
-      job.run({
-        deps: taskDeps(),
-        env: readEnv(),
-        signal: AbortSignal.timeout((MAX_DURATION_S - 60) * 1000),
-      }),
+    run: async () => taskEngine().maintain(job, AbortSignal.timeout((MAX_DURATION_S - 60) * 1000)),
   });
 }
 

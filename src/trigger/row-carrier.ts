@@ -13,7 +13,7 @@ import { CarrierPayloadSchema, TASKS } from "@/backends/port";
 import { CARRIERS_PER_TABLE } from "@/backends/trigger";
 import { type CarrierProgress, runCarrier } from "@/engine/carrier";
 import { planLimits } from "@/limits/plans";
-import { taskDeps } from "./deps";
+import { taskEngine } from "./deps";
 
 /**
  * Carriers per table at once (runs are triggered with `concurrencyKey: tableId`); the
@@ -47,9 +47,7 @@ export const rowCarrier = schemaTask({
   maxDuration: MAX_DURATION_S,
   concurrency: { perKey: PER_TABLE, total: TOTAL },
   run: async (payload, { ctx, signal }) => {
-    const deps = taskDeps();
-    // Each run is its own process: only a limiter they all share keeps a provider's rate.
-    const carrier = { ...deps, chain: false, requireSharedLimiter: true, progress: reportProgress };
+    const carrier = { ...taskEngine().deps, progress: reportProgress };
     const outcome = await runCarrier(carrier, payload, { runId: ctx.run.id, signal });
     return { outcome };
   },

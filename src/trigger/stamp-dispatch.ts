@@ -2,7 +2,7 @@
 import { schemaTask } from "@trigger.dev/sdk";
 import { StampPayloadSchema, TASKS } from "@/backends/port";
 import { runStamper } from "@/engine/stamper";
-import { taskDeps } from "./deps";
+import { taskEngine } from "./deps";
 
 export const stampDispatch = schemaTask({
   id: TASKS.stamper,
@@ -10,7 +10,7 @@ export const stampDispatch = schemaTask({
   retry: { maxAttempts: 1 },
   maxDuration: 3_600,
   run: async (payload, { ctx, signal }) => {
-    const deps = taskDeps();
+    const { deps } = taskEngine();
     const cells = await runStamper(deps.database.db, deps.backend, payload, {
       runId: ctx.run.id,
       signal,

@@ -1,10 +1,14 @@
-import { queryRows } from "@db/client";
+import { type Database, queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll } from "vitest";
 import { closeBackend } from "@/backends/instance";
+import type { TaskBackend } from "@/backends/port";
 import { readEnv } from "@/config/env";
 import { log } from "@/config/log";
+import type { EngineDeps } from "@/engine/carrier";
+import { assembleEngine } from "@/runtime/engine";
+import type { Runtime } from "@/runtime/maintenance";
 import { type RunningWorker, startWorker } from "@/server/worker-runtime";
 import { apiClient, dataOf } from "./api";
 import { waitFor } from "./processes";
@@ -24,6 +28,21 @@ export async function useWorker(url: string, concurrency = 10): Promise<RunningW
     await closeBackend();
   });
   return worker;
+}
+
+/**
+ * The engine's deps as the composition root assembles them for `runtime` (default local),
+ * over the test database unless `database` says otherwise, with the test seams (`pause`,
+ * `maxRounds`, `chain`) on top. Its limiter is the one the environment selects: Postgres.
+ */
+export function engineDeps(
+  parts: { backend: TaskBackend; database?: Database; runtime?: Runtime } & Partial<
+    Pick<EngineDeps, "pause" | "maxRounds" | "chain">
+  >,
+): EngineDeps {
+  const { backend, database = getDatabase(), runtime = "local", ...seams } = parts;
+  const engine = assembleEngine({ runtime, env: readEnv(), database, backend, log: log() });
+  return { ...engine.deps, ...seams };
 }
 
 export async function cellCounts(tableId: string): Promise<Record<string, number>> {

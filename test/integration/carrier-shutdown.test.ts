@@ -10,12 +10,11 @@ import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalBackend } from "@/backends/local";
-import { log } from "@/config/log";
 import { abortLocal } from "@/engine/cancellation";
 import { runCarrier } from "@/engine/carrier";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
-import { cellCounts } from "../helpers/engine";
+import { cellCounts, engineDeps } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 import { waitTable } from "../helpers/tables";
@@ -47,7 +46,7 @@ describe("a carrier of a stopping worker", () => {
     // No worker runs in this file: drop the job the run queued, so that a job found after
     // the carrier is the one it handed back.
     await db().execute(sql`delete from graphile_worker._private_jobs`);
-    const deps = { database: database(), backend: new LocalBackend(url), log: log() };
+    const deps = engineDeps({ database: database(), backend: new LocalBackend(url) });
     opened.push(deps.database, deps.backend);
     const stopping = new AbortController();
     stopping.abort(new Error("worker stopping"));

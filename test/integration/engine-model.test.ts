@@ -28,6 +28,7 @@ import { patchRow } from "@/services/rows";
 import { resumeCell } from "@/store/cells/resume";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
+import { engineDeps } from "../helpers/engine";
 import { taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
 import { auditedHistory, installModelAudit, serverClock } from "../helpers/model-audit";
@@ -201,7 +202,7 @@ class World {
     await this.s.schedule(Promise.resolve(), `start ${spec.task} ${spec.idempotencyKey}`);
     if (spec.task === "row-carrier")
       await runCarrier(
-        { database: getDatabase(), backend: this.backend, log: log(), pause: this.pause },
+        engineDeps({ backend: this.backend, pause: this.pause }),
         spec.payload,
         taskContext(),
       );

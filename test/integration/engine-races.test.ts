@@ -27,6 +27,7 @@ import { writeCheckpoint } from "@/store/executions/checkpoint";
 import { call } from "../helpers/api";
 import { completeCell } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
+import { engineDeps } from "../helpers/engine";
 import { everyPoint, RecordingBackend, taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
@@ -240,7 +241,7 @@ describe("resume", () => {
       limit: null,
       window: 1,
     });
-    const deps = { database: getDatabase(), backend, log: log(), chain: false };
+    const deps = engineDeps({ backend, chain: false });
     // r1 pauses; the window slides on to r2, which is in flight now.
     await runCarrier(
       deps,
@@ -308,7 +309,7 @@ describe("release", () => {
       }),
     );
     await runCarrier(
-      { database: getDatabase(), backend, log: log(), pause: restamp, maxRounds: 2 },
+      engineDeps({ backend, pause: restamp, maxRounds: 2 }),
       { tableId: t.id, rowId },
       taskContext(),
     );

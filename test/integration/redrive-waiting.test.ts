@@ -20,6 +20,7 @@ import { acquireRowLock } from "@/engine/row-lock";
 import { advanceDispatch } from "@/store/dispatches/advance";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
+import { engineDeps } from "../helpers/engine";
 import { RecordingBackend, taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitTable } from "../helpers/tables";
@@ -173,7 +174,7 @@ describe("a pass judges a candidate on fresh state", () => {
     const late: Pause = async (point, detail) => {
       if (point !== "redrive:row" || detail?.rowId !== rowId) return;
       outcome = await runCarrier(
-        { database: getDatabase(), backend: new RecordingBackend(), log: log() },
+        engineDeps({ backend: new RecordingBackend() }),
         { tableId: t.id, rowId, dispatchId: t.dispatchId },
         taskContext(),
       );

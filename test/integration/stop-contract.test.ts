@@ -16,6 +16,7 @@ import { redriveOrphans } from "@/engine/redrive";
 import { stopRuns } from "@/engine/stop";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
+import { engineDeps } from "../helpers/engine";
 import { onPoint, RecordingBackend, taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
 
@@ -207,12 +208,11 @@ describe("a Stop ends the auto-run cascade", () => {
     const [fired] = await cellsOf(tableId);
     expect(fired).toMatchObject({ groupId: "ga", status: "queued" });
     await runCarrier(
-      {
+      engineDeps({
         database: database(),
         backend,
-        log: log(),
         pause: onPoint("carrier:auto", 1, () => stopRuns(db(), backend, { tableId })),
-      },
+      }),
       { tableId, rowId, dispatchId: fired?.dispatchId ?? undefined },
       taskContext(),
     );
@@ -221,7 +221,7 @@ describe("a Stop ends the auto-run cascade", () => {
     ]);
     // A carrier that comes later (a job enqueued before the Stop) does not fire it either.
     await runCarrier(
-      { database: database(), backend, log: log() },
+      engineDeps({ database: database(), backend }),
       { tableId, rowId },
       taskContext(),
     );
@@ -244,7 +244,7 @@ describe("a Stop ends the auto-run cascade", () => {
       window: 5,
     });
     await runCarrier(
-      { database: database(), backend, log: log() },
+      engineDeps({ database: database(), backend }),
       { tableId, rowId: r1 },
       taskContext(),
     );
@@ -268,14 +268,13 @@ describe("a Stop ends the auto-run cascade", () => {
     const rowId = rowIds[0] as string;
     const backend = new RecordingBackend();
     await runCarrier(
-      {
+      engineDeps({
         database: database(),
         backend,
-        log: log(),
         pause: onPoint("carrier:auto", 1, () =>
           stopRuns(db(), backend, { tableId, groupIds: ["gx"] }),
         ),
-      },
+      }),
       { tableId, rowId },
       taskContext(),
     );

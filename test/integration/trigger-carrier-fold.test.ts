@@ -17,6 +17,7 @@ import { runCarrier } from "@/engine/carrier";
 import { startRun as startDispatch } from "@/engine/dispatcher";
 import { redriveOrphans } from "@/engine/redrive";
 import { useTestDatabase } from "../helpers/db";
+import { engineDeps } from "../helpers/engine";
 import { type FakeTrigger, startFakeTrigger, type TriggeredRun } from "../helpers/fake-trigger";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitTable } from "../helpers/tables";
@@ -62,7 +63,7 @@ async function entryOf(rowId: string): Promise<{ runKey: string } | undefined> {
 /** What a trigger.dev run of the carrier does first (the task calls runCarrier so). */
 async function startRun(run: TriggeredRun | undefined): Promise<void> {
   const payload = CarrierPayloadSchema.parse(run?.payload);
-  await runCarrier({ database: getDatabase(), backend, log: log(), chain: false }, payload, {
+  await runCarrier(engineDeps({ backend, runtime: "trigger" }), payload, {
     runId: run?.id ?? "run_x",
     signal: new AbortController().signal,
   });

@@ -20,6 +20,7 @@ import { startRun } from "@/engine/dispatcher";
 import { stopRuns } from "@/engine/stop";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
+import { engineDeps } from "../helpers/engine";
 import { type FakeTrigger, startFakeTrigger } from "../helpers/fake-trigger";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
@@ -48,7 +49,7 @@ beforeAll(async () => {
   });
   platform = new SimulatedTriggerPlatform(
     fake,
-    { database: carriers, backend, log: log() },
+    engineDeps({ database: carriers, backend, runtime: "trigger" }),
     WINDOW,
   );
   key = (await newWorkspace()).key;

@@ -13,11 +13,12 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TASKS } from "@/backends/port";
 import { TriggerBackend } from "@/backends/trigger";
+import { readEnv } from "@/config/env";
 import { log } from "@/config/log";
-import type { EngineDeps } from "@/engine/carrier";
 import { drainRunCancels, drainSettings } from "@/engine/run-cancel-drain";
 import { stopRuns } from "@/engine/stop";
-import { closeRateLimiter, sharedLimiterRefusal } from "@/limits/rate/instance";
+import { sharedLimiterRefusal } from "@/limits/rate/port";
+import { assembleEngine, type EngineRuntime } from "@/runtime/engine";
 import { jobsFor } from "@/runtime/maintenance";
 import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
@@ -33,8 +34,9 @@ import { catalogTask, installTaskCatalog } from "../helpers/trigger-catalog";
 let key: string;
 let fake: FakeTrigger;
 let ep: Endpoint;
-let deps: EngineDeps;
-let taskDepsKey: typeof import("@/trigger/deps").taskDepsKey;
+let backend: TriggerBackend;
+let engine: EngineRuntime;
+let taskEngineKey: typeof import("@/trigger/deps").taskEngineKey;
 
 beforeAll(async () => {
   await useTestDatabase();
@@ -47,35 +49,39 @@ beforeAll(async () => {
     headers: { "content-type": "text/html" },
   }));
   installTaskCatalog();
-  ({ taskDepsKey } = await import("@/trigger/deps"));
+  ({ taskEngineKey } = await import("@/trigger/deps"));
   await import("@/trigger/row-carrier");
   await import("@/trigger/stamp-dispatch");
   await import("@/trigger/maintenance");
-  deps = {
-    database: getDatabase(),
-    backend: new TriggerBackend({
-      accessToken: "tr_dev_t",
-      baseURL: fake.url,
-      log: log(),
-      backoffMs: () => 1,
-    }),
+  backend = new TriggerBackend({
+    accessToken: "tr_dev_t",
+    baseURL: fake.url,
     log: log(),
-  };
+    backoffMs: () => 1,
+  });
+  engine = engineWith(readEnv());
 });
 afterAll(async () => {
+  await engine.close();
   await fake.close();
   await ep.close();
 });
 
-/** Runs the carrier task the way a trigger.dev run would, with our deps seeded. */
+/** The engine a task run assembles, over the test database and the fake platform. */
+function engineWith(env: ReturnType<typeof readEnv>): EngineRuntime {
+  return assembleEngine({ runtime: "trigger", env, database: getDatabase(), backend, log: log() });
+}
+
+/** Runs the carrier task the way a trigger.dev run would, with `seeded` as its engine. */
 async function runCarrierTask(
   payload: unknown,
   runId: string,
   signal: AbortSignal,
+  seeded: EngineRuntime = engine,
 ): Promise<{ output: unknown; meta: Record<string, unknown> }> {
   return runInMockTaskContext(
     async ({ ctx, locals }) => {
-      locals.set(taskDepsKey, deps);
+      locals.set(taskEngineKey, seeded);
       const task = catalogTask(TASKS.carrier);
       const parsed = task.fns.parsePayload ? await task.fns.parsePayload(payload) : payload;
       const output: unknown = await task.fns.run(parsed, { ctx, signal });
@@ -138,12 +144,12 @@ describe("trigger.dev tasks", () => {
     fake.requests.length = 0;
     // The Stop, with the trigger.dev backend: it answers without calling the platform,
     // leaving the run recorded on the cell to the cancel outbox…
-    await stopRuns(getDatabase().db, deps.backend, { tableId: t.id });
+    await stopRuns(getDatabase().db, backend, { tableId: t.id });
     expect(fake.requests).toEqual([]);
     // …whose drain cancels it…
     await drainRunCancels({
       db: getDatabase().db,
-      backend: deps.backend,
+      backend: backend,
       log: log(),
       settings: drainSettings(),
     });
@@ -191,18 +197,16 @@ async function paidTable(): Promise<{ id: string; rowId: string }> {
   return { id: t.body.id, rowId: rows.body.rows[0]?.id ?? "" };
 }
 
-/** Runs `fn` with this process's rate limiter chosen from RATE_LIMITER=`kind` (unset: default). */
-async function withLimiter<T>(kind: string | undefined, fn: () => Promise<T>): Promise<T> {
-  const before = process.env.RATE_LIMITER;
-  await closeRateLimiter();
-  if (kind === undefined) delete process.env.RATE_LIMITER;
-  else process.env.RATE_LIMITER = kind;
+/** Runs `fn` with an engine whose limiter the environment chooses from RATE_LIMITER=`kind`. */
+async function withLimiter<T>(
+  kind: string | undefined,
+  fn: (seeded: EngineRuntime) => Promise<T>,
+): Promise<T> {
+  const seeded = engineWith(readEnv({ ...process.env, RATE_LIMITER: kind }));
   try {
-    return await fn();
+    return await fn(seeded);
   } finally {
-    if (before === undefined) delete process.env.RATE_LIMITER;
-    else process.env.RATE_LIMITER = before;
-    await closeRateLimiter();
+    await seeded.close();
   }
 }
 
@@ -210,11 +214,12 @@ describe("paid calls in trigger.dev tasks need a limiter shared by every run", (
   it("with RATE_LIMITER=memory the cell ends error with the reason and the provider is never called", async () => {
     const t = await paidTable();
     ep.hits.length = 0;
-    const { output } = await withLimiter("memory", () =>
+    const { output } = await withLimiter("memory", (seeded) =>
       runCarrierTask(
         { tableId: t.id, rowId: t.rowId },
         "run_paid_memory",
         new AbortController().signal,
+        seeded,
       ),
     );
     expect(output).toEqual({ outcome: "done" });
@@ -235,11 +240,12 @@ describe("paid calls in trigger.dev tasks need a limiter shared by every run", (
   it("with the default Postgres limiter the same cell calls its provider and completes", async () => {
     const t = await paidTable();
     ep.hits.length = 0;
-    await withLimiter(undefined, () =>
+    await withLimiter(undefined, (seeded) =>
       runCarrierTask(
         { tableId: t.id, rowId: t.rowId },
         "run_paid_pg",
         new AbortController().signal,
+        seeded,
       ),
     );
     expect(await cellCounts(t.id)).toEqual({ completed: 1 });

@@ -117,4 +117,17 @@ describe("layer rules", () => {
       "services-imports-no-higher-layer: src/services/x.ts → src/app/api/route.ts",
     ]);
   });
+
+  it("fail building the rate limiter anywhere but the composition root", async () => {
+    const files = {
+      "src/limits/rate/instance.ts": "export const limiterFromEnv = 1;\n",
+      "src/engine/paid.ts":
+        'import { limiterFromEnv } from "../limits/rate/instance";\nexport const p = limiterFromEnv;\n',
+      "src/runtime/engine.ts":
+        'import { limiterFromEnv } from "../limits/rate/instance";\nexport const e = limiterFromEnv;\n',
+    };
+    expect(await violations(files)).toEqual([
+      "process-resources-built-at-the-root: src/engine/paid.ts → src/limits/rate/instance.ts",
+    ]);
+  });
 });

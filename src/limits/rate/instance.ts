@@ -1,13 +1,13 @@
 /**
- * This process's rate limiter, chosen once from the environment. RATE_LIMITER names it;
+ * Which rate limiter the environment selects. RATE_LIMITER names it;
  * unset, it is Upstash when UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN are set,
  * else a plain Redis when REDIS_URL is, else Postgres: the database every process of a
  * deployment already shares. The in-process limiter (each process on its own) is only
- * ever used when RATE_LIMITER=memory asks for it, never as a fallback.
+ * ever used when RATE_LIMITER=memory asks for it, never as a fallback. A process builds
+ * its one limiter at its composition root (src/runtime/engine.ts) and closes it there.
  */
 import type { Db } from "@db/client";
-import { type Env, readEnv } from "@/config/env";
-import { log } from "@/config/log";
+import type { Env } from "@/config/env";
 import { MemoryLimiter } from "./memory";
 import type { RateLimiter } from "./port";
 import { PostgresLimiter } from "./postgres";
@@ -32,16 +32,6 @@ export function limiterKind(env: Env): LimiterKind {
   return kind;
 }
 
-/**
- * Why `kind` cannot pace calls made from many processes at once (trigger.dev runs, each
- * its own process), or undefined when it can: only the in-process limiter cannot.
- */
-export function sharedLimiterRefusal(kind: LimiterKind): string | undefined {
-  return kind === "memory"
-    ? "RATE_LIMITER=memory cannot limit calls across trigger.dev runs: use postgres (default), redis or upstash"
-    : undefined;
-}
-
 /** The limiter `env` selects; the Postgres one takes from `db`. */
 export function limiterFromEnv(env: Env, db?: Db): RateLimiter {
   const kind = limiterKind(env);
@@ -59,42 +49,4 @@ export function limiterFromEnv(env: Env, db?: Db): RateLimiter {
     case "memory":
       return new MemoryLimiter();
   }
-}
-
-const holder = globalThis as {
-  __cellflowRateLimiter?: { kind: LimiterKind; shared?: RateLimiter };
-};
-const byDatabase = new WeakMap<Db, PostgresLimiter>();
-
-/**
- * The process-wide limiter (created on first use); with Postgres, the one over `db`,
- * which is where the caller's other writes go.
- */
-export function rateLimiter(db: Db): RateLimiter {
-  if (!holder.__cellflowRateLimiter) {
-    const env = readEnv();
-    const kind = limiterKind(env);
-    holder.__cellflowRateLimiter = { kind };
-    if (kind === "memory") {
-      log().warn(
-        "RATE_LIMITER=memory: each process limits its own calls; several processes together exceed the limit",
-      );
-    }
-    if (kind !== "postgres") holder.__cellflowRateLimiter.shared = limiterFromEnv(env);
-  }
-  const chosen = holder.__cellflowRateLimiter;
-  if (chosen.shared) return chosen.shared;
-  let limiter = byDatabase.get(db);
-  if (!limiter) {
-    limiter = new PostgresLimiter(db);
-    byDatabase.set(db, limiter);
-  }
-  return limiter;
-}
-
-/** Closes the process-wide limiter (shutdown); the next `rateLimiter()` makes a new one. */
-export async function closeRateLimiter(): Promise<void> {
-  const chosen = holder.__cellflowRateLimiter;
-  holder.__cellflowRateLimiter = undefined;
-  await chosen?.shared?.close();
 }

@@ -26,3 +26,13 @@ export interface RateLimiter {
   take(key: string, limit: RateLimit): Promise<Take>;
   close(): Promise<void>;
 }
+
+/**
+ * Why `kind` cannot pace calls made from many processes at once (trigger.dev runs, each
+ * its own process), or undefined when it can: only the in-process limiter cannot.
+ */
+export function sharedLimiterRefusal(kind: RateLimiter["kind"]): string | undefined {
+  return kind === "memory"
+    ? "RATE_LIMITER=memory cannot limit calls across trigger.dev runs: use postgres (default), redis or upstash"
+    : undefined;
+}
