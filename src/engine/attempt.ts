@@ -221,13 +221,13 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
       // first provider call, so a skipped cell (missing input) costs nothing; credits used
       // up halt the run and hand this cell back un-run. Every call is then rate-paced.
       const cost = getEnrichment(group.enrichmentId)?.cost ?? 0;
-      const beforeCall = paid({ source: group.enrichmentId, chargeId: executionId, credits: cost });
+      const gate = paid({ source: group.enrichmentId, chargeId: executionId, credits: cost });
       const terminal = await enrichmentTerminal({
         ...a,
         log,
         group,
         signal: controller.signal,
-        beforeCall,
+        gate,
       });
       if (controller.signal.aborted) throw controller.signal.reason;
       return write(terminal);

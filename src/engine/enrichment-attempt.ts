@@ -12,7 +12,7 @@ import type { Logger } from "@/config/log";
 import type { EnrichmentGroup } from "@/contracts/table";
 import { getEnrichment } from "@/enrichments/registry";
 import { runEnrichment } from "@/enrichments/run";
-import { type BeforeCall, EnrichmentError, type EnrichmentResult } from "@/enrichments/types";
+import { type CallGate, EnrichmentError, type EnrichmentResult } from "@/enrichments/types";
 import { redact, redactText } from "@/security/redact";
 import type { Terminal } from "@/store/cells/finish";
 import { loadSecrets } from "@/store/secrets/read";
@@ -24,8 +24,8 @@ export interface EnrichmentAttempt {
   group: EnrichmentGroup;
   data: Record<string, unknown>;
   signal: AbortSignal;
-  /** Awaited before each provider call (a rate limiter's pacing). */
-  beforeCall?: BeforeCall;
+  /** In front of each provider call (admission, a rate limiter's pacing). */
+  gate?: CallGate;
 }
 
 export async function enrichmentTerminal(a: EnrichmentAttempt): Promise<Terminal> {
@@ -48,7 +48,7 @@ export async function enrichmentTerminal(a: EnrichmentAttempt): Promise<Terminal
     result = await runEnrichment(enrichment, inputs, {
       signal: a.signal,
       secrets,
-      ...(a.beforeCall ? { beforeCall: a.beforeCall } : {}),
+      ...a.gate,
     });
   } catch (err) {
     if (a.signal.aborted) throw a.signal.reason;

@@ -6,7 +6,8 @@
  * provider call, so a skipped enrichment
  * costs nothing; every call then waits its turn at the workspace's shared rate limit,
  * standing down on a Stop (its signal, or the tombstone when the notice does not reach
- * this process). A halt aborts the whole attempt through `onHalt` before it is thrown,
+ * this process); a provider's refusal with a `Retry-After` holds this process's later
+ * calls of the workspace to that provider that long. A halt aborts the whole attempt through `onHalt` before it is thrown,
  * so no block can turn it into a workflow failure: the cell goes back to un-run.
  * Where runs are separate processes (trigger.dev), a per-process limiter is refused
  * before anything is charged or called: the attempt is aborted with SharedLimiterRequired
@@ -15,7 +16,7 @@
 import type { Db } from "@db/client";
 import type { PaidCalls } from "@/enrichments/types";
 import { SharedLimiterRequired, UsageLimitHalt } from "@/errors";
-import { limiterHook } from "@/limits/rate/hook";
+import { limiterHook, providerRetryAfter } from "@/limits/rate/hook";
 import { type RateLimiter, sharedLimiterRefusal } from "@/limits/rate/port";
 import { attemptSuperseded } from "@/store/engine-reads";
 import { type AdmissionRequest, admitAttempt } from "./admission";
@@ -42,8 +43,8 @@ export function paidCalls(
       }),
   });
   const admitted = new Set<string>();
-  return ({ source, chargeId, credits }) =>
-    async (providerId, signal) => {
+  return ({ source, chargeId, credits }) => ({
+    beforeCall: async (providerId, signal) => {
       // Before the admission: a refused call is neither charged nor made.
       // Aborting the attempt first keeps a workflow's error branch from carrying on as if
       // one block had failed: the whole cell ends with the message.
@@ -63,5 +64,8 @@ export function paidCalls(
         admitted.add(key);
       }
       return pace(providerId, signal);
-    };
+    },
+    providerBusy: (providerId, retryAfterMs) =>
+      providerRetryAfter(a.workspaceId, providerId, retryAfterMs),
+  });
 }

@@ -11,7 +11,7 @@
 import { z } from "zod";
 import { redactedExcerpt } from "@/security/redact";
 import { domainOf, text } from "./fields";
-import { cappedGet, decodeText } from "./http";
+import { busyFor, cappedGet, decodeText } from "./http";
 import { type Enrichment, type Provider, ProviderError } from "./types";
 
 export const MAX_PROVIDERS = 9;
@@ -126,6 +126,7 @@ function httpProvider(n: number, baseUrl: string, key: string | undefined): Prov
         throw new ProviderError(
           `HTTP ${res.status} from ${id}${excerpt ? `: ${excerpt}` : ""}`,
           res.status === 408 || res.status === 429 || res.status >= 500,
+          { retryAfterMs: busyFor(res) },
         );
       }
       if (res.truncated) throw new ProviderError(`the answer from ${id} is too large`, false);

@@ -6,6 +6,7 @@
  * `ProviderError`, a refused destination a permanent one; the caller's own abort is passed
  * on as its reason.
  */
+import { retryAfterFromHeaders } from "@/domain/retry-after";
 import { networkMessage } from "@/net/network-message";
 import { DestinationRefused, outboundFetch, readCapped } from "@/net/outbound";
 import { ProviderError } from "./types";
@@ -64,4 +65,12 @@ export function decodeText(bytes: Uint8Array, contentType: string | null): strin
   } catch {
     return new TextDecoder("utf-8").decode(bytes);
   }
+}
+
+/**
+ * How long a provider that refused for now (429, 503) asked to be left alone, if it said
+ * (`Retry-After`, capped): later calls to it wait that long (EnrichmentContext.providerBusy).
+ */
+export function busyFor(res: Pick<CappedResponse, "status" | "headers">): number | undefined {
+  return res.status === 429 || res.status === 503 ? retryAfterFromHeaders(res.headers) : undefined;
 }

@@ -108,6 +108,8 @@ export async function runEnrichment<I>(
     } catch (err) {
       if (ctx.signal.aborted) throw ctx.signal.reason;
       retryable ||= !(err instanceof ProviderError) || err.retryable;
+      if (err instanceof ProviderError && err.retryAfterMs !== undefined)
+        ctx.providerBusy?.(provider.id, err.retryAfterMs);
       details.providers.push({
         id: provider.id,
         status: "error",

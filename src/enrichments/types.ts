@@ -110,8 +110,11 @@ export interface PaidCharge {
   credits: number;
 }
 
+/** What stands in front of a charge's provider calls: its two hooks of a run's context. */
+export type CallGate = Required<Pick<EnrichmentContext, "beforeCall" | "providerBusy">>;
+
 /** The gate for one charge's provider calls (admission, then pacing for each call). */
-export type PaidCalls = (charge: PaidCharge) => BeforeCall;
+export type PaidCalls = (charge: PaidCharge) => CallGate;
 
 /** Hooks a caller may give a run, e.g. a rate limiter pacing calls per provider. */
 export interface EnrichmentContext {
@@ -122,17 +125,29 @@ export interface EnrichmentContext {
    * failure). A grant it returns is recorded in that provider's report.
    */
   beforeCall?: BeforeCall;
+  /**
+   * Told when a provider refused a call for now and said for how long (a 429 or 503 with
+   * `Retry-After`): the pacing holds later calls to it that long instead of spending
+   * them on more refusals.
+   */
+  providerBusy?: (providerId: string, retryAfterMs: number) => void;
 }
 
-/** A provider failure with a message meant for people; `retryable` if trying later may help. */
+/**
+ * A provider failure with a message meant for people; `retryable` if trying later may
+ * help, `retryAfterMs` when the provider said when (its `Retry-After`, capped).
+ */
 export class ProviderError extends Error {
+  readonly retryAfterMs: number | undefined;
+
   constructor(
     message: string,
     readonly retryable = true,
-    options?: ErrorOptions,
+    options: ErrorOptions & { retryAfterMs?: number | undefined } = {},
   ) {
     super(message, options);
     this.name = "ProviderError";
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 

@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { text } from "./fields";
-import { cappedGet, decodeText } from "./http";
+import { busyFor, cappedGet, decodeText } from "./http";
 import { type Enrichment, ProviderError } from "./types";
 
 export const TIMEOUT_MS = 5_000;
@@ -131,6 +131,7 @@ async function fetchMeta(inputs: Inputs, signal: AbortSignal) {
     throw new ProviderError(
       `HTTP ${res.status} from ${url.host}`,
       res.status === 408 || res.status === 429 || res.status >= 500,
+      { retryAfterMs: busyFor(res) },
     );
   }
   const type = res.headers.get("content-type");

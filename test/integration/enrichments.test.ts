@@ -277,6 +277,30 @@ describe("enrichment groups", () => {
     expect(statuses(cell.details)).toEqual(["provider_1:error", "provider_2:error"]);
   });
 
+  it("a provider's 429 with Retry-After holds this workspace's next call to it that long", async () => {
+    ep.on("/c5", async (_hit, nth) =>
+      nth === 1
+        ? { status: 429, body: { error: "slow down" }, headers: { "retry-after": "4" } }
+        : { status: 200, body: { name: "Acme" } },
+    );
+    const key = await workspace({ COMPANY_LOOKUP_URL_1: `${ep.url}/c5` });
+    const setup = {
+      enrichmentId: "company_lookup",
+      inputs: { domain: "site" },
+      outputs: { company: "name" },
+      data: { site: "acme.com" },
+    };
+    const refused = await runEnrichmentGroup(key, setup);
+    expect(refused.cell.error).toContain("provider_1: HTTP 429");
+    // The next row, run at once: its call waits out the provider's 4 s instead of being
+    // spent on another refusal, then completes.
+    const next = await runEnrichmentGroup(key, setup);
+    expect(next.cell).toMatchObject({ status: "completed", outcome: "ok" });
+    const [first, second] = ep.hitsOf("/c5");
+    expect(ep.hitsOf("/c5")).toHaveLength(2);
+    expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(4_000);
+  });
+
   it("website_meta reads a real page's title, description and Open Graph fields", async () => {
     pageBodies.set("/home", {
       status: 200,

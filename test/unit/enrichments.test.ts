@@ -209,6 +209,23 @@ describe("runEnrichment outcomes", () => {
     ]);
   });
 
+  it("a provider that says when to come back is reported busy for that long; other failures are not", async () => {
+    const busy: [string, number][] = [];
+    const refusing: Provider<In> = {
+      id: "p1",
+      lookup: async () => {
+        throw new ProviderError("HTTP 429 from p1", true, { retryAfterMs: 2_000 });
+      },
+    };
+    const result = await runEnrichment(
+      fake([refusing, failing("p2", "HTTP 500"), answers("p3", { a: "x" })]),
+      { key: "k" },
+      { signal: signal(), providerBusy: (id, ms) => busy.push([id, ms]) },
+    );
+    expect(result.outcome).toBe("ok");
+    expect(busy).toEqual([["p1", 2_000]]);
+  });
+
   it("an abort is passed on as the signal's reason, not recorded as a provider failure", async () => {
     const ctrl = new AbortController();
     const reason = new Error("stopped");

@@ -32,7 +32,7 @@ export const runEnrichmentBlock: BlockRunner<EnrichmentBlock> = async (block, ct
   }
   try {
     // Charged once per execution (a sub-workflow item has its own) and block; paced.
-    const beforeCall = ctx.paid?.({
+    const gate = ctx.paid?.({
       source: `${enrichment.id}@${block.id}`,
       chargeId: ctx.executionId,
       credits: enrichment.cost,
@@ -40,7 +40,7 @@ export const runEnrichmentBlock: BlockRunner<EnrichmentBlock> = async (block, ct
     const result = await runEnrichment(enrichment, inputs, {
       signal: ctx.signal,
       secrets: ctx.scope.secrets,
-      ...(beforeCall ? { beforeCall } : {}),
+      ...gate,
     });
     return { output: result.outputs };
   } catch (err) {
