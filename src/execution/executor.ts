@@ -18,9 +18,9 @@ import { runLlm } from "./blocks/llm";
 import {
   type BlockContext,
   BlockError,
+  type BlockPause,
   type BlockResult,
   type Children,
-  PauseRequest,
   withRetries,
 } from "./blocks/types";
 import type { ExpressionScope } from "./expressions";
@@ -56,7 +56,7 @@ export interface RunOutput {
   /** Output of every block that ran, by id; skipped blocks are absent. */
   blocks: Record<string, unknown>;
   /** Set when a block paused the run: resume it with that block's output. */
-  paused?: { blockId: string; pause: PauseRequest };
+  paused?: { blockId: string; pause: BlockPause };
 }
 
 export class WorkflowError extends Error {
@@ -193,6 +193,10 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
             ...(input.paid ? { paid: input.paid } : {}),
           }),
         );
+        if (result.pause) {
+          paused ??= { blockId: id, pause: result.pause };
+          return { ran: false, taken: [] };
+        }
         blocks[id] = result.output;
         const taken = takenEdges(block, result);
         // What is stored is redacted (a resumed run sees `[redacted]` where an answer
@@ -205,10 +209,6 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
         input.hooks?.onBlockComplete?.(id, result.output);
         return { ran: true, taken };
       } catch (err) {
-        if (err instanceof PauseRequest) {
-          paused ??= { blockId: id, pause: err };
-          return { ran: false, taken: [] };
-        }
         if (!firstError && !input.signal.aborted) {
           const message = err instanceof Error ? err.message : String(err);
           firstError = new WorkflowError(id, `Block "${block.name ?? id}" failed: ${message}`, {

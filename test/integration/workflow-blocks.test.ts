@@ -196,6 +196,16 @@ describe("sub-workflows", () => {
     expect(row.data.out).toBe(42);
   });
 
+  it("a child that would pause (an approval) fails the calling block instead of pausing the parent", async () => {
+    const child = await workflow([{ id: "ask", type: "approval" }]);
+    const wf = await workflow([
+      { id: "sub", type: "workflow", workflowId: child, retry: { attempts: 3, backoffMs: 1 } },
+    ]);
+    const { row } = await runOne(wf, "sub");
+    expect(row.cells.g?.status).toBe("error");
+    expect(row.cells.g?.error).toContain("a sub-workflow cannot pause");
+  });
+
   it("nesting deeper than 8 fails with the path, and so does a cycle", async () => {
     let inner = await workflow([{ id: "leaf", type: "transform", expression: "'deep'" }]);
     for (let i = 0; i < 8; i++)

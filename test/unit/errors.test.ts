@@ -17,7 +17,7 @@ import {
   SharedLimiterRequired,
   UsageLimitHalt,
 } from "@/errors";
-import { BlockError, PauseRequest } from "@/execution/blocks/types";
+import { BlockError } from "@/execution/blocks/types";
 import { WorkflowError } from "@/execution/executor";
 import { ExpressionError } from "@/execution/expressions";
 import { DestinationRefused } from "@/net/outbound";
@@ -84,7 +84,6 @@ describe("one error vocabulary", () => {
         }),
       ],
       ["BlockError", new BlockError("b", "x", { cause })],
-      ["PauseRequest", new PauseRequest("b", "wait", undefined, undefined, { cause })],
       ["WorkflowError", new WorkflowError("b", "x", {}, { cause })],
       ["ExpressionError", new ExpressionError("error", "x", { cause })],
       ["DestinationRefused", new DestinationRefused("h", "x", { cause })],

@@ -6,7 +6,7 @@ import type {
   WaitBlock,
 } from "@/contracts/workflow";
 import { evaluate, renderTemplate } from "../expressions";
-import { BlockError, type BlockRunner, PauseRequest } from "./types";
+import { BlockError, type BlockRunner } from "./types";
 
 export const runTransform: BlockRunner<TransformBlock> = async (block, ctx) => ({
   output: await evaluate(block.expression, ctx.scope),
@@ -40,7 +40,10 @@ export const runWait: BlockRunner<WaitBlock> = async (block, ctx) => {
   }
   const ms = Math.min(Math.round(value), MAX_WAIT_MS);
   if (ms > LONG_WAIT_MS)
-    throw new PauseRequest(block.id, "wait", Date.now() + ms, { waitedMs: ms });
+    return {
+      output: null,
+      pause: { reason: "wait", resumeAt: Date.now() + ms, output: { waitedMs: ms } },
+    };
   return new Promise((resolve, reject) => {
     if (ctx.signal.aborted) return reject(ctx.signal.reason);
     const timer = setTimeout(() => {
@@ -56,6 +59,7 @@ export const runWait: BlockRunner<WaitBlock> = async (block, ctx) => {
 };
 
 /** Pauses the run until someone resumes the cell; the data they send is the output. */
-export const runApproval: BlockRunner<ApprovalBlock> = async (block) => {
-  throw new PauseRequest(block.id, "approval");
-};
+export const runApproval: BlockRunner<ApprovalBlock> = async () => ({
+  output: null,
+  pause: { reason: "approval" },
+});

@@ -19,10 +19,28 @@ export interface Children {
   path: string[];
 }
 
-/** What a block produced, and for a condition which port it took. */
+/**
+ * What a block produced, and for a condition which port it took; or, for a block that
+ * waits for something outside the run, the pause it asks for (then `output` is unused).
+ */
 export interface BlockResult {
   output: unknown;
   port?: "true" | "false";
+  pause?: BlockPause;
+}
+
+/**
+ * A block waiting for something outside the run (an approval, a long wait): the cell is
+ * paused and the carrier leaves; a resume records the block's output and a new attempt
+ * continues after it. A result, not an exception: a pause is an ordinary way for a
+ * block to end, and no retry or error branch may mistake it for a failure.
+ */
+export interface BlockPause {
+  reason: "approval" | "wait";
+  /** For a wait: when it is due (epoch ms). */
+  resumeAt?: number;
+  /** What the block outputs when the pause ends by itself (a wait). */
+  output?: unknown;
 }
 
 export type BlockRunner<B extends Block = Block> = (
@@ -47,26 +65,6 @@ export class BlockError extends Error {
     this.name = "BlockError";
     this.retryable = opts.retryable ?? true;
     this.retryAfterMs = opts.retryAfterMs;
-  }
-}
-
-/**
- * Thrown by a block that waits for something outside the run (an approval, a long
- * wait): the cell is paused and the carrier leaves; a resume records the block's output
- * and a new attempt continues after it.
- */
-export class PauseRequest extends Error {
-  constructor(
-    readonly blockId: string,
-    readonly reason: "approval" | "wait",
-    /** For a wait: when it is due (epoch ms). */
-    readonly resumeAt?: number,
-    /** What the block outputs when the pause ends by itself (a wait). */
-    readonly output?: unknown,
-    options?: ErrorOptions,
-  ) {
-    super(`block ${blockId} paused the run (${reason})`, options);
-    this.name = "PauseRequest";
   }
 }
 
@@ -95,7 +93,7 @@ export async function withRetries(
     try {
       return await run(trySignal);
     } catch (err) {
-      if (err instanceof PauseRequest || signal.aborted) throw err;
+      if (signal.aborted) throw err;
       const failure =
         deadline?.aborted && timeoutMs
           ? new BlockError(block.id, `timed out after ${timeoutMs} ms`)
