@@ -641,7 +641,7 @@ export interface components {
         WorkflowView: {
             id: string;
             name: string;
-            definition: components["schemas"]["WorkflowDefinition"];
+            definition: components["schemas"]["WorkflowDefinitionView"];
             deployedVersion: number | null;
             createdAt: string;
             updatedAt: string;
@@ -953,7 +953,7 @@ export interface components {
             id: string;
             name: string;
             columns: components["schemas"]["Column"][];
-            groups: components["schemas"]["Group"][];
+            groups: components["schemas"]["GroupView"][];
             rowCount: number;
             schemaVersion: number;
             createdAt: string;
@@ -1174,6 +1174,67 @@ export interface components {
         };
         CreateHookRequest: {
             action: components["schemas"]["HookAction"];
+        };
+        EnrichmentGroupView: {
+            id: string;
+            name: string;
+            /** @default {} */
+            inputs: {
+                [key: string]: string;
+            };
+            /** @default [] */
+            outputs: components["schemas"]["GroupOutput"][];
+            /** @default [] */
+            dependsOn: string[];
+            /** @default false */
+            autoRun: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "enrichment";
+            enrichmentId: string;
+        };
+        GroupView: components["schemas"]["WorkflowGroupView"] | components["schemas"]["EnrichmentGroupView"];
+        WorkflowDefinitionView: {
+            /** @default [] */
+            inputs: components["schemas"]["WorkflowInputView"][];
+            blocks: components["schemas"]["Block"][];
+        };
+        WorkflowGroupView: {
+            id: string;
+            name: string;
+            /** @default {} */
+            inputs: {
+                [key: string]: string;
+            };
+            /** @default [] */
+            outputs: components["schemas"]["GroupOutput"][];
+            /** @default [] */
+            dependsOn: string[];
+            /** @default false */
+            autoRun: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "workflow";
+            workflowId: string;
+            /**
+             * @default live
+             * @enum {string}
+             */
+            version: "live" | "deployed";
+        };
+        WorkflowInputView: {
+            name: string;
+            /**
+             * @default json
+             * @enum {string}
+             */
+            type: "text" | "number" | "boolean" | "date" | "json";
+            /** @default false */
+            required: boolean;
         };
     };
     responses: never;

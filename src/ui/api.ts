@@ -7,10 +7,15 @@
  * A 401 sends the page back to sign-in.
  */
 import { type CellflowClient, cellflowClient, type Schemas } from "@/client/cellflow-client";
-import type { TableView } from "@/contracts/table";
-import type { WorkflowView } from "@/contracts/workflow";
 
 export type Issue = Schemas["Issue"];
+
+/**
+ * A workflow as the API answers it. The document types an arbitrary JSON value (an http
+ * block's body) as `unknown` where the contracts say JSON, so the UI reads workflows with
+ * the client's type rather than the contract's.
+ */
+export type WorkflowAnswer = Schemas["WorkflowView"];
 
 export class ApiError extends Error {
   constructor(
@@ -82,15 +87,6 @@ export async function answer<T>(
   // openapi-fetch leaves `data` undefined only for answers without a body.
   return data as T;
 }
-
-/*
- * The contracts' views of two answers. The document describes a schema once for requests
- * and answers, so the fields the server fills with their defaults (a group's `inputs`,
- * `outputs`, `dependsOn`, `autoRun`, `version`; a definition's `inputs`) read as optional
- * in the generated types; the server always answers with them, and the UI relies on them.
- */
-export const asTable = (t: Schemas["TableView"]): TableView => t as TableView;
-export const asWorkflow = (w: Schemas["WorkflowView"]): WorkflowView => w as WorkflowView;
 
 /** A refusal for people: its message, then each issue with where it is. */
 export function describeRefusal(refusal: { message: string; issues: readonly Issue[] }): string {

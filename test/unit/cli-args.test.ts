@@ -8,6 +8,9 @@ import { coerceValue, whereEquals, whereFromJson } from "@/cli/where-args";
 import type { Schemas } from "@/client/cellflow-client";
 import { freePort } from "../helpers/processes";
 
+/** The fields an answer always carries (the server fills in their defaults). */
+const answered = { inputs: {}, outputs: [], dependsOn: [], autoRun: false };
+
 const table: Schemas["TableView"] = {
   id: "tbl_1",
   name: "Companies",
@@ -26,8 +29,15 @@ const table: Schemas["TableView"] = {
     { id: "dup_b", name: "Same", type: "text" },
   ],
   groups: [
-    { id: "enrich", name: "Enrich", kind: "enrichment", enrichmentId: "email_domain" },
-    { id: "classify", name: "Classify", kind: "workflow", workflowId: "wf_1" },
+    { id: "enrich", name: "Enrich", kind: "enrichment", enrichmentId: "email_domain", ...answered },
+    {
+      id: "classify",
+      name: "Classify",
+      kind: "workflow",
+      workflowId: "wf_1",
+      version: "live",
+      ...answered,
+    },
   ],
 };
 

@@ -1,14 +1,13 @@
 "use client";
 /** Workflows: every workflow of the workspace, its deployed version, and a new one. */
 import { useCallback, useEffect, useState } from "react";
-import type { WorkflowView } from "@/contracts/workflow";
-import { answer, api, asWorkflow, describeError } from "@/ui/api";
+import { answer, api, describeError, type WorkflowAnswer } from "@/ui/api";
 import { Shell } from "@/ui/shell";
 import { starterDefinition } from "@/ui/workflows/block-help";
 import { plural, timeAgo } from "@/ui/workflows/format";
 
 export default function WorkflowsPage() {
-  const [workflows, setWorkflows] = useState<WorkflowView[] | null>(null);
+  const [workflows, setWorkflows] = useState<WorkflowAnswer[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
 
@@ -17,9 +16,7 @@ export default function WorkflowsPage() {
     try {
       const r = await answer(api.GET("/api/workflows"));
       // Most recently edited first: that is usually the one people come back for.
-      setWorkflows(
-        r.workflows.map(asWorkflow).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)),
-      );
+      setWorkflows(r.workflows.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)));
     } catch (err) {
       setError(describeError(err));
     }

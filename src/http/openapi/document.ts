@@ -6,6 +6,7 @@
  */
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
 import { TableEvent } from "@/contracts/events";
+import { describeAnswers } from "./answers";
 import { nameComponents } from "./components";
 import { type Operation, registerOperation } from "./operation";
 import { TABLE_OPERATIONS } from "./table-routes";
@@ -59,6 +60,7 @@ function build(): OpenApiDocument {
   const schemas = doc.components?.schemas;
   if (schemas) schemas.JsonValue = jsonValueSchema();
   jsonQueryParameters(doc);
+  describeAnswers(doc);
   return doc;
 }
 

@@ -7,7 +7,7 @@
  */
 import { type FormEvent, useId, useRef, useState } from "react";
 import type { Column, ColumnType, TableView } from "@/contracts/table";
-import { ApiError, answer, api, asTable } from "../api";
+import { ApiError, answer, api } from "../api";
 import {
   COLUMN_TYPE_HELP,
   COLUMN_TYPE_LABELS,
@@ -82,7 +82,7 @@ export function ColumnEditor(props: {
       const updated = await answer(
         api.PATCH("/api/tables/{id}", { params: { path: { id: table.id } }, body: { columns } }),
       );
-      onSaved(asTable(updated));
+      onSaved(updated);
     } catch (err) {
       const issues = err instanceof ApiError ? err.issues : [];
       const split = columnIssues(issues, index);

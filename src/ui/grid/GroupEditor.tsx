@@ -9,7 +9,7 @@
  */
 import { type FormEvent, useId, useRef, useState } from "react";
 import type { Group, TableView } from "@/contracts/table";
-import { ApiError, answer, api, asTable } from "../api";
+import { ApiError, answer, api } from "../api";
 import {
   EditorModal,
   type EditorNotice,
@@ -69,7 +69,7 @@ export function GroupEditor(props: {
       const updated = await answer(
         api.PATCH("/api/tables/{id}", { params: { path: { id: table.id } }, body: patch.body }),
       );
-      onSaved(asTable(updated));
+      onSaved(updated);
     } catch (err) {
       const issues = err instanceof ApiError ? err.issues : [];
       const split =

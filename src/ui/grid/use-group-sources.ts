@@ -6,8 +6,7 @@
  */
 import { useEffect, useState } from "react";
 import type { EnrichmentView } from "@/contracts/enrichments";
-import type { WorkflowView } from "@/contracts/workflow";
-import { answer, api, asWorkflow, describeError } from "../api";
+import { answer, api, describeError, type WorkflowAnswer } from "../api";
 
 export type Loadable<T> =
   | { state: "loading" }
@@ -15,14 +14,14 @@ export type Loadable<T> =
   | { state: "error"; message: string };
 
 /** The workflow last asked for: `id` tells a stale answer from the current choice. */
-export type WorkflowDetail = { id: string } & Loadable<WorkflowView>;
+export type WorkflowDetail = { id: string } & Loadable<WorkflowAnswer>;
 
 /** The catalogues: workflows of the workspace and built-in enrichments. */
 export function useSourceCatalogues(): {
-  workflows: Loadable<WorkflowView[]>;
+  workflows: Loadable<WorkflowAnswer[]>;
   enrichments: Loadable<EnrichmentView[]>;
 } {
-  const [workflows, setWorkflows] = useState<Loadable<WorkflowView[]>>({ state: "loading" });
+  const [workflows, setWorkflows] = useState<Loadable<WorkflowAnswer[]>>({ state: "loading" });
   const [enrichments, setEnrichments] = useState<Loadable<EnrichmentView[]>>({
     state: "loading",
   });
@@ -32,7 +31,7 @@ export function useSourceCatalogues(): {
     const loadWorkflows = async () => {
       try {
         const r = await answer(api.GET("/api/workflows"));
-        if (live) setWorkflows({ state: "ready", value: r.workflows.map(asWorkflow) });
+        if (live) setWorkflows({ state: "ready", value: r.workflows });
       } catch (err) {
         if (live) setWorkflows({ state: "error", message: describeError(err) });
       }
@@ -68,7 +67,7 @@ export function useWorkflowDetail(workflowId: string): WorkflowDetail | null {
         const w = await answer(
           api.GET("/api/workflows/{id}", { params: { path: { id: workflowId } } }),
         );
-        if (live) setDetail({ id: workflowId, state: "ready", value: asWorkflow(w) });
+        if (live) setDetail({ id: workflowId, state: "ready", value: w });
       } catch (err) {
         if (live) setDetail({ id: workflowId, state: "error", message: describeError(err) });
       }

@@ -16,7 +16,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import type { Schemas } from "@/client/cellflow-client";
 import { parseTableEvent } from "@/contracts/events";
 import type { TableView } from "@/contracts/table";
-import { answer, api, asTable, describeError } from "../api";
+import { answer, api, describeError } from "../api";
 import { tableEventsUrl } from "../api-raw";
 import { GridRows } from "./model";
 import { type RowQuery, rowsPageQuery } from "./row-query";
@@ -91,7 +91,7 @@ export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
 
   const loadTable = useCallback(async () => {
     const t = await answer(api.GET("/api/tables/{id}", { params: { path: { id: tableId } } }));
-    setTable(asTable(t));
+    setTable(t);
   }, [tableId]);
 
   const loadRows = useCallback(async () => {
