@@ -547,7 +547,7 @@ export interface components {
             status: components["schemas"]["CellStatus"] | null;
             executionId: string;
             attempt: number;
-            outcome?: components["schemas"]["CellOutcome"];
+            outcome?: components["schemas"]["CellOutcome"] | null;
             error?: string | null;
             runningBlockIds?: string[];
             blockErrors?: {
@@ -568,8 +568,8 @@ export interface components {
         };
         /** @enum {string} */
         CellStatus: "queued" | "running" | "paused" | "completed" | "error" | "cancelled";
-        /** @enum {string|null} */
-        CellOutcome: "ok" | "skipped" | "not_found" | null;
+        /** @enum {string} */
+        CellOutcome: "ok" | "skipped" | "not_found";
         /** @description Any JSON value */
         JsonValue: unknown;
         RowsEventData: {
@@ -1047,7 +1047,7 @@ export interface components {
         };
         CellView: {
             status: components["schemas"]["CellStatus"];
-            outcome: components["schemas"]["CellOutcome"];
+            outcome: components["schemas"]["CellOutcome"] | null;
             executionId: string;
             dispatchId: string | null;
             error: string | null;
@@ -1079,7 +1079,7 @@ export interface components {
             executionId: string;
             attempt: number;
             status: components["schemas"]["CellStatus"];
-            outcome: components["schemas"]["CellOutcome"];
+            outcome: components["schemas"]["CellOutcome"] | null;
             error: string | null;
             startedAt: string | null;
             endedAt: string | null;

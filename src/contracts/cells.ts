@@ -25,7 +25,7 @@ export const CellAttempt = z.object({
   executionId: z.string(),
   attempt: z.number().int(),
   status: CellStatus,
-  outcome: CellOutcome.nullable(),
+  outcome: z.union([CellOutcome, z.null()]),
   error: z.string().nullable(),
   startedAt: z.string().nullable(),
   endedAt: z.string().nullable(),

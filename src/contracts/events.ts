@@ -35,7 +35,7 @@ export const CellEventData = z.object({
   executionId: z.string(),
   /** The attempt of the write: 0 while queued; each claim of the execution counts up. */
   attempt: z.number().int().nonnegative(),
-  outcome: CellOutcome.nullable().optional(),
+  outcome: z.union([CellOutcome, z.null()]).optional(),
   error: z.string().nullable().optional(),
   runningBlockIds: z.array(z.string()).optional(),
   blockErrors: z.record(z.string(), z.string()).optional(),

@@ -49,7 +49,7 @@ export const LIST_ROWS_JSON_PARAMS = ["where"] as const;
 
 export const CellView = z.object({
   status: CellStatus,
-  outcome: CellOutcome.nullable(),
+  outcome: z.union([CellOutcome, z.null()]),
   executionId: z.string(),
   dispatchId: z.string().nullable(),
   error: z.string().nullable(),

@@ -100,6 +100,32 @@ describe("the document covers the API", () => {
     );
     expect(kinds.sort()).toEqual(["cell", "dispatch", "limit", "reset", "rows", "schema"]);
   });
+
+  it("a named enum never admits null: where a field may be null, that field says so", () => {
+    // zod-to-openapi makes a named schema nullable everywhere once one use is `.nullable()`.
+    const schemas = openApiDocument().components?.schemas ?? {};
+    const nullable = Object.entries(schemas)
+      .filter(([, s]) => "enum" in s && (s.enum ?? []).includes(null))
+      .map(([name]) => name);
+    expect(nullable).toEqual([]);
+    const cell = JSON.parse(JSON.stringify(schemas.CellView));
+    expect(cell.properties.outcome.anyOf).toEqual([
+      { $ref: "#/components/schemas/CellOutcome" },
+      { type: "null" },
+    ]);
+  });
+
+  it("answers carry the fields the server fills with defaults; requests may leave them out", () => {
+    const schemas = JSON.parse(JSON.stringify(openApiDocument().components?.schemas ?? {}));
+    expect(schemas.WorkflowGroup.required).not.toContain("autoRun");
+    expect(schemas.WorkflowGroupView.required).toEqual(
+      expect.arrayContaining(["inputs", "outputs", "dependsOn", "autoRun", "version"]),
+    );
+    expect(schemas.TableView.properties.groups.items.$ref).toBe("#/components/schemas/GroupView");
+    expect(schemas.CreateTableRequest.properties.groups.items.$ref).toBe(
+      "#/components/schemas/Group",
+    );
+  });
 });
 
 describe("the response check", () => {
