@@ -25,6 +25,20 @@ const LEVELS = [
   { name: "pages", folders: ["src/app", "src/ui"] },
 ];
 
+/**
+ * The files that may send requests the typed client cannot (test/helpers/raw-api.ts): the
+ * hostile-input and authorization suites and their helpers, plus the few tests whose
+ * requests are wrong on purpose (a raw body, an odd header, an unknown route).
+ */
+const RAW_API_USERS = [
+  "test/helpers/hostile-input",
+  "test/helpers/authz-fixtures",
+  "test/integration/api-bad-input\\.test",
+  "test/integration/api-garbage\\.property\\.test",
+  "test/integration/security-hostile-input-[^/]+\\.test",
+  "test/integration/security-authz-[^/]+\\.test",
+];
+
 const folderPattern = (folders) => `^(${folders.map((f) => f.replace("/", "\\/")).join("|")})/`;
 
 /** For each level: nothing in it imports a folder of a higher level. */
@@ -82,6 +96,14 @@ module.exports = {
       severity: "error",
       from: { path: "^(src|db)/", pathNot: "^src/(runtime|limits/rate)/" },
       to: { path: "^src/limits/rate/instance\\.ts$" },
+    },
+    {
+      name: "raw-api-only-for-hostile-requests",
+      comment:
+        "tests call the API through the typed client; only the files that must send what it cannot use the raw helper",
+      severity: "error",
+      from: { pathNot: `^(${RAW_API_USERS.join("|")})\\.ts$` },
+      to: { path: "^test/helpers/raw-api\\.ts$" },
     },
     {
       name: "src-never-imports-tests",

@@ -5,8 +5,8 @@
  * type, JSON body): a test whose request gets an answer the document does not describe
  * fails, so the document cannot drift from what the server says.
  *
- * `apiClient` is the typed client (src/client) on this in-process transport, for ordinary
- * calls; `call` sends what a typed client cannot (raw bodies, odd headers, wrong shapes).
+ * `apiClient` is the typed client (src/client) on this in-process transport: the tests'
+ * way to call the API. What a typed client cannot send lives in ./raw-api.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -84,19 +84,6 @@ export async function listRoutes(): Promise<{ template: string; methods: string[
     });
   }
   return out;
-}
-
-export interface CallOptions {
-  key?: string | null;
-  body?: unknown;
-  rawBody?: string | Uint8Array<ArrayBuffer>;
-  headers?: Record<string, string>;
-}
-
-export interface ApiResponse<T = unknown> {
-  status: number;
-  body: T;
-  headers: Headers;
 }
 
 /**
@@ -187,27 +174,4 @@ export function dataOf<T>(r: { data?: T; error?: unknown; response: Response }):
   if (r.data === undefined)
     throw new Error(`${r.response.status} from the API: ${JSON.stringify(r.error ?? null)}`);
   return r.data;
-}
-
-export async function call<T = unknown>(
-  method: string,
-  url: string,
-  opts: CallOptions = {},
-): Promise<ApiResponse<T>> {
-  const parsed = new URL(url, "http://cellflow.test");
-  const headers = new Headers(opts.headers);
-  if (opts.key) headers.set("authorization", `Bearer ${opts.key}`);
-  let body: string | Uint8Array<ArrayBuffer> | undefined;
-  if (opts.rawBody !== undefined) body = opts.rawBody;
-  else if (opts.body !== undefined) {
-    body = JSON.stringify(opts.body);
-    headers.set("content-type", "application/json");
-  }
-  const res = await inProcessFetch(new Request(parsed, { method, headers, body }));
-  if (res.status === 405) return { status: 405, body: null as T, headers: new Headers() };
-  const text = await res.text();
-  let parsedBody: unknown = text;
-  if ((res.headers.get("content-type") ?? "").includes("json") && text)
-    parsedBody = JSON.parse(text);
-  return { status: res.status, body: parsedBody as T, headers: res.headers };
 }

@@ -13,9 +13,9 @@ import { ApiError } from "@/contracts/common";
 import { generateApiKey } from "@/store/api-keys/keys";
 import { registerApiKey } from "@/store/api-keys/register";
 import { revokeApiKey } from "@/store/api-keys/revoke";
-import { type ApiResponse, type CallOptions, call } from "./api";
 import { useTestDatabase } from "./db";
 import { newWorkspace } from "./fixtures";
+import { type ApiResponse, type CallOptions, call } from "./raw-api";
 
 export const ADMIN_TOKEN = `admin-${randomBytes(12).toString("hex")}`;
 export const UI = { "x-cellflow-ui": "1" };

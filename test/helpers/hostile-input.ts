@@ -6,10 +6,10 @@ import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, expect } from "vitest";
 import { closeBackend } from "@/backends/instance";
 import { ApiError } from "@/contracts/common";
-import { type ApiResponse, type CallOptions, call } from "./api";
 import { useTestDatabase } from "./db";
 import { dbFingerprint } from "./fingerprint";
 import { newWorkspace } from "./fixtures";
+import { type ApiResponse, type CallOptions, call } from "./raw-api";
 
 /**
  * Set by setUpHostileWorkspace before the tests run (module bindings are live, so importers

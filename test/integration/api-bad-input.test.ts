@@ -2,10 +2,10 @@ import { getDatabase } from "@db/instance";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "@/contracts/common";
 import { revokeApiKey } from "@/store/api-keys/revoke";
-import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { dbFingerprint } from "../helpers/fingerprint";
 import { newWorkspace } from "../helpers/fixtures";
+import { call } from "../helpers/raw-api";
 
 let key: string;
 let tableId: string;

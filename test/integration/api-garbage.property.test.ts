@@ -5,10 +5,11 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "@/contracts/common";
-import { call, listRoutes } from "../helpers/api";
+import { listRoutes } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { dbFingerprint } from "../helpers/fingerprint";
 import { classifyDefinition, newWorkspace } from "../helpers/fixtures";
+import { call } from "../helpers/raw-api";
 
 let key: string;
 const realIds: Record<string, string> = {};

@@ -9,7 +9,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { generateApiKey } from "@/store/api-keys/keys";
-import { call, listRoutes } from "../helpers/api";
+import { listRoutes } from "../helpers/api";
 import {
   ADMIN_TOKEN,
   BAD_CREDENTIALS,
@@ -27,6 +27,7 @@ import {
 } from "../helpers/authz-fixtures";
 import { keyedCases, MATRIX } from "../helpers/authz-matrix";
 import { dbFingerprint } from "../helpers/fingerprint";
+import { call } from "../helpers/raw-api";
 
 setUpAuthzWorkspaces();
 

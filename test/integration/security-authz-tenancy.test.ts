@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { GET as eventsRoute } from "@/app/api/tables/[id]/events/route";
 import { ApiError } from "@/contracts/common";
-import { call } from "../helpers/api";
 import {
   expectError,
   expectNoLeak,
@@ -18,6 +17,7 @@ import {
 import { keyedCases } from "../helpers/authz-matrix";
 import { dbFingerprint } from "../helpers/fingerprint";
 import { newWorkspace } from "../helpers/fixtures";
+import { call } from "../helpers/raw-api";
 
 setUpAuthzWorkspaces();
 

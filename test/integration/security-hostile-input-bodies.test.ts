@@ -5,7 +5,6 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "@/contracts/common";
 import { csvField, csvRecords } from "@/domain/csv";
 import { decodeSecretKey, openSecret } from "@/security/secret-box";
-import { type CallOptions, call } from "../helpers/api";
 import { dbFingerprint } from "../helpers/fingerprint";
 import {
   ADMIN_TOKEN,
@@ -29,6 +28,7 @@ import {
   storable,
   textOk,
 } from "../helpers/hostile-strings";
+import { type CallOptions, call } from "../helpers/raw-api";
 
 // This file's own database, with the workspace, workflow and base table the tests write into.
 setUpHostileWorkspace("hostile");

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "@/contracts/common";
 import { csvField } from "@/domain/csv";
-import { call } from "../helpers/api";
 import { dbFingerprint } from "../helpers/fingerprint";
 import {
   baseTable,
@@ -14,6 +13,7 @@ import {
   setUpHostileWorkspace,
   signature,
 } from "../helpers/hostile-input";
+import { call } from "../helpers/raw-api";
 
 // This file's own database, with the workspace, workflow and base table the tests write into.
 setUpHostileWorkspace("hostile");

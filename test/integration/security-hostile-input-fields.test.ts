@@ -1,5 +1,4 @@
 import { describe, it } from "vitest";
-import { type ApiResponse, call } from "../helpers/api";
 import {
   accepts,
   baseTable,
@@ -24,6 +23,7 @@ import {
   storable,
   textOk,
 } from "../helpers/hostile-strings";
+import { type ApiResponse, call } from "../helpers/raw-api";
 
 // This file's own database, with the workspace, workflow and base table the tests write into.
 setUpHostileWorkspace("hostile");

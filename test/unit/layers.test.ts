@@ -98,6 +98,21 @@ describe("layer rules", () => {
     ).toEqual(["harness-imports-one-way: chaos/run.ts → bench/port.ts"]);
   });
 
+  it("fail an ordinary test importing the raw request helper, not a hostile-input suite", async () => {
+    const raw = "export const call = 1;\n";
+    const user = 'import { call } from "../helpers/raw-api";\nexport const t = call;\n';
+    expect(
+      await violations({
+        "test/helpers/raw-api.ts": raw,
+        "test/integration/api-rows.test.ts": user,
+        "test/integration/security-hostile-input-bodies.test.ts": user,
+        "test/integration/security-authz-tenancy.test.ts": user,
+      }),
+    ).toEqual([
+      "raw-api-only-for-hostile-requests: test/integration/api-rows.test.ts → test/helpers/raw-api.ts",
+    ]);
+  });
+
   it("fail a module cycle", async () => {
     const found = await violations({
       "src/domain/a.ts": 'import { b } from "./b";\nexport const a = () => b;\n',
