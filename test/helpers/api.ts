@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { type CellflowClient, cellflowClient } from "@/client/cellflow-client";
+import { type CellflowClient, cellflowClient, type Schemas } from "@/client/cellflow-client";
 import { ApiError } from "@/contracts/common";
 import { expectDocumentedAnswer } from "./openapi-responses";
 
@@ -174,4 +174,18 @@ export function dataOf<T>(r: { data?: T; error?: unknown; response: Response }):
   if (r.data === undefined)
     throw new Error(`${r.response.status} from the API: ${JSON.stringify(r.error ?? null)}`);
   return r.data;
+}
+
+/**
+ * The run a `POST /runs` started: its answer is a started run or, on a dry run, an
+ * estimate; a test that starts one fails on anything else.
+ */
+export function startedRun(r: {
+  data?: Schemas["RunStarted"] | Schemas["RunEstimate"];
+  error?: unknown;
+  response: Response;
+}): Schemas["RunStarted"] {
+  const data = dataOf(r);
+  if (!("dispatchId" in data)) throw new Error(`expected a started run: ${JSON.stringify(data)}`);
+  return data;
 }

@@ -2,7 +2,8 @@ import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call } from "../helpers/api";
+import type { Schemas } from "@/client/cellflow-client";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
@@ -17,16 +18,22 @@ type Row = {
   cells: Record<string, { status: string; executionId: string; outcome: string | null }>;
 };
 
-async function wf(blocks: unknown[], inputs: unknown[] = []): Promise<string> {
-  const r = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
+async function wf(
+  blocks: Schemas["Block"][],
+  inputs: Schemas["WorkflowInput"][] = [],
+): Promise<string> {
+  const r = await apiClient(key).POST("/api/workflows", {
     body: { name: "w", definition: { inputs, blocks } },
   });
-  return r.body.id;
+  return dataOf(r).id;
 }
 
 const row = async (t: string, id: string) =>
-  (await call<Row>("GET", `/api/tables/${t}/rows/${id}`, { key })).body;
+  dataOf(
+    await apiClient(key).GET("/api/tables/{id}/rows/{rowId}", {
+      params: { path: { id: t, rowId: id } },
+    }),
+  );
 const settled = (r: Row) =>
   Object.values(r.cells).every((c) => !["queued", "running"].includes(c.status));
 
@@ -49,7 +56,7 @@ beforeAll(async () => {
   const { url } = await useTestDatabase();
   await useWorker(url);
   key = (await newWorkspace()).key;
-  const textIn = [{ name: "v", type: "text", required: true }];
+  const textIn: Schemas["WorkflowInput"][] = [{ name: "v", type: "text", required: true }];
   upper = await wf([{ id: "out", type: "transform", expression: "$uppercase(inputs.v)" }], textIn);
   slowUpper = await wf(
     [
@@ -70,11 +77,11 @@ function autoGroup(
   output: string,
   dependsOn: string[],
   autoRun = true,
-) {
+): Schemas["WorkflowGroup"] {
   return {
     id,
     name: id.toUpperCase(),
-    kind: "workflow",
+    kind: "workflow" as const,
     workflowId,
     inputs: { v: input },
     outputs: [{ columnId: output, from: "out" }],
@@ -85,30 +92,28 @@ function autoGroup(
 
 /** A table whose one auto-run group takes 1.5 s, and a row that starts it. */
 async function slowRow(src: string): Promise<{ t: string; id: string }> {
-  const table = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  const table = await apiClient(key).POST("/api/tables", {
     body: {
       name: "slow",
-      columns: ["src", "a"].map((id) => ({ id, name: id, type: "text" })),
+      columns: ["src", "a"].map((id) => ({ id, name: id, type: "text" as const })),
       groups: [autoGroup("ga", slowUpper, "src", "a", ["src"], true)],
     },
   });
-  const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${table.body.id}/rows`, {
-    key,
+  const ins = await apiClient(key).POST("/api/tables/{id}/rows", {
+    params: { path: { id: dataOf(table).id } },
     body: { rows: [{ data: { src } }] },
   });
-  return { t: table.body.id, id: ins.body.rows[0]?.id as string };
+  return { t: dataOf(table).id, id: dataOf(ins).rows[0]?.id as string };
 }
 
-async function chainTable(extra: unknown[] = []): Promise<string> {
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+async function chainTable(extra: Schemas["WorkflowGroup"][] = []): Promise<string> {
+  const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "chain",
       columns: ["src", "a", "b", "flag", "e", "f", "m"].map((id) => ({
         id,
         name: id,
-        type: id === "flag" ? "boolean" : "text",
+        type: id === "flag" ? ("boolean" as const) : ("text" as const),
       })),
       groups: [
         autoGroup("ga", upper, "src", "a", ["src"], true),
@@ -117,14 +122,14 @@ async function chainTable(extra: unknown[] = []): Promise<string> {
       ],
     },
   });
-  return t.body.id;
+  return dataOf(t).id;
 }
 
 describe("auto-run", () => {
   it("inserted rows fire the groups whose dependencies are met, and the cascade chains them", async () => {
     const t = await chainTable();
-    const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${t}/rows`, {
-      key,
+    const ins = await apiClient(key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: t } },
       body: {
         rows: [
           { data: { src: "x", flag: true } },
@@ -133,7 +138,7 @@ describe("auto-run", () => {
         ],
       },
     });
-    const [r1, r2, r3] = ins.body.rows.map((r) => r.id) as [string, string, string];
+    const [r1, r2, r3] = dataOf(ins).rows.map((r) => r.id) as [string, string, string];
     expect((await waitRow(t, r1, (r) => r.cells.gb?.status === "completed")).data).toEqual({
       src: "x",
       flag: true,
@@ -146,32 +151,45 @@ describe("auto-run", () => {
     expect(second.cells.gb).toBeUndefined();
     expect((await row(t, r3)).cells).toEqual({});
     // Edits that make nothing eligible leave no trace in the table's runs.
-    const before = await call<{ runs: unknown[] }>("GET", `/api/tables/${t}/runs`, { key });
-    await call("PATCH", `/api/tables/${t}/rows/${r3}`, { key, body: { data: { e: "unrelated" } } });
-    const after = await call<{ runs: unknown[] }>("GET", `/api/tables/${t}/runs`, { key });
-    expect(after.body.runs).toHaveLength(before.body.runs.length);
+    const before = await apiClient(key).GET("/api/tables/{id}/runs", {
+      params: { path: { id: t } },
+    });
+    await apiClient(key).PATCH("/api/tables/{id}/rows/{rowId}", {
+      params: { path: { id: t, rowId: r3 } },
+      body: { data: { e: "unrelated" } },
+    });
+    const after = await apiClient(key).GET("/api/tables/{id}/runs", {
+      params: { path: { id: t } },
+    });
+    expect(dataOf(after).runs).toHaveLength(dataOf(before).runs.length);
     // Ticking the box fires B.
-    await call("PATCH", `/api/tables/${t}/rows/${r2}`, { key, body: { data: { flag: true } } });
+    await apiClient(key).PATCH("/api/tables/{id}/rows/{rowId}", {
+      params: { path: { id: t, rowId: r2 } },
+      body: { data: { flag: true } },
+    });
     expect((await waitRow(t, r2, (r) => r.cells.gb?.status === "completed")).data.b).toBe("Y");
   });
 
   it("an edit of a dependency re-runs exactly its dependents, left to right", async () => {
     const t = await chainTable([autoGroup("gm", upper, "src", "m", ["src"], false)]);
-    const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${t}/rows`, {
-      key,
+    const ins = await apiClient(key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: t } },
       body: { rows: [{ data: { src: "p", flag: true, e: "keep" } }] },
     });
-    const id = ins.body.rows[0]?.id as string;
+    const id = dataOf(ins).rows[0]?.id as string;
     const first = await waitRow(t, id, (r) => r.cells.gb?.status === "completed");
     // A manual run of the non-auto group ignores dependencies and keeps its result on edits.
-    const manual = await call<{ dispatchId: string }>("POST", `/api/tables/${t}/runs`, {
-      key,
+    const manual = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t } },
       body: { mode: "all", groupIds: ["gm"] },
     });
-    expect(manual.status).toBe(202);
+    expect(manual.response.status).toBe(202);
     await waitRow(t, id, (r) => r.cells.gm?.status === "completed");
 
-    await call("PATCH", `/api/tables/${t}/rows/${id}`, { key, body: { data: { a: "hand" } } });
+    await apiClient(key).PATCH("/api/tables/{id}/rows/{rowId}", {
+      params: { path: { id: t, rowId: id } },
+      body: { data: { a: "hand" } },
+    });
     const afterA = await waitRow(
       t,
       id,
@@ -182,23 +200,25 @@ describe("auto-run", () => {
     expect(afterA.data).toMatchObject({ src: "p", a: "hand", b: "HAND", m: "P" });
     expect(afterA.cells.ga?.executionId).toBe(first.cells.ga?.executionId);
 
-    await call("PATCH", `/api/tables/${t}/rows/${id}`, { key, body: { data: { src: "q" } } });
+    await apiClient(key).PATCH("/api/tables/{id}/rows/{rowId}", {
+      params: { path: { id: t, rowId: id } },
+      body: { data: { src: "q" } },
+    });
     const afterSrc = await waitRow(t, id, (r) => r.data.b === "Q" && settled(r));
     expect(afterSrc.data).toMatchObject({ src: "q", a: "Q", b: "Q", e: "keep", m: "P" });
     expect(afterSrc.cells.ga?.executionId).not.toBe(first.cells.ga?.executionId);
   });
 
   it("a group that completed with empty outputs does not loop; error and cancelled cells are not retried", async () => {
-    const t = await call<{ id: string }>("POST", "/api/tables", {
-      key,
+    const t = await apiClient(key).POST("/api/tables", {
       body: {
         name: "loops",
-        columns: ["src", "e", "f", "other"].map((id) => ({ id, name: id, type: "text" })),
+        columns: ["src", "e", "f", "other"].map((id) => ({ id, name: id, type: "text" as const })),
         groups: [
           {
             id: "ge",
             name: "E",
-            kind: "workflow",
+            kind: "workflow" as const,
             workflowId: empty,
             outputs: [{ columnId: "e", from: "out" }],
             dependsOn: ["src"],
@@ -207,7 +227,7 @@ describe("auto-run", () => {
           {
             id: "gf",
             name: "F",
-            kind: "workflow",
+            kind: "workflow" as const,
             workflowId: failing,
             outputs: [{ columnId: "f", from: "out" }],
             dependsOn: ["src"],
@@ -216,18 +236,18 @@ describe("auto-run", () => {
         ],
       },
     });
-    const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-      key,
+    const ins = await apiClient(key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: dataOf(t).id } },
       body: { rows: [{ data: { src: "s" } }] },
     });
-    const id = ins.body.rows[0]?.id as string;
+    const id = dataOf(ins).rows[0]?.id as string;
     const done = await waitRow(
-      t.body.id,
+      dataOf(t).id,
       id,
       (r) => r.cells.ge?.status === "completed" && r.cells.gf?.status === "error",
     );
-    await call("PATCH", `/api/tables/${t.body.id}/rows/${id}`, {
-      key,
+    await apiClient(key).PATCH("/api/tables/{id}/rows/{rowId}", {
+      params: { path: { id: dataOf(t).id, rowId: id } },
       body: { data: { other: "unrelated edit" } },
     });
     // Wait until the worker is idle, then check nothing ran again.
@@ -240,7 +260,7 @@ describe("auto-run", () => {
         return j?.n === 0;
       }, 30_000),
     ).toBe(true);
-    const again = await row(t.body.id, id);
+    const again = await row(dataOf(t).id, id);
     expect(again.cells.ge?.executionId).toBe(done.cells.ge?.executionId);
     expect(again.cells.gf?.executionId).toBe(done.cells.gf?.executionId);
     const [attempts] = await queryRows<{ n: number }>(
@@ -253,8 +273,8 @@ describe("auto-run", () => {
   it("an edit during a run cancels the stale attempt and re-runs it on the new value", async () => {
     const { t, id } = await slowRow("old");
     const running = await waitRow(t, id, (r) => r.cells.ga?.status === "running");
-    await call("PATCH", `/api/tables/${t}/rows/${id}`, {
-      key,
+    await apiClient(key).PATCH("/api/tables/{id}/rows/{rowId}", {
+      params: { path: { id: t, rowId: id } },
       body: { data: { src: "new" } },
     });
     const final = await waitRow(t, id, (r) => r.cells.ga?.status === "completed");
@@ -269,31 +289,39 @@ describe("auto-run", () => {
   });
 
   it("adding an auto-run group runs it on the rows where it is eligible", async () => {
-    const t = await call<{ id: string; columns: unknown[] }>("POST", "/api/tables", {
-      key,
-      body: { name: "later", columns: ["src", "a"].map((id) => ({ id, name: id, type: "text" })) },
+    const t = await apiClient(key).POST("/api/tables", {
+      body: {
+        name: "later",
+        columns: ["src", "a"].map((id) => ({ id, name: id, type: "text" as const })),
+      },
     });
-    const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-      key,
+    const ins = await apiClient(key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: dataOf(t).id } },
       body: { rows: [{ data: { src: "k" } }, { data: {} }] },
     });
-    const [with_, without] = ins.body.rows.map((r) => r.id) as [string, string];
-    await call("PATCH", `/api/tables/${t.body.id}`, {
-      key,
+    const [with_, without] = dataOf(ins).rows.map((r) => r.id) as [string, string];
+    await apiClient(key).PATCH("/api/tables/{id}", {
+      params: { path: { id: dataOf(t).id } },
       body: {
         groups: [autoGroup("ga", upper, "src", "a", ["src"], true)],
       },
     });
     expect(
-      (await waitRow(t.body.id, with_, (r) => r.cells.ga?.status === "completed")).data.a,
+      (await waitRow(dataOf(t).id, with_, (r) => r.cells.ga?.status === "completed")).data.a,
     ).toBe("K");
-    expect((await row(t.body.id, without)).cells).toEqual({});
+    expect((await row(dataOf(t).id, without)).cells).toEqual({});
   });
 
   it("a row deleted mid-run stops its cells and nothing errors", async () => {
     const { t, id } = await slowRow("bye");
     await waitRow(t, id, (r) => r.cells.ga?.status === "running");
-    expect((await call("DELETE", `/api/tables/${t}/rows/${id}`, { key })).status).toBe(204);
+    expect(
+      (
+        await apiClient(key).DELETE("/api/tables/{id}/rows/{rowId}", {
+          params: { path: { id: t, rowId: id } },
+        })
+      ).response.status,
+    ).toBe(204);
     expect(
       await waitFor(async () => {
         const [j] = await queryRows<{ n: number }>(
@@ -324,11 +352,10 @@ describe("auto-run", () => {
       ],
       [{ name: "v", type: "text", required: true }],
     );
-    const table = await call<{ id: string }>("POST", "/api/tables", {
-      key,
+    const table = await apiClient(key).POST("/api/tables", {
       body: {
         name: "stop-cascade",
-        columns: ["src", "a", "b"].map((id) => ({ id, name: id, type: "text" })),
+        columns: ["src", "a", "b"].map((id) => ({ id, name: id, type: "text" as const })),
         groups: [
           {
             ...autoGroup("ga", firstThenWait, "src", "a", ["src"]),
@@ -338,20 +365,20 @@ describe("auto-run", () => {
         ],
       },
     });
-    const t = table.body.id;
-    const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${t}/rows`, {
-      key,
+    const t = dataOf(table).id;
+    const ins = await apiClient(key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: t } },
       body: { rows: ["x", "y", "z"].map((src) => ({ data: { src } })) },
     });
-    const ids = ins.body.rows.map((r) => r.id);
+    const ids = dataOf(ins).rows.map((r) => r.id);
     // Every row is in ga's wait with `a` already written.
     for (const id of ids)
       await waitRow(t, id, (r) => r.cells.ga?.status === "running" && r.data.a !== undefined);
-    const stop = await call<{ cancelled: number }>("POST", `/api/tables/${t}/runs/cancel`, {
-      key,
+    const stop = await apiClient(key).POST("/api/tables/{id}/runs/cancel", {
+      params: { path: { id: t } },
       body: {},
     });
-    expect(stop.body.cancelled).toBe(3);
+    expect(dataOf(stop).cancelled).toBe(3);
     // Once the carriers have let go of the rows, nothing ran after the Stop.
     expect(
       await waitFor(async () => {
