@@ -10,7 +10,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { beforeAll, describe, expect, it } from "vitest";
 import { generatedFiles } from "@/client/generated-files";
 import { openApiDocument } from "@/http/openapi/document";
-import { apiClient, call, listRoutes } from "../helpers/api";
+import { apiClient, dataOf, listRoutes } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
 import { answerMismatch, documentPath } from "../helpers/openapi-responses";
@@ -160,24 +160,21 @@ describe("the response check", () => {
 
 describe("describing the API over HTTP", () => {
   it("GET /api/openapi.json needs no key and serves the document", async () => {
-    const res = await call<{ openapi: string; paths: Record<string, unknown> }>(
-      "GET",
-      "/api/openapi.json",
-    );
-    expect(res.status).toBe(200);
-    expect(res.body.openapi).toBe("3.1.0");
-    expect(res.body).toEqual(JSON.parse(JSON.stringify(openApiDocument())));
+    const res = await apiClient().GET("/api/openapi.json");
+    expect(res.response.status).toBe(200);
+    expect(dataOf(res).openapi).toBe("3.1.0");
+    expect(dataOf(res)).toEqual(JSON.parse(JSON.stringify(openApiDocument())));
   });
 
   it("GET /api/docs needs no key, shows every operation, and loads nothing from elsewhere", async () => {
-    const res = await call<string>("GET", "/api/docs");
-    expect(res.status).toBe(200);
-    expect(res.headers.get("content-type")).toContain("text/html");
-    for (const { op } of documentedOperations())
-      expect(res.body).toContain(`id="${op.operationId}"`);
-    expect(res.body).not.toMatch(/<script|<link|\bsrc=|@import|url\(/i);
-    expect(res.body).not.toMatch(/href="(?!#|\/api\/openapi\.json")/);
-    expect(res.headers.get("content-security-policy")).toContain("default-src 'none'");
+    const res = await apiClient().GET("/api/docs", { parseAs: "text" });
+    expect(res.response.status).toBe(200);
+    const page = dataOf(res);
+    expect(res.response.headers.get("content-type")).toContain("text/html");
+    for (const { op } of documentedOperations()) expect(page).toContain(`id="${op.operationId}"`);
+    expect(page).not.toMatch(/<script|<link|\bsrc=|@import|url\(/i);
+    expect(page).not.toMatch(/href="(?!#|\/api\/openapi\.json")/);
+    expect(res.response.headers.get("content-security-policy")).toContain("default-src 'none'");
   });
 });
 

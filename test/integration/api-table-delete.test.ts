@@ -4,7 +4,7 @@ import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "@/contracts/common";
 import { runningAttempts } from "@/engine/cancellation";
-import { call } from "../helpers/api";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts, useWorker } from "../helpers/engine";
 import { dbFingerprint } from "../helpers/fingerprint";
@@ -39,13 +39,16 @@ async function leftovers(tableId: string): Promise<Record<string, number>> {
 describe("DELETE /api/tables/:id", () => {
   it("stops the table's running cells at once, then deletes it with its rows, cells, runs, events and hooks", async () => {
     const t = await waitTable(key, { groups: 2, ms: 60_000, rows: 3 });
-    const hook = await call("POST", `/api/tables/${t.id}/hooks`, {
-      key,
+    const hook = await apiClient(key).POST("/api/tables/{id}/hooks", {
+      params: { path: { id: t.id } },
       body: { action: "insert_rows" },
     });
-    expect(hook.status).toBe(201);
-    const run = await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all" } });
-    expect(run.status).toBe(202);
+    expect(hook.response.status).toBe(201);
+    const run = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.id } },
+      body: { mode: "all" },
+    });
+    expect(run.response.status).toBe(202);
     // One attempt per row (its groups run in turn) is in flight in this process's worker,
     // each waiting out its minute.
     const started = await waitFor(async () => (await cellCounts(t.id)).running === 3, 20_000);
@@ -55,9 +58,9 @@ describe("DELETE /api/tables/:id", () => {
     expect(before.rows).toBe(3);
     expect(before.events).toBeGreaterThan(0);
 
-    const res = await call("DELETE", `/api/tables/${t.id}`, { key });
-    expect(res.status).toBe(204);
-    expect(res.body).toBe("");
+    const res = await apiClient(key).DELETE("/api/tables/{id}", { params: { path: { id: t.id } } });
+    expect(res.response.status).toBe(204);
+    expect(await res.response.text()).toBe("");
     // Aborted, not left to wait out their minute against a table that is gone.
     expect(await waitFor(async () => runningAttempts() === 0, 5_000)).toBe(true);
     expect(await leftovers(t.id)).toEqual({
@@ -69,35 +72,53 @@ describe("DELETE /api/tables/:id", () => {
       dispatches: 0,
       hooks: 0,
     });
-    expect((await call("GET", `/api/tables/${t.id}`, { key })).status).toBe(404);
-    const listed = await call<{ tables: { id: string }[] }>("GET", "/api/tables", { key });
-    expect(listed.body.tables.map((x) => x.id)).not.toContain(t.id);
+    expect(
+      (await apiClient(key).GET("/api/tables/{id}", { params: { path: { id: t.id } } })).response
+        .status,
+    ).toBe(404);
+    const listed = await apiClient(key).GET("/api/tables");
+    expect(dataOf(listed).tables.map((x) => x.id)).not.toContain(t.id);
   });
 
   it("a table deleted twice is 404 the second time", async () => {
-    const t = await call<{ id: string }>("POST", "/api/tables", { key, body: { name: "once" } });
-    expect((await call("DELETE", `/api/tables/${t.body.id}`, { key })).status).toBe(204);
-    const again = await call("DELETE", `/api/tables/${t.body.id}`, { key });
-    expect(again.status).toBe(404);
-    expect(ApiError.parse(again.body).error.code).toBe("not_found");
+    const t = await apiClient(key).POST("/api/tables", { body: { name: "once" } });
+    expect(
+      (await apiClient(key).DELETE("/api/tables/{id}", { params: { path: { id: dataOf(t).id } } }))
+        .response.status,
+    ).toBe(204);
+    const again = await apiClient(key).DELETE("/api/tables/{id}", {
+      params: { path: { id: dataOf(t).id } },
+    });
+    expect(again.response.status).toBe(404);
+    expect(ApiError.parse(again.error).error.code).toBe("not_found");
   });
 
   it("another workspace's table is 404 and stays untouched", async () => {
     const other = await newWorkspace("other");
     const theirs = await waitTable(other.key, { groups: 1, ms: 60_000, rows: 2 });
     const before = await dbFingerprint();
-    const res = await call("DELETE", `/api/tables/${theirs.id}`, { key });
-    expect(res.status).toBe(404);
-    ApiError.parse(res.body);
+    const res = await apiClient(key).DELETE("/api/tables/{id}", {
+      params: { path: { id: theirs.id } },
+    });
+    expect(res.response.status).toBe(404);
+    ApiError.parse(res.error);
     expect(await dbFingerprint()).toBe(before);
-    expect((await call("GET", `/api/tables/${theirs.id}`, { key: other.key })).status).toBe(200);
+    expect(
+      (await apiClient(other.key).GET("/api/tables/{id}", { params: { path: { id: theirs.id } } }))
+        .response.status,
+    ).toBe(200);
   });
 
   it("deleting one table leaves the workspace's other tables and their rows alone", async () => {
     const keep = await waitTable(key, { groups: 1, ms: 10, rows: 4 });
     const drop = await waitTable(key, { groups: 1, ms: 10, rows: 4 });
-    expect((await call("DELETE", `/api/tables/${drop.id}`, { key })).status).toBe(204);
-    const kept = await call<{ rowCount: number }>("GET", `/api/tables/${keep.id}`, { key });
-    expect(kept.body.rowCount).toBe(4);
+    expect(
+      (await apiClient(key).DELETE("/api/tables/{id}", { params: { path: { id: drop.id } } }))
+        .response.status,
+    ).toBe(204);
+    const kept = await apiClient(key).GET("/api/tables/{id}", {
+      params: { path: { id: keep.id } },
+    });
+    expect(dataOf(kept).rowCount).toBe(4);
   });
 });

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalBackend } from "@/backends/local";
 import { abortLocal } from "@/engine/cancellation";
 import { runCarrier } from "@/engine/carrier";
-import { call } from "../helpers/api";
+import { apiClient, dataOf, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts, engineDeps } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
@@ -38,11 +38,11 @@ describe("a carrier of a stopping worker", () => {
 
   it("hands its row back unstarted when the stop came before it reached the row", async () => {
     const t = await waitTable(key, { groups: 1, ms: 60_000, rows: 1 });
-    const run = await call<{ dispatchId: string }>("POST", `/api/tables/${t.id}/runs`, {
-      key,
+    const run = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.id } },
       body: { mode: "all" },
     });
-    expect(run.status).toBe(202);
+    expect(run.response.status).toBe(202);
     // No worker runs in this file: drop the job the run queued, so that a job found after
     // the carrier is the one it handed back.
     await db().execute(sql`delete from graphile_worker._private_jobs`);
@@ -53,7 +53,7 @@ describe("a carrier of a stopping worker", () => {
 
     const carrying = runCarrier(
       deps,
-      { tableId: t.id, rowId: t.rowIds[0] as string, dispatchId: run.body.dispatchId },
+      { tableId: t.id, rowId: t.rowIds[0] as string, dispatchId: startedRun(run).dispatchId },
       { runId: "stopping-worker", signal: stopping.signal },
     );
     try {

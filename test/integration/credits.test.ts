@@ -15,7 +15,7 @@ import { startRun } from "@/engine/dispatcher";
 import { planLimits } from "@/limits/plans";
 import { claimCell } from "@/store/cells/claim";
 import { admit } from "@/store/usage/admit";
-import { call } from "../helpers/api";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
@@ -61,14 +61,8 @@ describe("admission", () => {
       sql`select count(*)::int as n, coalesce(sum(credits), 0)::int as sum from usage where workspace_id = ${w.id}`,
     );
     expect(ledger).toEqual({ n: 10, sum: 10 });
-    const usage = await call<{ used: number; remaining: number; limit: number }>(
-      "GET",
-      "/api/usage",
-      {
-        key: w.key,
-      },
-    );
-    expect(usage.body).toMatchObject({ remaining: 0, limit: planLimits("free").monthlyCredits });
+    const usage = await apiClient(w.key).GET("/api/usage");
+    expect(dataOf(usage)).toMatchObject({ remaining: 0, limit: planLimits("free").monthlyCredits });
   });
 
   it("the same execution and source is charged once, whatever the retries", async () => {
@@ -84,8 +78,8 @@ describe("admission", () => {
     expect(await admit(db(), charge)).toEqual({ ok: true, charged: true });
     expect(await admit(db(), charge)).toEqual({ ok: true, charged: false });
     expect(await admit(db(), charge)).toEqual({ ok: true, charged: false });
-    const usage = await call<{ bySource: unknown }>("GET", "/api/usage", { key: w.key });
-    expect(usage.body.bySource).toEqual([{ source: "website_meta", credits: 3 }]);
+    const usage = await apiClient(w.key).GET("/api/usage");
+    expect(dataOf(usage).bySource).toEqual([{ source: "website_meta", credits: 3 }]);
   });
 });
 
@@ -131,15 +125,11 @@ describe("halt", () => {
     );
     expect(limits?.n).toBe(1);
     expect(await cellCounts(t.id)).toEqual({ running: 2 });
-    const view = await call<{ status: string; haltReason: string | null }>(
-      "GET",
-      `/api/tables/${t.id}/runs/${run.dispatchId}`,
-      {
-        key: ws.key,
-      },
-    );
-    expect(view.body.status).toBe("halted");
-    expect(view.body.haltReason).toBe("monthly_credits");
+    const view = await apiClient(ws.key).GET("/api/tables/{id}/runs/{dispatchId}", {
+      params: { path: { id: t.id, dispatchId: run.dispatchId } },
+    });
+    expect(dataOf(view).status).toBe("halted");
+    expect(dataOf(view).haltReason).toBe("monthly_credits");
     const [event] = await queryRows<{ data: Record<string, unknown> }>(
       db(),
       sql`select data from events where table_id = ${t.id} and kind = 'limit'`,
@@ -228,12 +218,10 @@ describe("a run's credit cap", () => {
       sql`select count(*)::int as n from events where table_id = ${t.id} and kind = 'limit'`,
     );
     expect(limits?.n).toBe(1);
-    const view = await call<{ status: string; haltReason: string | null }>(
-      "GET",
-      `/api/tables/${t.id}/runs/${run.dispatchId}`,
-      { key: w.key },
-    );
-    expect(view.body).toMatchObject({ status: "halted", haltReason: "run_credit_cap" });
+    const view = await apiClient(w.key).GET("/api/tables/{id}/runs/{dispatchId}", {
+      params: { path: { id: t.id, dispatchId: run.dispatchId } },
+    });
+    expect(dataOf(view)).toMatchObject({ status: "halted", haltReason: "run_credit_cap" });
     // The admitted five keep running; the refused ones went back to un-run.
     expect(await cellCounts(t.id)).toEqual({ running: 5 });
   });

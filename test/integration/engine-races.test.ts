@@ -24,7 +24,7 @@ import { writeProgress } from "@/store/cells/progress";
 import { rowStep } from "@/store/cells/row-step";
 import { stampPage } from "@/store/cells/stamp";
 import { writeCheckpoint } from "@/store/executions/checkpoint";
-import { call } from "../helpers/api";
+import { apiClient, dataOf } from "../helpers/api";
 import { completeCell } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
 import { engineDeps } from "../helpers/engine";
@@ -199,8 +199,7 @@ describe("deadlocks", () => {
 
 describe("resume", () => {
   it("a resumed cell leaves its run: the run's window neither counts nor waits for it", async () => {
-    const wf = await call<{ id: string }>("POST", "/api/workflows", {
-      key,
+    const wf = await apiClient(key).POST("/api/workflows", {
       body: {
         name: "ask",
         definition: {
@@ -211,8 +210,7 @@ describe("resume", () => {
         },
       },
     });
-    const t = await call<{ id: string }>("POST", "/api/tables", {
-      key,
+    const t = await apiClient(key).POST("/api/tables", {
       body: {
         name: "approvals",
         columns: [{ id: "a", name: "A", type: "text" }],
@@ -221,20 +219,20 @@ describe("resume", () => {
             id: "g",
             name: "G",
             kind: "workflow",
-            workflowId: wf.body.id,
+            workflowId: dataOf(wf).id,
             outputs: [{ columnId: "a", from: "out" }],
           },
         ],
       },
     });
-    const ins = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-      key,
+    const ins = await apiClient(key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: dataOf(t).id } },
       body: { rows: [{ data: {} }, { data: {} }] },
     });
-    const [r1, r2] = ins.body.rows.map((r) => r.id) as [string, string];
+    const [r1, r2] = dataOf(ins).rows.map((r) => r.id) as [string, string];
     const backend = new RecordingBackend();
     const run = await startRun(db(), backend, {
-      tableId: t.body.id,
+      tableId: dataOf(t).id,
       groupIds: ["g"],
       mode: "all",
       rowIds: null,
@@ -245,17 +243,20 @@ describe("resume", () => {
     // r1 pauses; the window slides on to r2, which is in flight now.
     await runCarrier(
       deps,
-      { tableId: t.body.id, rowId: r1, dispatchId: run.dispatchId },
+      { tableId: dataOf(t).id, rowId: r1, dispatchId: run.dispatchId },
       taskContext(),
     );
     expect((await cell(r1, "g"))?.status).toBe("paused");
     expect(backend.carriersFor(r2)).toBe(1);
     const e1 = (await cell(r1, "g"))?.execution_id as string;
-    const resumed = await call("POST", `/api/tables/${t.body.id}/rows/${r1}/cells/g/resume`, {
-      key,
-      body: { executionId: e1, data: { ok: true } },
-    });
-    expect(resumed.status).toBe(202);
+    const resumed = await apiClient(key).POST(
+      "/api/tables/{id}/rows/{rowId}/cells/{groupId}/resume",
+      {
+        params: { path: { id: dataOf(t).id, rowId: r1, groupId: "g" } },
+        body: { executionId: e1, data: { ok: true } },
+      },
+    );
+    expect(resumed.response.status).toBe(202);
     const [after] = await queryRows<{ dispatch_id: string | null; status: string }>(
       db(),
       sql`select dispatch_id, status::text as status from cells where row_id = ${r1}`,

@@ -17,7 +17,7 @@ import { openEventStream } from "@/events/stream";
 import { workspaceRoute } from "@/http/handler";
 import { appendEvent } from "@/store/events/append";
 import { sequenceEvents, sequenceStats } from "@/store/events/sequence";
-import { call } from "../helpers/api";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
@@ -38,18 +38,17 @@ afterAll(async () => {
 });
 
 async function newTable(name: string): Promise<string> {
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  const t = await apiClient(key).POST("/api/tables", {
     body: { name, columns: [{ id: "n", name: "N", type: "number" }], groups: [] },
   });
   // The table's own creation events come before any stream here opens.
-  await sequenceEvents(db(), t.body.id);
+  await sequenceEvents(db(), dataOf(t).id);
   const [row] = await queryRows<{ seq: number }>(
     db(),
-    sql`select coalesce(max(seq), 0)::bigint as seq from events where table_id = ${t.body.id}`,
+    sql`select coalesce(max(seq), 0)::bigint as seq from events where table_id = ${dataOf(t).id}`,
   );
-  bases.set(t.body.id, row?.seq ?? 0);
-  return t.body.id;
+  bases.set(dataOf(t).id, row?.seq ?? 0);
+  return dataOf(t).id;
 }
 const bases = new Map<string, number>();
 

@@ -18,7 +18,7 @@ import type { Pause } from "@/engine/race-points";
 import { healedSomething, redriveOrphans } from "@/engine/redrive";
 import { acquireRowLock } from "@/engine/row-lock";
 import { advanceDispatch } from "@/store/dispatches/advance";
-import { call } from "../helpers/api";
+import { apiClient } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { engineDeps } from "../helpers/engine";
 import { RecordingBackend, taskContext } from "../helpers/engine-harness";
@@ -38,7 +38,10 @@ beforeAll(async () => {
 // A pass looks at every table: each test's leftovers out of the next one's way.
 afterEach(async () => {
   for (const id of tables.splice(0))
-    await call("POST", `/api/tables/${id}/runs/cancel`, { key, body: {} });
+    await apiClient(key).POST("/api/tables/{id}/runs/cancel", {
+      params: { path: { id: id } },
+      body: {},
+    });
 });
 
 /** A run over a fresh table, its carrier jobs recorded and never run. */
@@ -194,7 +197,10 @@ describe("a pass judges a candidate on fresh state", () => {
     // A Stop takes no row lock: it can land between the read and the look at any time.
     const stop: Pause = async (point, detail) => {
       if (point === "redrive:row" && detail?.rowId === stopped)
-        await call("POST", `/api/tables/${t.id}/runs/cancel`, { key, body: { rowIds: [stopped] } });
+        await apiClient(key).POST("/api/tables/{id}/runs/cancel", {
+          params: { path: { id: t.id } },
+          body: { rowIds: [stopped] },
+        });
     };
     const { report, backend } = await pass(stop);
     expect(await status(stopped)).toBe("cancelled");

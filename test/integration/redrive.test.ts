@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalBackend } from "@/backends/local";
 import { log } from "@/config/log";
 import { MAX_ATTEMPTS, redriveOrphans } from "@/engine/redrive";
-import { call } from "../helpers/api";
+import { apiClient, dataOf, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
@@ -57,7 +57,10 @@ const workerSessions = async () => {
 describe("re-drive", () => {
   it("a cell whose worker was lost too often ends as an error instead of running again", async () => {
     const t = await waitTable(key, { groups: 1, ms: 10, rows: 1 });
-    await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all" } });
+    await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.id } },
+      body: { mode: "all" },
+    });
     // No worker in this file runs it yet: make it look like a crash after the last attempt.
     await db().execute(
       sql`update cells set status = 'running', attempt = ${MAX_ATTEMPTS}, started_at = now()
@@ -77,7 +80,10 @@ describe("re-drive", () => {
 
   it("a queued cell whose carrier job was lost gets a new carrier, and a fresh one is left alone", async () => {
     const t = await waitTable(key, { groups: 1, ms: 10, rows: 2 });
-    await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all" } });
+    await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.id } },
+      body: { mode: "all" },
+    });
     // Lose the jobs, age both rows' hand-out and one row's cell past the grace period.
     await db().execute(sql`delete from graphile_worker._private_jobs`);
     await db().execute(
@@ -106,7 +112,10 @@ describe("re-drive", () => {
   it("a worker stopped gracefully mid-run hands its cells back to the queue, with carriers", async () => {
     const t = await waitTable(key, { groups: 1, ms: 60_000, rows: 4 });
     const victim = await spawnWorker(url, 10);
-    await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all", window: 4 } });
+    await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.id } },
+      body: { mode: "all", window: 4 },
+    });
     expect(await waitFor(async () => (await cellCounts(t.id)).running === 4, 30_000)).toBe(true);
     await victim.kill("SIGTERM");
     // Not errors ("run it again"): the next worker picks them up where they were.
@@ -117,7 +126,10 @@ describe("re-drive", () => {
     );
     expect(jobs.map((j) => j.key)).toEqual(t.rowIds.map((r) => `carrier:${t.id}:${r}`).sort());
     // Out of the next test's way.
-    await call("POST", `/api/tables/${t.id}/runs/cancel`, { key, body: {} });
+    await apiClient(key).POST("/api/tables/{id}/runs/cancel", {
+      params: { path: { id: t.id } },
+      body: {},
+    });
   }, 60_000);
 
   // Last: it starts a worker in this process, which then runs everything left.
@@ -126,8 +138,8 @@ describe("re-drive", () => {
     // lane, through its proxy) starts the carriers seconds apart.
     const t = await waitTable(key, { groups: 1, ms: 5_000, rows: 6 });
     const victim = await spawnWorker(url, 10);
-    const run = await call<{ dispatchId: string }>("POST", `/api/tables/${t.id}/runs`, {
-      key,
+    const run = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.id } },
       body: { mode: "all", window: 6 },
     });
     expect(await waitFor(async () => (await cellCounts(t.id)).running === 6, 30_000)).toBe(true);
@@ -148,7 +160,7 @@ describe("re-drive", () => {
     expect(await cellCounts(t.id)).toEqual({ queued: 6 });
 
     await useWorker(url, 10);
-    expect(await waitForDispatch(key, t.id, run.body.dispatchId)).toBe("completed");
+    expect(await waitForDispatch(key, t.id, startedRun(run).dispatchId)).toBe("completed");
     // Claimed once by the victim and once after the re-drive: no duplicate carrier claimed.
     const cells = await queryRows<{ attempt: number; status: string }>(
       db(),

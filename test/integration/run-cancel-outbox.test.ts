@@ -18,7 +18,7 @@ import { startRunCancelLoop } from "@/engine/run-cancel-loop";
 import { stopRuns } from "@/engine/stop";
 import { deleteTable } from "@/services/tables";
 import { countRunCancels } from "@/store/run-cancels/outbox";
-import { call } from "../helpers/api";
+import { apiClient } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type FakeTrigger, startFakeTrigger } from "../helpers/fake-trigger";
 import { newWorkspace } from "../helpers/fixtures";
@@ -53,7 +53,10 @@ beforeEach(async () => {
 /** A table whose `rows` cells are running, each on its own trigger.dev run. */
 async function runningCarriers(rows: number): Promise<{ tableId: string; runIds: string[] }> {
   const t = await waitTable(key, { groups: 1, ms: 10, rows });
-  await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all" } });
+  await apiClient(key).POST("/api/tables/{id}/runs", {
+    params: { path: { id: t.id } },
+    body: { mode: "all" },
+  });
   const seeded = await queryRows<{ runId: string }>(
     db(),
     sql`update cells set status = 'running', started_at = now(),

@@ -18,7 +18,7 @@ import { CARRIERS_PER_TABLE, TriggerBackend } from "@/backends/trigger";
 import { log } from "@/config/log";
 import { startRun } from "@/engine/dispatcher";
 import { stopRuns } from "@/engine/stop";
-import { call } from "../helpers/api";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { engineDeps } from "../helpers/engine";
 import { type FakeTrigger, startFakeTrigger } from "../helpers/fake-trigger";
@@ -64,15 +64,13 @@ afterAll(async () => {
 /** A table of `rows` rows whose group b depends on group a's output (both transforms). */
 async function chainTable(rows: number): Promise<string> {
   const wf = async (expression: string) =>
-    (
-      await call<{ id: string }>("POST", "/api/workflows", {
-        key,
+    dataOf(
+      await apiClient(key).POST("/api/workflows", {
         body: { name: "t", definition: { blocks: [{ id: "v", type: "transform", expression }] } },
-      })
-    ).body.id;
+      }),
+    ).id;
   const [wa, wb] = [await wf("1"), await wf("2")];
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "per-row",
       columns: [
@@ -99,12 +97,12 @@ async function chainTable(rows: number): Promise<string> {
     },
   });
   for (let i = 0; i < rows; i += 1000) {
-    await call("POST", `/api/tables/${t.body.id}/rows`, {
-      key,
+    await apiClient(key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: dataOf(t).id } },
       body: { rows: Array.from({ length: Math.min(1000, rows - i) }, () => ({ data: {} })) },
     });
   }
-  return t.body.id;
+  return dataOf(t).id;
 }
 
 async function counts(tableId: string): Promise<Record<string, number>> {

@@ -10,7 +10,7 @@ import { logger } from "@trigger.dev/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TASKS } from "@/backends/port";
 import { log } from "@/config/log";
-import { call } from "../helpers/api";
+import { apiClient } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts } from "../helpers/engine";
 import { type FakeTrigger, startFakeTrigger } from "../helpers/fake-trigger";
@@ -66,7 +66,10 @@ afterAll(async () => {
 describe("engine logs inside trigger.dev tasks", () => {
   it("a carrier run's lines reach the SDK logger with the table, row, group, execution and run ids", async () => {
     const t = await waitTable(key, { groups: 1, ms: 5, rows: 1 });
-    await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all" } });
+    await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.id } },
+      body: { mode: "all" },
+    });
     const rowId = t.rowIds[0] as string;
     lines.length = 0;
     // Pushed on deploy; set only now so the API calls above stay quiet.

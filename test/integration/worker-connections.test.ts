@@ -15,7 +15,7 @@ import { log } from "@/config/log";
 import { LOCK_SESSIONS } from "@/engine/lock-sessions";
 import { type RunningWorker, startWorker } from "@/server/worker-runtime";
 import { rowLockKeyOf } from "@/store/cells/orphan-probe";
-import { call } from "../helpers/api";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
@@ -53,11 +53,11 @@ describe("worker connections", () => {
   it("200 running cells on one worker hold at most 30 connections, on LOCK_SESSIONS lock sessions", async () => {
     // Long, cancellable waits: every carrier holds its row while the count is taken.
     const t = await waitTable(key, { groups: 1, ms: 120_000, rows: CONCURRENCY });
-    const run = await call<{ dispatchId: string }>("POST", `/api/tables/${t.id}/runs`, {
-      key,
+    const run = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.id } },
       body: { groupIds: ["g0"], mode: "all", window: CONCURRENCY },
     });
-    expect(run.status).toBe(202);
+    expect(run.response.status).toBe(202);
     const running = () =>
       count(
         sql`select count(*)::int as n from cells where table_id = ${t.id} and status = 'running'`,
@@ -85,11 +85,11 @@ describe("worker connections", () => {
     expect(held?.holders).toBeLessThanOrEqual(LOCK_SESSIONS);
 
     // And the Stop reaches all of them: nothing in flight once it returned.
-    const stop = await call<{ cancelled: number }>("POST", `/api/tables/${t.id}/runs/cancel`, {
-      key,
+    const stop = await apiClient(key).POST("/api/tables/{id}/runs/cancel", {
+      params: { path: { id: t.id } },
       body: {},
     });
-    expect(stop.body.cancelled).toBe(CONCURRENCY);
+    expect(dataOf(stop).cancelled).toBe(CONCURRENCY);
     expect(
       await count(
         sql`select count(*)::int as n from cells where table_id = ${t.id} and status in ('queued', 'running')`,
