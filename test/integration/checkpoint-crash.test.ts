@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { LocalBackend } from "@/backends/local";
 import { log } from "@/config/log";
 import { redriveOrphans } from "@/engine/redrive";
-import { call } from "../helpers/api";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { delay, type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { cellCounts, useWorker } from "../helpers/engine";
@@ -40,8 +40,8 @@ it("a crash after block 2 of 4 resumes at block 3; block 2's endpoint saw one re
   });
   const blocks = ["one", "two", "three"].map((p) => ({
     id: p,
-    type: "http",
-    method: "POST",
+    type: "http" as const,
+    method: "POST" as const,
     url: `${ep.url}/${p}`,
     body: { n: p },
   }));
@@ -49,17 +49,15 @@ it("a crash after block 2 of 4 resumes at block 3; block 2's endpoint saw one re
     ...blocks,
     {
       id: "four",
-      type: "transform",
+      type: "transform" as const,
       expression: "blocks.one.body + blocks.two.body + blocks.three.body",
     },
   ];
   const linked = all.map((b, i) => (i < all.length - 1 ? { ...b, next: all[i + 1]?.id } : b));
-  const wf = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
+  const wf = await apiClient(key).POST("/api/workflows", {
     body: { name: "four steps", definition: { inputs: [], blocks: linked } },
   });
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "crash",
       columns: [{ id: "sum", name: "Sum", type: "number" }],
@@ -68,16 +66,22 @@ it("a crash after block 2 of 4 resumes at block 3; block 2's endpoint saw one re
           id: "g",
           name: "G",
           kind: "workflow",
-          workflowId: wf.body.id,
+          workflowId: dataOf(wf).id,
           outputs: [{ columnId: "sum", from: "four" }],
         },
       ],
     },
   });
-  await call("POST", `/api/tables/${t.body.id}/rows`, { key, body: { rows: [{ data: {} }] } });
+  await apiClient(key).POST("/api/tables/{id}/rows", {
+    params: { path: { id: dataOf(t).id } },
+    body: { rows: [{ data: {} }] },
+  });
 
   const victim = await spawnWorker(url, 2);
-  await call("POST", `/api/tables/${t.body.id}/runs`, { key, body: { mode: "all" } });
+  await apiClient(key).POST("/api/tables/{id}/runs", {
+    params: { path: { id: dataOf(t).id } },
+    body: { mode: "all" },
+  });
   expect(await waitFor(() => ep.hitsOf("/three").length === 1, 30_000)).toBe(true);
   await victim.kill("SIGKILL");
 
@@ -94,7 +98,7 @@ it("a crash after block 2 of 4 resumes at block 3; block 2's endpoint saw one re
     await machine.database.close();
   }
   await useWorker(url, 2);
-  expect(await waitFor(async () => (await cellCounts(t.body.id)).completed === 1, 30_000)).toBe(
+  expect(await waitFor(async () => (await cellCounts(dataOf(t).id)).completed === 1, 30_000)).toBe(
     true,
   );
   expect(ep.hitsOf("/one")).toHaveLength(1);
@@ -105,7 +109,7 @@ it("a crash after block 2 of 4 resumes at block 3; block 2's endpoint saw one re
   expect(keys[0]).toBe(keys[1]);
   const [row] = await queryRows<{ data: Record<string, unknown> }>(
     getDatabase().db,
-    sql`select data from rows where table_id = ${t.body.id}`,
+    sql`select data from rows where table_id = ${dataOf(t).id}`,
   );
   expect(row?.data.sum).toBe(6);
 }, 120_000);

@@ -8,8 +8,9 @@ import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import type { Schemas } from "@/client/cellflow-client";
 import { planLimits } from "@/limits/plans";
-import { call } from "../helpers/api";
+import { apiClient, dataOf, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
@@ -34,36 +35,35 @@ it("credits used up mid-run: one limit event, a halted run, nothing queued, an e
     sql`update workspaces set plan = 'free', credits_used = ${cap - 5},
                credits_month = date_trunc('month', now() at time zone 'utc')::date where id = ${ws.id}`,
   );
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key: ws.key,
-    body: websiteMetaTableBody("sites"),
+  const t = await apiClient(ws.key).POST("/api/tables", {
+    body: websiteMetaTableBody("sites") as Schemas["CreateTableRequest"],
   });
   ep.on("/page", async () => ({
     status: 200,
     body: "<html><head><title>Hello</title></head></html>",
     headers: { "content-type": "text/html" },
   }));
-  await call("POST", `/api/tables/${t.body.id}/rows`, {
-    key: ws.key,
+  await apiClient(ws.key).POST("/api/tables/{id}/rows", {
+    params: { path: { id: dataOf(t).id } },
     body: {
       rows: Array.from({ length: 30 }, (_, i) => ({ data: { url: `${ep.url}/page?i=${i}` } })),
     },
   });
-  const run = await call<{ dispatchId: string }>("POST", `/api/tables/${t.body.id}/runs`, {
-    key: ws.key,
+  const run = await apiClient(ws.key).POST("/api/tables/{id}/runs", {
+    params: { path: { id: dataOf(t).id } },
     body: { mode: "all", window: 10 },
   });
-  expect(await waitForDispatch(ws.key, t.body.id, run.body.dispatchId)).toBe("halted");
+  expect(await waitForDispatch(ws.key, dataOf(t).id, startedRun(run).dispatchId)).toBe("halted");
   const [limits] = await queryRows<{ n: number }>(
     db(),
-    sql`select count(*)::int as n from events where table_id = ${t.body.id} and kind = 'limit'`,
+    sql`select count(*)::int as n from events where table_id = ${dataOf(t).id} and kind = 'limit'`,
   );
   expect(limits?.n).toBe(1);
   // The admitted attempts finish on their own after the halt.
   expect(
-    await waitFor(async () => ((await cellCounts(t.body.id)).running ?? 0) === 0, 20_000),
+    await waitFor(async () => ((await cellCounts(dataOf(t).id)).running ?? 0) === 0, 20_000),
   ).toBe(true);
-  const counts = await cellCounts(t.body.id);
+  const counts = await cellCounts(dataOf(t).id);
   expect(counts.queued ?? 0).toBe(0);
   expect(counts.running ?? 0).toBe(0);
   expect(counts.completed).toBe(5);
@@ -72,8 +72,8 @@ it("credits used up mid-run: one limit event, a halted run, nothing queued, an e
     sql`select count(*)::int as n, coalesce(sum(credits), 0)::int as sum from usage where workspace_id = ${ws.id}`,
   );
   expect(ledger).toEqual({ n: 5, sum: 5 });
-  const usage = await call<{ remaining: number }>("GET", "/api/usage", { key: ws.key });
-  expect(usage.body.remaining).toBe(0);
+  const usage = await apiClient(ws.key).GET("/api/usage");
+  expect(dataOf(usage).remaining).toBe(0);
 }, 60_000);
 
 it("an enrichment block inside a workflow is charged and halts the run like an enrichment group", async () => {
@@ -88,8 +88,7 @@ it("an enrichment block inside a workflow is charged and halts the run like an e
     body: "<html><head><title>Block</title></head></html>",
     headers: { "content-type": "text/html" },
   }));
-  const wf = await call<{ id: string }>("POST", "/api/workflows", {
-    key: ws.key,
+  const wf = await apiClient(ws.key).POST("/api/workflows", {
     body: {
       name: "meta in a workflow",
       definition: {
@@ -105,8 +104,7 @@ it("an enrichment block inside a workflow is charged and halts the run like an e
       },
     },
   });
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key: ws.key,
+  const t = await apiClient(ws.key).POST("/api/tables", {
     body: {
       name: "sites",
       columns: [
@@ -118,30 +116,30 @@ it("an enrichment block inside a workflow is charged and halts the run like an e
           id: "g",
           name: "Meta",
           kind: "workflow",
-          workflowId: wf.body.id,
+          workflowId: dataOf(wf).id,
           inputs: { url: "url" },
           outputs: [{ columnId: "title", from: "meta.title" }],
         },
       ],
     },
   });
-  await call("POST", `/api/tables/${t.body.id}/rows`, {
-    key: ws.key,
+  await apiClient(ws.key).POST("/api/tables/{id}/rows", {
+    params: { path: { id: dataOf(t).id } },
     body: {
       rows: Array.from({ length: 10 }, (_, i) => ({
         data: { url: `${ep.url}/block-page?i=${i}` },
       })),
     },
   });
-  const run = await call<{ dispatchId: string }>("POST", `/api/tables/${t.body.id}/runs`, {
-    key: ws.key,
+  const run = await apiClient(ws.key).POST("/api/tables/{id}/runs", {
+    params: { path: { id: dataOf(t).id } },
     body: { mode: "all", window: 2 },
   });
-  expect(await waitForDispatch(ws.key, t.body.id, run.body.dispatchId)).toBe("halted");
+  expect(await waitForDispatch(ws.key, dataOf(t).id, startedRun(run).dispatchId)).toBe("halted");
   expect(
-    await waitFor(async () => ((await cellCounts(t.body.id)).running ?? 0) === 0, 20_000),
+    await waitFor(async () => ((await cellCounts(dataOf(t).id)).running ?? 0) === 0, 20_000),
   ).toBe(true);
-  const counts = await cellCounts(t.body.id);
+  const counts = await cellCounts(dataOf(t).id);
   // Halted cells go back to un-run: not an error, not a workflow failure.
   expect(counts).toEqual({ completed: 3 });
   const ledger = await queryRows<{ source: string; credits: number }>(

@@ -12,7 +12,7 @@ import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EnrichmentDetails } from "@/enrichments/types";
-import { call } from "../helpers/api";
+import { apiClient, dataOf, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { useWorker } from "../helpers/engine";
@@ -37,8 +37,11 @@ const pageBodies = new Map<string, { status: number; type: string; body: string 
 async function workspace(secrets: Record<string, string> = {}): Promise<string> {
   const { key } = await newWorkspace();
   for (const [name, value] of Object.entries(secrets)) {
-    const r = await call("PUT", `/api/secrets/${name}`, { key, body: { value } });
-    expect(r.status).toBe(200);
+    const r = await apiClient(key).PUT("/api/secrets/{name}", {
+      params: { path: { name: name } },
+      body: { value },
+    });
+    expect(r.response.status).toBe(200);
   }
   return key;
 }
@@ -57,11 +60,10 @@ async function runEnrichmentGroup(
   s: Setup,
 ): Promise<{ tableId: string; row: Row; cell: CellRecord }> {
   const columns = [...new Set([...Object.values(s.inputs), ...Object.keys(s.outputs)])];
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "enrich",
-      columns: columns.map((id) => ({ id, name: id, type: "json" })),
+      columns: columns.map((id) => ({ id, name: id, type: "json" as const })),
       groups: [
         {
           id: "g",
@@ -74,15 +76,18 @@ async function runEnrichmentGroup(
       ],
     },
   });
-  if (t.status !== 201) throw new Error(`table refused: ${JSON.stringify(t.body)}`);
-  const tableId = t.body.id;
-  const rows = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${tableId}/rows`, {
-    key,
+  if (t.response.status !== 201) throw new Error(`table refused: ${JSON.stringify(dataOf(t))}`);
+  const tableId = dataOf(t).id;
+  const rows = await apiClient(key).POST("/api/tables/{id}/rows", {
+    params: { path: { id: tableId } },
     body: { rows: [{ data: s.data }] },
   });
-  const rowId = rows.body.rows[0]?.id as string;
-  const run = await call("POST", `/api/tables/${tableId}/runs`, { key, body: { mode: "all" } });
-  expect(run.status).toBe(202);
+  const rowId = dataOf(rows).rows[0]?.id as string;
+  const run = await apiClient(key).POST("/api/tables/{id}/runs", {
+    params: { path: { id: tableId } },
+    body: { mode: "all" },
+  });
+  expect(run.response.status).toBe(202);
   const row = await settled(key, tableId, rowId);
   return { tableId, row, cell: await cellRecord(rowId) };
 }
@@ -90,7 +95,11 @@ async function runEnrichmentGroup(
 async function settled(key: string, tableId: string, rowId: string): Promise<Row> {
   let row: Row | undefined;
   const done = await waitFor(async () => {
-    row = (await call<Row>("GET", `/api/tables/${tableId}/rows/${rowId}`, { key })).body;
+    row = dataOf(
+      await apiClient(key).GET("/api/tables/{id}/rows/{rowId}", {
+        params: { path: { id: tableId, rowId: rowId } },
+      }),
+    );
     return ["completed", "error", "cancelled"].includes(row.cells.g?.status ?? "");
   }, 60_000);
   if (!done) throw new Error(`cell never settled: ${JSON.stringify(row)}`);
@@ -135,17 +144,15 @@ afterAll(async () => {
 describe("GET /api/enrichments", () => {
   it("lists every built-in with its cost and its input and output schemas", async () => {
     const key = await workspace();
-    const r = await call<{ enrichments: Record<string, unknown>[] }>("GET", "/api/enrichments", {
-      key,
-    });
-    expect(r.status).toBe(200);
-    expect(r.body.enrichments.map((e) => e.id)).toEqual([
+    const r = await apiClient(key).GET("/api/enrichments");
+    expect(r.response.status).toBe(200);
+    expect(dataOf(r).enrichments.map((e) => e.id)).toEqual([
       "email_domain",
       "phone_normalize",
       "website_meta",
       "company_lookup",
     ]);
-    const phone = r.body.enrichments.find((e) => e.id === "phone_normalize");
+    const phone = dataOf(r).enrichments.find((e) => e.id === "phone_normalize");
     expect(phone).toMatchObject({
       name: expect.any(String),
       description: expect.any(String),
@@ -159,7 +166,7 @@ describe("GET /api/enrichments", () => {
   });
 
   it("needs an API key", async () => {
-    expect((await call("GET", "/api/enrichments")).status).toBe(401);
+    expect((await apiClient().GET("/api/enrichments")).response.status).toBe(401);
   });
 });
 
@@ -246,12 +253,12 @@ describe("enrichment groups", () => {
     expect(statuses(cell.details)).toEqual(["provider_1:empty", "provider_2:empty"]);
     expect((cell.details as EnrichmentDetails).costCredits).toBe(0);
     // Auto-run goes through mode `new`; neither it nor `incomplete` touches a completed cell.
-    for (const mode of ["new", "incomplete"]) {
-      const again = await call<{ stamped: number }>("POST", `/api/tables/${tableId}/runs`, {
-        key,
+    for (const mode of ["new", "incomplete"] as const) {
+      const again = await apiClient(key).POST("/api/tables/{id}/runs", {
+        params: { path: { id: tableId } },
         body: { mode },
       });
-      expect(again.body.stamped).toBe(0);
+      expect(startedRun(again).stamped).toBe(0);
     }
     expect(ep.hitsOf("/c3/a")).toHaveLength(1);
   });
@@ -369,8 +376,7 @@ describe("enrichment groups", () => {
 describe("the enrichment block", () => {
   it("outputs the enrichment's outputs object, all null when nothing was found", async () => {
     const key = await workspace();
-    const wf = await call<{ id: string }>("POST", "/api/workflows", {
-      key,
+    const wf = await apiClient(key).POST("/api/workflows", {
       body: {
         name: "w",
         definition: {
@@ -393,9 +399,8 @@ describe("the enrichment block", () => {
         },
       },
     });
-    expect(wf.status).toBe(201);
-    const t = await call<{ id: string }>("POST", "/api/tables", {
-      key,
+    expect(wf.response.status).toBe(201);
+    const t = await apiClient(key).POST("/api/tables", {
       body: {
         name: "block",
         columns: [
@@ -408,7 +413,7 @@ describe("the enrichment block", () => {
             id: "g",
             name: "G",
             kind: "workflow",
-            workflowId: wf.body.id,
+            workflowId: dataOf(wf).id,
             inputs: { email: "email" },
             outputs: [
               { columnId: "dom", from: "e.domain" },
@@ -418,14 +423,17 @@ describe("the enrichment block", () => {
         ],
       },
     });
-    expect(t.status).toBe(201);
-    const rows = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-      key,
+    expect(t.response.status).toBe(201);
+    const rows = await apiClient(key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: dataOf(t).id } },
       body: { rows: [{ data: { email: "x@gmail.com" } }] },
     });
-    const rowId = rows.body.rows[0]?.id as string;
-    await call("POST", `/api/tables/${t.body.id}/runs`, { key, body: { mode: "all" } });
-    const row = await settled(key, t.body.id, rowId);
+    const rowId = dataOf(rows).rows[0]?.id as string;
+    await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: dataOf(t).id } },
+      body: { mode: "all" },
+    });
+    const row = await settled(key, dataOf(t).id, rowId);
     expect(row.cells.g).toMatchObject({ status: "completed" });
     expect(row.data.dom).toBe("gmail.com");
     expect(row.data.phone).toEqual({

@@ -16,10 +16,10 @@ import type { Where } from "@/contracts/where";
 import { checkWhere } from "@/domain/where";
 import { startRun } from "@/engine/dispatcher";
 import { whereSql } from "@/store/rows/where-sql";
-import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { RecordingBackend } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
+import { call } from "../helpers/raw-api";
 import { typedTable } from "../helpers/tables";
 
 const db = () => getDatabase().db;

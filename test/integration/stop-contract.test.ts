@@ -14,7 +14,7 @@ import { runCarrier } from "@/engine/carrier";
 import { startRun } from "@/engine/dispatcher";
 import { redriveOrphans } from "@/engine/redrive";
 import { stopRuns } from "@/engine/stop";
-import { call } from "../helpers/api";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { engineDeps } from "../helpers/engine";
 import { onPoint, RecordingBackend, taskContext } from "../helpers/engine-harness";
@@ -30,8 +30,7 @@ beforeAll(async () => {
 });
 
 async function workflow(expression: string, input?: string): Promise<string> {
-  const res = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
+  const res = await apiClient(key).POST("/api/workflows", {
     body: {
       name: "w",
       definition: {
@@ -40,7 +39,7 @@ async function workflow(expression: string, input?: string): Promise<string> {
       },
     },
   });
-  return res.body.id;
+  return dataOf(res).id;
 }
 
 interface GroupSpec {
@@ -54,32 +53,35 @@ interface GroupSpec {
 async function table(groups: GroupSpec[], rows: Record<string, unknown>[]) {
   const wf = await workflow("'ok'");
   const fromInput = await workflow("inputs.v", "v");
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "stops",
       columns: [
         { id: "n", name: "N", type: "json" },
-        ...groups.map((g) => ({ id: g.column, name: g.column.toUpperCase(), type: "json" })),
+        ...groups.map((g) => ({
+          id: g.column,
+          name: g.column.toUpperCase(),
+          type: "json" as const,
+        })),
       ],
       groups: groups.map((g) => ({
         id: g.id,
         name: g.id,
-        kind: "workflow",
+        kind: "workflow" as const,
         workflowId: g.input ? fromInput : wf,
-        inputs: g.input ? { v: g.input } : {},
+        inputs: g.input ? { v: g.input } : ({} as Record<string, string>),
         outputs: [{ columnId: g.column, from: "out" }],
         autoRun: g.autoRun ?? false,
         dependsOn: g.dependsOn ?? [],
       })),
     },
   });
-  expect(t.status).toBe(201);
-  const ins = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-    key,
+  expect(t.response.status).toBe(201);
+  const ins = await apiClient(key).POST("/api/tables/{id}/rows", {
+    params: { path: { id: dataOf(t).id } },
     body: { rows: rows.map((data) => ({ data })) },
   });
-  return { tableId: t.body.id, rowIds: ins.body.rows.map((r) => r.id) };
+  return { tableId: dataOf(t).id, rowIds: dataOf(ins).rows.map((r) => r.id) };
 }
 
 async function cellsOf(tableId: string) {
@@ -254,11 +256,11 @@ describe("a Stop ends the auto-run cascade", () => {
       ["gb", "completed"],
     ]);
     // An edit of r2's input re-arms ga there (a new run request of its own).
-    const edit = await call("PATCH", `/api/tables/${tableId}/rows/${r2}`, {
-      key,
+    const edit = await apiClient(key).PATCH("/api/tables/{id}/rows/{rowId}", {
+      params: { path: { id: tableId, rowId: r2 } },
       body: { data: { n: 5 } },
     });
-    expect(edit.status).toBe(200);
+    expect(edit.response.status).toBe(200);
     const r2Cells = (await cellsOf(tableId)).filter((c) => c.rowId === r2);
     expect(r2Cells.map((c) => [c.groupId, c.status])).toEqual([["ga", "queued"]]);
   });

@@ -13,6 +13,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TASKS } from "@/backends/port";
 import { TriggerBackend } from "@/backends/trigger";
+import type { Schemas } from "@/client/cellflow-client";
 import { readEnv } from "@/config/env";
 import { log } from "@/config/log";
 import { drainRunCancels, drainSettings } from "@/engine/run-cancel-drain";
@@ -20,7 +21,7 @@ import { stopRuns } from "@/engine/stop";
 import { sharedLimiterRefusal } from "@/limits/rate/port";
 import { assembleEngine, type EngineRuntime } from "@/runtime/engine";
 import { jobsFor } from "@/runtime/maintenance";
-import { call } from "../helpers/api";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { cellCounts } from "../helpers/engine";
@@ -105,7 +106,10 @@ describe("trigger.dev tasks", () => {
 
   it("the carrier task drives a real row, records its run on the cell and shows progress in metadata", async () => {
     const t = await waitTable(key, { groups: 2, ms: 5, rows: 1 });
-    await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all" } });
+    await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.id } },
+      body: { mode: "all" },
+    });
     const rowId = t.rowIds[0] as string;
     const { output, meta } = await runCarrierTask(
       { tableId: t.id, rowId },
@@ -135,7 +139,10 @@ describe("trigger.dev tasks", () => {
 
   it("a Stop cancels the run: its signal ends the attempt at once and the cell stays cancelled", async () => {
     const t = await waitTable(key, { groups: 1, ms: 120_000, rows: 1 });
-    await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all" } });
+    await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.id } },
+      body: { mode: "all" },
+    });
     const rowId = t.rowIds[0] as string;
     const cancel = new AbortController();
     const started = Date.now();
@@ -165,7 +172,10 @@ describe("trigger.dev tasks", () => {
 
   it("an aborted run (maxDuration, redeploy) hands its cell back and triggers a new carrier", async () => {
     const t = await waitTable(key, { groups: 1, ms: 120_000, rows: 1 });
-    await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all" } });
+    await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.id } },
+      body: { mode: "all" },
+    });
     const rowId = t.rowIds[0] as string;
     const abort = new AbortController();
     const running = runCarrierTask({ tableId: t.id, rowId }, "run_carrier_3", abort.signal);
@@ -185,16 +195,18 @@ describe("trigger.dev tasks", () => {
 
 /** A one-row table whose group is the paid, rate-limited website_meta enrichment. */
 async function paidTable(): Promise<{ id: string; rowId: string }> {
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
-    body: websiteMetaTableBody("paid"),
+  const t = await apiClient(key).POST("/api/tables", {
+    body: websiteMetaTableBody("paid") as Schemas["CreateTableRequest"],
   });
-  const rows = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-    key,
+  const rows = await apiClient(key).POST("/api/tables/{id}/rows", {
+    params: { path: { id: dataOf(t).id } },
     body: { rows: [{ data: { url: `${ep.url}/site` } }] },
   });
-  await call("POST", `/api/tables/${t.body.id}/runs`, { key, body: { mode: "all" } });
-  return { id: t.body.id, rowId: rows.body.rows[0]?.id ?? "" };
+  await apiClient(key).POST("/api/tables/{id}/runs", {
+    params: { path: { id: dataOf(t).id } },
+    body: { mode: "all" },
+  });
+  return { id: dataOf(t).id, rowId: dataOf(rows).rows[0]?.id ?? "" };
 }
 
 /** Runs `fn` with an engine whose limiter the environment chooses from RATE_LIMITER=`kind`. */
