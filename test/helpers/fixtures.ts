@@ -1,4 +1,5 @@
 import { getDatabase } from "@db/instance";
+import type { Schemas } from "@/client/cellflow-client";
 import { createWorkspaceWithKey } from "@/services/admin";
 
 /** A fresh workspace with its own key, so tests never share tenants by accident. */
@@ -8,7 +9,7 @@ export async function newWorkspace(name = "test"): Promise<{ id: string; key: st
   return { id: created.value.id, key: created.value.apiKey };
 }
 
-export const classifyDefinition = {
+export const classifyDefinition: Schemas["WorkflowDefinition"] = {
   inputs: [{ name: "n", type: "number", required: true }],
   blocks: [
     { id: "double", type: "transform", expression: "inputs.n * 2", next: "check" },

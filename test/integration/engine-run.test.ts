@@ -2,7 +2,8 @@ import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call } from "../helpers/api";
+import type { Schemas } from "@/client/cellflow-client";
+import { apiClient, dataOf, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
 import { classifyDefinition, newWorkspace } from "../helpers/fixtures";
@@ -13,12 +14,10 @@ beforeAll(async () => {
   const { url } = await useTestDatabase();
   await useWorker(url);
   key = (await newWorkspace()).key;
-  const wf = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
+  const wf = await apiClient(key).POST("/api/workflows", {
     body: { name: "C", definition: classifyDefinition },
   });
-  const label = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
+  const label = await apiClient(key).POST("/api/workflows", {
     body: {
       name: "Label",
       definition: {
@@ -27,8 +26,7 @@ beforeAll(async () => {
       },
     },
   });
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "Numbers",
       columns: [
@@ -41,7 +39,7 @@ beforeAll(async () => {
           id: "classify",
           name: "Classify",
           kind: "workflow",
-          workflowId: wf.body.id,
+          workflowId: dataOf(wf).id,
           inputs: { n: "n" },
           outputs: [{ columnId: "size", from: "result" }],
         },
@@ -49,44 +47,39 @@ beforeAll(async () => {
           id: "labeller",
           name: "Label",
           kind: "workflow",
-          workflowId: label.body.id,
+          workflowId: dataOf(label).id,
           inputs: { size: "size" },
           outputs: [{ columnId: "label", from: "label" }],
         },
       ],
     },
   });
-  tableId = t.body.id;
+  tableId = dataOf(t).id;
 });
 
 describe("a run", () => {
   it("runs 200 rows × 2 chained groups to completion, in dependency order", async () => {
     const rows = Array.from({ length: 200 }, (_, i) => ({ data: { n: i } }));
-    await call("POST", `/api/tables/${tableId}/rows`, { key, body: { rows } });
+    await apiClient(key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: tableId } },
+      body: { rows },
+    });
     // Groups listed downstream-first: the carrier must still run classify before labeller.
-    const run = await call<{ dispatchId: string; stamped: number }>(
-      "POST",
-      `/api/tables/${tableId}/runs`,
-      {
-        key,
-        body: { mode: "all", groupIds: ["labeller", "classify"] },
-      },
-    );
-    expect(run.status).toBe(202);
-    expect(run.body.stamped).toBe(400);
-    expect(await waitForDispatch(key, tableId, run.body.dispatchId)).toBe("completed");
-    const view = await call<{ counts: Record<string, number> }>(
-      "GET",
-      `/api/tables/${tableId}/runs/${run.body.dispatchId}`,
-      { key },
-    );
-    expect(view.body.counts).toMatchObject({ completed: 400, queued: 0, running: 0, error: 0 });
-    const list = await call<{ rows: { data: Record<string, unknown> }[] }>(
-      "GET",
-      `/api/tables/${tableId}/rows?limit=1000`,
-      { key },
-    );
-    for (const r of list.body.rows) {
+    const run = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: tableId } },
+      body: { mode: "all", groupIds: ["labeller", "classify"] },
+    });
+    expect(run.response.status).toBe(202);
+    expect(startedRun(run).stamped).toBe(400);
+    expect(await waitForDispatch(key, tableId, startedRun(run).dispatchId)).toBe("completed");
+    const view = await apiClient(key).GET("/api/tables/{id}/runs/{dispatchId}", {
+      params: { path: { id: tableId, dispatchId: startedRun(run).dispatchId } },
+    });
+    expect(dataOf(view).counts).toMatchObject({ completed: 400, queued: 0, running: 0, error: 0 });
+    const list = await apiClient(key).GET("/api/tables/{id}/rows", {
+      params: { path: { id: tableId }, query: { limit: 1000 } },
+    });
+    for (const r of dataOf(list).rows) {
       const n = r.data.n as number;
       const size = n * 2 > 10 ? "big" : "small";
       expect(r.data).toEqual({ n, size, label: `size:${size}` });
@@ -94,107 +87,100 @@ describe("a run", () => {
   });
 
   it("mode new stamps nothing already run; incomplete re-runs only errors and cancels", async () => {
-    const again = await call<{ dispatchId: string; stamped: number }>(
-      "POST",
-      `/api/tables/${tableId}/runs`,
-      {
-        key,
-        body: { mode: "new" },
-      },
-    );
-    expect(again.body.stamped).toBe(0);
-    expect(await waitForDispatch(key, tableId, again.body.dispatchId)).toBe("completed");
-    const inc = await call<{ stamped: number }>("POST", `/api/tables/${tableId}/runs`, {
-      key,
+    const again = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: tableId } },
+      body: { mode: "new" },
+    });
+    expect(startedRun(again).stamped).toBe(0);
+    expect(await waitForDispatch(key, tableId, startedRun(again).dispatchId)).toBe("completed");
+    const inc = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: tableId } },
       body: { mode: "incomplete" },
     });
-    expect(inc.body.stamped).toBe(0);
+    expect(startedRun(inc).stamped).toBe(0);
   });
 
   it("limit caps the rows, rowIds scope them", async () => {
-    const rows = await call<{ rows: { id: string }[] }>(
-      "GET",
-      `/api/tables/${tableId}/rows?limit=5`,
-      { key },
-    );
-    const ids = rows.body.rows.map((r) => r.id);
-    const scoped = await call<{ dispatchId: string; stamped: number }>(
-      "POST",
-      `/api/tables/${tableId}/runs`,
-      {
-        key,
-        body: { mode: "all", groupIds: ["classify"], rowIds: ids.slice(0, 3) },
-      },
-    );
-    expect(scoped.body.stamped).toBe(3);
-    const limited = await call<{ dispatchId: string; stamped: number }>(
-      "POST",
-      `/api/tables/${tableId}/runs`,
-      {
-        key,
-        body: { mode: "all", groupIds: ["classify"], limit: 7 },
-      },
-    );
-    expect(limited.body.stamped).toBe(7);
-    await waitForDispatch(key, tableId, scoped.body.dispatchId);
-    await waitForDispatch(key, tableId, limited.body.dispatchId);
+    const rows = await apiClient(key).GET("/api/tables/{id}/rows", {
+      params: { path: { id: tableId }, query: { limit: 5 } },
+    });
+    const ids = dataOf(rows).rows.map((r) => r.id);
+    const scoped = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: tableId } },
+      body: { mode: "all", groupIds: ["classify"], rowIds: ids.slice(0, 3) },
+    });
+    expect(startedRun(scoped).stamped).toBe(3);
+    const limited = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: tableId } },
+      body: { mode: "all", groupIds: ["classify"], limit: 7 },
+    });
+    expect(startedRun(limited).stamped).toBe(7);
+    await waitForDispatch(key, tableId, startedRun(scoped).dispatchId);
+    await waitForDispatch(key, tableId, startedRun(limited).dispatchId);
     expect(await cellCounts(tableId)).toEqual({ completed: 400 });
   });
 
   it("a required input that is empty completes the cell as skipped and blanks its outputs", async () => {
-    const ins = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${tableId}/rows`, {
-      key,
+    const ins = await apiClient(key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: tableId } },
       body: { rows: [{ data: { size: "stale", label: "old" } }] },
     });
-    const rowId = ins.body.rows[0]?.id as string;
-    const run = await call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
-      key,
+    const rowId = dataOf(ins).rows[0]?.id as string;
+    const run = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: tableId } },
       body: { mode: "all", rowIds: [rowId], groupIds: ["classify"] },
     });
-    await waitForDispatch(key, tableId, run.body.dispatchId);
-    const row = await call<{
-      data: Record<string, unknown>;
-      cells: Record<string, { status: string; outcome: string }>;
-    }>("GET", `/api/tables/${tableId}/rows/${rowId}`, { key });
-    expect(row.body.cells.classify).toMatchObject({ status: "completed", outcome: "skipped" });
-    expect(row.body.data).toEqual({ label: "old" });
+    await waitForDispatch(key, tableId, startedRun(run).dispatchId);
+    const row = await apiClient(key).GET("/api/tables/{id}/rows/{rowId}", {
+      params: { path: { id: tableId, rowId: rowId } },
+    });
+    expect(dataOf(row).cells.classify).toMatchObject({ status: "completed", outcome: "skipped" });
+    expect(dataOf(row).data).toEqual({ label: "old" });
   });
 
   it("runs API: unknown group → 400, foreign table → 404, list shows runs", async () => {
     expect(
       (
-        await call("POST", `/api/tables/${tableId}/runs`, {
-          key,
+        await apiClient(key).POST("/api/tables/{id}/runs", {
+          params: { path: { id: tableId } },
           body: { mode: "all", groupIds: ["nope"] },
         })
-      ).status,
+      ).response.status,
     ).toBe(400);
     const other = await newWorkspace("other");
     expect(
-      (await call("POST", `/api/tables/${tableId}/runs`, { key: other.key, body: { mode: "all" } }))
-        .status,
+      (
+        await apiClient(other.key).POST("/api/tables/{id}/runs", {
+          params: { path: { id: tableId } },
+          body: { mode: "all" },
+        })
+      ).response.status,
     ).toBe(404);
     expect(
-      (await call("POST", `/api/tables/${tableId}/runs/cancel`, { key: other.key })).status,
+      (
+        await apiClient(other.key).POST("/api/tables/{id}/runs/cancel", {
+          params: { path: { id: tableId } },
+        })
+      ).response.status,
     ).toBe(404);
-    const list = await call<{ runs: unknown[] }>("GET", `/api/tables/${tableId}/runs`, { key });
-    expect(list.body.runs.length).toBeGreaterThanOrEqual(4);
+    const list = await apiClient(key).GET("/api/tables/{id}/runs", {
+      params: { path: { id: tableId } },
+    });
+    expect(dataOf(list).runs.length).toBeGreaterThanOrEqual(4);
   });
 });
 
 describe("mode failed", () => {
   it("re-runs only cells whose last attempt ended in error: not cancelled, completed or un-run ones", async () => {
-    const wf = async (blocks: unknown[]) =>
-      (
-        await call<{ id: string }>("POST", "/api/workflows", {
-          key,
+    const wf = async (blocks: Schemas["Block"][]) =>
+      dataOf(
+        await apiClient(key).POST("/api/workflows", {
           body: { name: "w", definition: { blocks } },
-        })
-      ).body.id;
+        }),
+      ).id;
     const ok = await wf([{ id: "v", type: "transform", expression: "1" }]);
     const bad = await wf([{ id: "v", type: "fail", message: "nope" }]);
-    const t = await call<{ id: string }>("POST", "/api/tables", {
-      key,
+    const t = await apiClient(key).POST("/api/tables", {
       body: {
         name: "failing",
         columns: [
@@ -219,15 +205,18 @@ describe("mode failed", () => {
         ],
       },
     });
-    const id = t.body.id;
+    const id = dataOf(t).id;
     const rows = () =>
-      call("POST", `/api/tables/${id}/rows`, { key, body: { rows: [{ data: {} }] } });
+      apiClient(key).POST("/api/tables/{id}/rows", {
+        params: { path: { id: id } },
+        body: { rows: [{ data: {} }] },
+      });
     for (let i = 0; i < 4; i++) await rows();
-    const first = await call<{ dispatchId: string }>("POST", `/api/tables/${id}/runs`, {
-      key,
+    const first = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: id } },
       body: { mode: "all" },
     });
-    expect(await waitForDispatch(key, id, first.body.dispatchId)).toBe("completed");
+    expect(await waitForDispatch(key, id, startedRun(first).dispatchId)).toBe("completed");
     expect(await cellCounts(id)).toEqual({ completed: 4, error: 4 });
     // One failed cell was since stopped (its last attempt: cancelled), and a row is new.
     await getDatabase().db.execute(
@@ -235,20 +224,19 @@ describe("mode failed", () => {
             and row_id = (select min(row_id) from cells where table_id = ${id})`,
     );
     await rows();
-    const failed = await call<{ dispatchId: string; stamped: number }>(
-      "POST",
-      `/api/tables/${id}/runs`,
-      { key, body: { mode: "failed" } },
-    );
-    expect(failed.status).toBe(202);
-    expect(failed.body.stamped).toBe(3);
-    expect(await waitForDispatch(key, id, failed.body.dispatchId)).toBe("completed");
+    const failed = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: id } },
+      body: { mode: "failed" },
+    });
+    expect(failed.response.status).toBe(202);
+    expect(startedRun(failed).stamped).toBe(3);
+    expect(await waitForDispatch(key, id, startedRun(failed).dispatchId)).toBe("completed");
     // The three ran again (and failed again); nothing else was touched.
     expect(await cellCounts(id)).toEqual({ completed: 4, error: 3, cancelled: 1 });
     const [again] = await queryRows<{ n: number }>(
       getDatabase().db,
       sql`select count(*)::int as n from cells
-           where table_id = ${id} and dispatch_id = ${failed.body.dispatchId} and group_id = 'bad'`,
+           where table_id = ${id} and dispatch_id = ${startedRun(failed).dispatchId} and group_id = 'bad'`,
     );
     expect(again?.n).toBe(3);
   });

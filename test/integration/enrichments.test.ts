@@ -76,7 +76,8 @@ async function runEnrichmentGroup(
       ],
     },
   });
-  if (t.response.status !== 201) throw new Error(`table refused: ${JSON.stringify(dataOf(t))}`);
+  if (t.response.status !== 201)
+    throw new Error(`table refused: ${JSON.stringify(t.error ?? t.data)}`);
   const tableId = dataOf(t).id;
   const rows = await apiClient(key).POST("/api/tables/{id}/rows", {
     params: { path: { id: tableId } },

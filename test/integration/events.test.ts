@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeEventHub } from "@/events/instance";
 import { appendEvent } from "@/store/events/append";
 import { sequenceEvents } from "@/store/events/sequence";
-import { call } from "../helpers/api";
+import { apiClient, dataOf, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker, waitForDispatch } from "../helpers/engine";
 import { classifyDefinition, newWorkspace } from "../helpers/fixtures";
@@ -19,12 +19,10 @@ beforeAll(async () => {
   const { url } = await useTestDatabase();
   await useWorker(url);
   key = (await newWorkspace()).key;
-  const wf = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
+  const wf = await apiClient(key).POST("/api/workflows", {
     body: { name: "C", definition: classifyDefinition },
   });
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "events",
       columns: [
@@ -36,16 +34,16 @@ beforeAll(async () => {
           id: "classify",
           name: "C",
           kind: "workflow",
-          workflowId: wf.body.id,
+          workflowId: dataOf(wf).id,
           inputs: { n: "n" },
           outputs: [{ columnId: "size", from: "result" }],
         },
       ],
     },
   });
-  tableId = t.body.id;
-  await call("POST", `/api/tables/${tableId}/rows`, {
-    key,
+  tableId = dataOf(t).id;
+  await apiClient(key).POST("/api/tables/{id}/rows", {
+    params: { path: { id: tableId } },
     body: { rows: Array.from({ length: 10 }, (_, i) => ({ data: { n: i } })) },
   });
 });
@@ -65,8 +63,8 @@ describe("events over SSE", () => {
     const stream = await openEvents(key, tableId);
     expect(stream.status).toBe(200);
     expect(stream.contentType).toContain("text/event-stream");
-    const run = await call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
-      key,
+    const run = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: tableId } },
       body: { mode: "all" },
     });
     await stream.waitFor((ev) =>
@@ -87,26 +85,24 @@ describe("events over SSE", () => {
         outputs: { size: expect.any(String) },
       });
     }
-    expect(await waitForDispatch(key, tableId, run.body.dispatchId)).toBe("completed");
+    expect(await waitForDispatch(key, tableId, startedRun(run).dispatchId)).toBe("completed");
   });
 
   it("after a drop, reconnecting with Last-Event-ID gets exactly the missed events, in order", async () => {
     const first = await openEvents(key, tableId);
-    const run = await call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
-      key,
+    const run = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: tableId } },
       body: { mode: "all", limit: 4 },
     });
     await first.waitFor((ev) => ev.filter((e) => e.event === "cell").length >= 3);
     await first.close();
     const last = first.events.at(-1)?.id ?? 0;
-    await waitForDispatch(key, tableId, run.body.dispatchId);
-    const rows = await call<{ rows: { id: string }[] }>(
-      "GET",
-      `/api/tables/${tableId}/rows?limit=1`,
-      { key },
-    );
-    await call("PATCH", `/api/tables/${tableId}/rows/${rows.body.rows[0]?.id}`, {
-      key,
+    await waitForDispatch(key, tableId, startedRun(run).dispatchId);
+    const rows = await apiClient(key).GET("/api/tables/{id}/rows", {
+      params: { path: { id: tableId }, query: { limit: 1 } },
+    });
+    await apiClient(key).PATCH("/api/tables/{id}/rows/{rowId}", {
+      params: { path: { id: tableId, rowId: dataOf(rows).rows[0]?.id as string } },
       body: { data: { n: 100 } },
     });
 
@@ -148,7 +144,10 @@ describe("events over SSE", () => {
   });
 
   it("a cursor older than retention gets one reset event", async () => {
-    await call("PATCH", `/api/tables/${tableId}`, { key, body: { name: "renamed" } });
+    await apiClient(key).PATCH("/api/tables/{id}", {
+      params: { path: { id: tableId } },
+      body: { name: "renamed" },
+    });
     await sequenceEvents(db(), tableId);
     const [oldest] = await queryRows<{ seq: number }>(
       db(),

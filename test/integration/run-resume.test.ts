@@ -7,8 +7,9 @@
  * clear message; a dry run accepts it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Schemas } from "@/client/cellflow-client";
 import { CellAttemptsResponse } from "@/contracts/cells";
-import { call } from "../helpers/api";
+import { apiClient, dataOf, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { useWorker, waitForDispatch } from "../helpers/engine";
@@ -27,14 +28,22 @@ afterAll(() => ep.close());
 
 /** A table of one row whose group calls `/<prefix>-one`, then `/<prefix>-two`. */
 async function twoCallTable(prefix: string): Promise<{ tableId: string; rowId: string }> {
-  const call1 = { id: "one", type: "http", method: "POST", url: `${ep.url}/${prefix}-one` };
-  const call2 = { id: "two", type: "http", method: "POST", url: `${ep.url}/${prefix}-two` };
-  const wf = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
+  const call1 = {
+    id: "one",
+    type: "http" as const,
+    method: "POST" as const,
+    url: `${ep.url}/${prefix}-one`,
+  };
+  const call2 = {
+    id: "two",
+    type: "http" as const,
+    method: "POST" as const,
+    url: `${ep.url}/${prefix}-two`,
+  };
+  const wf = await apiClient(key).POST("/api/workflows", {
     body: { name: prefix, definition: { inputs: [], blocks: [{ ...call1, next: "two" }, call2] } },
   });
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: prefix,
       columns: [
@@ -46,7 +55,7 @@ async function twoCallTable(prefix: string): Promise<{ tableId: string; rowId: s
           id: "g",
           name: "G",
           kind: "workflow",
-          workflowId: wf.body.id,
+          workflowId: dataOf(wf).id,
           outputs: [
             { columnId: "first", from: "one.body" },
             { columnId: "second", from: "two.body" },
@@ -55,28 +64,28 @@ async function twoCallTable(prefix: string): Promise<{ tableId: string; rowId: s
       ],
     },
   });
-  const rows = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-    key,
+  const rows = await apiClient(key).POST("/api/tables/{id}/rows", {
+    params: { path: { id: dataOf(t).id } },
     body: { rows: [{ data: {} }] },
   });
-  return { tableId: t.body.id, rowId: rows.body.rows[0]?.id ?? "" };
+  return { tableId: dataOf(t).id, rowId: dataOf(rows).rows[0]?.id ?? "" };
 }
 
-async function runAndWait(tableId: string, body: Record<string, unknown>): Promise<void> {
-  const res = await call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
-    key,
+async function runAndWait(tableId: string, body: Schemas["CreateRunRequest"]): Promise<void> {
+  const res = await apiClient(key).POST("/api/tables/{id}/runs", {
+    params: { path: { id: tableId } },
     body,
   });
-  expect(res.status, JSON.stringify(res.body)).toBe(202);
-  expect(await waitForDispatch(key, tableId, res.body.dispatchId)).toBe("completed");
+  expect(res.response.status, JSON.stringify(res.error ?? res.data)).toBe(202);
+  expect(await waitForDispatch(key, tableId, startedRun(res).dispatchId)).toBe("completed");
 }
 
 async function attempts(tableId: string, rowId: string) {
-  const res = await call<unknown>("GET", `/api/tables/${tableId}/rows/${rowId}/cells/g/attempts`, {
-    key,
+  const res = await apiClient(key).GET("/api/tables/{id}/rows/{rowId}/cells/{groupId}/attempts", {
+    params: { path: { id: tableId, rowId: rowId, groupId: "g" } },
   });
-  expect(res.status).toBe(200);
-  return CellAttemptsResponse.parse(res.body).attempts;
+  expect(res.response.status).toBe(200);
+  return CellAttemptsResponse.parse(dataOf(res)).attempts;
 }
 
 const failFirstCall = async (_hit: unknown, nth: number) =>
@@ -124,22 +133,21 @@ describe("resume: true", () => {
 
   it("resume with mode all or new is refused with a 400 naming the field; a dry run accepts it", async () => {
     const { tableId } = await twoCallTable("v");
-    for (const mode of ["all", "new"]) {
-      const res = await call<{ error: { issues: { path: string; message: string }[] } }>(
-        "POST",
-        `/api/tables/${tableId}/runs`,
-        { key, body: { mode, resume: true } },
-      );
-      expect(res.status).toBe(400);
-      expect(res.body.error.issues).toEqual([
+    for (const mode of ["all", "new"] as const) {
+      const res = await apiClient(key).POST("/api/tables/{id}/runs", {
+        params: { path: { id: tableId } },
+        body: { mode, resume: true },
+      });
+      expect(res.response.status).toBe(400);
+      expect(res.error?.error.issues).toEqual([
         expect.objectContaining({ path: "resume", message: expect.stringMatching(/incomplete/) }),
       ]);
     }
-    const dry = await call<{ rows: number; cells: number }>("POST", `/api/tables/${tableId}/runs`, {
-      key,
+    const dry = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: tableId } },
       body: { mode: "incomplete", resume: true, dryRun: true },
     });
-    expect(dry.status).toBe(200);
-    expect(dry.body).toMatchObject({ rows: 1, cells: 1 });
+    expect(dry.response.status).toBe(200);
+    expect(dataOf(dry)).toMatchObject({ rows: 1, cells: 1 });
   });
 });
