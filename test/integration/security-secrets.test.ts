@@ -15,12 +15,14 @@ import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Schemas } from "@/client/cellflow-client";
 import { setLogDestination } from "@/config/log";
-import { call } from "../helpers/api";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { call } from "../helpers/raw-api";
 import { openEvents } from "../helpers/sse";
 
 // Random hex first, so any 8 characters of its start are found only where it leaked;
@@ -119,13 +121,13 @@ function echoServer(): http.Server {
   });
 }
 
-async function workflow(name: string, blocks: unknown[]): Promise<string> {
-  const r = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
+async function workflow(name: string, blocks: Schemas["Block"][]): Promise<string> {
+  const r = await apiClient(key).POST("/api/workflows", {
     body: { name, definition: { inputs: [], blocks } },
   });
-  if (r.status !== 201) throw new Error(`workflow refused: ${JSON.stringify(r.body)}`);
-  return r.body.id;
+  if (r.response.status !== 201)
+    throw new Error(`workflow refused: ${JSON.stringify(r.error ?? r.data)}`);
+  return dataOf(r).id;
 }
 
 type Cell = { status: string; error?: string | null; blockErrors?: Record<string, string> };
@@ -151,10 +153,16 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   key = (await newWorkspace("leaks")).key;
-  const put = await call("PUT", "/api/secrets/API_TOKEN", { key, body: { value: SECRET } });
-  expect(put.status).toBe(200);
-  const llmKey = await call("PUT", "/api/secrets/LLM_API_KEY", { key, body: { value: SECRET } });
-  expect(llmKey.status).toBe(200);
+  const put = await apiClient(key).PUT("/api/secrets/{name}", {
+    params: { path: { name: "API_TOKEN" } },
+    body: { value: SECRET },
+  });
+  expect(put.response.status).toBe(200);
+  const llmKey = await apiClient(key).PUT("/api/secrets/{name}", {
+    params: { path: { name: "LLM_API_KEY" } },
+    body: { value: SECRET },
+  });
+  expect(llmKey.response.status).toBe(200);
 
   const echo = await workflow("echo", [
     {
@@ -230,15 +238,14 @@ beforeAll(async () => {
     },
   ]);
   const ids = { echo, cut, truncated, fail, items, llm };
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "leaks",
-      columns: GROUPS.map((g) => ({ id: `out_${g}`, name: `out_${g}`, type: "json" })),
+      columns: GROUPS.map((g) => ({ id: `out_${g}`, name: `out_${g}`, type: "json" as const })),
       groups: GROUPS.map((g) => ({
         id: g,
         name: g,
-        kind: "workflow",
+        kind: "workflow" as const,
         workflowId: ids[g],
         outputs: [
           {
@@ -249,20 +256,27 @@ beforeAll(async () => {
       })),
     },
   });
-  expect(t.status).toBe(201);
-  tableId = t.body.id;
-  const rows = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${tableId}/rows`, {
-    key,
+  expect(t.response.status).toBe(201);
+  tableId = dataOf(t).id;
+  const rows = await apiClient(key).POST("/api/tables/{id}/rows", {
+    params: { path: { id: tableId } },
     body: { rows: [{ data: {} }] },
   });
-  rowId = rows.body.rows[0]?.id as string;
+  rowId = dataOf(rows).rows[0]?.id as string;
 
   const stream = await openEvents(key, tableId);
   expect(stream.status).toBe(200);
-  const run = await call("POST", `/api/tables/${tableId}/runs`, { key, body: { mode: "all" } });
-  expect(run.status).toBe(202);
+  const run = await apiClient(key).POST("/api/tables/{id}/runs", {
+    params: { path: { id: tableId } },
+    body: { mode: "all" },
+  });
+  expect(run.response.status).toBe(202);
   const done = await waitFor(async () => {
-    settled = (await call<Row>("GET", `/api/tables/${tableId}/rows/${rowId}`, { key })).body;
+    settled = dataOf(
+      await apiClient(key).GET("/api/tables/{id}/rows/{rowId}", {
+        params: { path: { id: tableId, rowId: rowId } },
+      }),
+    );
     return GROUPS.every((g) => ["completed", "error"].includes(settled.cells[g]?.status ?? ""));
   }, 60_000);
   if (!done) throw new Error(`cells never settled: ${JSON.stringify(settled)}`);
@@ -372,8 +386,7 @@ describe("a runaway expression fails its cell with a plain message", () => {
         expression: "($f := function($n){ $f($n + 1) }; $f(0))",
       },
     ]);
-    const t = await call<{ id: string }>("POST", "/api/tables", {
-      key,
+    const t = await apiClient(key).POST("/api/tables", {
       body: {
         name: "runaway",
         columns: [{ id: "out", name: "out", type: "json" }],
@@ -381,23 +394,30 @@ describe("a runaway expression fails its cell with a plain message", () => {
           {
             id: "g",
             name: "g",
-            kind: "workflow",
+            kind: "workflow" as const,
             workflowId: wf,
             outputs: [{ columnId: "out", from: "loop" }],
           },
         ],
       },
     });
-    expect(t.status).toBe(201);
-    const rows = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-      key,
+    expect(t.response.status).toBe(201);
+    const rows = await apiClient(key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: dataOf(t).id } },
       body: { rows: [{ data: {} }] },
     });
-    const id = rows.body.rows[0]?.id as string;
-    await call("POST", `/api/tables/${t.body.id}/runs`, { key, body: { mode: "all" } });
+    const id = dataOf(rows).rows[0]?.id as string;
+    await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: dataOf(t).id } },
+      body: { mode: "all" },
+    });
     let row: Row | undefined;
     const done = await waitFor(async () => {
-      row = (await call<Row>("GET", `/api/tables/${t.body.id}/rows/${id}`, { key })).body;
+      row = dataOf(
+        await apiClient(key).GET("/api/tables/{id}/rows/{rowId}", {
+          params: { path: { id: dataOf(t).id, rowId: id } },
+        }),
+      );
       return ["completed", "error"].includes(row.cells.g?.status ?? "");
     }, 60_000);
     expect(done).toBe(true);

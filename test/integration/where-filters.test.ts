@@ -13,6 +13,7 @@ import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { TASKS } from "@/backends/port";
+import type { Schemas } from "@/client/cellflow-client";
 import type { TableSchema } from "@/contracts/table";
 import type { Where } from "@/contracts/where";
 import { checkWhere, type TypedCondition } from "@/domain/where";
@@ -20,10 +21,11 @@ import { startRun } from "@/engine/dispatcher";
 import { runStamper } from "@/engine/stamper";
 import { stopRuns } from "@/engine/stop";
 import { whereSql } from "@/store/rows/where-sql";
-import { call } from "../helpers/api";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { RecordingBackend, taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
+import { call } from "../helpers/raw-api";
 import { typedTable } from "../helpers/tables";
 
 const db = () => getDatabase().db;
@@ -144,7 +146,7 @@ describe("where: bad conditions are 400s", () => {
   beforeAll(async () => {
     tableId = (await table([{}])).tableId;
   });
-  const bad: [string, unknown, string][] = [
+  const bad: [string, Schemas["WhereCondition"][], string][] = [
     ["an unknown column", [{ column: "nope", op: "eq", value: 1 }], "where.0.column"],
     ["an unknown group", [{ group: "nope", status: "error" }], "where.0.group"],
     ["gt on text", [{ column: "name", op: "gt", value: "a" }], "where.0.op"],
@@ -157,20 +159,20 @@ describe("where: bad conditions are 400s", () => {
     ["empty with a value", [{ column: "name", op: "empty", value: "" }], "where.0.value"],
   ];
   it.each(bad)("POST /runs with %s", async (_, where, path) => {
-    const res = await call<{ error: { issues?: { path: string }[] } }>(
-      "POST",
-      `/api/tables/${tableId}/runs`,
-      { key, body: { mode: "all", where } },
-    );
-    expect(res.status).toBe(400);
-    expect(res.body.error.issues?.map((i) => i.path)).toContain(path);
+    const res = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: tableId } },
+      body: { mode: "all", where },
+    });
+    expect(res.response.status).toBe(400);
+    expect(res.error?.error.issues?.map((i) => i.path)).toContain(path);
   });
   it("runs/cancel checks its where the same way", async () => {
-    const res = await call("POST", `/api/tables/${tableId}/runs/cancel`, {
-      key,
+    const res = await apiClient(key).POST("/api/tables/{id}/runs/cancel", {
+      params: { path: { id: tableId } },
       body: { where: [{ column: "nope", op: "empty" }] },
     });
-    expect(res.status).toBe(400);
+    expect(res.response.status).toBe(400);
+    // An operator the API does not know is a wrong shape: the typed client cannot send it.
     const unknownOp = await call("POST", `/api/tables/${tableId}/runs`, {
       key,
       body: { mode: "all", where: [{ column: "n", op: "like", value: 1 }] },
@@ -205,15 +207,11 @@ describe("where: runs and Stops", () => {
       { column: "name", op: "eq", value: "even" },
       { column: "n", op: "gte", value: 10 },
     ];
-    const dry = await call<{ rows: number; cells: number }>(
-      "POST",
-      `/api/tables/${t.tableId}/runs`,
-      {
-        key,
-        body: { mode: "all", groupIds: ["g"], where, dryRun: true },
-      },
-    );
-    expect(dry.status).toBe(200);
+    const dry = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.tableId } },
+      body: { mode: "all", groupIds: ["g"], where, dryRun: true },
+    });
+    expect(dry.response.status).toBe(200);
     const backend = new RecordingBackend();
     const run = await startRun(db(), backend, {
       tableId: t.tableId,
@@ -232,13 +230,13 @@ describe("where: runs and Stops", () => {
         await runStamper(db(), backend, job.payload, taskContext(), { pageRows: 4 });
     const expected = range((i) => even(i) && i >= 10);
     expect(await cellsIn(t, "g", "queued")).toEqual(expected);
-    expect(dry.body).toMatchObject({ rows: expected.length, cells: expected.length });
+    expect(dataOf(dry)).toMatchObject({ rows: expected.length, cells: expected.length });
   });
 
   it("the API's run takes where with limit and rowIds", async () => {
     const t = await table(Array.from({ length: ROWS }, (_, i) => data(i)));
-    const res = await call("POST", `/api/tables/${t.tableId}/runs`, {
-      key,
+    const res = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.tableId } },
       body: {
         mode: "incomplete",
         groupIds: ["h"],
@@ -247,7 +245,7 @@ describe("where: runs and Stops", () => {
         limit: 3,
       },
     });
-    expect(res.status).toBe(202);
+    expect(res.response.status).toBe(202);
     expect(await cellsIn(t, "h", "queued")).toEqual([1, 3, 5]);
   });
 
@@ -265,8 +263,8 @@ describe("where: runs and Stops", () => {
       syncRows: 8,
     });
     // Rows 0–7 are stamped; the Stop covers the even rows below 20 (and only group g).
-    const stop = await call<{ cancelled: number }>("POST", `/api/tables/${t.tableId}/runs/cancel`, {
-      key,
+    const stop = await apiClient(key).POST("/api/tables/{id}/runs/cancel", {
+      params: { path: { id: t.tableId } },
       body: {
         groupIds: ["g"],
         where: [
@@ -275,8 +273,8 @@ describe("where: runs and Stops", () => {
         ],
       },
     });
-    expect(stop.status).toBe(200);
-    expect(stop.body.cancelled).toBe(4);
+    expect(stop.response.status).toBe(200);
+    expect(dataOf(stop).cancelled).toBe(4);
     for (const job of backend.take())
       if (job.task === TASKS.stamper)
         await runStamper(db(), backend, job.payload, taskContext(), { pageRows: 4 });

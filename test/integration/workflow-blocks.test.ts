@@ -10,7 +10,8 @@ import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call } from "../helpers/api";
+import type { Schemas } from "@/client/cellflow-client";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { delay, type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { useWorker } from "../helpers/engine";
@@ -24,13 +25,16 @@ const db = () => getDatabase().db;
 type Cell = { status: string; executionId: string; error?: string | null };
 type Row = { id: string; data: Record<string, unknown>; cells: Record<string, Cell> };
 
-async function workflow(blocks: unknown[], inputs: unknown[] = []): Promise<string> {
-  const r = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
+async function workflow(
+  blocks: Schemas["Block"][],
+  inputs: Schemas["WorkflowInput"][] = [],
+): Promise<string> {
+  const r = await apiClient(key).POST("/api/workflows", {
     body: { name: "w", definition: { inputs, blocks } },
   });
-  if (r.status !== 201) throw new Error(`workflow refused: ${JSON.stringify(r.body)}`);
-  return r.body.id;
+  if (r.response.status !== 201)
+    throw new Error(`workflow refused: ${JSON.stringify(r.error ?? r.data)}`);
+  return dataOf(r).id;
 }
 
 /** A one-group table over `workflowId`, one row, run; returns the settled row. */
@@ -40,16 +44,15 @@ async function runOne(
   opts: { version?: "live" | "deployed"; outputs?: { columnId: string; from: string }[] } = {},
 ): Promise<{ tableId: string; row: Row }> {
   const outputs = opts.outputs ?? [{ columnId: "out", from }];
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "blocks",
-      columns: outputs.map((o) => ({ id: o.columnId, name: o.columnId, type: "json" })),
+      columns: outputs.map((o) => ({ id: o.columnId, name: o.columnId, type: "json" as const })),
       groups: [
         {
           id: "g",
           name: "G",
-          kind: "workflow",
+          kind: "workflow" as const,
           workflowId,
           version: opts.version ?? "live",
           outputs,
@@ -57,19 +60,26 @@ async function runOne(
       ],
     },
   });
-  const rows = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-    key,
+  const rows = await apiClient(key).POST("/api/tables/{id}/rows", {
+    params: { path: { id: dataOf(t).id } },
     body: { rows: [{ data: {} }] },
   });
-  const rowId = rows.body.rows[0]?.id as string;
-  await call("POST", `/api/tables/${t.body.id}/runs`, { key, body: { mode: "all" } });
+  const rowId = dataOf(rows).rows[0]?.id as string;
+  await apiClient(key).POST("/api/tables/{id}/runs", {
+    params: { path: { id: dataOf(t).id } },
+    body: { mode: "all" },
+  });
   let row: Row | undefined;
   const settled = await waitFor(async () => {
-    row = (await call<Row>("GET", `/api/tables/${t.body.id}/rows/${rowId}`, { key })).body;
+    row = dataOf(
+      await apiClient(key).GET("/api/tables/{id}/rows/{rowId}", {
+        params: { path: { id: dataOf(t).id, rowId: rowId } },
+      }),
+    );
     return ["completed", "error", "cancelled"].includes(row.cells.g?.status ?? "");
   }, 60_000);
   if (!settled) throw new Error(`cell never settled: ${JSON.stringify(row)}`);
-  return { tableId: t.body.id, row: row as Row };
+  return { tableId: dataOf(t).id, row: row as Row };
 }
 
 beforeAll(async () => {
@@ -125,8 +135,13 @@ describe("foreach", () => {
     });
     const child = await workflow(
       [
-        { id: "get", type: "http", method: "GET", url: `${ep.url}/item?i={{ inputs.item }}` },
-        { id: "pick", type: "transform", expression: "blocks.get.body.i * 10" },
+        {
+          id: "get",
+          type: "http" as const,
+          method: "GET" as const,
+          url: `${ep.url}/item?i={{ inputs.item }}`,
+        },
+        { id: "pick", type: "transform" as const, expression: "blocks.get.body.i * 10" },
       ].map((b, i, all) => (i < all.length - 1 ? { ...b, next: all[i + 1]?.id } : b)),
     );
     const wf = await workflow([
@@ -216,8 +231,8 @@ describe("sub-workflows", () => {
 
     const a = await workflow([{ id: "leaf", type: "transform", expression: "1" }]);
     const b = await workflow([{ id: "sub", type: "workflow", workflowId: a }]);
-    await call("PUT", `/api/workflows/${a}`, {
-      key,
+    await apiClient(key).PUT("/api/workflows/{id}", {
+      params: { path: { id: a } },
       body: {
         name: "a",
         definition: { inputs: [], blocks: [{ id: "sub", type: "workflow", workflowId: b }] },
@@ -235,9 +250,12 @@ describe("versions", () => {
     const none = await runOne(wf, "v", { version: "deployed" });
     expect(none.row.cells.g?.status).toBe("error");
     expect(none.row.cells.g?.error).toContain("no deployed version");
-    expect((await call("POST", `/api/workflows/${wf}/deploy`, { key })).status).toBe(201);
-    await call("PUT", `/api/workflows/${wf}`, {
-      key,
+    expect(
+      (await apiClient(key).POST("/api/workflows/{id}/deploy", { params: { path: { id: wf } } }))
+        .response.status,
+    ).toBe(201);
+    await apiClient(key).PUT("/api/workflows/{id}", {
+      params: { path: { id: wf } },
       body: {
         name: "w",
         definition: { inputs: [], blocks: [{ id: "v", type: "transform", expression: "'draft'" }] },
@@ -281,7 +299,12 @@ describe("secrets", () => {
   it("a secret used in a header reaches the endpoint and is redacted from outputs, events and errors", async () => {
     const token = "tok_9f8e7d6c5b4a";
     expect(
-      (await call("PUT", "/api/secrets/API_TOKEN", { key, body: { value: token } })).status,
+      (
+        await apiClient(key).PUT("/api/secrets/{name}", {
+          params: { path: { name: "API_TOKEN" } },
+          body: { value: token },
+        })
+      ).response.status,
     ).toBe(200);
     ep.on("/echo", async (hit) => ({ status: 200, body: { saw: hit.headers.authorization } }));
     ep.on("/echo-fail", async (hit) => ({ status: 400, body: { bad: hit.headers.authorization } }));
@@ -314,7 +337,10 @@ describe("secrets", () => {
 
 describe("llm", () => {
   it("asks an OpenAI-compatible endpoint with the workspace key and writes the structured answer", async () => {
-    await call("PUT", "/api/secrets/LLM_API_KEY", { key, body: { value: "sk-test-llm-key" } });
+    await apiClient(key).PUT("/api/secrets/{name}", {
+      params: { path: { name: "LLM_API_KEY" } },
+      body: { value: "sk-test-llm-key" },
+    });
     ep.on("/v1/chat/completions", async () => ({
       status: 200,
       body: {
