@@ -14,6 +14,7 @@ import { sql } from "drizzle-orm";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { carrierSpec, type EnqueueSpec, type TaskBackend } from "@/backends/port";
+import type { Schemas } from "@/client/cellflow-client";
 import { log } from "@/config/log";
 import { TableSchema } from "@/contracts/table";
 import { upstreamGroups } from "@/domain/table-schema";
@@ -26,7 +27,7 @@ import { runStamper } from "@/engine/stamper";
 import { stopRuns } from "@/engine/stop";
 import { patchRow } from "@/services/rows";
 import { resumeCell } from "@/store/cells/resume";
-import { call } from "../helpers/api";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { engineDeps } from "../helpers/engine";
 import { taskContext } from "../helpers/engine-harness";
@@ -52,13 +53,10 @@ beforeAll(async () => {
   const ws = await newWorkspace();
   key = ws.key;
   workspaceId = ws.id;
-  const wf = async (blocks: unknown[]) =>
-    (
-      await call<{ id: string }>("POST", "/api/workflows", {
-        key,
-        body: { name: "m", definition: { blocks } },
-      })
-    ).body.id;
+  const wf = async (blocks: Schemas["Block"][]) =>
+    dataOf(
+      await apiClient(key).POST("/api/workflows", { body: { name: "m", definition: { blocks } } }),
+    ).id;
   workflows = {
     quick: await wf([{ id: "out", type: "transform", expression: "'v'" }]),
     approval: await wf([
@@ -73,17 +71,16 @@ async function modelTable(): Promise<{ tableId: string; rowIds: string[]; schema
   const group = (id: string, workflowId: string, column: string, autoOn?: string) => ({
     id,
     name: id,
-    kind: "workflow",
+    kind: "workflow" as const,
     workflowId,
     outputs: [{ columnId: column, from: "out" }],
     autoRun: autoOn !== undefined,
     dependsOn: autoOn ? [autoOn] : [],
   });
-  const t = await call<{ id: string; schema: unknown }>("POST", "/api/tables", {
-    key,
+  const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "model",
-      columns: ["a", "b", "p"].map((id) => ({ id, name: id, type: "text" })),
+      columns: ["a", "b", "p"].map((id) => ({ id, name: id, type: "text" as const })),
       groups: [
         group("ga", workflows.quick, "a"),
         group("gb", workflows.quick, "b", "a"),
@@ -91,17 +88,17 @@ async function modelTable(): Promise<{ tableId: string; rowIds: string[]; schema
       ],
     },
   });
-  const ins = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-    key,
+  const ins = await apiClient(key).POST("/api/tables/{id}/rows", {
+    params: { path: { id: dataOf(t).id } },
     body: { rows: Array.from({ length: ROWS }, () => ({ data: {} })) },
   });
   const [table] = await queryRows<{ schema: unknown }>(
     db(),
-    sql`select schema from tables where id = ${t.body.id}`,
+    sql`select schema from tables where id = ${dataOf(t).id}`,
   );
   return {
-    tableId: t.body.id,
-    rowIds: ins.body.rows.map((r) => r.id),
+    tableId: dataOf(t).id,
+    rowIds: dataOf(ins).rows.map((r) => r.id),
     schema: TableSchema.parse(table?.schema),
   };
 }

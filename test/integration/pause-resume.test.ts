@@ -10,14 +10,16 @@ import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { LocalBackend } from "@/backends/local";
+import type { Schemas } from "@/client/cellflow-client";
 import { log } from "@/config/log";
 import { redriveOrphans } from "@/engine/redrive";
 import { rowLockKey } from "@/engine/row-lock";
-import { call } from "../helpers/api";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { call } from "../helpers/raw-api";
 
 let key: string;
 let url: string;
@@ -26,12 +28,11 @@ const db = () => getDatabase().db;
 type Cell = { status: string; executionId: string; outcome: string | null };
 type Row = { id: string; data: Record<string, unknown>; cells: Record<string, Cell> };
 
-async function workflow(blocks: unknown[]): Promise<string> {
-  const r = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
+async function workflow(blocks: Schemas["Block"][]): Promise<string> {
+  const r = await apiClient(key).POST("/api/workflows", {
     body: { name: "w", definition: { blocks } },
   });
-  return r.body.id;
+  return dataOf(r).id;
 }
 
 /** g1: approval → echo the approved answer into column a; g2 (auto-run on a): a → b. */
@@ -41,8 +42,7 @@ async function approvalTable(): Promise<{ id: string; rowId: string }> {
     { id: "use", type: "transform", expression: "blocks.ask.answer" },
   ]);
   const shout = await workflow([{ id: "out", type: "transform", expression: "$uppercase(row.A)" }]);
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "approvals",
       columns: [
@@ -69,15 +69,19 @@ async function approvalTable(): Promise<{ id: string; rowId: string }> {
       ],
     },
   });
-  const rows = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-    key,
+  const rows = await apiClient(key).POST("/api/tables/{id}/rows", {
+    params: { path: { id: dataOf(t).id } },
     body: { rows: [{ data: {} }] },
   });
-  return { id: t.body.id, rowId: rows.body.rows[0]?.id as string };
+  return { id: dataOf(t).id, rowId: dataOf(rows).rows[0]?.id as string };
 }
 
 const getRow = async (t: string, r: string) =>
-  (await call<Row>("GET", `/api/tables/${t}/rows/${r}`, { key })).body;
+  dataOf(
+    await apiClient(key).GET("/api/tables/{id}/rows/{rowId}", {
+      params: { path: { id: t, rowId: r } },
+    }),
+  );
 
 async function waitCell(t: string, r: string, group: string, status: string): Promise<Row> {
   let last: Row | undefined;
@@ -89,8 +93,11 @@ async function waitCell(t: string, r: string, group: string, status: string): Pr
   return last as Row;
 }
 
-const resume = (t: string, r: string, body: unknown) =>
-  call<{ status: string }>("POST", `/api/tables/${t}/rows/${r}/cells/g1/resume`, { key, body });
+const resume = (t: string, r: string, body: Schemas["ResumeCellRequest"]) =>
+  apiClient(key).POST("/api/tables/{id}/rows/{rowId}/cells/{groupId}/resume", {
+    params: { path: { id: t, rowId: r, groupId: "g1" } },
+    body,
+  });
 
 beforeAll(async () => {
   ({ url } = await useTestDatabase());
@@ -101,8 +108,8 @@ beforeAll(async () => {
 describe("pause and resume", () => {
   it("an approval pauses the cell; a resume continues after it and the cascade goes on", async () => {
     const t = await approvalTable();
-    await call("POST", `/api/tables/${t.id}/runs`, {
-      key,
+    await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.id } },
       body: { mode: "all", groupIds: ["g1"] },
     });
     const paused = await waitCell(t.id, t.rowId, "g1", "paused");
@@ -124,40 +131,45 @@ describe("pause and resume", () => {
     expect(free).toBe(true);
 
     const wrong = await resume(t.id, t.rowId, { executionId: "ex_not_it", data: { answer: "no" } });
-    expect(wrong.status).toBe(409);
+    expect(wrong.response.status).toBe(409);
     const ok = await resume(t.id, t.rowId, { executionId, data: { answer: "yes" } });
-    expect(ok.status).toBe(202);
+    expect(ok.response.status).toBe(202);
     const done = await waitCell(t.id, t.rowId, "g2", "completed");
     expect(done.data).toMatchObject({ a: "yes", b: "YES" });
     expect(done.cells.g1).toMatchObject({ status: "completed", executionId });
     // A second resume of the same attempt finds nothing paused.
-    expect((await resume(t.id, t.rowId, { executionId, data: {} })).status).toBe(409);
+    expect((await resume(t.id, t.rowId, { executionId, data: {} })).response.status).toBe(409);
   });
 
   it("a Stop on a paused cell holds: it stays cancelled and cannot be resumed", async () => {
     const t = await approvalTable();
-    await call("POST", `/api/tables/${t.id}/runs`, {
-      key,
+    await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.id } },
       body: { mode: "all", groupIds: ["g1"] },
     });
     const paused = await waitCell(t.id, t.rowId, "g1", "paused");
-    const stop = await call<{ cancelled: number }>("POST", `/api/tables/${t.id}/runs/cancel`, {
-      key,
+    const stop = await apiClient(key).POST("/api/tables/{id}/runs/cancel", {
+      params: { path: { id: t.id } },
       body: {},
     });
-    expect(stop.body.cancelled).toBe(1);
+    expect(dataOf(stop).cancelled).toBe(1);
     const again = await resume(t.id, t.rowId, {
-      executionId: paused.cells.g1?.executionId,
+      executionId: paused.cells.g1?.executionId as string,
       data: { answer: "yes" },
     });
-    expect(again.status).toBe(409);
+    expect(again.response.status).toBe(409);
     expect((await getRow(t.id, t.rowId)).cells.g1?.status).toBe("cancelled");
   });
 
   it("an unknown cell is 404 and a malformed body 400", async () => {
     const t = await approvalTable();
-    expect((await resume(t.id, t.rowId, { executionId: "ex_x" })).status).toBe(404);
-    expect((await resume(t.id, t.rowId, { data: 1 })).status).toBe(400);
+    expect((await resume(t.id, t.rowId, { executionId: "ex_x" })).response.status).toBe(404);
+    // A malformed body is a wrong shape: the typed client cannot send it.
+    const malformed = await call("POST", `/api/tables/${t.id}/rows/${t.rowId}/cells/g1/resume`, {
+      key,
+      body: { data: 1 },
+    });
+    expect(malformed.status).toBe(400);
   });
 
   it("a long wait that is due resumes by itself (the re-drive, when its delayed carrier is lost)", async () => {
@@ -165,8 +177,7 @@ describe("pause and resume", () => {
       { id: "nap", type: "wait", ms: 3_600_000, next: "out" },
       { id: "out", type: "transform", expression: "blocks.nap.waitedMs" },
     ]);
-    const t = await call<{ id: string }>("POST", "/api/tables", {
-      key,
+    const t = await apiClient(key).POST("/api/tables", {
       body: {
         name: "naps",
         columns: [{ id: "a", name: "A", type: "json" }],
@@ -181,13 +192,16 @@ describe("pause and resume", () => {
         ],
       },
     });
-    const rows = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-      key,
+    const rows = await apiClient(key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: dataOf(t).id } },
       body: { rows: [{ data: {} }] },
     });
-    const rowId = rows.body.rows[0]?.id as string;
-    await call("POST", `/api/tables/${t.body.id}/runs`, { key, body: { mode: "all" } });
-    await waitCell(t.body.id, rowId, "g1", "paused");
+    const rowId = dataOf(rows).rows[0]?.id as string;
+    await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: dataOf(t).id } },
+      body: { mode: "all" },
+    });
+    await waitCell(dataOf(t).id, rowId, "g1", "paused");
     // An hour is long: lose its delayed carrier and make it due now.
     await db().execute(sql`delete from graphile_worker._private_jobs`);
     await db().execute(
@@ -205,7 +219,7 @@ describe("pause and resume", () => {
       await machine.backend.close();
       await machine.database.close();
     }
-    const done = await waitCell(t.body.id, rowId, "g1", "completed");
+    const done = await waitCell(dataOf(t).id, rowId, "g1", "completed");
     expect(done.data.a).toBe(3_600_000);
   });
 });
