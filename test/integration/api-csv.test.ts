@@ -1,16 +1,18 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import type { Schemas } from "@/client/cellflow-client";
 import { ApiError } from "@/contracts/common";
-import { call } from "../helpers/api";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
 import { dbFingerprint } from "../helpers/fingerprint";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { call } from "../helpers/raw-api";
 import { strictCsv } from "../helpers/strict-csv";
 
 let key: string;
 
-const columns = [
+const columns: Schemas["Column"][] = [
   { id: "name", name: "Name", type: "text" },
   { id: "n", name: "N", type: "number" },
   { id: "ok", name: "OK", type: "boolean" },
@@ -25,13 +27,14 @@ type Refusal = {
   error: { code: string; message: string; issues: { path: string; message: string }[] };
 };
 
-async function newTable(name = "Typed", cols: unknown[] = columns, groups: unknown[] = []) {
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
-    body: { name, columns: cols, groups },
-  });
-  expect(t.status).toBe(201);
-  return t.body.id;
+async function newTable(
+  name = "Typed",
+  cols: Schemas["Column"][] = columns,
+  groups: Schemas["WorkflowGroup"][] = [],
+) {
+  const t = await apiClient(key).POST("/api/tables", { body: { name, columns: cols, groups } });
+  expect(t.response.status).toBe(201);
+  return dataOf(t).id;
 }
 
 const importCsv = (tableId: string, csv: string, k = key) =>
@@ -42,19 +45,20 @@ const importCsv = (tableId: string, csv: string, k = key) =>
   });
 
 async function allRows(tableId: string): Promise<Row[]> {
-  const res = await call<{ rows: Row[]; nextCursor: string | null }>(
-    "GET",
-    `/api/tables/${tableId}/rows?limit=1000`,
-    { key },
-  );
-  expect(res.body.nextCursor).toBeNull();
-  return res.body.rows;
+  const res = await apiClient(key).GET("/api/tables/{id}/rows", {
+    params: { path: { id: tableId }, query: { limit: 1000 } },
+  });
+  expect(dataOf(res).nextCursor).toBeNull();
+  return dataOf(res).rows;
 }
 
 async function exportCsv(tableId: string): Promise<string> {
-  const res = await call<string>("GET", `/api/tables/${tableId}/export`, { key });
-  expect(res.status).toBe(200);
-  return res.body;
+  const res = await apiClient(key).GET("/api/tables/{id}/export", {
+    params: { path: { id: tableId } },
+    parseAs: "text",
+  });
+  expect(res.response.status).toBe(200);
+  return dataOf(res);
 }
 
 /** Read by an independent, strict RFC 4180 reader, so the export is not checked with our own parser. */
@@ -156,8 +160,7 @@ describe("CSV import", () => {
   });
 
   it("a header naming a group's output column is allowed: it is an ordinary column", async () => {
-    const wf = await call<{ id: string }>("POST", "/api/workflows", {
-      key,
+    const wf = await apiClient(key).POST("/api/workflows", {
       body: {
         name: "w",
         definition: { blocks: [{ id: "out", type: "transform", expression: "'x'" }] },
@@ -171,7 +174,7 @@ describe("CSV import", () => {
           id: "g",
           name: "G",
           kind: "workflow",
-          workflowId: wf.body.id,
+          workflowId: dataOf(wf).id,
           outputs: [{ columnId: "size", from: "out" }],
         },
       ],
@@ -338,8 +341,7 @@ describe("CSV import", () => {
   });
 
   it("imported rows auto-run like rows from POST /rows", async () => {
-    const wf = await call<{ id: string }>("POST", "/api/workflows", {
-      key,
+    const wf = await apiClient(key).POST("/api/workflows", {
       body: {
         name: "upper",
         definition: {
@@ -360,7 +362,7 @@ describe("CSV import", () => {
           id: "g",
           name: "G",
           kind: "workflow",
-          workflowId: wf.body.id,
+          workflowId: dataOf(wf).id,
           inputs: { v: "v" },
           outputs: [{ columnId: "up", from: "out" }],
           dependsOn: ["v"],
@@ -389,7 +391,10 @@ describe("CSV import", () => {
     const other = await newWorkspace("other");
     const before = await dbFingerprint();
     expect((await importCsv(t, "Name\nx\n", other.key)).status).toBe(404);
-    expect((await call("GET", `/api/tables/${t}/export`, { key: other.key })).status).toBe(404);
+    expect(
+      (await apiClient(other.key).GET("/api/tables/{id}/export", { params: { path: { id: t } } }))
+        .response.status,
+    ).toBe(404);
     expect(await dbFingerprint()).toBe(before);
   });
 });
@@ -421,19 +426,22 @@ describe("CSV export", () => {
 
   it("answers text/csv as an attachment named after the table, sanitized", async () => {
     const t = await newTable('Q3 "Leads" / Société\r\nend');
-    const res = await call("GET", `/api/tables/${t}/export`, { key });
-    expect(res.headers.get("content-type")).toBe("text/csv; charset=utf-8");
-    expect(res.headers.get("content-disposition")).toBe(
+    const res = await apiClient(key).GET("/api/tables/{id}/export", {
+      params: { path: { id: t } },
+      parseAs: "text",
+    });
+    expect(res.response.headers.get("content-type")).toBe("text/csv; charset=utf-8");
+    expect(res.response.headers.get("content-disposition")).toBe(
       'attachment; filename="Q3 _Leads_ _ Societe_end.csv"',
     );
-    expect(res.body).toBe("Name,N,OK,Day,Meta,Tier,Note\r\n");
+    expect(dataOf(res)).toBe("Name,N,OK,Day,Meta,Tier,Note\r\n");
   });
 
   it("neutralizes formula-looking text with a leading quote, but writes negative numbers as numbers", async () => {
     const t = await newTable();
     const formulas = ["=1+1", "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\tTab", "\rCR"];
-    const ins = await call("POST", `/api/tables/${t}/rows`, {
-      key,
+    const ins = await apiClient(key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: t } },
       body: {
         rows: [
           ...formulas.map((name) => ({ data: { name } })),
@@ -441,7 +449,7 @@ describe("CSV export", () => {
         ],
       },
     });
-    expect(ins.status).toBe(201);
+    expect(ins.response.status).toBe(201);
     const out = records(await exportCsv(t));
     expect(out.slice(1, -1).map((r) => r[0])).toEqual(formulas.map((f) => `'${f}`));
     expect(out.at(-1)?.slice(0, 5)).toEqual(["plain", "-5", "", "", '"=json string"']);
@@ -460,7 +468,10 @@ describe("CSV export", () => {
     const t = await newTable();
     for (let k = 0; k < 3; k++) {
       const rows = Array.from({ length: 1000 }, (_, i) => ({ data: { n: k * 1000 + i } }));
-      await call("POST", `/api/tables/${t}/rows`, { key, body: { rows } });
+      await apiClient(key).POST("/api/tables/{id}/rows", {
+        params: { path: { id: t } },
+        body: { rows },
+      });
     }
     const out = records(await exportCsv(t));
     expect(out).toHaveLength(3001);
