@@ -11,11 +11,12 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "@/contracts/common";
 import { decodeSecretKey, openSecret } from "@/security/secret-box";
 import { pruneHookDeliveries } from "@/store/hook-deliveries/prune";
-import { type ApiResponse, call } from "../helpers/api";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { type ApiResponse, call } from "../helpers/raw-api";
 
 // Routes read the key per request; a key of this file's own.
 const SERVER_KEY = randomBytes(32).toString("base64");
@@ -36,8 +37,7 @@ beforeAll(async () => {
   const { url } = await useTestDatabase();
   await useWorker(url);
   key = (await newWorkspace()).key;
-  const wf = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
+  const wf = await apiClient(key).POST("/api/workflows", {
     body: {
       name: "upper",
       definition: {
@@ -46,8 +46,7 @@ beforeAll(async () => {
       },
     },
   });
-  const table = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  const table = await apiClient(key).POST("/api/tables", {
     body: {
       name: "hooked",
       columns: [
@@ -59,7 +58,7 @@ beforeAll(async () => {
           id: "upper",
           name: "Upper",
           kind: "workflow",
-          workflowId: wf.body.id,
+          workflowId: dataOf(wf).id,
           inputs: { v: "v" },
           outputs: [{ columnId: "up", from: "out" }],
           dependsOn: ["v"],
@@ -68,8 +67,8 @@ beforeAll(async () => {
       ],
     },
   });
-  expect(table.status).toBe(201);
-  tableId = table.body.id;
+  expect(table.response.status).toBe(201);
+  tableId = dataOf(table).id;
 });
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -80,12 +79,12 @@ function sign(secret: string, body: string, t: number | string = now()): string 
 }
 
 async function newHook(action: "insert_rows" | "run"): Promise<Created> {
-  const res = await call<Created>("POST", `/api/tables/${tableId}/hooks`, {
-    key,
+  const res = await apiClient(key).POST("/api/tables/{id}/hooks", {
+    params: { path: { id: tableId } },
     body: { action },
   });
-  expect(res.status).toBe(201);
-  return res.body;
+  expect(res.response.status).toBe(201);
+  return dataOf(res);
 }
 
 function deliver<T = unknown>(
@@ -136,32 +135,36 @@ describe("creating hooks", () => {
     expect(openSecret(serverKey, ct)).toEqual({ ok: true, value: hook.secret });
 
     // Listing never shows it again.
-    const list = await call<{ hooks: { id: string }[] }>("GET", `/api/tables/${tableId}/hooks`, {
-      key,
+    const list = await apiClient(key).GET("/api/tables/{id}/hooks", {
+      params: { path: { id: tableId } },
     });
-    expect(list.status).toBe(200);
-    expect(list.body.hooks.map((h) => h.id)).toContain(hook.id);
-    expect(JSON.stringify(list.body)).not.toContain(hook.secret);
+    expect(list.response.status).toBe(200);
+    expect(dataOf(list).hooks.map((h) => h.id)).toContain(hook.id);
+    expect(JSON.stringify(list.error ?? list.data)).not.toContain(hook.secret);
   });
 
   it("another workspace's table is a 404, an unknown action a 400, no key a 401", async () => {
     const other = await newWorkspace("other");
-    const foreign = await call("POST", `/api/tables/${tableId}/hooks`, {
-      key: other.key,
+    const foreign = await apiClient(other.key).POST("/api/tables/{id}/hooks", {
+      params: { path: { id: tableId } },
       body: { action: "run" },
     });
-    expect(foreign.status).toBe(404);
-    const listed = await call("GET", `/api/tables/${tableId}/hooks`, { key: other.key });
-    expect(listed.status).toBe(404);
+    expect(foreign.response.status).toBe(404);
+    const listed = await apiClient(other.key).GET("/api/tables/{id}/hooks", {
+      params: { path: { id: tableId } },
+    });
+    expect(listed.response.status).toBe(404);
+    // An action the API does not know is a wrong shape: the typed client cannot send it.
     const bad = await call("POST", `/api/tables/${tableId}/hooks`, {
       key,
       body: { action: "delete_everything" },
     });
     expect(bad.status).toBe(400);
-    const anonymous = await call("POST", `/api/tables/${tableId}/hooks`, {
+    const anonymous = await apiClient().POST("/api/tables/{id}/hooks", {
+      params: { path: { id: tableId } },
       body: { action: "run" },
     });
-    expect(anonymous.status).toBe(401);
+    expect(anonymous.response.status).toBe(401);
   });
 });
 
@@ -180,12 +183,10 @@ describe("signed deliveries", () => {
     const [first] = res.body.rowIds;
     let data: Record<string, unknown> = {};
     const filled = await waitFor(async () => {
-      const row = await call<{ data: Record<string, unknown> }>(
-        "GET",
-        `/api/tables/${tableId}/rows/${first}`,
-        { key },
-      );
-      data = row.body.data;
+      const row = await apiClient(key).GET("/api/tables/{id}/rows/{rowId}", {
+        params: { path: { id: tableId, rowId: first as string } },
+      });
+      data = dataOf(row).data;
       return data.up === "ALPHA";
     }, 30_000);
     expect(filled, JSON.stringify(data)).toBe(true);
@@ -201,13 +202,11 @@ describe("signed deliveries", () => {
     );
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     expect(res.body.stamped).toBeGreaterThan(0);
-    const run = await call<{ id: string }>(
-      "GET",
-      `/api/tables/${tableId}/runs/${res.body.dispatchId}`,
-      { key },
-    );
-    expect(run.status).toBe(200);
-    expect(run.body.id).toBe(res.body.dispatchId);
+    const run = await apiClient(key).GET("/api/tables/{id}/runs/{dispatchId}", {
+      params: { path: { id: tableId, dispatchId: res.body.dispatchId } },
+    });
+    expect(run.response.status).toBe(200);
+    expect(dataOf(run).id).toBe(res.body.dispatchId);
 
     // The same validation as POST /runs: an unknown group is a 400 with issues.
     const badBody = JSON.stringify({ mode: "all", groupIds: ["nope"] });
@@ -301,10 +300,10 @@ describe("signed deliveries", () => {
       sql`select count(*)::int as n from dispatches where id = ${first.body.dispatchId}`,
     );
     expect(row?.n).toBe(1);
-    const runs = await call<{ runs: { id: string }[] }>("GET", `/api/tables/${tableId}/runs`, {
-      key,
+    const runs = await apiClient(key).GET("/api/tables/{id}/runs", {
+      params: { path: { id: tableId } },
     });
-    expect(runs.body.runs.filter((r) => r.id === first.body.dispatchId)).toHaveLength(1);
+    expect(dataOf(runs).runs.filter((r) => r.id === first.body.dispatchId)).toHaveLength(1);
   });
 
   it("a signed but invalid body is a 400 with issues, and is not recorded as delivered", async () => {
@@ -340,11 +339,17 @@ describe("signed deliveries", () => {
 describe("revoked, unknown and unreadable hooks", () => {
   it("a revoked hook refuses even correctly signed requests, as an unknown id does", async () => {
     const hook = await newHook("insert_rows");
-    const revoke = await call("DELETE", `/api/tables/${tableId}/hooks/${hook.id}`, { key });
-    expect(revoke.status).toBe(204);
-    expect((await call("DELETE", `/api/tables/${tableId}/hooks/${hook.id}`, { key })).status).toBe(
-      204,
-    );
+    const revoke = await apiClient(key).DELETE("/api/tables/{id}/hooks/{hookId}", {
+      params: { path: { id: tableId, hookId: hook.id } },
+    });
+    expect(revoke.response.status).toBe(204);
+    expect(
+      (
+        await apiClient(key).DELETE("/api/tables/{id}/hooks/{hookId}", {
+          params: { path: { id: tableId, hookId: hook.id } },
+        })
+      ).response.status,
+    ).toBe(204);
     const body = rowsBody("iota");
     const before = await rowCount();
     const revoked = await deliver(hook.id, body, sign(hook.secret, body));
@@ -355,19 +360,19 @@ describe("revoked, unknown and unreadable hooks", () => {
     expect(unknown.body).toEqual(revoked.body);
     expect(await rowCount()).toBe(before);
 
-    const list = await call<{ hooks: { id: string; revokedAt: string | null }[] }>(
-      "GET",
-      `/api/tables/${tableId}/hooks`,
-      { key },
-    );
-    expect(list.body.hooks.find((h) => h.id === hook.id)?.revokedAt).toEqual(expect.any(String));
-    const missing = await call("DELETE", `/api/tables/${tableId}/hooks/hook_nope`, { key });
-    expect(missing.status).toBe(404);
-    const other = await newWorkspace("other2");
-    const foreign = await call("DELETE", `/api/tables/${tableId}/hooks/${hook.id}`, {
-      key: other.key,
+    const list = await apiClient(key).GET("/api/tables/{id}/hooks", {
+      params: { path: { id: tableId } },
     });
-    expect(foreign.status).toBe(404);
+    expect(dataOf(list).hooks.find((h) => h.id === hook.id)?.revokedAt).toEqual(expect.any(String));
+    const missing = await apiClient(key).DELETE("/api/tables/{id}/hooks/{hookId}", {
+      params: { path: { id: tableId, hookId: "hook_nope" } },
+    });
+    expect(missing.response.status).toBe(404);
+    const other = await newWorkspace("other2");
+    const foreign = await apiClient(other.key).DELETE("/api/tables/{id}/hooks/{hookId}", {
+      params: { path: { id: tableId, hookId: hook.id } },
+    });
+    expect(foreign.response.status).toBe(404);
   });
 
   it("a secret that no longer decrypts (damaged, or the server key changed) is a 401, not a crash", async () => {
