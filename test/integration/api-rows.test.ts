@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { call } from "../helpers/api";
+import type { Schemas } from "@/client/cellflow-client";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
 
@@ -8,8 +9,7 @@ let tableId: string;
 beforeAll(async () => {
   await useTestDatabase();
   key = (await newWorkspace()).key;
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "Typed",
       columns: [
@@ -22,15 +22,8 @@ beforeAll(async () => {
       ],
     },
   });
-  tableId = t.body.id;
+  tableId = dataOf(t).id;
 });
-
-type Row = {
-  id: string;
-  position: number;
-  data: Record<string, unknown>;
-  cells: Record<string, unknown>;
-};
 
 describe("rows API", () => {
   it("inserts typed rows, reads them back in position order, patches with merge, deletes", async () => {
@@ -42,24 +35,26 @@ describe("rows API", () => {
       meta: { a: [1, null] },
       tier: "gold",
     };
-    const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${tableId}/rows`, {
-      key,
+    const ins = await apiClient(key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: tableId } },
       body: { rows: [{ data }, { data: { name: "Beta" } }] },
     });
-    expect(ins.status).toBe(201);
-    expect(ins.body.rows.map((r) => r.data)).toEqual([data, { name: "Beta" }]);
-    const [a, b] = ins.body.rows as [Row, Row];
+    expect(ins.response.status).toBe(201);
+    expect(dataOf(ins).rows.map((r) => r.data)).toEqual([data, { name: "Beta" }]);
+    const [a, b] = dataOf(ins).rows as [Schemas["RowView"], Schemas["RowView"]];
     expect(b.position).toBe(a.position + 1);
 
-    const got = await call<Row>("GET", `/api/tables/${tableId}/rows/${a.id}`, { key });
-    expect(got.body).toMatchObject({ id: a.id, data, cells: {} });
+    const got = await apiClient(key).GET("/api/tables/{id}/rows/{rowId}", {
+      params: { path: { id: tableId, rowId: a.id } },
+    });
+    expect(dataOf(got)).toMatchObject({ id: a.id, data, cells: {} });
 
-    const patched = await call<Row>("PATCH", `/api/tables/${tableId}/rows/${a.id}`, {
-      key,
+    const patched = await apiClient(key).PATCH("/api/tables/{id}/rows/{rowId}", {
+      params: { path: { id: tableId, rowId: a.id } },
       body: { data: { n: 7, tier: null } },
     });
-    expect(patched.status).toBe(200);
-    expect(patched.body.data).toEqual({
+    expect(patched.response.status).toBe(200);
+    expect(dataOf(patched).data).toEqual({
       name: "Acme",
       n: 7,
       ok: true,
@@ -67,55 +62,81 @@ describe("rows API", () => {
       meta: { a: [1, null] },
     });
 
-    expect((await call("DELETE", `/api/tables/${tableId}/rows/${a.id}`, { key })).status).toBe(204);
-    expect((await call("GET", `/api/tables/${tableId}/rows/${a.id}`, { key })).status).toBe(404);
-    expect((await call("DELETE", `/api/tables/${tableId}/rows/${a.id}`, { key })).status).toBe(404);
+    expect(
+      (
+        await apiClient(key).DELETE("/api/tables/{id}/rows/{rowId}", {
+          params: { path: { id: tableId, rowId: a.id } },
+        })
+      ).response.status,
+    ).toBe(204);
+    expect(
+      (
+        await apiClient(key).GET("/api/tables/{id}/rows/{rowId}", {
+          params: { path: { id: tableId, rowId: a.id } },
+        })
+      ).response.status,
+    ).toBe(404);
+    expect(
+      (
+        await apiClient(key).DELETE("/api/tables/{id}/rows/{rowId}", {
+          params: { path: { id: tableId, rowId: a.id } },
+        })
+      ).response.status,
+    ).toBe(404);
   });
 
   it("pages through every row exactly once with the cursor", async () => {
-    const t = await call<{ id: string }>("POST", "/api/tables", {
-      key,
+    const t = await apiClient(key).POST("/api/tables", {
       body: { name: "Paged", columns: [{ id: "i", name: "I", type: "number" }] },
     });
     const rows = Array.from({ length: 1000 }, (_, i) => ({ data: { i } }));
     expect(
-      (await call("POST", `/api/tables/${t.body.id}/rows`, { key, body: { rows } })).status,
+      (
+        await apiClient(key).POST("/api/tables/{id}/rows", {
+          params: { path: { id: dataOf(t).id } },
+          body: { rows },
+        })
+      ).response.status,
     ).toBe(201);
     expect(
       (
-        await call("POST", `/api/tables/${t.body.id}/rows`, {
-          key,
+        await apiClient(key).POST("/api/tables/{id}/rows", {
+          params: { path: { id: dataOf(t).id } },
           body: { rows: rows.slice(0, 5) },
         })
-      ).status,
+      ).response.status,
     ).toBe(201);
     const seen: number[] = [];
     let cursor: string | null = null;
     do {
-      const q: string = cursor ? `&cursor=${cursor}` : "";
-      const page: { body: { rows: Row[]; nextCursor: string | null } } = await call(
-        "GET",
-        `/api/tables/${t.body.id}/rows?limit=333${q}`,
-        { key },
+      const page: Schemas["RowPage"] = dataOf(
+        await apiClient(key).GET("/api/tables/{id}/rows", {
+          params: {
+            path: { id: dataOf(t).id },
+            query: { limit: 333, ...(cursor ? { cursor } : {}) },
+          },
+        }),
       );
-      seen.push(...page.body.rows.map((r) => r.data.i as number));
-      cursor = page.body.nextCursor;
+      seen.push(...page.rows.map((r) => r.data.i as number));
+      cursor = page.nextCursor;
     } while (cursor);
     expect(seen).toEqual([...rows.map((r) => r.data.i), 0, 1, 2, 3, 4]);
-    const table = await call<{ rowCount: number }>("GET", `/api/tables/${t.body.id}`, { key });
-    expect(table.body.rowCount).toBe(1005);
+    const table = await apiClient(key).GET("/api/tables/{id}", {
+      params: { path: { id: dataOf(t).id } },
+    });
+    expect(dataOf(table).rowCount).toBe(1005);
   });
 
   it("concurrent inserts get distinct positions", async () => {
     const batches = await Promise.all(
       Array.from({ length: 6 }, (_, k) =>
-        call<{ rows: Row[] }>("POST", `/api/tables/${tableId}/rows`, {
-          key,
+        apiClient(key).POST("/api/tables/{id}/rows", {
+          params: { path: { id: tableId } },
           body: { rows: [{ data: { n: k } }, { data: { n: k } }] },
         }),
       ),
     );
-    const positions = batches.flatMap((b) => b.body.rows.map((r) => r.position));
+    const positions = batches.flatMap((b) => dataOf(b).rows.map((r) => r.position));
     expect(new Set(positions).size).toBe(12);
   });
 
@@ -130,61 +151,79 @@ describe("rows API", () => {
   ];
   for (const [what, data] of badValues) {
     it(`refuses ${what} with 400 and writes nothing`, async () => {
-      const before = await call<{ rowCount: number }>("GET", `/api/tables/${tableId}`, { key });
-      const res = await call<{ error: { code: string; issues: { path: string }[] } }>(
-        "POST",
-        `/api/tables/${tableId}/rows`,
-        {
-          key,
-          body: { rows: [{ data: { name: "fine" } }, { data }] },
-        },
-      );
-      expect(res.status).toBe(400);
-      expect(res.body.error.issues[0]?.path).toMatch(/^rows\.1\.data\./);
-      const after = await call<{ rowCount: number }>("GET", `/api/tables/${tableId}`, { key });
-      expect(after.body.rowCount).toBe(before.body.rowCount);
+      const before = await apiClient(key).GET("/api/tables/{id}", {
+        params: { path: { id: tableId } },
+      });
+      const res = await apiClient(key).POST("/api/tables/{id}/rows", {
+        params: { path: { id: tableId } },
+        body: { rows: [{ data: { name: "fine" } }, { data }] },
+      });
+      expect(res.response.status).toBe(400);
+      expect(res.error?.error.issues?.[0]?.path).toMatch(/^rows\.1\.data\./);
+      const after = await apiClient(key).GET("/api/tables/{id}", {
+        params: { path: { id: tableId } },
+      });
+      expect(dataOf(after).rowCount).toBe(dataOf(before).rowCount);
     });
   }
 
   it("refuses more than 1,000 rows per call", async () => {
     const rows = Array.from({ length: 1001 }, () => ({ data: {} }));
     expect(
-      (await call("POST", `/api/tables/${tableId}/rows`, { key, body: { rows } })).status,
+      (
+        await apiClient(key).POST("/api/tables/{id}/rows", {
+          params: { path: { id: tableId } },
+          body: { rows },
+        })
+      ).response.status,
     ).toBe(400);
   });
 
   it("rows of another workspace's table are 404", async () => {
     const other = await newWorkspace("other");
-    const ins = await call<{ rows: Row[] }>("POST", `/api/tables/${tableId}/rows`, {
-      key,
+    const ins = await apiClient(key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: tableId } },
       body: { rows: [{ data: { n: 1 } }] },
     });
-    const rowId = ins.body.rows[0]?.id;
+    const rowId = dataOf(ins).rows[0]?.id as string;
     const k = other.key;
-    expect((await call("GET", `/api/tables/${tableId}/rows`, { key: k })).status).toBe(404);
+    expect(
+      (await apiClient(k).GET("/api/tables/{id}/rows", { params: { path: { id: tableId } } }))
+        .response.status,
+    ).toBe(404);
     expect(
       (
-        await call("POST", `/api/tables/${tableId}/rows`, {
-          key: k,
+        await apiClient(k).POST("/api/tables/{id}/rows", {
+          params: { path: { id: tableId } },
           body: { rows: [{ data: {} }] },
         })
-      ).status,
+      ).response.status,
     ).toBe(404);
-    expect((await call("GET", `/api/tables/${tableId}/rows/${rowId}`, { key: k })).status).toBe(
-      404,
-    );
     expect(
       (
-        await call("PATCH", `/api/tables/${tableId}/rows/${rowId}`, {
-          key: k,
+        await apiClient(k).GET("/api/tables/{id}/rows/{rowId}", {
+          params: { path: { id: tableId, rowId: rowId } },
+        })
+      ).response.status,
+    ).toBe(404);
+    expect(
+      (
+        await apiClient(k).PATCH("/api/tables/{id}/rows/{rowId}", {
+          params: { path: { id: tableId, rowId: rowId } },
           body: { data: { n: 2 } },
         })
-      ).status,
+      ).response.status,
     ).toBe(404);
-    expect((await call("DELETE", `/api/tables/${tableId}/rows/${rowId}`, { key: k })).status).toBe(
-      404,
-    );
-    const mine = await call<Row>("GET", `/api/tables/${tableId}/rows/${rowId}`, { key });
-    expect(mine.body.data).toEqual({ n: 1 });
+    expect(
+      (
+        await apiClient(k).DELETE("/api/tables/{id}/rows/{rowId}", {
+          params: { path: { id: tableId, rowId: rowId } },
+        })
+      ).response.status,
+    ).toBe(404);
+    const mine = await apiClient(key).GET("/api/tables/{id}/rows/{rowId}", {
+      params: { path: { id: tableId, rowId: rowId } },
+    });
+    expect(dataOf(mine).data).toEqual({ n: 1 });
   });
 });
