@@ -3,10 +3,11 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "@/contracts/common";
 import { workspaceFromCookies } from "@/services/session";
 import { revokeApiKey } from "@/store/api-keys/revoke";
-import { call } from "../helpers/api";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { dbFingerprint } from "../helpers/fingerprint";
 import { newWorkspace } from "../helpers/fixtures";
+import { call } from "../helpers/raw-api";
 
 let ws: { id: string; key: string };
 const cookie = (key: string) => ({ cookie: `theme=dark; cellflow_session=${key}; other=1` });
@@ -56,6 +57,7 @@ describe("signing in (POST /api/session)", () => {
 
   it("refuses bodies outside the schema: extra fields, a missing key, a non-string key", async () => {
     for (const body of [{ apiKey: ws.key, remember: true }, {}, { apiKey: 42 }]) {
+      // Wrong shapes on purpose: the typed client cannot send them.
       const res = await call("POST", "/api/session", { body });
       expect(res.status).toBe(400);
       expect(ApiError.parse(res.body).error.code).toBe("validation_failed");
@@ -93,12 +95,12 @@ describe("the session cookie as credentials", () => {
   });
 
   it("GET /api/session also answers a bearer key, and 401 without credentials", async () => {
-    expect((await call("GET", "/api/session", { key: ws.key })).body).toEqual({
+    expect(dataOf(await apiClient(ws.key).GET("/api/session"))).toEqual({
       workspace: { id: ws.id, name: "Acme workspace" },
     });
-    const none = await call("GET", "/api/session");
-    expect(none.status).toBe(401);
-    ApiError.parse(none.body);
+    const none = await apiClient().GET("/api/session");
+    expect(none.response.status).toBe(401);
+    ApiError.parse(none.error);
   });
 
   it("a change with the cookie but without x-cellflow-ui is 401 and writes nothing (the CSRF guard)", async () => {
@@ -128,15 +130,15 @@ describe("the session cookie as credentials", () => {
       headers: { ...cookie(ws.key), ...ui },
     });
     expect(ins.status).toBe(201);
-    const mine = await call<{ rowCount: number }>("GET", `/api/tables/${created.body.id}`, {
-      key: ws.key,
+    const mine = await apiClient(ws.key).GET("/api/tables/{id}", {
+      params: { path: { id: created.body.id } },
     });
-    expect(mine.body.rowCount).toBe(1);
+    expect(dataOf(mine).rowCount).toBe(1);
   });
 
   it("bearer requests are unchanged: no UI header needed, and a bad bearer is not rescued by a good cookie", async () => {
-    const created = await call("POST", "/api/tables", { key: ws.key, body: { name: "bearer" } });
-    expect(created.status).toBe(201);
+    const created = await apiClient(ws.key).POST("/api/tables", { body: { name: "bearer" } });
+    expect(created.response.status).toBe(201);
     const bad = await call("GET", "/api/tables", {
       headers: { authorization: "Bearer cf_notakey", ...cookie(ws.key) },
     });
@@ -156,19 +158,18 @@ describe("the session cookie as credentials", () => {
 
   it("another workspace's table through a cookie is 404, for reads and changes", async () => {
     const other = await newWorkspace("other");
-    const theirs = await call<{ id: string }>("POST", "/api/tables", {
-      key: other.key,
+    const theirs = await apiClient(other.key).POST("/api/tables", {
       body: { name: "theirs", columns: [{ id: "n", name: "N", type: "number" }] },
     });
     const before = await dbFingerprint();
-    const read = await call("GET", `/api/tables/${theirs.body.id}`, { headers: cookie(ws.key) });
+    const read = await call("GET", `/api/tables/${dataOf(theirs).id}`, { headers: cookie(ws.key) });
     expect(read.status).toBe(404);
-    const write = await call("POST", `/api/tables/${theirs.body.id}/rows`, {
+    const write = await call("POST", `/api/tables/${dataOf(theirs).id}/rows`, {
       body: { rows: [{ data: { n: 1 } }] },
       headers: { ...cookie(ws.key), ...ui },
     });
     expect(write.status).toBe(404);
-    const del = await call("DELETE", `/api/tables/${theirs.body.id}`, {
+    const del = await call("DELETE", `/api/tables/${dataOf(theirs).id}`, {
       headers: { ...cookie(ws.key), ...ui },
     });
     expect(del.status).toBe(404);
