@@ -1,7 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { call } from "../helpers/api";
+import type { Schemas } from "@/client/cellflow-client";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { classifyDefinition, newWorkspace } from "../helpers/fixtures";
+import { call } from "../helpers/raw-api";
 
 let key: string;
 beforeAll(async () => {
@@ -11,51 +13,53 @@ beforeAll(async () => {
 
 describe("workflows API", () => {
   it("creates, reads, edits the draft and deploys numbered versions", async () => {
-    const created = await call<{ id: string; deployedVersion: null }>("POST", "/api/workflows", {
-      key,
+    const created = await apiClient(key).POST("/api/workflows", {
       body: { name: "Classify", definition: classifyDefinition },
     });
-    expect(created.status).toBe(201);
-    expect(created.body.deployedVersion).toBeNull();
-    const id = created.body.id;
+    expect(created.response.status).toBe(201);
+    expect(dataOf(created).deployedVersion).toBeNull();
+    const id = dataOf(created).id;
 
-    const got = await call<{ name: string; definition: unknown }>("GET", `/api/workflows/${id}`, {
-      key,
-    });
-    expect(got.status).toBe(200);
-    expect(got.body.name).toBe("Classify");
-    expect(got.body.definition).toMatchObject(classifyDefinition);
+    const got = await apiClient(key).GET("/api/workflows/{id}", { params: { path: { id: id } } });
+    expect(got.response.status).toBe(200);
+    expect(dataOf(got).name).toBe("Classify");
+    expect(dataOf(got).definition).toMatchObject(classifyDefinition);
 
-    const renamed = await call<{ name: string }>("PUT", `/api/workflows/${id}`, {
-      key,
+    const renamed = await apiClient(key).PUT("/api/workflows/{id}", {
+      params: { path: { id: id } },
       body: { name: "Sorter" },
     });
-    expect(renamed.status).toBe(200);
-    expect(renamed.body.name).toBe("Sorter");
+    expect(renamed.response.status).toBe(200);
+    expect(dataOf(renamed).name).toBe("Sorter");
 
-    const v1 = await call<{ version: number }>("POST", `/api/workflows/${id}/deploy`, { key });
-    const v2 = await call<{ version: number }>("POST", `/api/workflows/${id}/deploy`, { key });
-    expect([v1.status, v1.body.version, v2.body.version]).toEqual([201, 1, 2]);
-    const after = await call<{ deployedVersion: number }>("GET", `/api/workflows/${id}`, { key });
-    expect(after.body.deployedVersion).toBe(2);
+    const v1 = await apiClient(key).POST("/api/workflows/{id}/deploy", {
+      params: { path: { id: id } },
+    });
+    const v2 = await apiClient(key).POST("/api/workflows/{id}/deploy", {
+      params: { path: { id: id } },
+    });
+    expect([v1.response.status, dataOf(v1).version, dataOf(v2).version]).toEqual([201, 1, 2]);
+    const after = await apiClient(key).GET("/api/workflows/{id}", { params: { path: { id: id } } });
+    expect(dataOf(after).deployedVersion).toBe(2);
   });
 
   it("concurrent deploys get distinct, gapless versions", async () => {
-    const { body } = await call<{ id: string }>("POST", "/api/workflows", {
-      key,
-      body: { name: "Busy", definition: classifyDefinition },
-    });
+    const body = dataOf(
+      await apiClient(key).POST("/api/workflows", {
+        body: { name: "Busy", definition: classifyDefinition },
+      }),
+    );
     const results = await Promise.all(
       Array.from({ length: 8 }, () =>
-        call<{ version: number }>("POST", `/api/workflows/${body.id}/deploy`, { key }),
+        apiClient(key).POST("/api/workflows/{id}/deploy", { params: { path: { id: body.id } } }),
       ),
     );
-    expect(results.map((r) => r.body.version).sort((a, b) => a - b)).toEqual([
+    expect(results.map((r) => dataOf(r).version).sort((a, b) => a - b)).toEqual([
       1, 2, 3, 4, 5, 6, 7, 8,
     ]);
   });
 
-  const invalid: [string, unknown, RegExp][] = [
+  const invalid: [string, Schemas["WorkflowDefinition"], RegExp][] = [
     [
       "a cycle",
       {
@@ -82,7 +86,6 @@ describe("workflows API", () => {
       },
       /exactly one entry block/,
     ],
-    ["an unknown block type", { blocks: [{ id: "a", type: "teleport" }] }, /./],
     [
       "an expression that does not parse",
       { blocks: [{ id: "a", type: "transform", expression: "1 +" }] },
@@ -109,69 +112,84 @@ describe("workflows API", () => {
       /itself/,
     ],
   ];
+  // A block type the API does not know is a wrong shape: the typed client cannot send it.
+  it("refuses a definition with an unknown block type (400 with issues) and stores nothing", async () => {
+    const res = await call<{ error: { code: string; issues: { message: string }[] } }>(
+      "POST",
+      "/api/workflows",
+      { key, body: { name: "Bad", definition: { blocks: [{ id: "a", type: "teleport" }] } } },
+    );
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe("validation_failed");
+    expect(res.body.error.issues.map((i) => i.message).join("\n")).toMatch(/./);
+  });
   for (const [what, definition, message] of invalid) {
     it(`refuses a definition with ${what} (400 with issues) and stores nothing`, async () => {
-      const res = await call<{ error: { code: string; issues: { message: string }[] } }>(
-        "POST",
-        "/api/workflows",
-        {
-          key,
-          body: { name: "Bad", definition },
-        },
-      );
-      expect(res.status).toBe(400);
-      expect(res.body.error.code).toBe("validation_failed");
-      expect(res.body.error.issues.map((i) => i.message).join("\n")).toMatch(message);
+      const res = await apiClient(key).POST("/api/workflows", {
+        body: { name: "Bad", definition },
+      });
+      expect(res.response.status).toBe(400);
+      expect(res.error?.error.code).toBe("validation_failed");
+      expect(res.error?.error.issues?.map((i) => i.message).join("\n")).toMatch(message);
     });
   }
 
   it("another workspace's workflow is 404 for every verb", async () => {
     const other = await newWorkspace("other");
-    const { body } = await call<{ id: string }>("POST", "/api/workflows", {
-      key: other.key,
-      body: { name: "Theirs", definition: classifyDefinition },
-    });
-    expect((await call("GET", `/api/workflows/${body.id}`, { key })).status).toBe(404);
-    expect(
-      (await call("PUT", `/api/workflows/${body.id}`, { key, body: { name: "mine" } })).status,
-    ).toBe(404);
-    expect((await call("POST", `/api/workflows/${body.id}/deploy`, { key })).status).toBe(404);
-    const theirs = await call<{ name: string; deployedVersion: null }>(
-      "GET",
-      `/api/workflows/${body.id}`,
-      {
-        key: other.key,
-      },
+    const body = dataOf(
+      await apiClient(other.key).POST("/api/workflows", {
+        body: { name: "Theirs", definition: classifyDefinition },
+      }),
     );
-    expect(theirs.body).toMatchObject({ name: "Theirs", deployedVersion: null });
+    expect(
+      (await apiClient(key).GET("/api/workflows/{id}", { params: { path: { id: body.id } } }))
+        .response.status,
+    ).toBe(404);
+    expect(
+      (
+        await apiClient(key).PUT("/api/workflows/{id}", {
+          params: { path: { id: body.id } },
+          body: { name: "mine" },
+        })
+      ).response.status,
+    ).toBe(404);
+    expect(
+      (
+        await apiClient(key).POST("/api/workflows/{id}/deploy", {
+          params: { path: { id: body.id } },
+        })
+      ).response.status,
+    ).toBe(404);
+    const theirs = await apiClient(other.key).GET("/api/workflows/{id}", {
+      params: { path: { id: body.id } },
+    });
+    expect(dataOf(theirs)).toMatchObject({ name: "Theirs", deployedVersion: null });
   });
 
   it("the list holds only the key's workspace's workflows, each with id, name, deployedVersion and updatedAt", async () => {
     const fresh = await newWorkspace("lister");
     const other = await newWorkspace("not listed");
-    await call("POST", "/api/workflows", {
-      key: other.key,
+    await apiClient(other.key).POST("/api/workflows", {
       body: { name: "Elsewhere", definition: classifyDefinition },
     });
-    const empty = await call<{ workflows: unknown[] }>("GET", "/api/workflows", { key: fresh.key });
-    expect(empty).toMatchObject({ status: 200, body: { workflows: [] } });
-    const a = await call<{ id: string }>("POST", "/api/workflows", {
-      key: fresh.key,
+    const empty = await apiClient(fresh.key).GET("/api/workflows");
+    expect(empty.response.status).toBe(200);
+    expect(dataOf(empty)).toMatchObject({ workflows: [] });
+    const a = await apiClient(fresh.key).POST("/api/workflows", {
       body: { name: "A", definition: classifyDefinition },
     });
-    await call("POST", `/api/workflows/${a.body.id}/deploy`, { key: fresh.key });
-    const b = await call<{ id: string }>("POST", "/api/workflows", {
-      key: fresh.key,
+    await apiClient(fresh.key).POST("/api/workflows/{id}/deploy", {
+      params: { path: { id: dataOf(a).id } },
+    });
+    const b = await apiClient(fresh.key).POST("/api/workflows", {
       body: { name: "B", definition: classifyDefinition },
     });
-    const list = await call<{
-      workflows: { id: string; name: string; deployedVersion: number | null; updatedAt: string }[];
-    }>("GET", "/api/workflows", { key: fresh.key });
-    expect(list.status).toBe(200);
-    expect(list.body.workflows).toMatchObject([
-      { id: a.body.id, name: "A", deployedVersion: 1 },
-      { id: b.body.id, name: "B", deployedVersion: null },
+    const list = await apiClient(fresh.key).GET("/api/workflows");
+    expect(list.response.status).toBe(200);
+    expect(dataOf(list).workflows).toMatchObject([
+      { id: dataOf(a).id, name: "A", deployedVersion: 1 },
+      { id: dataOf(b).id, name: "B", deployedVersion: null },
     ]);
-    for (const w of list.body.workflows) expect(Date.parse(w.updatedAt)).not.toBeNaN();
+    for (const w of dataOf(list).workflows) expect(Date.parse(w.updatedAt)).not.toBeNaN();
   });
 });
