@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { call } from "../helpers/api";
+import type { Schemas } from "@/client/cellflow-client";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { classifyDefinition, newWorkspace } from "../helpers/fixtures";
 
@@ -8,20 +9,19 @@ let workflowId: string;
 beforeAll(async () => {
   await useTestDatabase();
   key = (await newWorkspace()).key;
-  workflowId = (
-    await call<{ id: string }>("POST", "/api/workflows", {
-      key,
+  workflowId = dataOf(
+    await apiClient(key).POST("/api/workflows", {
       body: { name: "C", definition: classifyDefinition },
-    })
-  ).body.id;
+    }),
+  ).id;
 });
 
-const columns = [
+const columns: Schemas["Column"][] = [
   { id: "n", name: "N", type: "number" },
   { id: "size", name: "Size", type: "text" },
   { id: "note", name: "Note", type: "text" },
 ];
-const group = (over: Record<string, unknown> = {}) => ({
+const group = (over: Partial<Schemas["WorkflowGroup"]> = {}): Schemas["WorkflowGroup"] => ({
   id: "classify",
   name: "Classify",
   kind: "workflow",
@@ -34,57 +34,39 @@ const group = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-type Err = {
-  error: { code: string; message: string; issues: { path: string; message: string }[] };
-};
-
 describe("tables API", () => {
   it("creates, gets, lists and patches a table", async () => {
-    const created = await call<{ id: string; rowCount: number; groups: unknown[] }>(
-      "POST",
-      "/api/tables",
-      {
-        key,
-        body: { name: "Companies", columns, groups: [group()] },
-      },
-    );
-    expect(created.status).toBe(201);
-    expect(created.body.rowCount).toBe(0);
-    const id = created.body.id;
+    const created = await apiClient(key).POST("/api/tables", {
+      body: { name: "Companies", columns, groups: [group()] },
+    });
+    expect(created.response.status).toBe(201);
+    expect(dataOf(created).rowCount).toBe(0);
+    const id = dataOf(created).id;
 
-    const got = await call<{ name: string; columns: unknown[]; groups: unknown[] }>(
-      "GET",
-      `/api/tables/${id}`,
-      { key },
-    );
-    expect(got.status).toBe(200);
-    expect(got.body.columns).toEqual(columns);
-    expect(got.body.groups).toEqual([group()]);
+    const got = await apiClient(key).GET("/api/tables/{id}", { params: { path: { id: id } } });
+    expect(got.response.status).toBe(200);
+    expect(dataOf(got).columns).toEqual(columns);
+    expect(dataOf(got).groups).toEqual([group()]);
 
-    const listed = await call<{ tables: { id: string }[] }>("GET", "/api/tables", { key });
-    expect(listed.body.tables.map((t) => t.id)).toContain(id);
+    const listed = await apiClient(key).GET("/api/tables");
+    expect(dataOf(listed).tables.map((t) => t.id)).toContain(id);
 
-    const patched = await call<{
-      name: string;
-      columns: unknown[];
-      groups: unknown[];
-      schemaVersion: number;
-    }>("PATCH", `/api/tables/${id}`, {
-      key,
+    const patched = await apiClient(key).PATCH("/api/tables/{id}", {
+      params: { path: { id: id } },
       body: {
         name: "Firms",
         columns: [...columns, { id: "tier", name: "Tier", type: "select", options: ["a", "b"] }],
       },
     });
-    expect(patched.status).toBe(200);
-    expect(patched.body.name).toBe("Firms");
-    expect(patched.body.columns).toHaveLength(4);
-    expect(patched.body.groups).toEqual([group()]);
-    expect(patched.body.schemaVersion).toBe(2);
+    expect(patched.response.status).toBe(200);
+    expect(dataOf(patched).name).toBe("Firms");
+    expect(dataOf(patched).columns).toHaveLength(4);
+    expect(dataOf(patched).groups).toEqual([group()]);
+    expect(dataOf(patched).schemaVersion).toBe(2);
   });
 
   // Thunks: the workflow id exists only once beforeAll has run.
-  const invalid: [string, () => Record<string, unknown>, RegExp][] = [
+  const invalid: [string, () => Omit<Schemas["CreateTableRequest"], "name">, RegExp][] = [
     [
       "an output column owned by two groups",
       () => ({ groups: [group(), group({ id: "again", dependsOn: [], inputs: {} })] }),
@@ -130,7 +112,11 @@ describe("tables API", () => {
       () => ({ groups: [{ id: "e", name: "E", kind: "enrichment", enrichmentId: "astrology" }] }),
       /unknown enrichment "astrology"/,
     ],
-    ["duplicate column ids", () => ({ columns: [...columns, columns[0]] }), /used twice/],
+    [
+      "duplicate column ids",
+      () => ({ columns: [...columns, ...columns.slice(0, 1)] }),
+      /used twice/,
+    ],
     [
       "a select column without options",
       () => ({ columns: [{ id: "s", name: "S", type: "select" }] }),
@@ -145,60 +131,68 @@ describe("tables API", () => {
   for (const [what, patch, message] of invalid) {
     it(`refuses a schema with ${what}, on create and on patch, and stores nothing`, async () => {
       const body = { name: "Bad", columns, groups: [], ...patch() };
-      const res = await call<Err>("POST", "/api/tables", { key, body });
-      expect(res.status).toBe(400);
-      expect(res.body.error.code).toBe("validation_failed");
-      expect(res.body.error.issues.map((i) => i.message).join("\n")).toMatch(message);
+      const res = await apiClient(key).POST("/api/tables", { body });
+      expect(res.response.status).toBe(400);
+      expect(res.error?.error.code).toBe("validation_failed");
+      expect(res.error?.error.issues?.map((i) => i.message).join("\n")).toMatch(message);
 
-      const base = await call<{ id: string; schemaVersion: number }>("POST", "/api/tables", {
-        key,
-        body: { name: "Base", columns },
-      });
+      const base = await apiClient(key).POST("/api/tables", { body: { name: "Base", columns } });
       const { name: _name, ...lists } = body;
-      const patched = await call<Err>("PATCH", `/api/tables/${base.body.id}`, { key, body: lists });
-      expect(patched.status).toBe(400);
-      const after = await call<{ schemaVersion: number }>("GET", `/api/tables/${base.body.id}`, {
-        key,
+      const patched = await apiClient(key).PATCH("/api/tables/{id}", {
+        params: { path: { id: dataOf(base).id } },
+        body: lists,
       });
-      expect(after.body.schemaVersion).toBe(base.body.schemaVersion);
+      expect(patched.response.status).toBe(400);
+      const after = await apiClient(key).GET("/api/tables/{id}", {
+        params: { path: { id: dataOf(base).id } },
+      });
+      expect(dataOf(after).schemaVersion).toBe(dataOf(base).schemaVersion);
     });
   }
 
   it("concurrent patches of one table never lose an edit silently", async () => {
-    const base = await call<{ id: string }>("POST", "/api/tables", {
-      key,
-      body: { name: "Race", columns },
-    });
+    const base = await apiClient(key).POST("/api/tables", { body: { name: "Race", columns } });
     const results = await Promise.all(
       ["one", "two", "three", "four"].map((n) =>
-        call<{ name: string }>("PATCH", `/api/tables/${base.body.id}`, { key, body: { name: n } }),
+        apiClient(key).PATCH("/api/tables/{id}", {
+          params: { path: { id: dataOf(base).id } },
+          body: { name: n },
+        }),
       ),
     );
-    for (const r of results) expect([200, 409]).toContain(r.status);
-    const final = await call<{ name: string; schemaVersion: number }>(
-      "GET",
-      `/api/tables/${base.body.id}`,
-      { key },
-    );
-    const applied = results.filter((r) => r.status === 200).length;
-    expect(final.body.schemaVersion).toBe(1 + applied);
+    for (const r of results) expect([200, 409]).toContain(r.response.status);
+    const final = await apiClient(key).GET("/api/tables/{id}", {
+      params: { path: { id: dataOf(base).id } },
+    });
+    const applied = results.filter((r) => r.response.status === 200).length;
+    expect(dataOf(final).schemaVersion).toBe(1 + applied);
   });
 
   it("another workspace's table is 404 and stays unchanged", async () => {
     const other = await newWorkspace("other");
-    const theirs = await call<{ id: string }>("POST", "/api/tables", {
-      key: other.key,
+    const theirs = await apiClient(other.key).POST("/api/tables", {
       body: { name: "Theirs", columns },
     });
-    expect((await call("GET", `/api/tables/${theirs.body.id}`, { key })).status).toBe(404);
     expect(
-      (await call("PATCH", `/api/tables/${theirs.body.id}`, { key, body: { name: "x" } })).status,
+      (
+        await apiClient(key).GET("/api/tables/{id}", {
+          params: { path: { id: dataOf(theirs).id } },
+        })
+      ).response.status,
     ).toBe(404);
-    const list = await call<{ tables: { id: string }[] }>("GET", "/api/tables", { key });
-    expect(list.body.tables.map((t) => t.id)).not.toContain(theirs.body.id);
-    const still = await call<{ name: string }>("GET", `/api/tables/${theirs.body.id}`, {
-      key: other.key,
+    expect(
+      (
+        await apiClient(key).PATCH("/api/tables/{id}", {
+          params: { path: { id: dataOf(theirs).id } },
+          body: { name: "x" },
+        })
+      ).response.status,
+    ).toBe(404);
+    const list = await apiClient(key).GET("/api/tables");
+    expect(dataOf(list).tables.map((t) => t.id)).not.toContain(dataOf(theirs).id);
+    const still = await apiClient(other.key).GET("/api/tables/{id}", {
+      params: { path: { id: dataOf(theirs).id } },
     });
-    expect(still.body.name).toBe("Theirs");
+    expect(dataOf(still).name).toBe("Theirs");
   });
 });
