@@ -11,12 +11,14 @@ import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getBackend } from "@/backends/instance";
+import type { Schemas } from "@/client/cellflow-client";
 import { log } from "@/config/log";
 import type { RunEstimate } from "@/contracts/runs";
 import { createRun } from "@/services/runs";
-import { call } from "../helpers/api";
+import { apiClient, dataOf, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
+import { call } from "../helpers/raw-api";
 
 const ROWS = 10;
 const db = () => getDatabase().db;
@@ -26,18 +28,21 @@ let workspaceId: string;
 let tableId: string;
 let rowIds: string[];
 
-async function workflow(name: string, blocks: unknown[]): Promise<string> {
-  const wf = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
+async function workflow(name: string, blocks: Schemas["Block"][]): Promise<string> {
+  const wf = await apiClient(key).POST("/api/workflows", {
     body: { name, definition: { inputs: [{ name: "domain", type: "text" }], blocks } },
   });
-  if (wf.status !== 201) throw new Error(`workflow refused: ${JSON.stringify(wf.body)}`);
-  return wf.body.id;
+  if (wf.response.status !== 201)
+    throw new Error(`workflow refused: ${JSON.stringify(wf.error ?? wf.data)}`);
+  return dataOf(wf).id;
 }
 
-const lookup = (id: string, enrichmentId = "company_lookup") => ({
+const lookup = (
+  id: string,
+  enrichmentId: Schemas["EnrichmentBlock"]["enrichmentId"] = "company_lookup",
+): Schemas["EnrichmentBlock"] => ({
   id,
-  type: "enrichment",
+  type: "enrichment" as const,
   enrichmentId,
   inputs: enrichmentId === "website_meta" ? { url: "inputs.domain" } : { domain: "inputs.domain" },
 });
@@ -62,12 +67,11 @@ beforeAll(async () => {
   const group = (id: string, workflowId: string) => ({
     id,
     name: id,
-    kind: "workflow",
+    kind: "workflow" as const,
     workflowId,
     inputs: { domain: "domain" },
   });
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "dry",
       columns: [{ id: "domain", name: "Domain", type: "text" }],
@@ -85,23 +89,27 @@ beforeAll(async () => {
       ],
     },
   });
-  if (t.status !== 201) throw new Error(`table refused: ${JSON.stringify(t.body)}`);
-  tableId = t.body.id;
-  const rows = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${tableId}/rows`, {
-    key,
+  if (t.response.status !== 201)
+    throw new Error(`table refused: ${JSON.stringify(t.error ?? t.data)}`);
+  tableId = dataOf(t).id;
+  const rows = await apiClient(key).POST("/api/tables/{id}/rows", {
+    params: { path: { id: tableId } },
     body: {
       rows: Array.from({ length: ROWS }, (_, i) => ({ data: { domain: `d${i}.example` } })),
     },
   });
-  rowIds = rows.body.rows.map((r) => r.id);
+  rowIds = dataOf(rows).rows.map((r) => r.id);
 });
 
-const runs = (body: unknown) => call<unknown>("POST", `/api/tables/${tableId}/runs`, { key, body });
+const runs = (body: Schemas["CreateRunRequest"]) =>
+  apiClient(key).POST("/api/tables/{id}/runs", { params: { path: { id: tableId } }, body });
+/** For bodies of the wrong shape, which the typed client cannot send. */
+const rawRuns = (body: unknown) => call("POST", `/api/tables/${tableId}/runs`, { key, body });
 
-async function dryRun(body: Record<string, unknown>): Promise<RunEstimate> {
+async function dryRun(body: Schemas["CreateRunRequest"]): Promise<RunEstimate> {
   const res = await runs({ ...body, dryRun: true });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body as RunEstimate;
+  expect(res.response.status, JSON.stringify(res.error ?? res.data)).toBe(200);
+  return dataOf(res) as RunEstimate;
 }
 
 /**
@@ -111,7 +119,7 @@ async function dryRun(body: Record<string, unknown>): Promise<RunEstimate> {
 async function mixedCells(): Promise<void> {
   await db().execute(sql`delete from cells where table_id = ${tableId}`);
   const run = await runs({ mode: "all" });
-  expect(run.status).toBe(202);
+  expect(run.response.status).toBe(202);
   await db().execute(sql`delete from cells where table_id = ${tableId}
     and (row_position % 5 = 4 or (group_id = 'wf' and row_position % 3 = 0))`);
   await db().execute(sql`update cells
@@ -133,16 +141,33 @@ async function footprint(): Promise<unknown> {
 
 describe("a dry run", () => {
   it("reports the rows and cells the same run then stamps, in every mode and scope", async () => {
-    const scopes: Record<string, unknown>[] = [
+    const scopes: Schemas["CreateRunRequest"][] = [
       { mode: "all" },
       { mode: "incomplete" },
       { mode: "new" },
       { mode: "incomplete", groupIds: ["wf"] },
       { mode: "new", groupIds: ["co", "wf"] },
-      { mode: "all", rowIds: [rowIds[1], rowIds[3], rowIds[4], rowIds[8]] },
+      {
+        mode: "all",
+        rowIds: [
+          rowIds[1] as string,
+          rowIds[3] as string,
+          rowIds[4] as string,
+          rowIds[8] as string,
+        ],
+      },
       { mode: "incomplete", limit: 3 },
       { mode: "new", limit: 2, groupIds: ["wf", "lp"] },
-      { mode: "incomplete", rowIds: [rowIds[0], rowIds[4], rowIds[6], rowIds[9]], limit: 2 },
+      {
+        mode: "incomplete",
+        rowIds: [
+          rowIds[0] as string,
+          rowIds[4] as string,
+          rowIds[6] as string,
+          rowIds[9] as string,
+        ],
+        limit: 2,
+      },
       { mode: "failed" },
       { mode: "failed", groupIds: ["wf"], limit: 2 },
     ];
@@ -150,8 +175,8 @@ describe("a dry run", () => {
       await mixedCells();
       const dry = await dryRun(scope);
       const real = await runs(scope);
-      expect(real.status).toBe(202);
-      const { dispatchId, stamped } = real.body as { dispatchId: string; stamped: number };
+      expect(real.response.status).toBe(202);
+      const { dispatchId, stamped } = startedRun(real);
       const [did] = await queryRows<{ rows: number; cells: number }>(
         db(),
         sql`select count(distinct row_id)::int as rows, count(*)::int as cells
@@ -168,8 +193,8 @@ describe("a dry run", () => {
   it("writes nothing: no dispatch, no cell change, no event, no job", async () => {
     await mixedCells();
     const before = await footprint();
-    for (const mode of ["all", "incomplete", "new"]) await dryRun({ mode });
-    await dryRun({ mode: "all", groupIds: ["co"], rowIds: [rowIds[2]], limit: 1 });
+    for (const mode of ["all", "incomplete", "new"] as const) await dryRun({ mode });
+    await dryRun({ mode: "all", groupIds: ["co"], rowIds: [rowIds[2] as string], limit: 1 });
     expect(await footprint()).toEqual(before);
   });
 
@@ -220,13 +245,13 @@ describe("a dry run", () => {
       { mode: "all", dryRun: true, rowIds: [] },
       { mode: "all", dryRun: true, extra: 1 },
     ];
-    for (const body of bad) expect((await runs(body)).status, JSON.stringify(body)).toBe(400);
+    for (const body of bad) expect((await rawRuns(body)).status, JSON.stringify(body)).toBe(400);
     const other = (await newWorkspace()).key;
-    const foreign = await call("POST", `/api/tables/${tableId}/runs`, {
-      key: other,
+    const foreign = await apiClient(other).POST("/api/tables/{id}/runs", {
+      params: { path: { id: tableId } },
       body: { mode: "all", dryRun: true },
     });
-    expect(foreign.status).toBe(404);
+    expect(foreign.response.status).toBe(404);
   });
 
   it("a dry run never starts through the run service (a run hook's body): 400, nothing written", async () => {
