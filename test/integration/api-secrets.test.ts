@@ -8,14 +8,16 @@ import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { Schemas } from "@/client/cellflow-client";
 import type { Logger } from "@/config/log";
 import { ApiError } from "@/contracts/common";
 import { SecretList, SecretView } from "@/contracts/secrets";
 import { loadSecrets } from "@/store/secrets/read";
-import { type ApiResponse, call } from "../helpers/api";
+import { apiClient } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { dbFingerprint } from "../helpers/fingerprint";
 import { newWorkspace } from "../helpers/fixtures";
+import { type ApiResponse, call } from "../helpers/raw-api";
 
 // Routes read the key per request; a key of this file's own.
 const SERVER_KEY = randomBytes(32).toString("base64");
@@ -31,48 +33,54 @@ beforeAll(async () => {
   other = await newWorkspace("other");
 });
 
-const put = (name: string, body: unknown, key = ws.key) =>
-  call("PUT", `/api/secrets/${name}`, { key, body });
-const list = (key = ws.key) => call("GET", "/api/secrets", { key });
-const del = (name: string, key = ws.key) => call("DELETE", `/api/secrets/${name}`, { key });
+const put = (name: string, body: Schemas["PutSecretRequest"], key = ws.key) =>
+  apiClient(key).PUT("/api/secrets/{name}", { params: { path: { name: name } }, body });
+const list = (key = ws.key) => apiClient(key).GET("/api/secrets");
+const del = (name: string, key = ws.key) =>
+  apiClient(key).DELETE("/api/secrets/{name}", { params: { path: { name: name } } });
 
-function expectError(res: ApiResponse, status: number, code: string): void {
-  expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(ApiError.parse(res.body).error.code).toBe(code);
+/** A typed call's answer, or a raw one's (for the bodies the typed client cannot send). */
+type Answer = ApiResponse | { data?: unknown; error?: unknown; response: Response };
+const statusOf = (res: Answer) => ("response" in res ? res.response.status : res.status);
+const bodyOf = (res: Answer) => ("response" in res ? (res.error ?? res.data) : res.body);
+
+function expectError(res: Answer, status: number, code: string): void {
+  expect(statusOf(res), JSON.stringify(bodyOf(res))).toBe(status);
+  expect(ApiError.parse(bodyOf(res)).error.code).toBe(code);
 }
 
-function names(res: ApiResponse): string[] {
-  return SecretList.parse(res.body).secrets.map((s) => s.name);
+function names(res: Answer): string[] {
+  return SecretList.parse(bodyOf(res)).secrets.map((s) => s.name);
 }
 
 describe("secrets API", () => {
   it("put, list, replace and delete; the value never appears in any response", async () => {
     const value = `sk-${randomBytes(16).toString("hex")}`;
     const created = await put("API_TOKEN", { value });
-    expect(created.status).toBe(200);
-    const view = SecretView.parse(created.body);
+    expect(created.response.status).toBe(200);
+    const view = SecretView.parse(created.data);
     expect(view.name).toBe("API_TOKEN");
-    expect(Object.keys(created.body as object).sort()).toEqual(["createdAt", "name", "updatedAt"]);
+    expect(Object.keys(created.data as object).sort()).toEqual(["createdAt", "name", "updatedAt"]);
 
     const replacement = `sk-${randomBytes(16).toString("hex")}`;
     const replaced = await put("API_TOKEN", { value: replacement });
-    expect(replaced.status).toBe(200);
-    const after = SecretView.parse(replaced.body);
+    expect(replaced.response.status).toBe(200);
+    const after = SecretView.parse(replaced.data);
     expect(after.createdAt).toBe(view.createdAt);
     expect(Date.parse(after.updatedAt)).toBeGreaterThanOrEqual(Date.parse(view.updatedAt));
 
-    expect((await put("B_SECRET", { value: "another one" })).status).toBe(200);
+    expect((await put("B_SECRET", { value: "another one" })).response.status).toBe(200);
     const listed = await list();
-    expect(listed.status).toBe(200);
+    expect(listed.response.status).toBe(200);
     expect(names(listed)).toEqual(["API_TOKEN", "B_SECRET"]);
 
     for (const res of [created, replaced, listed]) {
-      const text = JSON.stringify(res.body);
+      const text = JSON.stringify(res.data);
       expect(text).not.toContain(value);
       expect(text).not.toContain(replacement);
     }
 
-    expect((await del("B_SECRET")).status).toBe(204);
+    expect((await del("B_SECRET")).response.status).toBe(204);
     expect(names(await list())).toEqual(["API_TOKEN"]);
     expectError(await del("B_SECRET"), 404, "not_found");
     expectError(await del("NEVER_EXISTED"), 404, "not_found");
@@ -81,7 +89,7 @@ describe("secrets API", () => {
 
   it("stores only ciphertext: the plaintext is nowhere in the row", async () => {
     const value = `plain-${randomBytes(12).toString("hex")}`;
-    expect((await put("AT_REST", { value })).status).toBe(200);
+    expect((await put("AT_REST", { value })).response.status).toBe(200);
     const rows = await queryRows<Record<string, unknown>>(
       db(),
       sql`select * from secrets where workspace_id = ${ws.id} and name = 'AT_REST'`,
@@ -109,7 +117,8 @@ describe("secrets API", () => {
     ];
     const before = await dbFingerprint();
     for (const [name, body, path] of bad) {
-      const res = await put(name, body);
+      // Some of these are wrong shapes on purpose: the typed client cannot send them.
+      const res = await call("PUT", `/api/secrets/${name}`, { key: ws.key, body });
       expectError(res, 400, "validation_failed");
       const issues = ApiError.parse(res.body).error.issues ?? [];
       expect(
@@ -120,8 +129,8 @@ describe("secrets API", () => {
     expect(await dbFingerprint()).toBe(before);
     // Longer than any path id can be: refused by the route guard, like any impossible id.
     expectError(await put(`A${"B".repeat(64)}`, { value: "x" }), 404, "not_found");
-    expect((await put(`A${"B".repeat(63)}`, { value: "x" })).status).toBe(200);
-    expect((await put("OK_NAME", { value: "é".repeat(4096) })).status).toBe(200);
+    expect((await put(`A${"B".repeat(63)}`, { value: "x" })).response.status).toBe(200);
+    expect((await put("OK_NAME", { value: "é".repeat(4096) })).response.status).toBe(200);
     expectError(
       await call("PUT", "/api/secrets/X", { key: ws.key, rawBody: "{" }),
       400,
@@ -130,13 +139,20 @@ describe("secrets API", () => {
   });
 
   it("needs an API key, and a workspace never sees another's secrets", async () => {
-    expectError(await call("GET", "/api/secrets"), 401, "unauthorized");
-    expectError(await call("PUT", "/api/secrets/X", { body: { value: "v" } }), 401, "unauthorized");
-    expect((await put("SHARED_NAME", { value: "mine" })).status).toBe(200);
+    expectError(await apiClient().GET("/api/secrets"), 401, "unauthorized");
+    expectError(
+      await apiClient().PUT("/api/secrets/{name}", {
+        params: { path: { name: "X" } },
+        body: { value: "v" },
+      }),
+      401,
+      "unauthorized",
+    );
+    expect((await put("SHARED_NAME", { value: "mine" })).response.status).toBe(200);
     expect(names(await list(other.key))).toEqual([]);
     expectError(await del("SHARED_NAME", other.key), 404, "not_found");
     // The same name in another workspace is another secret.
-    expect((await put("SHARED_NAME", { value: "theirs" }, other.key)).status).toBe(200);
+    expect((await put("SHARED_NAME", { value: "theirs" }, other.key)).response.status).toBe(200);
     expect(await loadSecrets(db(), ws.id)).toMatchObject({ SHARED_NAME: "mine" });
     expect(await loadSecrets(db(), other.id)).toEqual({ SHARED_NAME: "theirs" });
   });
@@ -146,7 +162,7 @@ describe("secrets API", () => {
     expect(await loadSecrets(db(), fresh.id)).toEqual({});
     const values = { ALPHA: "alpha-value ünïcode ✓", BETA: "b".repeat(8192) };
     for (const [name, value] of Object.entries(values)) {
-      expect((await put(name, { value }, fresh.key)).status).toBe(200);
+      expect((await put(name, { value }, fresh.key)).response.status).toBe(200);
     }
     expect(await loadSecrets(db(), fresh.id)).toEqual(values);
 
@@ -179,7 +195,7 @@ describe("secrets API", () => {
 
   it("deleting a workspace deletes its secrets", async () => {
     const doomed = await newWorkspace("doomed");
-    expect((await put("GONE", { value: "soon gone" }, doomed.key)).status).toBe(200);
+    expect((await put("GONE", { value: "soon gone" }, doomed.key)).response.status).toBe(200);
     await queryRows(db(), sql`delete from workspaces where id = ${doomed.id}`);
     const left = await queryRows<{ n: number }>(
       db(),
