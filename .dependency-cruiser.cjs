@@ -37,12 +37,26 @@ const RAW_API_USERS = [
   "test/integration/api-garbage\\.property\\.test",
   "test/integration/security-hostile-input-[^/]+\\.test",
   "test/integration/security-authz-[^/]+\\.test",
-  // sends `where` that is not JSON and a `dir` that is neither asc nor desc, to see them refused
+  // imports CSV as raw bodies (odd charsets and lengths), and a JSON body to the CSV route
+  "test/integration/api-csv\\.test",
+  // delivers signed raw bodies to hooks; creates a hook with an unknown action
+  "test/integration/api-hooks\\.test",
+  // starts runs with bodies of the wrong shape (a dryRun that is not a boolean, an unknown mode)
+  "test/integration/api-runs-dry-run\\.test",
+  // puts secrets with values of the wrong type, extra fields and a body that is not JSON
+  "test/integration/api-secrets\\.test",
+  // signs in with cookies, forms and CSRF headers, and with bodies outside the schema
+  "test/integration/api-session\\.test",
+  // sends a workflow with a block type the API does not know
+  "test/integration/api-workflows\\.test",
+  // sends `where` that is not JSON and a `dir` that is neither asc nor desc
   "test/integration/find-rows\\.test",
-  // sweeps every GET path, built as text, for leaked secrets
-  "test/integration/security-secrets\\.test",
   // resumes a cell with a malformed body
   "test/integration/pause-resume\\.test",
+  // starts runs with a maxCredits that is not a number
+  "test/integration/run-credit-cap\\.test",
+  // sweeps every GET path, built as text, for leaked secrets
+  "test/integration/security-secrets\\.test",
   // sends a where operator the API does not know
   "test/integration/where-filters\\.test",
 ];
