@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { getBackend } from "@/backends/instance";
 import { stampRun, startRun } from "@/engine/dispatcher";
 import { stopRuns } from "@/engine/stop";
-import { call } from "../helpers/api";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
@@ -26,12 +26,10 @@ beforeAll(async () => {
 });
 
 async function table(waitMs: number, rows: number): Promise<string> {
-  const wf = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
+  const wf = await apiClient(key).POST("/api/workflows", {
     body: { name: "w", definition: { blocks: [{ id: "w", type: "wait", ms: waitMs }] } },
   });
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "big",
       columns: [{ id: "a", name: "A", type: "json" }],
@@ -40,19 +38,19 @@ async function table(waitMs: number, rows: number): Promise<string> {
           id: "g",
           name: "G",
           kind: "workflow",
-          workflowId: wf.body.id,
+          workflowId: dataOf(wf).id,
           outputs: [{ columnId: "a", from: "w" }],
         },
       ],
     },
   });
   for (let i = 0; i < rows; i += 1000) {
-    await call("POST", `/api/tables/${t.body.id}/rows`, {
-      key,
+    await apiClient(key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: dataOf(t).id } },
       body: { rows: Array.from({ length: Math.min(1000, rows - i) }, () => ({ data: {} })) },
     });
   }
-  return t.body.id;
+  return dataOf(t).id;
 }
 
 describe("background stamping", () => {
@@ -103,12 +101,10 @@ describe("background stamping", () => {
     });
     expect(run).toMatchObject({ stamped: 1_000, stamping: true });
     expect(await waitForDispatch(key, tableId, run.dispatchId, 120_000)).toBe("completed");
-    const view = await call<{ stamped: number; stamping: boolean; counts: Record<string, number> }>(
-      "GET",
-      `/api/tables/${tableId}/runs/${run.dispatchId}`,
-      { key },
-    );
-    expect(view.body).toMatchObject({
+    const view = await apiClient(key).GET("/api/tables/{id}/runs/{dispatchId}", {
+      params: { path: { id: tableId, dispatchId: run.dispatchId } },
+    });
+    expect(dataOf(view)).toMatchObject({
       stamped: 2_500,
       stamping: false,
       counts: { completed: 2_500, queued: 0, running: 0 },
@@ -164,11 +160,9 @@ describe("background stamping", () => {
     ).toBe(true);
     const later = await cellCounts(tableId);
     expect(later).toEqual(now);
-    const view = await call<{ status: string; stamping: boolean }>(
-      "GET",
-      `/api/tables/${tableId}/runs/${run.dispatchId}`,
-      { key },
-    );
-    expect(view.body).toMatchObject({ status: "cancelled", stamping: false });
+    const view = await apiClient(key).GET("/api/tables/{id}/runs/{dispatchId}", {
+      params: { path: { id: tableId, dispatchId: run.dispatchId } },
+    });
+    expect(dataOf(view)).toMatchObject({ status: "cancelled", stamping: false });
   }, 180_000);
 });

@@ -27,7 +27,7 @@ import { stampNextPage } from "@/store/dispatches/stamp-next";
 import { readCheckpoints, writeCheckpoint } from "@/store/executions/checkpoint";
 import { insertRows } from "@/store/rows/insert";
 import { createTable } from "@/store/tables/create";
-import { call } from "../helpers/api";
+import { apiClient, dataOf } from "../helpers/api";
 import { completeCell } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
@@ -108,13 +108,11 @@ const records = async (rowId: string) =>
   );
 
 async function attempts(rowId: string, groupId = "g") {
-  const res = await call<unknown>(
-    "GET",
-    `/api/tables/${tableId}/rows/${rowId}/cells/${groupId}/attempts`,
-    { key },
-  );
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return CellAttemptsResponse.parse(res.body).attempts;
+  const res = await apiClient(key).GET("/api/tables/{id}/rows/{rowId}/cells/{groupId}/attempts", {
+    params: { path: { id: tableId, rowId: rowId, groupId: groupId } },
+  });
+  expect(res.response.status, JSON.stringify(res.error ?? res.data)).toBe(200);
+  return CellAttemptsResponse.parse(dataOf(res)).attempts;
 }
 
 describe("attempt history", () => {
@@ -262,14 +260,14 @@ describe("attempt history", () => {
     const rowId = await newRow();
     expect(await attempts(rowId)).toEqual([]);
     const other = await newWorkspace("other");
-    const get = (path: string, as = key) => call<unknown>("GET", path, { key: as });
-    const base = `/api/tables/${tableId}/rows/${rowId}/cells`;
-    expect((await get(`${base}/g/attempts`, other.key)).status).toBe(404);
-    expect((await get(`/api/tables/tbl_missing/rows/${rowId}/cells/g/attempts`)).status).toBe(404);
-    expect((await get(`/api/tables/${tableId}/rows/row_missing/cells/g/attempts`)).status).toBe(
-      404,
-    );
-    expect((await get(`${base}/nope/attempts`)).status).toBe(404);
+    const get = (id: string, row: string, groupId: string, as = key) =>
+      apiClient(as).GET("/api/tables/{id}/rows/{rowId}/cells/{groupId}/attempts", {
+        params: { path: { id, rowId: row, groupId } },
+      });
+    expect((await get(tableId, rowId, "g", other.key)).response.status).toBe(404);
+    expect((await get("tbl_missing", rowId, "g")).response.status).toBe(404);
+    expect((await get(tableId, "row_missing", "g")).response.status).toBe(404);
+    expect((await get(tableId, rowId, "nope")).response.status).toBe(404);
   });
 });
 

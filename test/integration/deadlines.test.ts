@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { call } from "../helpers/api";
+import { apiClient, dataOf, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { waitForDispatch } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
@@ -14,30 +14,31 @@ beforeAll(async () => {
 }, 60_000);
 
 async function slowTable(waitMs: number, groups: number): Promise<string> {
-  const wf = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
+  const wf = await apiClient(key).POST("/api/workflows", {
     body: { name: "slow", definition: { blocks: [{ id: "w", type: "wait", ms: waitMs }] } },
   });
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "deadline",
       columns: Array.from({ length: groups }, (_, i) => ({
         id: `c${i}`,
         name: `C${i}`,
-        type: "json",
+        type: "json" as const,
       })),
       groups: Array.from({ length: groups }, (_, i) => ({
         id: `g${i}`,
         name: `G${i}`,
-        kind: "workflow",
-        workflowId: wf.body.id,
+        kind: "workflow" as const,
+        workflowId: dataOf(wf).id,
         outputs: [{ columnId: `c${i}`, from: "w" }],
       })),
     },
   });
-  await call("POST", `/api/tables/${t.body.id}/rows`, { key, body: { rows: [{ data: {} }] } });
-  return t.body.id;
+  await apiClient(key).POST("/api/tables/{id}/rows", {
+    params: { path: { id: dataOf(t).id } },
+    body: { rows: [{ data: {} }] },
+  });
+  return dataOf(t).id;
 }
 
 type Row = { cells: Record<string, { status: string; error: string | null }> };
@@ -46,13 +47,17 @@ describe("deadlines", () => {
   it("an attempt past its deadline ends as error with a plain message", async () => {
     const worker = await spawnWorker(url, 2, { CELLFLOW_ATTEMPT_TIMEOUT_MS: "300" });
     const tableId = await slowTable(10_000, 1);
-    const run = await call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
-      key,
+    const run = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: tableId } },
       body: { mode: "all" },
     });
-    expect(await waitForDispatch(key, tableId, run.body.dispatchId, 20_000)).toBe("completed");
-    const rows = await call<{ rows: Row[] }>("GET", `/api/tables/${tableId}/rows`, { key });
-    expect(rows.body.rows[0]?.cells.g0).toMatchObject({
+    expect(await waitForDispatch(key, tableId, startedRun(run).dispatchId, 20_000)).toBe(
+      "completed",
+    );
+    const rows = await apiClient(key).GET("/api/tables/{id}/rows", {
+      params: { path: { id: tableId } },
+    });
+    expect(dataOf(rows).rows[0]?.cells.g0).toMatchObject({
       status: "error",
       error: "Timed out after 300 ms",
     });
@@ -65,13 +70,17 @@ describe("deadlines", () => {
       CELLFLOW_ATTEMPT_TIMEOUT_MS: "60000",
     });
     const tableId = await slowTable(1_000, 3);
-    const run = await call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
-      key,
+    const run = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: tableId } },
       body: { mode: "all" },
     });
-    expect(await waitForDispatch(key, tableId, run.body.dispatchId, 20_000)).toBe("completed");
-    const rows = await call<{ rows: Row[] }>("GET", `/api/tables/${tableId}/rows`, { key });
-    const cells = rows.body.rows[0]?.cells ?? {};
+    expect(await waitForDispatch(key, tableId, startedRun(run).dispatchId, 20_000)).toBe(
+      "completed",
+    );
+    const rows = await apiClient(key).GET("/api/tables/{id}/rows", {
+      params: { path: { id: tableId } },
+    });
+    const cells = dataOf(rows).rows[0]?.cells ?? {};
     // g0 fits in the deadline (1 s of 1.5 s); g1 is cut off mid-run; g2 never starts.
     const deadline = { status: "error", error: "The row ran past its 1.5 s limit" };
     expect(cells.g2).toMatchObject(deadline);

@@ -8,7 +8,7 @@ import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getBackend } from "@/backends/instance";
 import { carrierSpec } from "@/backends/port";
-import { call } from "../helpers/api";
+import { apiClient, dataOf, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts, waitForDispatch } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
@@ -21,8 +21,7 @@ let workers: WorkerProcess[] = [];
 const db = () => getDatabase().db;
 
 async function workflow(ms: number): Promise<string> {
-  const res = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
+  const res = await apiClient(key).POST("/api/workflows", {
     body: {
       name: `wait ${ms}`,
       definition: {
@@ -33,7 +32,7 @@ async function workflow(ms: number): Promise<string> {
       },
     },
   });
-  return res.body.id;
+  return dataOf(res).id;
 }
 
 async function table(
@@ -42,19 +41,18 @@ async function table(
   rows: number,
 ): Promise<{ id: string; rowIds: string[] }> {
   const wf = await workflow(ms);
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "procs",
       columns: Array.from({ length: groups }, (_, i) => ({
         id: `c${i}`,
         name: `C${i}`,
-        type: "text",
+        type: "text" as const,
       })),
       groups: Array.from({ length: groups }, (_, i) => ({
         id: `g${i}`,
         name: `G${i}`,
-        kind: "workflow",
+        kind: "workflow" as const,
         workflowId: wf,
         outputs: [{ columnId: `c${i}`, from: "done" }],
       })),
@@ -63,13 +61,13 @@ async function table(
   const rowIds: string[] = [];
   for (let i = 0; i < rows; i += 1000) {
     const batch = Array.from({ length: Math.min(1000, rows - i) }, () => ({ data: {} }));
-    const ins = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-      key,
+    const ins = await apiClient(key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: dataOf(t).id } },
       body: { rows: batch },
     });
-    rowIds.push(...ins.body.rows.map((r) => r.id));
+    rowIds.push(...dataOf(ins).rows.map((r) => r.id));
   }
-  return { id: t.body.id, rowIds };
+  return { id: dataOf(t).id, rowIds };
 }
 
 beforeAll(async () => {
@@ -83,8 +81,8 @@ beforeAll(async () => {
 describe("with two worker processes", () => {
   it("two carriers for one row never run groups of that row at the same time", async () => {
     const t = await table(3, 15, 40);
-    const run = await call<{ dispatchId: string }>("POST", `/api/tables/${t.id}/runs`, {
-      key,
+    const run = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.id } },
       body: { mode: "all", window: 40 },
     });
     // Duplicate carriers for every row, delivered to both processes.
@@ -96,7 +94,7 @@ describe("with two worker processes", () => {
         })),
       );
     }
-    expect(await waitForDispatch(key, t.id, run.body.dispatchId)).toBe("completed");
+    expect(await waitForDispatch(key, t.id, startedRun(run).dispatchId)).toBe("completed");
     const events = await queryRows<{ row: string; exec: string; status: string; outputs: boolean }>(
       db(),
       sql`select data->>'rowId' as row, data->>'executionId' as exec, data->>'status' as status, data ? 'outputs' as outputs
@@ -120,11 +118,11 @@ describe("with two worker processes", () => {
   it("every cell of a dispatch ends terminal exactly once, the dispatch completes, in flight never exceeds the window", async () => {
     const window = 7;
     const t = await table(1, 5, 300);
-    const run = await call<{ dispatchId: string }>("POST", `/api/tables/${t.id}/runs`, {
-      key,
+    const run = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.id } },
       body: { mode: "all", window },
     });
-    const d = run.body.dispatchId;
+    const d = startedRun(run).dispatchId;
     let maxRunning = 0;
     let maxHanded = 0;
     const sampled = await waitFor(
@@ -154,12 +152,10 @@ describe("with two worker processes", () => {
     );
     expect(terminal).toHaveLength(300);
     expect(terminal.every((x) => x.n === 1)).toBe(true);
-    const view = await call<{ status: string; counts: Record<string, number> }>(
-      "GET",
-      `/api/tables/${t.id}/runs/${d}`,
-      { key },
-    );
-    expect(view.body).toMatchObject({
+    const view = await apiClient(key).GET("/api/tables/{id}/runs/{dispatchId}", {
+      params: { path: { id: t.id, dispatchId: d } },
+    });
+    expect(dataOf(view)).toMatchObject({
       status: "completed",
       counts: { completed: 300, queued: 0, running: 0 },
     });
@@ -167,22 +163,22 @@ describe("with two worker processes", () => {
 
   it("Stop on a 2,000-row dispatch leaves no queued or running cell, and none reappears while workers keep running", async () => {
     const t = await table(1, 300, 2000);
-    const run = await call<{ dispatchId: string }>("POST", `/api/tables/${t.id}/runs`, {
-      key,
+    const run = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.id } },
       body: { mode: "all", window: 20 },
     });
     expect(await waitFor(async () => ((await cellCounts(t.id)).running ?? 0) >= 5, 30_000)).toBe(
       true,
     );
-    const stop = await call<{ cancelled: number }>("POST", `/api/tables/${t.id}/runs/cancel`, {
-      key,
+    const stop = await apiClient(key).POST("/api/tables/{id}/runs/cancel", {
+      params: { path: { id: t.id } },
       body: {},
     });
-    expect(stop.status).toBe(200);
+    expect(stop.response.status).toBe(200);
     const after = await cellCounts(t.id);
     expect(after.queued ?? 0).toBe(0);
     expect(after.running ?? 0).toBe(0);
-    expect(stop.body.cancelled).toBe(2000 - (after.completed ?? 0));
+    expect(dataOf(stop).cancelled).toBe(2000 - (after.completed ?? 0));
     // Let every carrier already handed out run to its end, then look again.
     const drained = await waitFor(async () => {
       const [j] = await queryRows<{ n: number }>(
@@ -196,22 +192,26 @@ describe("with two worker processes", () => {
     expect(later.queued ?? 0).toBe(0);
     expect(later.running ?? 0).toBe(0);
     expect(later.cancelled).toBe(after.cancelled);
-    const view = await call<{ status: string }>(
-      "GET",
-      `/api/tables/${t.id}/runs/${run.body.dispatchId}`,
-      { key },
-    );
-    expect(view.body.status).toBe("cancelled");
+    const view = await apiClient(key).GET("/api/tables/{id}/runs/{dispatchId}", {
+      params: { path: { id: t.id, dispatchId: startedRun(run).dispatchId } },
+    });
+    expect(dataOf(view).status).toBe("cancelled");
   }, 180_000);
 
   it("Stop aborts attempts running in other worker processes at once (cancel channel)", async () => {
     const t = await table(1, 120_000, 6);
-    await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all", window: 6 } });
+    await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.id } },
+      body: { mode: "all", window: 6 },
+    });
     expect(await waitFor(async () => ((await cellCounts(t.id)).running ?? 0) === 6, 30_000)).toBe(
       true,
     );
     const stoppedAt = Date.now();
-    await call("POST", `/api/tables/${t.id}/runs/cancel`, { key, body: {} });
+    await apiClient(key).POST("/api/tables/{id}/runs/cancel", {
+      params: { path: { id: t.id } },
+      body: {},
+    });
     // Each attempt waits 2 minutes: the jobs can only finish this soon if the abort reached
     // the worker processes (this test process runs no worker).
     const drained = await waitFor(async () => {
@@ -241,7 +241,10 @@ describe("with two worker processes", () => {
       }, 30_000),
     ).toBe(true);
     const victim = await spawnWorker(url, 2);
-    await call("POST", `/api/tables/${t.id}/runs`, { key, body: { mode: "all" } });
+    await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: t.id } },
+      body: { mode: "all" },
+    });
     const lockHolder = async () => {
       const rows = await queryRows<{ pid: number }>(
         db(),

@@ -8,8 +8,9 @@ import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Schemas } from "@/client/cellflow-client";
 import { planLimits } from "@/limits/plans";
-import { call } from "../helpers/api";
+import { apiClient, dataOf, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { cellCounts, waitForDispatch } from "../helpers/engine";
@@ -42,20 +43,22 @@ async function sitesTable(
   autoRun = false,
   path = "/site",
 ): Promise<string> {
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
-    body: websiteMetaTableBody("sites", autoRun ? { dependsOn: ["url"], autoRun: true } : {}),
+  const t = await apiClient(key).POST("/api/tables", {
+    body: websiteMetaTableBody(
+      "sites",
+      autoRun ? { dependsOn: ["url"], autoRun: true } : {},
+    ) as Schemas["CreateTableRequest"],
   });
   if (rows > 0)
-    await call("POST", `/api/tables/${t.body.id}/rows`, {
-      key,
+    await apiClient(key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: dataOf(t).id } },
       body: {
         rows: Array.from({ length: rows }, (_, i) => ({
           data: { url: `${ep.url}${path}?i=${i}` },
         })),
       },
     });
-  return t.body.id;
+  return dataOf(t).id;
 }
 
 /** When the limiter granted each cell's provider call, and how long it waited (details). */
@@ -90,11 +93,11 @@ describe("rate limits through cells", () => {
       ep.hits.length = 0;
       try {
         const tableId = await sitesTable(ws.key, 50);
-        const run = await call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
-          key: ws.key,
+        const run = await apiClient(ws.key).POST("/api/tables/{id}/runs", {
+          params: { path: { id: tableId } },
           body: { mode: "all" },
         });
-        expect(await waitForDispatch(ws.key, tableId, run.body.dispatchId, 90_000)).toBe(
+        expect(await waitForDispatch(ws.key, tableId, startedRun(run).dispatchId, 90_000)).toBe(
           "completed",
         );
         const errors = await queryRows<{ error: string }>(
@@ -144,8 +147,8 @@ describe("rate limits through cells", () => {
     // One call a second: twenty cells queue behind the limit for many seconds.
     await spawnWorker(url, 20, { REDIS_URL: redis.url, CELLFLOW_RATE_LIMIT_PER_SECOND: "1" });
     const tableId = await sitesTable(ws.key, 20, false, "/slow-site");
-    const run = await call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
-      key: ws.key,
+    const run = await apiClient(ws.key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: tableId } },
       body: { mode: "all" },
     });
     // Wait until a call went out and the rest are in flight, waiting.
@@ -155,11 +158,11 @@ describe("rate limits through cells", () => {
         return ep.hitsOf("/slow-site").length >= 1 && (counts.running ?? 0) >= 15;
       }, 30_000),
     ).toBe(true);
-    const stopped = await call("POST", `/api/tables/${tableId}/runs/cancel`, {
-      key: ws.key,
-      body: { dispatchId: run.body.dispatchId },
+    const stopped = await apiClient(ws.key).POST("/api/tables/{id}/runs/cancel", {
+      params: { path: { id: tableId } },
+      body: { dispatchId: startedRun(run).dispatchId },
     });
-    expect(stopped.status).toBe(200);
+    expect(stopped.response.status).toBe(200);
     const callsAtStop = ep.hitsOf("/slow-site").length;
     // Every paced attempt hears the Stop and ends: its carrier lets go of the row lock.
     expect(
@@ -190,15 +193,15 @@ describe("rate limits through cells", () => {
                  credits_month = date_trunc('month', now() at time zone 'utc')::date where id = ${ws.id}`,
     );
     const tableId = await sitesTable(ws.key, 0, true);
-    await call("POST", `/api/tables/${tableId}/rows`, {
-      key: ws.key,
+    await apiClient(ws.key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: tableId } },
       body: { rows: [{ data: { url: `${ep.url}/site?spent=1` } }] },
     });
     expect(await cellCounts(tableId)).toEqual({});
     // Credits back (a new month): the next insert fires again.
     await db().execute(sql`update workspaces set credits_used = 0 where id = ${ws.id}`);
-    await call("POST", `/api/tables/${tableId}/rows`, {
-      key: ws.key,
+    await apiClient(ws.key).POST("/api/tables/{id}/rows", {
+      params: { path: { id: tableId } },
       body: { rows: [{ data: { url: `${ep.url}/site?back=1` } }] },
     });
     const counts = await cellCounts(tableId);

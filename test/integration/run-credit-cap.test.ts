@@ -10,12 +10,14 @@ import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { call } from "../helpers/api";
+import type { Schemas } from "@/client/cellflow-client";
+import { apiClient, dataOf, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { call } from "../helpers/raw-api";
 import { websiteMetaTableBody } from "../helpers/store-tables";
 
 const db = () => getDatabase().db;
@@ -44,17 +46,16 @@ afterAll(() => ep.close());
 
 /** A website_meta table with `rows` rows whose URLs (each its own: no cache hit) are under `path`. */
 async function metaTable(key: string, path: string, rows: number): Promise<string> {
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
-    body: websiteMetaTableBody(path),
+  const t = await apiClient(key).POST("/api/tables", {
+    body: websiteMetaTableBody(path) as Schemas["CreateTableRequest"],
   });
-  await call("POST", `/api/tables/${t.body.id}/rows`, {
-    key,
+  await apiClient(key).POST("/api/tables/{id}/rows", {
+    params: { path: { id: dataOf(t).id } },
     body: {
       rows: Array.from({ length: rows }, (_, i) => ({ data: { url: `${ep.url}${path}?i=${i}` } })),
     },
   });
-  return t.body.id;
+  return dataOf(t).id;
 }
 
 const limitEvents = (tableId: string) =>
@@ -81,18 +82,19 @@ it("maxCredits below what the run needs: exactly that many charged, halted as ru
   const ws = await newWorkspace("capped");
   const tableId = await metaTable(ws.key, "/capped", 12);
   for (const maxCredits of [0, -1, 1.5, "3"]) {
+    // Wrong shapes among them ("3"): the typed client cannot send them.
     const refused = await call("POST", `/api/tables/${tableId}/runs`, {
       key: ws.key,
       body: { mode: "all", maxCredits },
     });
     expect(refused.status).toBe(400);
   }
-  const run = await call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
-    key: ws.key,
+  const run = await apiClient(ws.key).POST("/api/tables/{id}/runs", {
+    params: { path: { id: tableId } },
     body: { mode: "all", window: 10, maxCredits: 5 },
   });
-  expect(run.status).toBe(202);
-  expect(await waitForDispatch(ws.key, tableId, run.body.dispatchId)).toBe("halted");
+  expect(run.response.status).toBe(202);
+  expect(await waitForDispatch(ws.key, tableId, startedRun(run).dispatchId)).toBe("halted");
   // The admitted attempts finish on their own after the halt.
   expect(await settled(tableId)).toBe(true);
   expect(await cellCounts(tableId)).toEqual({ completed: 5 });
@@ -102,15 +104,15 @@ it("maxCredits below what the run needs: exactly that many charged, halted as ru
   const events = await limitEvents(tableId);
   expect(events).toHaveLength(1);
   expect(events[0]?.data).toMatchObject({
-    dispatchId: run.body.dispatchId,
+    dispatchId: startedRun(run).dispatchId,
     reason: "run_credit_cap",
     haltReason: "run_credit_cap",
     message: expect.stringContaining("credit cap of 5 credits"),
   });
-  const view = await call<RunView>("GET", `/api/tables/${tableId}/runs/${run.body.dispatchId}`, {
-    key: ws.key,
+  const view = await apiClient(ws.key).GET("/api/tables/{id}/runs/{dispatchId}", {
+    params: { path: { id: tableId, dispatchId: startedRun(run).dispatchId } },
   });
-  expect(view.body).toMatchObject({
+  expect(dataOf(view)).toMatchObject({
     status: "halted",
     haltReason: "run_credit_cap",
     maxCredits: 5,
@@ -121,25 +123,24 @@ it("maxCredits below what the run needs: exactly that many charged, halted as ru
 it("maxCredits at least what the run needs: the run completes, nothing halted", async () => {
   const ws = await newWorkspace("enough");
   const tableId = await metaTable(ws.key, "/enough", 4);
-  const run = await call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
-    key: ws.key,
+  const run = await apiClient(ws.key).POST("/api/tables/{id}/runs", {
+    params: { path: { id: tableId } },
     body: { mode: "all", maxCredits: 4 },
   });
-  expect(await waitForDispatch(ws.key, tableId, run.body.dispatchId)).toBe("completed");
+  expect(await waitForDispatch(ws.key, tableId, startedRun(run).dispatchId)).toBe("completed");
   expect(await cellCounts(tableId)).toEqual({ completed: 4 });
   expect(await limitEvents(tableId)).toEqual([]);
-  const view = await call<RunView>("GET", `/api/tables/${tableId}/runs/${run.body.dispatchId}`, {
-    key: ws.key,
+  const view = await apiClient(ws.key).GET("/api/tables/{id}/runs/{dispatchId}", {
+    params: { path: { id: tableId, dispatchId: startedRun(run).dispatchId } },
   });
-  expect(view.body).toMatchObject({ haltReason: null, maxCredits: 4, creditsUsed: 4 });
+  expect(dataOf(view)).toMatchObject({ haltReason: null, maxCredits: 4, creditsUsed: 4 });
 }, 60_000);
 
 it("cells auto-fired beside a capped run are not counted against its cap nor stopped by it", async () => {
   const ws = await newWorkspace("auto-beside-cap");
   const meta = websiteMetaTableBody("two groups");
   const [manual] = meta.groups;
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key: ws.key,
+  const t = await apiClient(ws.key).POST("/api/tables", {
     body: {
       ...meta,
       columns: [
@@ -159,12 +160,12 @@ it("cells auto-fired beside a capped run are not counted against its cap nor sto
           autoRun: true,
         },
       ],
-    },
+    } as Schemas["CreateTableRequest"],
   });
-  expect(t.status).toBe(201);
-  const tableId = t.body.id;
-  await call("POST", `/api/tables/${tableId}/rows`, {
-    key: ws.key,
+  expect(t.response.status).toBe(201);
+  const tableId = dataOf(t).id;
+  await apiClient(ws.key).POST("/api/tables/{id}/rows", {
+    params: { path: { id: tableId } },
     body: {
       rows: Array.from({ length: 6 }, (_, i) => ({
         data: { url: `${ep.url}/manual?i=${i}`, url2: `${ep.url}/auto?i=${i}` },
@@ -172,14 +173,15 @@ it("cells auto-fired beside a capped run are not counted against its cap nor sto
     },
   });
   // Started while the auto-run's cells are still being charged.
-  const run = await call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
-    key: ws.key,
+  const run = await apiClient(ws.key).POST("/api/tables/{id}/runs", {
+    params: { path: { id: tableId } },
     body: { groupIds: ["meta"], mode: "all", maxCredits: 2 },
   });
-  expect(await waitForDispatch(ws.key, tableId, run.body.dispatchId)).toBe("halted");
+  expect(await waitForDispatch(ws.key, tableId, startedRun(run).dispatchId)).toBe("halted");
   const runs = async () =>
-    (await call<{ runs: RunView[] }>("GET", `/api/tables/${tableId}/runs`, { key: ws.key })).body
-      .runs;
+    dataOf(
+      await apiClient(ws.key).GET("/api/tables/{id}/runs", { params: { path: { id: tableId } } }),
+    ).runs;
   expect(
     await waitFor(async () => (await runs()).every((r) => r.status !== "active"), 30_000),
   ).toBe(true);
@@ -194,13 +196,13 @@ it("cells auto-fired beside a capped run are not counted against its cap nor sto
     { group_id: "meta", status: "completed", n: 2 },
   ]);
   expect(await ledger(ws.id)).toEqual({ n: 8, sum: 8 });
-  const auto = (await runs()).find((r) => r.id !== run.body.dispatchId);
+  const auto = (await runs()).find((r) => r.id !== startedRun(run).dispatchId);
   expect(auto).toMatchObject({
     status: "completed",
     haltReason: null,
     maxCredits: null,
     creditsUsed: null,
   });
-  const capped = (await runs()).find((r) => r.id === run.body.dispatchId);
+  const capped = (await runs()).find((r) => r.id === startedRun(run).dispatchId);
   expect(capped).toMatchObject({ haltReason: "run_credit_cap", creditsUsed: 2 });
 }, 60_000);

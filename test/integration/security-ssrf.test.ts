@@ -16,6 +16,7 @@ import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { Schemas } from "@/client/cellflow-client";
 import {
   createGuardedAgent,
   type DestinationPolicy,
@@ -25,7 +26,7 @@ import {
   setDestinationPolicy,
   systemPolicy,
 } from "@/net/outbound";
-import { call } from "../helpers/api";
+import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
@@ -129,8 +130,11 @@ beforeAll(async () => {
   const { url } = await useTestDatabase();
   await useWorker(url, 4);
   key = (await newWorkspace()).key;
-  const secret = await call("PUT", "/api/secrets/LLM_API_KEY", { key, body: { value: "sk-test" } });
-  expect(secret.status).toBe(200);
+  const secret = await apiClient(key).PUT("/api/secrets/{name}", {
+    params: { path: { name: "LLM_API_KEY" } },
+    body: { value: "sk-test" },
+  });
+  expect(secret.response.status).toBe(200);
 });
 
 afterAll(async () => {
@@ -150,13 +154,11 @@ type CellRecord = { status: string; error: string | null; attempt: number };
 
 /** One table, one group running `blocks`, one row with `url`; returns the settled cell. */
 async function runCell(url: string, blocks: unknown[]): Promise<CellRecord> {
-  const wf = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
-    body: { name: "outbound", definition: { inputs: [], blocks } },
+  const wf = await apiClient(key).POST("/api/workflows", {
+    body: { name: "outbound", definition: { inputs: [], blocks: blocks as Schemas["Block"][] } },
   });
-  expect(wf.status).toBe(201);
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
+  expect(wf.response.status).toBe(201);
+  const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "ssrf",
       columns: [
@@ -168,25 +170,28 @@ async function runCell(url: string, blocks: unknown[]): Promise<CellRecord> {
           id: "g",
           name: "G",
           kind: "workflow",
-          workflowId: wf.body.id,
+          workflowId: dataOf(wf).id,
           version: "live",
           outputs: [{ columnId: "out", from: "call" }],
         },
       ],
     },
   });
-  expect(t.status).toBe(201);
-  return runRow(t.body.id, url);
+  expect(t.response.status).toBe(201);
+  return runRow(dataOf(t).id, url);
 }
 
 async function runRow(tableId: string, url: string): Promise<CellRecord> {
-  const rows = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${tableId}/rows`, {
-    key,
+  const rows = await apiClient(key).POST("/api/tables/{id}/rows", {
+    params: { path: { id: tableId } },
     body: { rows: [{ data: { url } }] },
   });
-  const rowId = rows.body.rows[0]?.id as string;
-  const run = await call("POST", `/api/tables/${tableId}/runs`, { key, body: { mode: "all" } });
-  expect(run.status).toBe(202);
+  const rowId = dataOf(rows).rows[0]?.id as string;
+  const run = await apiClient(key).POST("/api/tables/{id}/runs", {
+    params: { path: { id: tableId } },
+    body: { mode: "all" },
+  });
+  expect(run.response.status).toBe(202);
   let cell: CellRecord | undefined;
   const settled = await waitFor(async () => {
     [cell] = await queryRows<CellRecord>(
@@ -326,8 +331,7 @@ describe("with the guard on, a cell that calls inward fails once, with a plain m
   });
 
   it("an enrichment provider (website_meta) pointed at the metadata address is refused", async () => {
-    const t = await call<{ id: string }>("POST", "/api/tables", {
-      key,
+    const t = await apiClient(key).POST("/api/tables", {
       body: {
         name: "ssrf-enrich",
         columns: [
@@ -346,8 +350,8 @@ describe("with the guard on, a cell that calls inward fails once, with a plain m
         ],
       },
     });
-    expect(t.status).toBe(201);
-    const cell = await runRow(t.body.id, "http://169.254.169.254/latest/meta-data/");
+    expect(t.response.status).toBe(201);
+    const cell = await runRow(dataOf(t).id, "http://169.254.169.254/latest/meta-data/");
     expect(cell.status).toBe("error");
     expect(cell.error).toContain(
       `refused: 169.254.169.254 is a private address (link-local, cloud metadata); ${HINT}`,
