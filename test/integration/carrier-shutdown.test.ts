@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalBackend } from "@/backends/local";
 import { abortLocal } from "@/engine/cancellation";
 import { runCarrier } from "@/engine/carrier";
-import { apiClient, dataOf, startedRun } from "../helpers/api";
+import { apiClient, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts, engineDeps } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";

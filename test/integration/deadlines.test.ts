@@ -41,8 +41,6 @@ async function slowTable(waitMs: number, groups: number): Promise<string> {
   return dataOf(t).id;
 }
 
-type Row = { cells: Record<string, { status: string; error: string | null }> };
-
 describe("deadlines", () => {
   it("an attempt past its deadline ends as error with a plain message", async () => {
     const worker = await spawnWorker(url, 2, { CELLFLOW_ATTEMPT_TIMEOUT_MS: "300" });

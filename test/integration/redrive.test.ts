@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalBackend } from "@/backends/local";
 import { log } from "@/config/log";
 import { MAX_ATTEMPTS, redriveOrphans } from "@/engine/redrive";
-import { apiClient, dataOf, startedRun } from "../helpers/api";
+import { apiClient, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";

@@ -23,14 +23,6 @@ import { websiteMetaTableBody } from "../helpers/store-tables";
 const db = () => getDatabase().db;
 let ep: Endpoint;
 
-interface RunView {
-  id: string;
-  status: string;
-  haltReason: string | null;
-  maxCredits: number | null;
-  creditsUsed: number | null;
-}
-
 beforeAll(async () => {
   const { url } = await useTestDatabase();
   await useWorker(url, 10);
