@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "@/contracts/common";
 import { csvField, csvRecords } from "@/domain/csv";
 import { decodeSecretKey, openSecret } from "@/security/secret-box";
+import { apiClient, dataOf } from "../helpers/api";
 import { dbFingerprint } from "../helpers/fingerprint";
 import {
   ADMIN_TOKEN,
@@ -155,9 +156,7 @@ describe("secrets, hooks and other inputs", () => {
         () => call("POST", "/api/admin/workspaces", { key: ADMIN_TOKEN, body }),
         async (res) => {
           const apiKey = (res.body as { apiKey: string }).apiKey;
-          return (
-            await call<{ workspace: { name: string } }>("GET", "/api/session", { key: apiKey })
-          ).body.workspace.name;
+          return dataOf(await apiClient(apiKey).GET("/api/session")).workspace.name;
         },
         s,
         overLimit(body) ? [413] : [400],
@@ -168,23 +167,22 @@ describe("secrets, hooks and other inputs", () => {
 
 describe("webhook bodies", () => {
   it("a signed insert_rows delivery keeps every value exactly, or is refused with 400", async () => {
-    const hook = await call<{ id: string; secret: string }>(
-      "POST",
-      `/api/tables/${baseTable}/hooks`,
-      { key, body: { action: "insert_rows" } },
-    );
-    expect(hook.status).toBe(201);
+    const hook = await apiClient(key).POST("/api/tables/{id}/hooks", {
+      params: { path: { id: baseTable } },
+      body: { action: "insert_rows" },
+    });
+    expect(hook.response.status).toBe(201);
     for (const [label, s] of entries) {
       const body = Buffer.from(JSON.stringify({ rows: [{ data: { t: s, j: { [s]: s } } }] }));
       await accepts(
         `webhook ${label}`,
         textOk(s) && s !== "__proto__",
         () =>
-          call("POST", `/api/hooks/${hook.body.id}`, {
+          call("POST", `/api/hooks/${dataOf(hook).id}`, {
             rawBody: new Uint8Array(body),
             headers: {
               "content-type": "application/json",
-              "cellflow-signature": signature(hook.body.secret, body),
+              "cellflow-signature": signature(dataOf(hook).secret, body),
             },
           }),
         async (res) => {
@@ -205,8 +203,7 @@ describe("CSV import", () => {
       // have their own test below).
       if (!s.isWellFormed()) continue;
       const name = nameOk(s) && s !== "__proto__" ? s : "Value";
-      const table = await call<{ id: string }>("POST", "/api/tables", {
-        key,
+      const table = await apiClient(key).POST("/api/tables", {
         body: {
           name: "csv",
           columns: [
@@ -215,20 +212,20 @@ describe("CSV import", () => {
           ],
         },
       });
-      expect(table.status).toBe(201);
+      expect(table.response.status).toBe(201);
       const file = `Marker,${csvField(name)}\r\nrow,${csvField(s)}\r\n`;
       await accepts(
         `csv ${label}`,
         // An empty cell leaves the column absent, which is also "not altered".
         textOk(s),
         () =>
-          call("POST", `/api/tables/${table.body.id}/import`, {
+          call("POST", `/api/tables/${dataOf(table).id}/import`, {
             key,
             rawBody: file,
             headers: { "content-type": "text/csv" },
           }),
         async () => {
-          const rows = await get<{ rows: RowView[] }>(`/api/tables/${table.body.id}/rows`);
+          const rows = await get<{ rows: RowView[] }>(`/api/tables/${dataOf(table).id}/rows`);
           return rows.rows.map((r) => r.data);
         },
         [s === "" ? { m: "row" } : { m: "row", c: s }],
@@ -237,8 +234,7 @@ describe("CSV import", () => {
   });
 
   it("export neutralizes formulas (=, +, -, @, tab, CR first) in cells and headers; numbers stay numbers; the data is untouched", async () => {
-    const table = await call<{ id: string }>("POST", "/api/tables", {
-      key,
+    const table = await apiClient(key).POST("/api/tables", {
       body: {
         name: "=formula table",
         columns: [
@@ -262,18 +258,21 @@ describe("CSV import", () => {
     ].join("\r\n");
     const imported = await call<{ inserted: number }>(
       "POST",
-      `/api/tables/${table.body.id}/import`,
+      `/api/tables/${dataOf(table).id}/import`,
       { key, rawBody: file, headers: { "content-type": "text/csv" } },
     );
     expect(imported.status, JSON.stringify(imported.body)).toBe(201);
     expect(imported.body.inserted).toBe(formulas.length);
     // Stored as sent: the neutralizing is only in what a spreadsheet is given.
-    const rows = await get<{ rows: RowView[] }>(`/api/tables/${table.body.id}/rows`);
+    const rows = await get<{ rows: RowView[] }>(`/api/tables/${dataOf(table).id}/rows`);
     expect(rows.rows.map((r) => r.data.t)).toEqual(formulas);
 
-    const exported = await call<string>("GET", `/api/tables/${table.body.id}/export`, { key });
-    expect(exported.status).toBe(200);
-    const records = [...csvRecords(exported.body)].map((r) => {
+    const exported = await apiClient(key).GET("/api/tables/{id}/export", {
+      params: { path: { id: dataOf(table).id } },
+      parseAs: "text",
+    });
+    expect(exported.response.status).toBe(200);
+    const records = [...csvRecords(dataOf(exported))].map((r) => {
       if (!r.ok) throw new Error(r.reason.message);
       return r.value.fields;
     });
@@ -292,8 +291,7 @@ describe("CSV import", () => {
   });
 
   it("NUL in a cell, raw or escaped in a json cell, is a 400 naming the line and column", async () => {
-    const table = await call<{ id: string }>("POST", "/api/tables", {
-      key,
+    const table = await apiClient(key).POST("/api/tables", {
       body: {
         name: "nul",
         columns: [
@@ -304,7 +302,7 @@ describe("CSV import", () => {
     });
     for (const file of ["T,J\r\na\u0000b,1\r\n", 'T,J\r\nok,"""a\\u0000b"""\r\n']) {
       const before = await dbFingerprint();
-      const res = await call("POST", `/api/tables/${table.body.id}/import`, {
+      const res = await call("POST", `/api/tables/${dataOf(table).id}/import`, {
         key,
         rawBody: file,
         headers: { "content-type": "text/csv" },

@@ -1,4 +1,5 @@
 import { describe, it } from "vitest";
+import { apiClient, dataOf } from "../helpers/api";
 import {
   accepts,
   baseTable,
@@ -186,12 +187,12 @@ describe("names and ids: kept exactly as sent, or refused with 400", () => {
 
 describe("row values: kept exactly as sent, or refused with 400", () => {
   it("text values, inserted and edited", async () => {
-    const row = (
-      await call<{ rows: { id: string }[] }>("POST", `/api/tables/${baseTable}/rows`, {
-        key,
+    const row = dataOf(
+      await apiClient(key).POST("/api/tables/{id}/rows", {
+        params: { path: { id: baseTable } },
         body: { rows: [{ data: {} }] },
-      })
-    ).body.rows[0]?.id;
+      }),
+    ).rows[0]?.id;
     for (const [label, s] of entries) {
       const insert = { rows: [{ data: { t: s } }] };
       await accepts(
