@@ -24,7 +24,7 @@ import {
   storable,
   textOk,
 } from "../helpers/hostile-strings";
-import { type ApiResponse, call } from "../helpers/raw-api";
+import type { ApiResponse } from "../helpers/raw-api";
 
 // This file's own database, with the workspace, workflow and base table the tests write into.
 setUpHostileWorkspace("hostile");
