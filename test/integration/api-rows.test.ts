@@ -202,14 +202,14 @@ describe("rows API", () => {
     expect(
       (
         await apiClient(k).GET("/api/tables/{id}/rows/{rowId}", {
-          params: { path: { id: tableId, rowId: rowId } },
+          params: { path: { id: tableId, rowId } },
         })
       ).response.status,
     ).toBe(404);
     expect(
       (
         await apiClient(k).PATCH("/api/tables/{id}/rows/{rowId}", {
-          params: { path: { id: tableId, rowId: rowId } },
+          params: { path: { id: tableId, rowId } },
           body: { data: { n: 2 } },
         })
       ).response.status,
@@ -217,12 +217,12 @@ describe("rows API", () => {
     expect(
       (
         await apiClient(k).DELETE("/api/tables/{id}/rows/{rowId}", {
-          params: { path: { id: tableId, rowId: rowId } },
+          params: { path: { id: tableId, rowId } },
         })
       ).response.status,
     ).toBe(404);
     const mine = await apiClient(key).GET("/api/tables/{id}/rows/{rowId}", {
-      params: { path: { id: tableId, rowId: rowId } },
+      params: { path: { id: tableId, rowId } },
     });
     expect(dataOf(mine).data).toEqual({ n: 1 });
   });

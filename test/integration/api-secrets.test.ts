@@ -34,10 +34,10 @@ beforeAll(async () => {
 });
 
 const put = (name: string, body: Schemas["PutSecretRequest"], key = ws.key) =>
-  apiClient(key).PUT("/api/secrets/{name}", { params: { path: { name: name } }, body });
+  apiClient(key).PUT("/api/secrets/{name}", { params: { path: { name } }, body });
 const list = (key = ws.key) => apiClient(key).GET("/api/secrets");
 const del = (name: string, key = ws.key) =>
-  apiClient(key).DELETE("/api/secrets/{name}", { params: { path: { name: name } } });
+  apiClient(key).DELETE("/api/secrets/{name}", { params: { path: { name } } });
 
 /** A typed call's answer, or a raw one's (for the bodies the typed client cannot send). */
 type Answer = ApiResponse | { data?: unknown; error?: unknown; response: Response };

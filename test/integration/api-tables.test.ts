@@ -43,7 +43,7 @@ describe("tables API", () => {
     expect(dataOf(created).rowCount).toBe(0);
     const id = dataOf(created).id;
 
-    const got = await apiClient(key).GET("/api/tables/{id}", { params: { path: { id: id } } });
+    const got = await apiClient(key).GET("/api/tables/{id}", { params: { path: { id } } });
     expect(got.response.status).toBe(200);
     expect(dataOf(got).columns).toEqual(columns);
     expect(dataOf(got).groups).toEqual([group()]);
@@ -52,7 +52,7 @@ describe("tables API", () => {
     expect(dataOf(listed).tables.map((t) => t.id)).toContain(id);
 
     const patched = await apiClient(key).PATCH("/api/tables/{id}", {
-      params: { path: { id: id } },
+      params: { path: { id } },
       body: {
         name: "Firms",
         columns: [...columns, { id: "tier", name: "Tier", type: "select", options: ["a", "b"] }],

@@ -20,26 +20,26 @@ describe("workflows API", () => {
     expect(dataOf(created).deployedVersion).toBeNull();
     const id = dataOf(created).id;
 
-    const got = await apiClient(key).GET("/api/workflows/{id}", { params: { path: { id: id } } });
+    const got = await apiClient(key).GET("/api/workflows/{id}", { params: { path: { id } } });
     expect(got.response.status).toBe(200);
     expect(dataOf(got).name).toBe("Classify");
     expect(dataOf(got).definition).toMatchObject(classifyDefinition);
 
     const renamed = await apiClient(key).PUT("/api/workflows/{id}", {
-      params: { path: { id: id } },
+      params: { path: { id } },
       body: { name: "Sorter" },
     });
     expect(renamed.response.status).toBe(200);
     expect(dataOf(renamed).name).toBe("Sorter");
 
     const v1 = await apiClient(key).POST("/api/workflows/{id}/deploy", {
-      params: { path: { id: id } },
+      params: { path: { id } },
     });
     const v2 = await apiClient(key).POST("/api/workflows/{id}/deploy", {
-      params: { path: { id: id } },
+      params: { path: { id } },
     });
     expect([v1.response.status, dataOf(v1).version, dataOf(v2).version]).toEqual([201, 1, 2]);
-    const after = await apiClient(key).GET("/api/workflows/{id}", { params: { path: { id: id } } });
+    const after = await apiClient(key).GET("/api/workflows/{id}", { params: { path: { id } } });
     expect(dataOf(after).deployedVersion).toBe(2);
   });
 

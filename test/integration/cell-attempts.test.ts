@@ -109,7 +109,7 @@ const records = async (rowId: string) =>
 
 async function attempts(rowId: string, groupId = "g") {
   const res = await apiClient(key).GET("/api/tables/{id}/rows/{rowId}/cells/{groupId}/attempts", {
-    params: { path: { id: tableId, rowId: rowId, groupId: groupId } },
+    params: { path: { id: tableId, rowId, groupId } },
   });
   expect(res.response.status, JSON.stringify(res.error ?? res.data)).toBe(200);
   return CellAttemptsResponse.parse(dataOf(res)).attempts;

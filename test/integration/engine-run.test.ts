@@ -132,7 +132,7 @@ describe("a run", () => {
     });
     await waitForDispatch(key, tableId, startedRun(run).dispatchId);
     const row = await apiClient(key).GET("/api/tables/{id}/rows/{rowId}", {
-      params: { path: { id: tableId, rowId: rowId } },
+      params: { path: { id: tableId, rowId } },
     });
     expect(dataOf(row).cells.classify).toMatchObject({ status: "completed", outcome: "skipped" });
     expect(dataOf(row).data).toEqual({ label: "old" });
@@ -208,12 +208,12 @@ describe("mode failed", () => {
     const id = dataOf(t).id;
     const rows = () =>
       apiClient(key).POST("/api/tables/{id}/rows", {
-        params: { path: { id: id } },
+        params: { path: { id } },
         body: { rows: [{ data: {} }] },
       });
     for (let i = 0; i < 4; i++) await rows();
     const first = await apiClient(key).POST("/api/tables/{id}/runs", {
-      params: { path: { id: id } },
+      params: { path: { id } },
       body: { mode: "all" },
     });
     expect(await waitForDispatch(key, id, startedRun(first).dispatchId)).toBe("completed");
@@ -225,7 +225,7 @@ describe("mode failed", () => {
     );
     await rows();
     const failed = await apiClient(key).POST("/api/tables/{id}/runs", {
-      params: { path: { id: id } },
+      params: { path: { id } },
       body: { mode: "failed" },
     });
     expect(failed.response.status).toBe(202);

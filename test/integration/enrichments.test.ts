@@ -38,7 +38,7 @@ async function workspace(secrets: Record<string, string> = {}): Promise<string> 
   const { key } = await newWorkspace();
   for (const [name, value] of Object.entries(secrets)) {
     const r = await apiClient(key).PUT("/api/secrets/{name}", {
-      params: { path: { name: name } },
+      params: { path: { name } },
       body: { value },
     });
     expect(r.response.status).toBe(200);
@@ -98,7 +98,7 @@ async function settled(key: string, tableId: string, rowId: string): Promise<Row
   const done = await waitFor(async () => {
     row = dataOf(
       await apiClient(key).GET("/api/tables/{id}/rows/{rowId}", {
-        params: { path: { id: tableId, rowId: rowId } },
+        params: { path: { id: tableId, rowId } },
       }),
     );
     return ["completed", "error", "cancelled"].includes(row.cells.g?.status ?? "");

@@ -39,7 +39,7 @@ beforeAll(async () => {
 afterEach(async () => {
   for (const id of tables.splice(0))
     await apiClient(key).POST("/api/tables/{id}/runs/cancel", {
-      params: { path: { id: id } },
+      params: { path: { id } },
       body: {},
     });
 });

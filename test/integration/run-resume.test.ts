@@ -82,7 +82,7 @@ async function runAndWait(tableId: string, body: Schemas["CreateRunRequest"]): P
 
 async function attempts(tableId: string, rowId: string) {
   const res = await apiClient(key).GET("/api/tables/{id}/rows/{rowId}/cells/{groupId}/attempts", {
-    params: { path: { id: tableId, rowId: rowId, groupId: "g" } },
+    params: { path: { id: tableId, rowId, groupId: "g" } },
   });
   expect(res.response.status).toBe(200);
   return CellAttemptsResponse.parse(dataOf(res)).attempts;

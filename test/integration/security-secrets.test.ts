@@ -274,7 +274,7 @@ beforeAll(async () => {
   const done = await waitFor(async () => {
     settled = dataOf(
       await apiClient(key).GET("/api/tables/{id}/rows/{rowId}", {
-        params: { path: { id: tableId, rowId: rowId } },
+        params: { path: { id: tableId, rowId } },
       }),
     );
     return GROUPS.every((g) => ["completed", "error"].includes(settled.cells[g]?.status ?? ""));

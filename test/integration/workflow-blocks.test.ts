@@ -73,7 +73,7 @@ async function runOne(
   const settled = await waitFor(async () => {
     row = dataOf(
       await apiClient(key).GET("/api/tables/{id}/rows/{rowId}", {
-        params: { path: { id: dataOf(t).id, rowId: rowId } },
+        params: { path: { id: dataOf(t).id, rowId } },
       }),
     );
     return ["completed", "error", "cancelled"].includes(row.cells.g?.status ?? "");
