@@ -94,7 +94,10 @@ export async function runCarrier(
   // Before the row is read: an enqueue that folded into this run (trigger.dev) stamped its
   // cells before it saw the entry, so the reads below see them; one after this starts a run.
   if (payload.pendingKey)
-    await clearPendingCarrier(deps.database.db, payload.rowId, payload.pendingKey);
+    await clearPendingCarrier(deps.database.db, {
+      rowId: payload.rowId,
+      runKey: payload.pendingKey,
+    });
   while (current) {
     const { contended, handedOut, moreQueued } = await driveRow(deps, current, ctx);
     if (first) outcome = contended ? "contended" : "done";
