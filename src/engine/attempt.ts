@@ -152,7 +152,7 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
   const removed = "The group was removed from the table before it ran";
   const claimedBefore = a.claimedAttempt !== null;
   if (!group && !claimedBefore) {
-    await failQueuedCell(db, rowId, groupId, executionId, removed);
+    await failQueuedCell(db, { rowId, groupId, executionId, message: removed });
     return ended("error");
   }
   // Registered before the claim: a Stop landing between the claim's commit and the
@@ -162,7 +162,7 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
   const unregister = registerAttempt(executionId, controller);
   let attempt = fence.attempt;
   if (a.claimedAttempt === null) {
-    const claimed = await claimCell(db, rowId, groupId, executionId, a.runId).catch(
+    const claimed = await claimCell(db, { rowId, groupId, executionId, runId: a.runId }).catch(
       (err: unknown) => {
         unregister();
         throw err;
@@ -304,12 +304,15 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
     if (result.paused) {
       const { blockId, pause } = result.paused;
       const block = definition.blocks.find((b) => b.id === blockId);
-      const paused = await pauseAttempt(db, ref, {
-        blockId,
-        reason: pause.reason,
-        taken: nextOf(block),
-        ...(pause.resumeAt !== undefined ? { resumeAt: pause.resumeAt } : {}),
-        ...(pause.output !== undefined ? { output: pause.output } : {}),
+      const paused = await pauseAttempt(db, {
+        ...ref,
+        pause: {
+          blockId,
+          reason: pause.reason,
+          taken: nextOf(block),
+          ...(pause.resumeAt !== undefined ? { resumeAt: pause.resumeAt } : {}),
+          ...(pause.output !== undefined ? { output: pause.output } : {}),
+        },
       });
       return paused ? { kind: "paused", end: "paused", resumeAt: pause.resumeAt } : ended("stale");
     }

@@ -81,28 +81,40 @@ describe("attempt fence", () => {
     const rowId = t.rowIds[0] as string;
     const e = (await cell(rowId, "g0"))?.execution_id as string;
     // Attempt 1 claims without a row lock, as a carrier whose session then died.
-    expect(await claimCell(db(), rowId, "g0", e)).toEqual({ ok: true, attempt: 1 });
+    expect(await claimCell(db(), { rowId, groupId: "g0", executionId: e })).toEqual({
+      ok: true,
+      attempt: 1,
+    });
     const backend = new RecordingBackend();
     const report = await redriveOrphans({ database: getDatabase(), backend, log: log() });
     expect(report.requeued).toBe(1);
-    expect(await claimCell(db(), rowId, "g0", e)).toEqual({ ok: true, attempt: 2 });
+    expect(await claimCell(db(), { rowId, groupId: "g0", executionId: e })).toEqual({
+      ok: true,
+      attempt: 2,
+    });
     // The same execution id, attempt 1: each of its writes arrives late and loses.
     const old = { executionId: e, attempt: 1 };
     const ref = { ...old, tableId: t.id, rowId, groupId: "g0" };
     const stale = { ok: false, reason: "stale" };
     const progress = { runningBlockIds: ["x"], blockErrors: {}, outputs: { c0: "late" } };
-    expect(await writeProgress(db(), rowId, "g0", old, progress)).toEqual(stale);
+    expect(await writeProgress(db(), { ...ref, progress })).toEqual(stale);
     expect(
-      await completeCell(db(), { tableId: t.id, rowId, groupId: "g0" }, old, "ok", {
-        blockErrors: {},
-        outputs: { c0: "x" },
+      await completeCell(db(), {
+        ...ref,
+        outcome: "ok",
+        finish: { blockErrors: {}, outputs: { c0: "x" } },
       }),
     ).toEqual(stale);
-    expect(await failCell(db(), rowId, "g0", old, "late", { blockErrors: {} })).toEqual(stale);
-    expect(await writeCheckpoint(db(), ref, "pause", { output: 1, taken: [] })).toBe(false);
-    expect(await pauseAttempt(db(), ref, { blockId: "pause", reason: "approval", taken: [] })).toBe(
-      false,
+    expect(await failCell(db(), { ...ref, message: "late", finish: { blockErrors: {} } })).toEqual(
+      stale,
     );
+    expect(await writeCheckpoint(db(), ref, "pause", { output: 1, taken: [] })).toBe(false);
+    expect(
+      await pauseAttempt(db(), {
+        ...ref,
+        pause: { blockId: "pause", reason: "approval", taken: [] },
+      }),
+    ).toBe(false);
     const step = await rowStep(db(), {
       tableId: t.id,
       rowId,
@@ -117,9 +129,13 @@ describe("attempt fence", () => {
     // Attempt 2 still owns the cell.
     const fresh = { executionId: e, attempt: 2 };
     expect(
-      await completeCell(db(), { tableId: t.id, rowId, groupId: "g0" }, fresh, "ok", {
-        blockErrors: {},
-        outputs: {},
+      await completeCell(db(), {
+        tableId: t.id,
+        rowId,
+        groupId: "g0",
+        ...fresh,
+        outcome: "ok",
+        finish: { blockErrors: {}, outputs: {} },
       }),
     ).toEqual({ ok: true });
   });
@@ -173,7 +189,7 @@ describe("deadlocks", () => {
     const t = await stamped(2, 1);
     const rowId = t.rowIds[0] as string;
     const e0 = (await cell(rowId, "g0"))?.execution_id as string;
-    await claimCell(db(), rowId, "g0", e0);
+    await claimCell(db(), { rowId, groupId: "g0", executionId: e0 });
     const other = await otherWriter(rowId);
     try {
       // The step finishes g0 (locking it) and claims g1, which the other writer holds.
@@ -270,7 +286,7 @@ describe("orphan probe", () => {
     const rowId = t.rowIds[0] as string;
     const e = (await cell(rowId, "g0"))?.execution_id as string;
     const before = await runningWithoutLock(db());
-    await claimCell(db(), rowId, "g0", e);
+    await claimCell(db(), { rowId, groupId: "g0", executionId: e });
     expect(await runningWithoutLock(db())).toBe(before + 1);
     // The same key the carrier locks: holding it makes the cell a live one.
     const session = await acquireRowLock(getDatabase(), t.id, rowId);
@@ -278,15 +294,15 @@ describe("orphan probe", () => {
     expect(await runningWithoutLock(db())).toBe(before);
     await session?.release();
     expect(await runningWithoutLock(db())).toBe(before + 1);
-    await completeCell(
-      db(),
-      { tableId: t.id, rowId, groupId: "g0" },
-      { executionId: e, attempt: 1 },
-      "ok",
-      {
-        blockErrors: {},
-      },
-    );
+    await completeCell(db(), {
+      tableId: t.id,
+      rowId,
+      groupId: "g0",
+      executionId: e,
+      attempt: 1,
+      outcome: "ok",
+      finish: { blockErrors: {} },
+    });
     expect(await runningWithoutLock(db())).toBe(before);
   });
 });

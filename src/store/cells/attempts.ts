@@ -10,6 +10,7 @@ import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import type { CellAttempt } from "@/contracts/cells";
+import type { CellRef } from "./transition";
 
 /** How many attempts of a cell are kept (the prune trigger of migration 0025 keeps as many). */
 export const ATTEMPTS_KEPT = 20;
@@ -29,7 +30,7 @@ const attemptJson = (x: "cur" | "hist") =>
 /** The cell's attempts, newest first; null when the row is not in the table. */
 export async function readCellAttempts(
   db: Db,
-  ref: { tableId: string; rowId: string; groupId: string },
+  ref: CellRef & { tableId: string },
 ): Promise<CellAttempt[] | null> {
   const [row] = await queryRows<{ found: boolean; attempts: CellAttempt[] }>(
     db,
