@@ -1,44 +1,55 @@
 /** Tables for engine tests, built through the API like a user would. */
 import { TableSchema } from "@/contracts/table";
-import { apiClient, dataOf } from "./api";
+import { apiClient, call, dataOf } from "./api";
+import { websiteMetaTableBody } from "./store-tables";
 
-/** A workflow that waits `ms` (cancellably) and then outputs "ok". */
-export async function waitWorkflow(key: string, ms: number): Promise<string> {
+/**
+ * A workflow that waits `ms` (cancellably) and then outputs "ok" from block `done`; with
+ * `waitOnly`, the wait block `pause` alone, whose result is the output.
+ */
+export async function waitWorkflow(key: string, ms: number, waitOnly = false): Promise<string> {
   const res = await apiClient(key).POST("/api/workflows", {
     body: {
       name: `wait ${ms}`,
       definition: {
-        blocks: [
-          { id: "pause", type: "wait", ms, next: "done" },
-          { id: "done", type: "transform", expression: "'ok'" },
-        ],
+        blocks: waitOnly
+          ? [{ id: "pause", type: "wait", ms }]
+          : [
+              { id: "pause", type: "wait", ms, next: "done" },
+              { id: "done", type: "transform", expression: "'ok'" },
+            ],
       },
     },
   });
   return dataOf(res).id;
 }
 
-/** A table with `groups` text columns, each filled by its own group of the wait workflow. */
+/**
+ * A table with `groups` columns `c0`…, each filled by its own group `g0`… of the wait
+ * workflow, and `rows` empty rows. `waitOnly` drops the block after the wait (the columns
+ * then hold the wait's json result), so that a cell's time is the wait's alone.
+ */
 export async function waitTable(
   key: string,
-  spec: { groups: number; ms: number; rows: number },
+  spec: { groups: number; ms: number; rows: number; waitOnly?: boolean },
 ): Promise<{ id: string; rowIds: string[] }> {
   const api = apiClient(key);
-  const wf = await waitWorkflow(key, spec.ms);
+  const waitOnly = spec.waitOnly ?? false;
+  const wf = await waitWorkflow(key, spec.ms, waitOnly);
   const t = await api.POST("/api/tables", {
     body: {
       name: "engine",
       columns: Array.from({ length: spec.groups }, (_, i) => ({
         id: `c${i}`,
         name: `C${i}`,
-        type: "text" as const,
+        type: waitOnly ? ("json" as const) : ("text" as const),
       })),
       groups: Array.from({ length: spec.groups }, (_, i) => ({
         id: `g${i}`,
         name: `G${i}`,
         kind: "workflow" as const,
         workflowId: wf,
-        outputs: [{ columnId: `c${i}`, from: "done" }],
+        outputs: [{ columnId: `c${i}`, from: waitOnly ? "pause" : "done" }],
       })),
     },
   });
@@ -53,6 +64,38 @@ export async function waitTable(
     rowIds.push(...dataOf(ins).rows.map((r) => r.id));
   }
   return { id, rowIds };
+}
+
+/**
+ * A website_meta table (`websiteMetaTableBody`, its `group` fields overridden) with `rows`
+ * rows whose URLs are `${siteUrl}${path}?i=N`: each its own, so no cell is a cache hit and
+ * every one is a paid, rate-limited provider call.
+ */
+export async function metaTable(
+  key: string,
+  spec: {
+    siteUrl: string;
+    rows: number;
+    path?: string;
+    name?: string;
+    group?: Record<string, unknown>;
+  },
+): Promise<string> {
+  const path = spec.path ?? "/site";
+  const t = await call<{ id: string }>("POST", "/api/tables", {
+    key,
+    body: websiteMetaTableBody(spec.name ?? "sites", spec.group),
+  });
+  if (t.status !== 201) throw new Error(`${t.status} from the API: ${JSON.stringify(t.body)}`);
+  for (let i = 0; i < spec.rows; i += 1000) {
+    const rows = Array.from({ length: Math.min(1000, spec.rows - i) }, (_, k) => ({
+      data: { url: `${spec.siteUrl}${path}?i=${i + k}` },
+    }));
+    const ins = await call("POST", `/api/tables/${t.body.id}/rows`, { key, body: { rows } });
+    if (ins.status !== 201)
+      throw new Error(`${ins.status} from the API: ${JSON.stringify(ins.body)}`);
+  }
+  return t.body.id;
 }
 
 /**
