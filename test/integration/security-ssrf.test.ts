@@ -30,6 +30,7 @@ import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { websiteMetaTableBody } from "../helpers/store-tables";
 
 const TRUSTED = new Set(["api.public.test", "cdn.public.test"]);
 const ANSWERS = new Map<string, LookupAddress[]>([
@@ -328,23 +329,8 @@ describe("with the guard on, a cell that calls inward fails once, with a plain m
   it("an enrichment provider (website_meta) pointed at the metadata address is refused", async () => {
     const t = await call<{ id: string }>("POST", "/api/tables", {
       key,
-      body: {
-        name: "ssrf-enrich",
-        columns: [
-          { id: "url", name: "url", type: "text" },
-          { id: "title", name: "title", type: "text" },
-        ],
-        groups: [
-          {
-            id: "g",
-            name: "G",
-            kind: "enrichment",
-            enrichmentId: "website_meta",
-            inputs: { url: "url" },
-            outputs: [{ columnId: "title", from: "title" }],
-          },
-        ],
-      },
+      // Group `g`: the one runRow reads.
+      body: websiteMetaTableBody("ssrf-enrich", { id: "g" }),
     });
     expect(t.status).toBe(201);
     const cell = await runRow(t.body.id, "http://169.254.169.254/latest/meta-data/");
