@@ -1,6 +1,6 @@
 /** Tables for engine tests, built through the API like a user would. */
 import { TableSchema } from "@/contracts/table";
-import { apiClient, call, dataOf } from "./api";
+import { type ApiResponse, apiClient, call, dataOf } from "./api";
 import { websiteMetaTableBody } from "./store-tables";
 
 /**
@@ -54,16 +54,82 @@ export async function waitTable(
     },
   });
   const id = dataOf(t).id;
-  const rowIds: string[] = [];
-  for (let i = 0; i < spec.rows; i += 1000) {
-    const batch = Array.from({ length: Math.min(1000, spec.rows - i) }, () => ({ data: {} }));
-    const ins = await api.POST("/api/tables/{id}/rows", {
-      params: { path: { id } },
-      body: { rows: batch },
-    });
-    rowIds.push(...dataOf(ins).rows.map((r) => r.id));
-  }
+  const rowIds = await addRows(
+    key,
+    id,
+    Array.from({ length: spec.rows }, () => ({})),
+  );
   return { id, rowIds };
+}
+
+/**
+ * A table whose one group `g` runs a new workflow of `blocks`: `outputs` maps each column
+ * (json, so that any block result fits) to the block path filling it, `columns` come
+ * first (data the group does not write), and `group` overrides the group's other fields
+ * (inputs, version, dependsOn, autoRun…). `rows` are inserted (default: one empty row).
+ */
+export async function workflowTable(
+  key: string,
+  spec: {
+    blocks: unknown[];
+    outputs: Record<string, string>;
+    columns?: { id: string; name: string; type: string }[];
+    group?: Record<string, unknown>;
+    rows?: Record<string, unknown>[];
+  },
+): Promise<{ tableId: string; workflowId: string; rowIds: string[] }> {
+  const wf = await call<{ id: string }>("POST", "/api/workflows", {
+    key,
+    body: { name: "one group", definition: { inputs: [], blocks: spec.blocks } },
+  });
+  const workflowId = created(wf).id;
+  const t = await call<{ id: string }>("POST", "/api/tables", {
+    key,
+    body: {
+      name: "one group",
+      columns: [
+        ...(spec.columns ?? []),
+        ...Object.keys(spec.outputs).map((id) => ({ id, name: id, type: "json" })),
+      ],
+      groups: [
+        {
+          id: "g",
+          name: "G",
+          kind: "workflow",
+          workflowId,
+          outputs: Object.entries(spec.outputs).map(([columnId, from]) => ({ columnId, from })),
+          ...spec.group,
+        },
+      ],
+    },
+  });
+  const tableId = created(t).id;
+  const rowIds = await addRows(key, tableId, spec.rows ?? [{}]);
+  return { tableId, workflowId, rowIds };
+}
+
+/** Inserts `rows` (each a row's data) a page of 1,000 at a time; their ids, in order. */
+async function addRows(
+  key: string,
+  tableId: string,
+  rows: Record<string, unknown>[],
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < rows.length; i += 1000) {
+    const ins = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${tableId}/rows`, {
+      key,
+      body: { rows: rows.slice(i, i + 1000).map((data) => ({ data })) },
+    });
+    ids.push(...created(ins).rows.map((r) => r.id));
+  }
+  return ids;
+}
+
+/** A create's answer; any other fails the test with the API's answer. */
+function created<T>(res: ApiResponse<T>): T {
+  if (res.status !== 201)
+    throw new Error(`${res.status} from the API: ${JSON.stringify(res.body)}`);
+  return res.body;
 }
 
 /**
@@ -86,16 +152,13 @@ export async function metaTable(
     key,
     body: websiteMetaTableBody(spec.name ?? "sites", spec.group),
   });
-  if (t.status !== 201) throw new Error(`${t.status} from the API: ${JSON.stringify(t.body)}`);
-  for (let i = 0; i < spec.rows; i += 1000) {
-    const rows = Array.from({ length: Math.min(1000, spec.rows - i) }, (_, k) => ({
-      data: { url: `${spec.siteUrl}${path}?i=${i + k}` },
-    }));
-    const ins = await call("POST", `/api/tables/${t.body.id}/rows`, { key, body: { rows } });
-    if (ins.status !== 201)
-      throw new Error(`${ins.status} from the API: ${JSON.stringify(ins.body)}`);
-  }
-  return t.body.id;
+  const tableId = created(t).id;
+  await addRows(
+    key,
+    tableId,
+    Array.from({ length: spec.rows }, (_, i) => ({ url: `${spec.siteUrl}${path}?i=${i}` })),
+  );
+  return tableId;
 }
 
 /**
@@ -137,14 +200,7 @@ export async function typedTable(
     },
   });
   const table = dataOf(t);
-  const ids: string[] = [];
-  for (let i = 0; i < rows.length; i += 1000) {
-    const ins = await api.POST("/api/tables/{id}/rows", {
-      params: { path: { id: table.id } },
-      body: { rows: rows.slice(i, i + 1000).map((data) => ({ data })) },
-    });
-    ids.push(...dataOf(ins).rows.map((r) => r.id));
-  }
+  const ids = await addRows(key, table.id, rows);
   return {
     tableId: table.id,
     ids,

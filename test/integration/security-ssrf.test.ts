@@ -31,6 +31,7 @@ import { useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 import { websiteMetaTableBody } from "../helpers/store-tables";
+import { workflowTable } from "../helpers/tables";
 
 const TRUSTED = new Set(["api.public.test", "cdn.public.test"]);
 const ANSWERS = new Map<string, LookupAddress[]>([
@@ -151,33 +152,14 @@ type CellRecord = { status: string; error: string | null; attempt: number };
 
 /** One table, one group running `blocks`, one row with `url`; returns the settled cell. */
 async function runCell(url: string, blocks: unknown[]): Promise<CellRecord> {
-  const wf = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
-    body: { name: "outbound", definition: { inputs: [], blocks } },
+  const { tableId } = await workflowTable(key, {
+    blocks,
+    outputs: { out: "call" },
+    columns: [{ id: "url", name: "url", type: "text" }],
+    group: { version: "live" },
+    rows: [],
   });
-  expect(wf.status).toBe(201);
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
-    body: {
-      name: "ssrf",
-      columns: [
-        { id: "url", name: "url", type: "text" },
-        { id: "out", name: "out", type: "json" },
-      ],
-      groups: [
-        {
-          id: "g",
-          name: "G",
-          kind: "workflow",
-          workflowId: wf.body.id,
-          version: "live",
-          outputs: [{ columnId: "out", from: "call" }],
-        },
-      ],
-    },
-  });
-  expect(t.status).toBe(201);
-  return runRow(t.body.id, url);
+  return runRow(tableId, url);
 }
 
 async function runRow(tableId: string, url: string): Promise<CellRecord> {
