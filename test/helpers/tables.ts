@@ -63,26 +63,30 @@ export async function waitTable(
 }
 
 /**
- * A table whose one group `g` runs a new workflow of `blocks`: `outputs` maps each column
- * (json, so that any block result fits) to the block path filling it, `columns` come
- * first (data the group does not write), and `group` overrides the group's other fields
- * (inputs, version, dependsOn, autoRun…). `rows` are inserted (default: one empty row).
+ * A table whose one group `g` runs a new workflow of `blocks` (or the workflow
+ * `workflowId`): `outputs` maps each column (json, so that any block result fits) to the
+ * block path filling it, `columns` come first (data the group does not write), and `group`
+ * overrides the group's other fields (inputs, version, dependsOn, autoRun…). `rows` are
+ * inserted (default: one empty row).
  */
 export async function workflowTable(
   key: string,
-  spec: {
-    blocks: unknown[];
+  spec: ({ blocks: unknown[] } | { workflowId: string }) & {
     outputs: Record<string, string>;
     columns?: { id: string; name: string; type: string }[];
     group?: Record<string, unknown>;
     rows?: Record<string, unknown>[];
   },
 ): Promise<{ tableId: string; workflowId: string; rowIds: string[] }> {
-  const wf = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
-    body: { name: "one group", definition: { inputs: [], blocks: spec.blocks } },
-  });
-  const workflowId = created(wf).id;
+  const workflowId =
+    "workflowId" in spec
+      ? spec.workflowId
+      : created(
+          await call<{ id: string }>("POST", "/api/workflows", {
+            key,
+            body: { name: "one group", definition: { inputs: [], blocks: spec.blocks } },
+          }),
+        ).id;
   const t = await call<{ id: string }>("POST", "/api/tables", {
     key,
     body: {
