@@ -63,15 +63,16 @@ export async function waitTable(
 }
 
 /**
- * A table whose one group `g` runs a new workflow of `blocks` (or the workflow
- * `workflowId`): `outputs` maps each column (json, so that any block result fits) to the
- * block path filling it, `columns` come first (data the group does not write), and `group`
- * overrides the group's other fields (inputs, version, dependsOn, autoRun…). `rows` are
- * inserted (default: one empty row).
+ * A table whose one group `g` runs `workflow` (an id, or the definition of a new one):
+ * `outputs` maps each column to the block path filling it, json unless `columns` types
+ * it; `columns` come first and also hold the data the group reads. `group` overrides the
+ * group's other fields (inputs, version, dependsOn, autoRun…). `rows` are inserted
+ * (default: one empty row).
  */
 export async function workflowTable(
   key: string,
-  spec: ({ blocks: unknown[] } | { workflowId: string }) & {
+  spec: {
+    workflow: string | { inputs?: unknown[]; blocks: unknown[] };
     outputs: Record<string, string>;
     columns?: { id: string; name: string; type: string }[];
     group?: Record<string, unknown>;
@@ -79,21 +80,25 @@ export async function workflowTable(
   },
 ): Promise<{ tableId: string; workflowId: string; rowIds: string[] }> {
   const workflowId =
-    "workflowId" in spec
-      ? spec.workflowId
+    typeof spec.workflow === "string"
+      ? spec.workflow
       : created(
           await call<{ id: string }>("POST", "/api/workflows", {
             key,
-            body: { name: "one group", definition: { inputs: [], blocks: spec.blocks } },
+            body: { name: "one group", definition: spec.workflow },
           }),
         ).id;
+  const columns = spec.columns ?? [];
+  const typed = new Set(columns.map((c) => c.id));
   const t = await call<{ id: string }>("POST", "/api/tables", {
     key,
     body: {
       name: "one group",
       columns: [
-        ...(spec.columns ?? []),
-        ...Object.keys(spec.outputs).map((id) => ({ id, name: id, type: "json" })),
+        ...columns,
+        ...Object.keys(spec.outputs)
+          .filter((id) => !typed.has(id))
+          .map((id) => ({ id, name: id, type: "json" })),
       ],
       groups: [
         {

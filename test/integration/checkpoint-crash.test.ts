@@ -55,7 +55,11 @@ it("a crash after block 2 of 4 resumes at block 3; block 2's endpoint saw one re
     },
   ];
   const linked = all.map((b, i) => (i < all.length - 1 ? { ...b, next: all[i + 1]?.id } : b));
-  const { tableId } = await workflowTable(key, { blocks: linked, outputs: { sum: "four" } });
+  const { tableId } = await workflowTable(key, {
+    workflow: { inputs: [], blocks: linked },
+    outputs: { sum: "four" },
+    columns: [{ id: "sum", name: "Sum", type: "number" }],
+  });
 
   const victim = await spawnWorker(url, 2);
   await call("POST", `/api/tables/${tableId}/runs`, { key, body: { mode: "all" } });

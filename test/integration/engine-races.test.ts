@@ -199,11 +199,14 @@ describe("deadlocks", () => {
 describe("resume", () => {
   it("a resumed cell leaves its run: the run's window neither counts nor waits for it", async () => {
     const { tableId, rowIds } = await workflowTable(key, {
-      blocks: [
-        { id: "ask", type: "approval", prompt: "OK?", next: "out" },
-        { id: "out", type: "transform", expression: "'ok'" },
-      ],
+      workflow: {
+        blocks: [
+          { id: "ask", type: "approval", prompt: "OK?", next: "out" },
+          { id: "out", type: "transform", expression: "'ok'" },
+        ],
+      },
       outputs: { a: "out" },
+      columns: [{ id: "a", name: "A", type: "text" }],
       rows: [{}, {}],
     });
     const [r1, r2] = rowIds as [string, string];

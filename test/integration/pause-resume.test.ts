@@ -163,10 +163,12 @@ describe("pause and resume", () => {
 
   it("a long wait that is due resumes by itself (the re-drive, when its delayed carrier is lost)", async () => {
     const { tableId, rowIds } = await workflowTable(key, {
-      blocks: [
-        { id: "nap", type: "wait", ms: 3_600_000, next: "out" },
-        { id: "out", type: "transform", expression: "blocks.nap.waitedMs" },
-      ],
+      workflow: {
+        blocks: [
+          { id: "nap", type: "wait", ms: 3_600_000, next: "out" },
+          { id: "out", type: "transform", expression: "blocks.nap.waitedMs" },
+        ],
+      },
       outputs: { a: "out" },
       group: { id: "g1" },
     });

@@ -31,7 +31,7 @@ async function twoCallTable(prefix: string): Promise<{ tableId: string; rowId: s
   const call1 = { id: "one", type: "http", method: "POST", url: `${ep.url}/${prefix}-one` };
   const call2 = { id: "two", type: "http", method: "POST", url: `${ep.url}/${prefix}-two` };
   const { tableId, rowIds } = await workflowTable(key, {
-    blocks: [{ ...call1, next: "two" }, call2],
+    workflow: { inputs: [], blocks: [{ ...call1, next: "two" }, call2] },
     outputs: { first: "one.body", second: "two.body" },
   });
   return { tableId, rowId: rowIds[0] ?? "" };

@@ -367,13 +367,16 @@ describe("a secret echoed back by a server leaves the run nowhere", () => {
 describe("a runaway expression fails its cell with a plain message", () => {
   it("endless recursion in a transform is stopped by the time limit and the cell says so", async () => {
     const { tableId, rowIds } = await workflowTable(key, {
-      blocks: [
-        {
-          id: "loop",
-          type: "transform",
-          expression: "($f := function($n){ $f($n + 1) }; $f(0))",
-        },
-      ],
+      workflow: {
+        inputs: [],
+        blocks: [
+          {
+            id: "loop",
+            type: "transform",
+            expression: "($f := function($n){ $f($n + 1) }; $f(0))",
+          },
+        ],
+      },
       outputs: { out: "loop" },
     });
     const id = rowIds[0] as string;

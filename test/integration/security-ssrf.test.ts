@@ -153,7 +153,7 @@ type CellRecord = { status: string; error: string | null; attempt: number };
 /** One table, one group running `blocks`, one row with `url`; returns the settled cell. */
 async function runCell(url: string, blocks: unknown[]): Promise<CellRecord> {
   const { tableId } = await workflowTable(key, {
-    blocks,
+    workflow: { inputs: [], blocks },
     outputs: { out: "call" },
     columns: [{ id: "url", name: "url", type: "text" }],
     group: { version: "live" },

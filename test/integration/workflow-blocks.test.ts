@@ -42,7 +42,7 @@ async function runOne(
 ): Promise<{ tableId: string; row: Row }> {
   const outputs = opts.outputs ?? [{ columnId: "out", from }];
   const { tableId, rowIds } = await workflowTable(key, {
-    workflowId,
+    workflow: workflowId,
     outputs: Object.fromEntries(outputs.map((o) => [o.columnId, o.from])),
     group: { version: opts.version ?? "live" },
   });
