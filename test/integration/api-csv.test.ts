@@ -4,7 +4,7 @@ import { call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
 import { dbFingerprint } from "../helpers/fingerprint";
-import { newWorkspace } from "../helpers/fixtures";
+import { newWorkspace, upperDefinition } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 import { strictCsv } from "../helpers/strict-csv";
 import { workflowTable } from "../helpers/tables";
@@ -326,10 +326,7 @@ describe("CSV import", () => {
 
   it("imported rows auto-run like rows from POST /rows", async () => {
     const { tableId: t } = await workflowTable(key, {
-      workflow: {
-        inputs: [{ name: "v", type: "text", required: true }],
-        blocks: [{ id: "out", type: "transform", expression: "$uppercase(inputs.v)" }],
-      },
+      workflow: upperDefinition,
       outputs: { up: "out" },
       columns: [
         { id: "v", name: "V", type: "text" },

@@ -14,7 +14,7 @@ import { pruneHookDeliveries } from "@/store/hook-deliveries/prune";
 import { type ApiResponse, call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
-import { newWorkspace } from "../helpers/fixtures";
+import { newWorkspace, upperDefinition } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 import { workflowTable } from "../helpers/tables";
 
@@ -38,10 +38,7 @@ beforeAll(async () => {
   await useWorker(url);
   key = (await newWorkspace()).key;
   ({ tableId } = await workflowTable(key, {
-    workflow: {
-      inputs: [{ name: "v", type: "text", required: true }],
-      blocks: [{ id: "out", type: "transform", expression: "$uppercase(inputs.v)" }],
-    },
+    workflow: upperDefinition,
     outputs: { up: "out" },
     columns: [
       { id: "v", name: "V", type: "text" },
