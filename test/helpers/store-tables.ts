@@ -1,6 +1,8 @@
 /**
- * Tables written straight through the store, for the harnesses that run without the API
- * (bench, chaos): the same shapes the API tests build through `tables.ts`.
+ * Tables written straight through the store, for the harnesses and tests that run without
+ * the API (bench, chaos, store-level tests), and the create-table bodies of the
+ * one-enrichment-group shapes, which the API tests post (directly or through `tables.ts`):
+ * one definition of each shape for both.
  */
 import type { Db } from "@db/client";
 import { TableSchema } from "@/contracts/table";
