@@ -14,8 +14,9 @@ import { pruneHookDeliveries } from "@/store/hook-deliveries/prune";
 import { type ApiResponse, call } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
-import { newWorkspace } from "../helpers/fixtures";
+import { newWorkspace, upperDefinition } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { workflowTable } from "../helpers/tables";
 
 // Routes read the key per request; a key of this file's own.
 const SERVER_KEY = randomBytes(32).toString("base64");
@@ -36,40 +37,16 @@ beforeAll(async () => {
   const { url } = await useTestDatabase();
   await useWorker(url);
   key = (await newWorkspace()).key;
-  const wf = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
-    body: {
-      name: "upper",
-      definition: {
-        inputs: [{ name: "v", type: "text", required: true }],
-        blocks: [{ id: "out", type: "transform", expression: "$uppercase(inputs.v)" }],
-      },
-    },
-  });
-  const table = await call<{ id: string }>("POST", "/api/tables", {
-    key,
-    body: {
-      name: "hooked",
-      columns: [
-        { id: "v", name: "V", type: "text" },
-        { id: "up", name: "Up", type: "text" },
-      ],
-      groups: [
-        {
-          id: "upper",
-          name: "Upper",
-          kind: "workflow",
-          workflowId: wf.body.id,
-          inputs: { v: "v" },
-          outputs: [{ columnId: "up", from: "out" }],
-          dependsOn: ["v"],
-          autoRun: true,
-        },
-      ],
-    },
-  });
-  expect(table.status).toBe(201);
-  tableId = table.body.id;
+  ({ tableId } = await workflowTable(key, {
+    workflow: upperDefinition,
+    outputs: { up: "out" },
+    columns: [
+      { id: "v", name: "V", type: "text" },
+      { id: "up", name: "Up", type: "text" },
+    ],
+    group: { id: "upper", name: "Upper", inputs: { v: "v" }, dependsOn: ["v"], autoRun: true },
+    rows: [],
+  }));
 });
 
 const now = () => Math.floor(Date.now() / 1000);

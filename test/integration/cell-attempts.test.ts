@@ -31,6 +31,7 @@ import { call } from "../helpers/api";
 import { completeCell } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
+import { enrichmentTableBody } from "../helpers/store-tables";
 
 let key: string;
 let tableId: string;
@@ -40,22 +41,12 @@ beforeAll(async () => {
   await useTestDatabase();
   const ws = await newWorkspace();
   key = ws.key;
-  const schema = TableSchema.parse({
-    columns: [
-      { id: "email", name: "Email", type: "text" },
-      { id: "out", name: "Out", type: "text" },
-    ],
-    groups: [
-      {
-        id: "g",
-        name: "G",
-        kind: "enrichment",
-        enrichmentId: "email_domain",
-        inputs: { email: "email" },
-        outputs: [{ columnId: "out", from: "domain" }],
-      },
-    ],
+  const { columns, groups } = enrichmentTableBody("attempts", {
+    enrichmentId: "email_domain",
+    inputs: { email: "email" },
+    outputs: { out: "domain" },
   });
+  const schema = TableSchema.parse({ columns, groups });
   tableId = (await createTable(db(), ws.id, { name: "attempts", schema })).id;
 });
 

@@ -17,6 +17,7 @@ import { delay, type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { cellCounts, useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { workflowTable } from "../helpers/tables";
 import { spawnWorker } from "../helpers/workers";
 
 let key: string;
@@ -54,30 +55,14 @@ it("a crash after block 2 of 4 resumes at block 3; block 2's endpoint saw one re
     },
   ];
   const linked = all.map((b, i) => (i < all.length - 1 ? { ...b, next: all[i + 1]?.id } : b));
-  const wf = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
-    body: { name: "four steps", definition: { inputs: [], blocks: linked } },
+  const { tableId } = await workflowTable(key, {
+    workflow: { inputs: [], blocks: linked },
+    outputs: { sum: "four" },
+    columns: [{ id: "sum", name: "Sum", type: "number" }],
   });
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
-    body: {
-      name: "crash",
-      columns: [{ id: "sum", name: "Sum", type: "number" }],
-      groups: [
-        {
-          id: "g",
-          name: "G",
-          kind: "workflow",
-          workflowId: wf.body.id,
-          outputs: [{ columnId: "sum", from: "four" }],
-        },
-      ],
-    },
-  });
-  await call("POST", `/api/tables/${t.body.id}/rows`, { key, body: { rows: [{ data: {} }] } });
 
   const victim = await spawnWorker(url, 2);
-  await call("POST", `/api/tables/${t.body.id}/runs`, { key, body: { mode: "all" } });
+  await call("POST", `/api/tables/${tableId}/runs`, { key, body: { mode: "all" } });
   expect(await waitFor(() => ep.hitsOf("/three").length === 1, 30_000)).toBe(true);
   await victim.kill("SIGKILL");
 
@@ -94,9 +79,7 @@ it("a crash after block 2 of 4 resumes at block 3; block 2's endpoint saw one re
     await machine.database.close();
   }
   await useWorker(url, 2);
-  expect(await waitFor(async () => (await cellCounts(t.body.id)).completed === 1, 30_000)).toBe(
-    true,
-  );
+  expect(await waitFor(async () => (await cellCounts(tableId)).completed === 1, 30_000)).toBe(true);
   expect(ep.hitsOf("/one")).toHaveLength(1);
   expect(ep.hitsOf("/two")).toHaveLength(1);
   expect(ep.hitsOf("/three")).toHaveLength(2);
@@ -105,7 +88,7 @@ it("a crash after block 2 of 4 resumes at block 3; block 2's endpoint saw one re
   expect(keys[0]).toBe(keys[1]);
   const [row] = await queryRows<{ data: Record<string, unknown> }>(
     getDatabase().db,
-    sql`select data from rows where table_id = ${t.body.id}`,
+    sql`select data from rows where table_id = ${tableId}`,
   );
   expect(row?.data.sum).toBe(6);
 }, 120_000);

@@ -15,7 +15,7 @@ import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
-import { websiteMetaTableBody } from "../helpers/store-tables";
+import { metaTable } from "../helpers/tables";
 
 const db = () => getDatabase().db;
 let ep: Endpoint;
@@ -34,36 +34,27 @@ it("credits used up mid-run: one limit event, a halted run, nothing queued, an e
     sql`update workspaces set plan = 'free', credits_used = ${cap - 5},
                credits_month = date_trunc('month', now() at time zone 'utc')::date where id = ${ws.id}`,
   );
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key: ws.key,
-    body: websiteMetaTableBody("sites"),
-  });
   ep.on("/page", async () => ({
     status: 200,
     body: "<html><head><title>Hello</title></head></html>",
     headers: { "content-type": "text/html" },
   }));
-  await call("POST", `/api/tables/${t.body.id}/rows`, {
-    key: ws.key,
-    body: {
-      rows: Array.from({ length: 30 }, (_, i) => ({ data: { url: `${ep.url}/page?i=${i}` } })),
-    },
-  });
-  const run = await call<{ dispatchId: string }>("POST", `/api/tables/${t.body.id}/runs`, {
+  const tableId = await metaTable(ws.key, { siteUrl: ep.url, path: "/page", rows: 30 });
+  const run = await call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
     key: ws.key,
     body: { mode: "all", window: 10 },
   });
-  expect(await waitForDispatch(ws.key, t.body.id, run.body.dispatchId)).toBe("halted");
+  expect(await waitForDispatch(ws.key, tableId, run.body.dispatchId)).toBe("halted");
   const [limits] = await queryRows<{ n: number }>(
     db(),
-    sql`select count(*)::int as n from events where table_id = ${t.body.id} and kind = 'limit'`,
+    sql`select count(*)::int as n from events where table_id = ${tableId} and kind = 'limit'`,
   );
   expect(limits?.n).toBe(1);
   // The admitted attempts finish on their own after the halt.
-  expect(
-    await waitFor(async () => ((await cellCounts(t.body.id)).running ?? 0) === 0, 20_000),
-  ).toBe(true);
-  const counts = await cellCounts(t.body.id);
+  expect(await waitFor(async () => ((await cellCounts(tableId)).running ?? 0) === 0, 20_000)).toBe(
+    true,
+  );
+  const counts = await cellCounts(tableId);
   expect(counts.queued ?? 0).toBe(0);
   expect(counts.running ?? 0).toBe(0);
   expect(counts.completed).toBe(5);

@@ -31,7 +31,7 @@ import { engineDeps } from "../helpers/engine";
 import { everyPoint, RecordingBackend, taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
-import { waitTable } from "../helpers/tables";
+import { waitTable, workflowTable } from "../helpers/tables";
 
 let key: string;
 let url: string;
@@ -215,42 +215,21 @@ describe("deadlocks", () => {
 
 describe("resume", () => {
   it("a resumed cell leaves its run: the run's window neither counts nor waits for it", async () => {
-    const wf = await call<{ id: string }>("POST", "/api/workflows", {
-      key,
-      body: {
-        name: "ask",
-        definition: {
-          blocks: [
-            { id: "ask", type: "approval", prompt: "OK?", next: "out" },
-            { id: "out", type: "transform", expression: "'ok'" },
-          ],
-        },
-      },
-    });
-    const t = await call<{ id: string }>("POST", "/api/tables", {
-      key,
-      body: {
-        name: "approvals",
-        columns: [{ id: "a", name: "A", type: "text" }],
-        groups: [
-          {
-            id: "g",
-            name: "G",
-            kind: "workflow",
-            workflowId: wf.body.id,
-            outputs: [{ columnId: "a", from: "out" }],
-          },
+    const { tableId, rowIds } = await workflowTable(key, {
+      workflow: {
+        blocks: [
+          { id: "ask", type: "approval", prompt: "OK?", next: "out" },
+          { id: "out", type: "transform", expression: "'ok'" },
         ],
       },
+      outputs: { a: "out" },
+      columns: [{ id: "a", name: "A", type: "text" }],
+      rows: [{}, {}],
     });
-    const ins = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-      key,
-      body: { rows: [{ data: {} }, { data: {} }] },
-    });
-    const [r1, r2] = ins.body.rows.map((r) => r.id) as [string, string];
+    const [r1, r2] = rowIds as [string, string];
     const backend = new RecordingBackend();
     const run = await startRun(db(), backend, {
-      tableId: t.body.id,
+      tableId,
       groupIds: ["g"],
       mode: "all",
       rowIds: null,
@@ -259,15 +238,11 @@ describe("resume", () => {
     });
     const deps = engineDeps({ backend, chain: false });
     // r1 pauses; the window slides on to r2, which is in flight now.
-    await runCarrier(
-      deps,
-      { tableId: t.body.id, rowId: r1, dispatchId: run.dispatchId },
-      taskContext(),
-    );
+    await runCarrier(deps, { tableId, rowId: r1, dispatchId: run.dispatchId }, taskContext());
     expect((await cell(r1, "g"))?.status).toBe("paused");
     expect(backend.carriersFor(r2)).toBe(1);
     const e1 = (await cell(r1, "g"))?.execution_id as string;
-    const resumed = await call("POST", `/api/tables/${t.body.id}/rows/${r1}/cells/g/resume`, {
+    const resumed = await call("POST", `/api/tables/${tableId}/rows/${r1}/cells/g/resume`, {
       key,
       body: { executionId: e1, data: { ok: true } },
     });

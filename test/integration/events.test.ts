@@ -10,6 +10,7 @@ import { useTestDatabase } from "../helpers/db";
 import { useWorker, waitForDispatch } from "../helpers/engine";
 import { classifyDefinition, newWorkspace } from "../helpers/fixtures";
 import { openEvents } from "../helpers/sse";
+import { workflowTable } from "../helpers/tables";
 
 let key: string;
 let tableId: string;
@@ -19,35 +20,16 @@ beforeAll(async () => {
   const { url } = await useTestDatabase();
   await useWorker(url);
   key = (await newWorkspace()).key;
-  const wf = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
-    body: { name: "C", definition: classifyDefinition },
-  });
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
-    body: {
-      name: "events",
-      columns: [
-        { id: "n", name: "N", type: "number" },
-        { id: "size", name: "Size", type: "text" },
-      ],
-      groups: [
-        {
-          id: "classify",
-          name: "C",
-          kind: "workflow",
-          workflowId: wf.body.id,
-          inputs: { n: "n" },
-          outputs: [{ columnId: "size", from: "result" }],
-        },
-      ],
-    },
-  });
-  tableId = t.body.id;
-  await call("POST", `/api/tables/${tableId}/rows`, {
-    key,
-    body: { rows: Array.from({ length: 10 }, (_, i) => ({ data: { n: i } })) },
-  });
+  ({ tableId } = await workflowTable(key, {
+    workflow: classifyDefinition,
+    outputs: { size: "result" },
+    columns: [
+      { id: "n", name: "N", type: "number" },
+      { id: "size", name: "Size", type: "text" },
+    ],
+    group: { id: "classify", name: "C", inputs: { n: "n" } },
+    rows: Array.from({ length: 10 }, (_, i) => ({ n: i })),
+  }));
 });
 afterAll(() => closeEventHub());
 

@@ -18,6 +18,7 @@ import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { workflowTable } from "../helpers/tables";
 
 let key: string;
 let url: string;
@@ -161,33 +162,19 @@ describe("pause and resume", () => {
   });
 
   it("a long wait that is due resumes by itself (the re-drive, when its delayed carrier is lost)", async () => {
-    const wf = await workflow([
-      { id: "nap", type: "wait", ms: 3_600_000, next: "out" },
-      { id: "out", type: "transform", expression: "blocks.nap.waitedMs" },
-    ]);
-    const t = await call<{ id: string }>("POST", "/api/tables", {
-      key,
-      body: {
-        name: "naps",
-        columns: [{ id: "a", name: "A", type: "json" }],
-        groups: [
-          {
-            id: "g1",
-            name: "Nap",
-            kind: "workflow",
-            workflowId: wf,
-            outputs: [{ columnId: "a", from: "out" }],
-          },
+    const { tableId, rowIds } = await workflowTable(key, {
+      workflow: {
+        blocks: [
+          { id: "nap", type: "wait", ms: 3_600_000, next: "out" },
+          { id: "out", type: "transform", expression: "blocks.nap.waitedMs" },
         ],
       },
+      outputs: { a: "out" },
+      group: { id: "g1" },
     });
-    const rows = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-      key,
-      body: { rows: [{ data: {} }] },
-    });
-    const rowId = rows.body.rows[0]?.id as string;
-    await call("POST", `/api/tables/${t.body.id}/runs`, { key, body: { mode: "all" } });
-    await waitCell(t.body.id, rowId, "g1", "paused");
+    const rowId = rowIds[0] as string;
+    await call("POST", `/api/tables/${tableId}/runs`, { key, body: { mode: "all" } });
+    await waitCell(tableId, rowId, "g1", "paused");
     // An hour is long: lose its delayed carrier and make it due now.
     await db().execute(sql`delete from graphile_worker._private_jobs`);
     await db().execute(
@@ -205,7 +192,7 @@ describe("pause and resume", () => {
       await machine.backend.close();
       await machine.database.close();
     }
-    const done = await waitCell(t.body.id, rowId, "g1", "completed");
+    const done = await waitCell(tableId, rowId, "g1", "completed");
     expect(done.data.a).toBe(3_600_000);
   });
 });

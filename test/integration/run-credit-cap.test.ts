@@ -17,6 +17,7 @@ import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 import { websiteMetaTableBody } from "../helpers/store-tables";
+import { metaTable } from "../helpers/tables";
 
 const db = () => getDatabase().db;
 let ep: Endpoint;
@@ -42,21 +43,6 @@ beforeAll(async () => {
 });
 afterAll(() => ep.close());
 
-/** A website_meta table with `rows` rows whose URLs (each its own: no cache hit) are under `path`. */
-async function metaTable(key: string, path: string, rows: number): Promise<string> {
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
-    body: websiteMetaTableBody(path),
-  });
-  await call("POST", `/api/tables/${t.body.id}/rows`, {
-    key,
-    body: {
-      rows: Array.from({ length: rows }, (_, i) => ({ data: { url: `${ep.url}${path}?i=${i}` } })),
-    },
-  });
-  return t.body.id;
-}
-
 const limitEvents = (tableId: string) =>
   queryRows<{ data: Record<string, unknown> }>(
     db(),
@@ -79,7 +65,7 @@ const settled = async (tableId: string) =>
 
 it("maxCredits below what the run needs: exactly that many charged, halted as run_credit_cap, the rest un-run", async () => {
   const ws = await newWorkspace("capped");
-  const tableId = await metaTable(ws.key, "/capped", 12);
+  const tableId = await metaTable(ws.key, { siteUrl: ep.url, path: "/capped", rows: 12 });
   for (const maxCredits of [0, -1, 1.5, "3"]) {
     const refused = await call("POST", `/api/tables/${tableId}/runs`, {
       key: ws.key,
@@ -120,7 +106,7 @@ it("maxCredits below what the run needs: exactly that many charged, halted as ru
 
 it("maxCredits at least what the run needs: the run completes, nothing halted", async () => {
   const ws = await newWorkspace("enough");
-  const tableId = await metaTable(ws.key, "/enough", 4);
+  const tableId = await metaTable(ws.key, { siteUrl: ep.url, path: "/enough", rows: 4 });
   const run = await call<{ dispatchId: string }>("POST", `/api/tables/${tableId}/runs`, {
     key: ws.key,
     body: { mode: "all", maxCredits: 4 },

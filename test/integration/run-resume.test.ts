@@ -13,6 +13,7 @@ import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { useWorker, waitForDispatch } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
+import { workflowTable } from "../helpers/tables";
 
 let key: string;
 let ep: Endpoint;
@@ -29,37 +30,11 @@ afterAll(() => ep.close());
 async function twoCallTable(prefix: string): Promise<{ tableId: string; rowId: string }> {
   const call1 = { id: "one", type: "http", method: "POST", url: `${ep.url}/${prefix}-one` };
   const call2 = { id: "two", type: "http", method: "POST", url: `${ep.url}/${prefix}-two` };
-  const wf = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
-    body: { name: prefix, definition: { inputs: [], blocks: [{ ...call1, next: "two" }, call2] } },
+  const { tableId, rowIds } = await workflowTable(key, {
+    workflow: { inputs: [], blocks: [{ ...call1, next: "two" }, call2] },
+    outputs: { first: "one.body", second: "two.body" },
   });
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
-    body: {
-      name: prefix,
-      columns: [
-        { id: "first", name: "First", type: "json" },
-        { id: "second", name: "Second", type: "json" },
-      ],
-      groups: [
-        {
-          id: "g",
-          name: "G",
-          kind: "workflow",
-          workflowId: wf.body.id,
-          outputs: [
-            { columnId: "first", from: "one.body" },
-            { columnId: "second", from: "two.body" },
-          ],
-        },
-      ],
-    },
-  });
-  const rows = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-    key,
-    body: { rows: [{ data: {} }] },
-  });
-  return { tableId: t.body.id, rowId: rows.body.rows[0]?.id ?? "" };
+  return { tableId, rowId: rowIds[0] ?? "" };
 }
 
 async function runAndWait(tableId: string, body: Record<string, unknown>): Promise<void> {

@@ -22,6 +22,7 @@ import { useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 import { openEvents } from "../helpers/sse";
+import { workflowTable } from "../helpers/tables";
 
 // Random hex first, so any 8 characters of its start are found only where it leaked;
 // then characters that URL-encoding and JSON-escaping both change.
@@ -365,39 +366,24 @@ describe("a secret echoed back by a server leaves the run nowhere", () => {
 
 describe("a runaway expression fails its cell with a plain message", () => {
   it("endless recursion in a transform is stopped by the time limit and the cell says so", async () => {
-    const wf = await workflow("runaway", [
-      {
-        id: "loop",
-        type: "transform",
-        expression: "($f := function($n){ $f($n + 1) }; $f(0))",
-      },
-    ]);
-    const t = await call<{ id: string }>("POST", "/api/tables", {
-      key,
-      body: {
-        name: "runaway",
-        columns: [{ id: "out", name: "out", type: "json" }],
-        groups: [
+    const { tableId, rowIds } = await workflowTable(key, {
+      workflow: {
+        inputs: [],
+        blocks: [
           {
-            id: "g",
-            name: "g",
-            kind: "workflow",
-            workflowId: wf,
-            outputs: [{ columnId: "out", from: "loop" }],
+            id: "loop",
+            type: "transform",
+            expression: "($f := function($n){ $f($n + 1) }; $f(0))",
           },
         ],
       },
+      outputs: { out: "loop" },
     });
-    expect(t.status).toBe(201);
-    const rows = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-      key,
-      body: { rows: [{ data: {} }] },
-    });
-    const id = rows.body.rows[0]?.id as string;
-    await call("POST", `/api/tables/${t.body.id}/runs`, { key, body: { mode: "all" } });
+    const id = rowIds[0] as string;
+    await call("POST", `/api/tables/${tableId}/runs`, { key, body: { mode: "all" } });
     let row: Row | undefined;
     const done = await waitFor(async () => {
-      row = (await call<Row>("GET", `/api/tables/${t.body.id}/rows/${id}`, { key })).body;
+      row = (await call<Row>("GET", `/api/tables/${tableId}/rows/${id}`, { key })).body;
       return ["completed", "error"].includes(row.cells.g?.status ?? "");
     }, 60_000);
     expect(done).toBe(true);

@@ -30,6 +30,8 @@ import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { websiteMetaTableBody } from "../helpers/store-tables";
+import { workflowTable } from "../helpers/tables";
 
 const TRUSTED = new Set(["api.public.test", "cdn.public.test"]);
 const ANSWERS = new Map<string, LookupAddress[]>([
@@ -150,33 +152,14 @@ type CellRecord = { status: string; error: string | null; attempt: number };
 
 /** One table, one group running `blocks`, one row with `url`; returns the settled cell. */
 async function runCell(url: string, blocks: unknown[]): Promise<CellRecord> {
-  const wf = await call<{ id: string }>("POST", "/api/workflows", {
-    key,
-    body: { name: "outbound", definition: { inputs: [], blocks } },
+  const { tableId } = await workflowTable(key, {
+    workflow: { inputs: [], blocks },
+    outputs: { out: "call" },
+    columns: [{ id: "url", name: "url", type: "text" }],
+    group: { version: "live" },
+    rows: [],
   });
-  expect(wf.status).toBe(201);
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
-    body: {
-      name: "ssrf",
-      columns: [
-        { id: "url", name: "url", type: "text" },
-        { id: "out", name: "out", type: "json" },
-      ],
-      groups: [
-        {
-          id: "g",
-          name: "G",
-          kind: "workflow",
-          workflowId: wf.body.id,
-          version: "live",
-          outputs: [{ columnId: "out", from: "call" }],
-        },
-      ],
-    },
-  });
-  expect(t.status).toBe(201);
-  return runRow(t.body.id, url);
+  return runRow(tableId, url);
 }
 
 async function runRow(tableId: string, url: string): Promise<CellRecord> {
@@ -328,23 +311,8 @@ describe("with the guard on, a cell that calls inward fails once, with a plain m
   it("an enrichment provider (website_meta) pointed at the metadata address is refused", async () => {
     const t = await call<{ id: string }>("POST", "/api/tables", {
       key,
-      body: {
-        name: "ssrf-enrich",
-        columns: [
-          { id: "url", name: "url", type: "text" },
-          { id: "title", name: "title", type: "text" },
-        ],
-        groups: [
-          {
-            id: "g",
-            name: "G",
-            kind: "enrichment",
-            enrichmentId: "website_meta",
-            inputs: { url: "url" },
-            outputs: [{ columnId: "title", from: "title" }],
-          },
-        ],
-      },
+      // Group `g`: the one runRow reads.
+      body: websiteMetaTableBody("ssrf-enrich", { id: "g" }),
     });
     expect(t.status).toBe(201);
     const cell = await runRow(t.body.id, "http://169.254.169.254/latest/meta-data/");

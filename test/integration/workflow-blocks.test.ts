@@ -16,6 +16,7 @@ import { delay, type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { workflowTable } from "../helpers/tables";
 
 let key: string;
 let ep: Endpoint;
@@ -40,36 +41,20 @@ async function runOne(
   opts: { version?: "live" | "deployed"; outputs?: { columnId: string; from: string }[] } = {},
 ): Promise<{ tableId: string; row: Row }> {
   const outputs = opts.outputs ?? [{ columnId: "out", from }];
-  const t = await call<{ id: string }>("POST", "/api/tables", {
-    key,
-    body: {
-      name: "blocks",
-      columns: outputs.map((o) => ({ id: o.columnId, name: o.columnId, type: "json" })),
-      groups: [
-        {
-          id: "g",
-          name: "G",
-          kind: "workflow",
-          workflowId,
-          version: opts.version ?? "live",
-          outputs,
-        },
-      ],
-    },
+  const { tableId, rowIds } = await workflowTable(key, {
+    workflow: workflowId,
+    outputs: Object.fromEntries(outputs.map((o) => [o.columnId, o.from])),
+    group: { version: opts.version ?? "live" },
   });
-  const rows = await call<{ rows: { id: string }[] }>("POST", `/api/tables/${t.body.id}/rows`, {
-    key,
-    body: { rows: [{ data: {} }] },
-  });
-  const rowId = rows.body.rows[0]?.id as string;
-  await call("POST", `/api/tables/${t.body.id}/runs`, { key, body: { mode: "all" } });
+  const rowId = rowIds[0] as string;
+  await call("POST", `/api/tables/${tableId}/runs`, { key, body: { mode: "all" } });
   let row: Row | undefined;
   const settled = await waitFor(async () => {
-    row = (await call<Row>("GET", `/api/tables/${t.body.id}/rows/${rowId}`, { key })).body;
+    row = (await call<Row>("GET", `/api/tables/${tableId}/rows/${rowId}`, { key })).body;
     return ["completed", "error", "cancelled"].includes(row.cells.g?.status ?? "");
   }, 60_000);
   if (!settled) throw new Error(`cell never settled: ${JSON.stringify(row)}`);
-  return { tableId: t.body.id, row: row as Row };
+  return { tableId, row: row as Row };
 }
 
 beforeAll(async () => {
