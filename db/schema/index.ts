@@ -1,6 +1,7 @@
 export * from "./cell-attempts";
 export * from "./cells";
 export * from "./dispatches";
+export * from "./enrichment-cache";
 export * from "./enums";
 export * from "./events";
 export * from "./executions";

@@ -1132,6 +1132,7 @@ export interface components {
                 groupId: string;
                 cells: number;
                 credits: number;
+                cached: number;
             }[];
         };
         UnknownCredits: {

@@ -77,6 +77,8 @@ export interface AttemptInput {
   limiter: RateLimiter;
   /** Refuse paid calls unless the rate limiter is shared across processes (trigger.dev). */
   requireSharedLimiter?: boolean;
+  /** Reuse paid enrichments' answers this young (0: the cache is off). */
+  enrichmentCacheTtlMs: number;
 }
 
 /**
@@ -212,7 +214,11 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
       dispatchId: a.dispatchId,
     },
     (halt) => controller.abort(halt),
-    { requireSharedLimiter: a.requireSharedLimiter ?? false },
+    {
+      requireSharedLimiter: a.requireSharedLimiter ?? false,
+      cacheTtlMs: a.enrichmentCacheTtlMs,
+      onCacheError: (err) => log.warn({ err }, "the enrichment cache could not be written"),
+    },
   );
   try {
     if (controller.signal.aborted) throw controller.signal.reason;

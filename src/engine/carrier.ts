@@ -49,6 +49,8 @@ export interface EngineDeps {
   log: Logger;
   /** The process's rate limiter, in front of every paid provider call (src/runtime/engine.ts). */
   limiter: RateLimiter;
+  /** Reuse paid enrichments' answers this young (CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS; 0: off). */
+  enrichmentCacheTtlMs: number;
   /**
    * Take a row the window just handed out in this job instead of queueing it (default
    * true). Off on trigger.dev, where a run is one row: its tags, metadata and cancel
@@ -335,6 +337,7 @@ async function cascade(
         resumable: claimed?.resumable ?? true,
         runId: ctx.runId,
         limiter: deps.limiter,
+        enrichmentCacheTtlMs: deps.enrichmentCacheTtlMs,
         requireSharedLimiter: deps.requireSharedLimiter ?? false,
       });
       deps.progress?.({

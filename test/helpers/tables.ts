@@ -144,7 +144,7 @@ function created<T>(res: ApiResponse<T>): T {
 /**
  * A website_meta table (`websiteMetaTableBody`, its `group` fields overridden) with `rows`
  * rows whose URLs are `${siteUrl}${path}?i=N`: each its own, so no cell is a cache hit and
- * every one is a paid, rate-limited provider call.
+ * every one is a paid, rate-limited provider call (unless `distinct` repeats them).
  */
 export async function metaTable(
   key: string,
@@ -154,6 +154,8 @@ export async function metaTable(
     path?: string;
     name?: string;
     group?: Record<string, unknown>;
+    /** Only this many distinct pages, repeated in order (row i reads page i mod n). */
+    distinct?: number;
   },
 ): Promise<string> {
   const path = spec.path ?? "/site";
@@ -165,7 +167,9 @@ export async function metaTable(
   await addRows(
     key,
     tableId,
-    Array.from({ length: spec.rows }, (_, i) => ({ url: `${spec.siteUrl}${path}?i=${i}` })),
+    Array.from({ length: spec.rows }, (_, i) => ({
+      url: `${spec.siteUrl}${path}?i=${spec.distinct ? i % spec.distinct : i}`,
+    })),
   );
   return tableId;
 }

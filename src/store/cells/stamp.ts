@@ -72,7 +72,7 @@ export interface StampResult {
 }
 
 /** Which existing cell (alias c, possibly absent) this mode may stamp. */
-function eligible(mode: RunMode): SQL {
+export function eligible(mode: RunMode): SQL {
   switch (mode) {
     case "all":
       return sql`true`;
@@ -173,7 +173,7 @@ function notHeld(page: StampScope): SQL {
 }
 
 /** What scopes a page besides its mode: the groups (alias g), guards and row filter. */
-function scopeOf(page: StampScope): { from: SQL; guards: SQL; rowFilter: SQL } {
+export function scopeOf(page: StampScope): { from: SQL; guards: SQL; rowFilter: SQL } {
   const groups = groupSource(page);
   return {
     from: groups.from,
