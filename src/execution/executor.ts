@@ -21,6 +21,8 @@ import {
   type BlockPause,
   type BlockResult,
   type Children,
+  type ItemLedger,
+  type ItemResult,
   withRetries,
 } from "./blocks/types";
 import type { ExpressionScope } from "./expressions";
@@ -164,6 +166,7 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
   };
   const failure = new AbortController();
   const signal = AbortSignal.any([input.signal, failure.signal]);
+  const items = itemLedger(input);
   const results = new Map<string, Promise<{ ran: boolean; taken: string[] }>>();
   let firstError: WorkflowError | undefined;
   let paused: RunOutput["paused"];
@@ -191,6 +194,7 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
             executionId: input.executionId,
             ...(input.children ? { children: input.children } : {}),
             ...(input.paid ? { paid: input.paid } : {}),
+            ...(items ? { items } : {}),
           }),
         );
         if (result.pause) {
@@ -205,6 +209,7 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
           await input.hooks?.checkpoint?.(id, {
             output: redact(result.output, scope.secrets),
             taken,
+            ...(result.retryOnResume ? { retryOnResume: true as const } : {}),
           });
         input.hooks?.onBlockComplete?.(id, result.output);
         return { ran: true, taken };
@@ -227,6 +232,42 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
   if (input.signal.aborted) throw input.signal.reason;
   if (firstError) throw firstError;
   return paused ? { blocks, paused } : { blocks };
+}
+
+/** Item checkpoints are keyed `<blockId>#<index>`: never a block id (ids have no `#`). */
+const ITEM_KEY = /^([a-z][a-z0-9_]*)#(\d+)$/;
+
+/**
+ * The fan-outs' item records of a run whose blocks are checkpointed (the cell's own
+ * workflow; children run inside one block and are not): the items earlier attempts
+ * finished, from the execution's checkpoints, and each item's end, written through the
+ * same fenced checkpoint hook (redacted, as block outputs are).
+ */
+function itemLedger(input: RunInput): ItemLedger | undefined {
+  const checkpoint = input.hooks?.checkpoint;
+  if (!checkpoint) return undefined;
+  const ok = new Map<string, Map<number, unknown>>();
+  const keep = (blockId: string, index: number, output: unknown) => {
+    const items = ok.get(blockId) ?? new Map<number, unknown>();
+    items.set(index, output);
+    ok.set(blockId, items);
+  };
+  for (const [key, recorded] of Object.entries(input.checkpoints ?? {})) {
+    const match = ITEM_KEY.exec(key);
+    const result = recorded.output as ItemResult | null;
+    if (match?.[1] && match[2] && result?.status === "ok")
+      keep(match[1], Number(match[2]), result.output);
+  }
+  return {
+    finished: (blockId) => new Map(ok.get(blockId) ?? []),
+    async record(blockId, index, result) {
+      if (result.status === "ok") keep(blockId, index, result.output);
+      await checkpoint(`${blockId}#${index}`, {
+        output: redact(result, input.secrets ?? {}),
+        taken: [],
+      });
+    },
+  };
 }
 
 /** `blockId` or `blockId.path.to.value` from the blocks' outputs; null when absent. */

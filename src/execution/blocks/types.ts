@@ -10,6 +10,22 @@ export interface BlockContext {
   children?: Children;
   /** For `enrichment` blocks: admission and pacing of paid provider calls. */
   paid?: PaidCalls;
+  /**
+   * For `foreach` blocks of the cell's own workflow: where each item's end is recorded, so
+   * a later attempt of the execution runs only the items not finished.
+   */
+  items?: ItemLedger;
+}
+
+/** How one item of a fan-out ended. */
+export type ItemResult = { status: "ok"; output: unknown } | { status: "error"; error: string };
+
+/** The record of a fan-out's items, kept with the execution's checkpoints. */
+export interface ItemLedger {
+  /** The items of `blockId` that ended `ok` in this execution so far (by index). */
+  finished(blockId: string): Map<number, unknown>;
+  /** Records an item's end before the next one starts in its slot (fenced by the attempt). */
+  record(blockId: string, index: number, result: ItemResult): Promise<void>;
 }
 
 /** Sub-workflows: how to load one (same workspace, the group's version setting), and the path so far. */
@@ -27,6 +43,8 @@ export interface BlockResult {
   output: unknown;
   port?: "true" | "false";
   pause?: BlockPause;
+  /** A resumed execution runs the block again instead of reusing its output (failed items). */
+  retryOnResume?: boolean;
 }
 
 /**
