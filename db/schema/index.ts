@@ -1,5 +1,6 @@
 export * from "./cell-attempts";
 export * from "./cells";
+export * from "./child-runs";
 export * from "./dispatches";
 export * from "./enrichment-cache";
 export * from "./enums";

@@ -34,6 +34,7 @@ import { type CascadeStep, childWorkflow } from "@/store/engine-reads";
 import { readCheckpoints, writeCheckpoint } from "@/store/executions/checkpoint";
 import { loadSecrets } from "@/store/secrets/read";
 import { registerAttempt } from "./cancellation";
+import { childLineage, sweepLeftChildren } from "./child-lineage";
 import { definitionOf } from "./definitions";
 import { enrichmentTerminal } from "./enrichment-attempt";
 import { paidCalls } from "./paid-calls";
@@ -200,6 +201,7 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
   );
 
   let secrets: Record<string, string> = {};
+  let lineage: ReturnType<typeof childLineage> | undefined;
   const paid = paidCalls(
     db,
     a.limiter,
@@ -278,6 +280,13 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
     secrets = needsSecrets(definition) ? await loadSecrets(db, a.workspaceId, log) : {};
     const checkpoints =
       a.resumable || !claimedBefore ? await readCheckpoints(db, executionId) : undefined;
+    // An earlier attempt of this execution died with children running: they ended then.
+    if (attempt > 1) await sweepLeftChildren(db, { executionId, attempt }, "before", log);
+    lineage = childLineage(db, ref, {
+      secrets: () => secrets,
+      onLost: () => controller.abort(new LostAuthority("stale")),
+      log,
+    });
     const result = await runWorkflow({
       definition,
       inputs,
@@ -287,6 +296,7 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
       secrets,
       checkpoints,
       paid,
+      lineage,
       children: {
         path: [group.workflowId],
         load: async (id) => {
@@ -350,6 +360,9 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
   } finally {
     // Before the terminal write, which the carrier makes after this returns.
     await progress.close();
+    // A Stop, a halt or a lost cell ended the attempt with children running.
+    if (lineage && lineage.open() > 0)
+      await sweepLeftChildren(db, { executionId, attempt }, "this", log);
     clearTimeout(timer);
     a.cascadeSignal.removeEventListener("abort", onCascadeAbort);
     unregister();

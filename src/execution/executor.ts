@@ -20,6 +20,7 @@ import {
   BlockError,
   type BlockPause,
   type BlockResult,
+  type ChildLedger,
   type Children,
   type ItemLedger,
   type ItemResult,
@@ -52,6 +53,8 @@ export interface RunInput {
   children?: Children;
   /** The gate for paid provider calls (enrichment blocks): admission and pacing. */
   paid?: PaidCalls;
+  /** Where child runs (sub-workflows, foreach items) are recorded. */
+  lineage?: ChildLedger;
 }
 
 export interface RunOutput {
@@ -76,23 +79,41 @@ export class WorkflowError extends Error {
 const runWorkflowBlock = workflowRunner(runChild);
 const runForeach = foreachRunner(runChild);
 
-/** A child workflow: a run of its own under the parent's signal; its result is its leaves' output. */
+/**
+ * A child workflow: a run of its own under the parent's signal, recorded from start to end
+ * when the attempt keeps a lineage; its result is its leaves' output.
+ */
 async function runChild(args: Parameters<RunChild>[0]): Promise<unknown> {
-  const out = await runWorkflow({
-    definition: args.definition,
-    inputs: args.inputs,
-    row: args.ctx.scope.row,
-    executionId: args.executionId,
-    signal: args.ctx.signal,
-    secrets: args.ctx.scope.secrets,
-    ...(args.ctx.children ? { children: { ...args.ctx.children, path: args.path } } : {}),
-    ...(args.ctx.paid ? { paid: args.ctx.paid } : {}),
-  });
-  if (out.paused)
-    throw new BlockError(out.paused.blockId, "a sub-workflow cannot pause (approval, long wait)", {
-      retryable: false,
+  const lineage = args.ctx.lineage;
+  await lineage?.started({ id: args.executionId, parentId: args.ctx.executionId, ...args.call });
+  try {
+    const out = await runWorkflow({
+      definition: args.definition,
+      inputs: args.inputs,
+      row: args.ctx.scope.row,
+      executionId: args.executionId,
+      signal: args.ctx.signal,
+      secrets: args.ctx.scope.secrets,
+      ...(args.ctx.children ? { children: { ...args.ctx.children, path: args.path } } : {}),
+      ...(args.ctx.paid ? { paid: args.ctx.paid } : {}),
+      ...(lineage ? { lineage } : {}),
     });
-  return leafOutput(args.definition, out.blocks);
+    if (out.paused)
+      throw new BlockError(out.paused.blockId, "a sub-workflow cannot pause (approval, long wait)", {
+        retryable: false,
+      });
+    const output = leafOutput(args.definition, out.blocks);
+    await lineage?.ended(args.executionId, { status: "completed", output });
+    return output;
+  } catch (err) {
+    await lineage?.ended(
+      args.executionId,
+      args.ctx.signal.aborted
+        ? { status: "cancelled" }
+        : { status: "error", error: err instanceof Error ? err.message : String(err) },
+    );
+    throw err;
+  }
 }
 
 /**
@@ -195,6 +216,7 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
             ...(input.children ? { children: input.children } : {}),
             ...(input.paid ? { paid: input.paid } : {}),
             ...(items ? { items } : {}),
+            ...(input.lineage ? { lineage: input.lineage } : {}),
           }),
         );
         if (result.pause) {

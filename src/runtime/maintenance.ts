@@ -8,6 +8,7 @@ import type { Env } from "@/config/env";
 import type { EngineDeps } from "@/engine/carrier";
 import { redriveOrphans } from "@/engine/redrive";
 import { drainRunCancels, drainSettingsFromEnv } from "@/engine/run-cancel-drain";
+import { pruneChildRuns } from "@/store/child-runs/prune";
 import { pruneEnrichmentCache } from "@/store/enrichment-cache/prune";
 import { pruneEvents } from "@/store/events/prune";
 import { pruneHookDeliveries } from "@/store/hook-deliveries/prune";
@@ -54,6 +55,7 @@ export const PRUNE: MaintenanceJob = {
       rateLimitLogs: await pruneRateLimitLogs(db),
       pendingCarriers: await prunePendingCarriers(db),
       enrichmentCache: await pruneEnrichmentCache(db, env.CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS),
+      childRuns: await pruneChildRuns(db),
     };
   },
 };

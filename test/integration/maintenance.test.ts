@@ -109,6 +109,7 @@ describe("pruning", () => {
         signal: new AbortController().signal,
       });
       expect(Object.keys(counts).sort()).toEqual([
+        "childRuns",
         "deliveries",
         "enrichmentCache",
         "events",

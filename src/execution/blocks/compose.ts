@@ -26,6 +26,8 @@ export type RunChild = (args: {
   ctx: BlockContext;
   executionId: string;
   path: string[];
+  /** What called it, for its record: the block, the item (foreach), the workflow. */
+  call: { blockId: string; index: number | null; workflowId: string };
 }) => Promise<unknown>;
 
 async function child(
@@ -71,6 +73,7 @@ export function workflowRunner(runChild: RunChild): BlockRunner<WorkflowBlock> {
       ctx,
       executionId: `${ctx.executionId}:${block.id}`,
       path,
+      call: { blockId: block.id, index: null, workflowId: block.workflowId },
     });
     return { output };
   };
@@ -114,6 +117,7 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
             ctx: { ...ctx, signal },
             executionId: `${ctx.executionId}:${block.id}:${index}`,
             path,
+            call: { blockId: block.id, index, workflowId: block.workflowId },
           });
           result = { status: "ok", output };
         } catch (err) {

@@ -15,6 +15,30 @@ export interface BlockContext {
    * a later attempt of the execution runs only the items not finished.
    */
   items?: ItemLedger;
+  /** For `workflow` and `foreach` blocks: where their child runs are recorded (lineage). */
+  lineage?: ChildLedger;
+}
+
+/** A child run as it starts: its own execution id and where it was called from. */
+export interface ChildStart {
+  id: string;
+  /** The execution that called it (the cell's, or another child's). */
+  parentId: string;
+  blockId: string;
+  /** The `foreach` item; null for a `workflow` block. */
+  index: number | null;
+  workflowId: string;
+}
+
+export type ChildEnd =
+  | { status: "completed"; output: unknown }
+  | { status: "error"; error: string }
+  | { status: "cancelled" };
+
+/** The record of an attempt's child runs (see db/schema/child-runs.ts). */
+export interface ChildLedger {
+  started(child: ChildStart): Promise<void>;
+  ended(id: string, end: ChildEnd): Promise<void>;
 }
 
 /** How one item of a fan-out ended. */

@@ -10,6 +10,7 @@ import type { Schemas } from "@/client/cellflow-client";
 import type { Group } from "@/contracts/table";
 import { formatDuration } from "@/domain/durations";
 import { answer, api, describeError } from "../api";
+import { AttemptChildren } from "./AttemptChildren";
 import { describeCell } from "./CellStatus";
 import { Modal } from "./Dialogs";
 import type { RowView } from "./model";
@@ -72,7 +73,10 @@ function AttemptRows({ attempts }: { attempts: Schemas["CellAttempt"][] }) {
                 </div>
               )}
             </td>
-            <td>{describeCell(a).label}</td>
+            <td>
+              {describeCell(a).label}
+              <AttemptChildren attempt={a} />
+            </td>
             <td>{when(a.startedAt)}</td>
             <td>{a.durationMs === null ? "—" : formatDuration(a.durationMs)}</td>
             <td style={{ whiteSpace: "pre-wrap" }}>{a.error ?? ""}</td>
