@@ -17,6 +17,7 @@ import {
   ReactFlow,
   ReactFlowProvider,
   useNodesInitialized,
+  useNodesState,
   useReactFlow,
 } from "@xyflow/react";
 import { useEffect, useMemo, useRef } from "react";
@@ -72,6 +73,8 @@ function MissingNodeView({ data }: NodeProps<MissingNode>) {
   );
 }
 
+/** Below this, a block's text is too small to read: the highlighted block is centred instead. */
+const MIN_LEGIBLE_ZOOM = 0.7;
 const NODE_TYPES = { block: BlockNodeView, missing: MissingNodeView };
 const EDGE_DEFAULTS = { markerEnd: { type: MarkerType.ArrowClosed, width: 16, height: 16 } };
 
@@ -91,41 +94,50 @@ function Flow({ summary, stale, selected, issueCounts, highlight, onSelect }: Bl
     () => graphPicture(summary, { highlight, selected, issueCounts }),
     [summary, highlight, selected, issueCounts],
   );
+  // Held in state and given back on each change, as React Flow wants: it measures the
+  // nodes through these changes, and only measured nodes can be fitted to.
+  const [nodes, setNodes, onNodesChange] = useNodesState<GraphNode>(picture.nodes);
+  useEffect(() => setNodes(picture.nodes), [picture, setNodes]);
   const { fitView, setCenter } = useReactFlow<GraphNode>();
   const measured = useNodesInitialized();
   const frame = useRef<HTMLDivElement>(null);
-  const focused = useRef(false);
+  const fitted = useRef<string | null>(null);
 
   // The view fits again when the shape changes, not when a name or expression does.
   const shape = picture.nodes.map((n) => `${n.id}@${n.position.x},${n.position.y}`).join(" ");
-  const target = picture.highlightedNode;
-  const targetNode = picture.nodes.find((n) => n.id === target);
-  const targetX = targetNode ? targetNode.position.x + NODE_WIDTH / 2 : null;
-  const targetY = targetNode ? targetNode.position.y + NODE_HEIGHT / 2 : null;
+  const target = picture.nodes.find((n) => n.id === picture.highlightedNode);
+  const targetX = target ? target.position.x + NODE_WIDTH / 2 : null;
+  const targetY = target ? target.position.y + NODE_HEIGHT / 2 : null;
+  const { width, height } = picture;
   useEffect(() => {
-    if (!measured) return;
-    // The highlighted block is centred and brought on screen once; later edits refit.
-    if (!focused.current && targetX !== null && targetY !== null) {
-      focused.current = true;
-      void setCenter(targetX, targetY, { zoom: 1 });
-      frame.current?.scrollIntoView({ block: "center" });
-      return;
+    if (!measured || fitted.current === shape) return;
+    const first = fitted.current === null;
+    fitted.current = shape;
+    const box = frame.current;
+    const fitZoom = box ? Math.min(box.clientWidth / width, box.clientHeight / height) : 1;
+    // The highlighted block is brought on screen once: the whole graph when it fits
+    // legibly, else centred on the block at full size.
+    if (first && targetX !== null && targetY !== null) {
+      box?.scrollIntoView({ block: "center" });
+      if (fitZoom < MIN_LEGIBLE_ZOOM) {
+        void setCenter(targetX, targetY, { zoom: 1 });
+        return;
+      }
     }
-    void fitView({ padding: 0.12, maxZoom: 1 });
-    // `shape` stands for the positions the view is fitted to.
-    void shape;
-  }, [measured, shape, targetX, targetY, fitView, setCenter]);
+    void fitView({ padding: 0.08, maxZoom: 1 });
+  }, [measured, shape, width, height, targetX, targetY, fitView, setCenter]);
 
   return (
     <div
       ref={frame}
       className={`wf-graph-frame${stale ? " stale" : ""}`}
       data-testid="workflow-graph"
-      data-highlighted-node={target ?? ""}
+      data-highlighted-node={picture.highlightedNode ?? ""}
     >
       <ReactFlow<GraphNode>
-        nodes={picture.nodes}
+        nodes={nodes}
         edges={picture.edges}
+        onNodesChange={onNodesChange}
         nodeTypes={NODE_TYPES}
         defaultEdgeOptions={EDGE_DEFAULTS}
         nodesDraggable={false}
