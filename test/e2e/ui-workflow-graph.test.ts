@@ -4,7 +4,8 @@
  * join, the condition's `true`/`false` edges labelled); a failed cell's details link its
  * failing block to the editor, which highlights that block and brings it on screen; and
  * the graph follows the JSON as it is edited (a block added, a `next` to no block drawn
- * to a placeholder with the problem listed). A screenshot of the editor with the graph is
+ * to a placeholder with the problem listed); a graph too big to read whole is centred on
+ * the highlighted block. A screenshot of the editor with the graph is
  * taken (and kept as docs/workflow-graph.png with SAVE_SCREENSHOTS=1).
  */
 import fs from "node:fs";
@@ -190,5 +191,28 @@ describe("the workflow graph in a browser", () => {
     await page.locator('[data-testid="graph-missing-nowhere"]').waitFor({ state: "detached" });
     expect(await page.locator("[data-testid=graph-problems]").count()).toBe(0);
     expect(await node(page, "audit").textContent()).toContain("ends");
+  }, 120_000);
+  it("a graph too big to read whole is centred on the highlighted block; an unknown one is said", async () => {
+    const blocks = Array.from({ length: 14 }, (_, i) => ({
+      id: `step${i}`,
+      type: "transform",
+      expression: `${i}`,
+      ...(i < 13 ? { next: `step${i + 1}` } : {}),
+    }));
+    const id = await uiWorkflow(ui, "Long chain", { inputs: [], blocks });
+    const { page } = ui;
+    await page.goto(`${ui.app.url}/workflows/${id}?block=step11`);
+    await page.waitForSelector('[data-testid="graph-node-step11"][data-highlighted=true]');
+    expect(
+      await waitFor(() => onScreen(page, '[data-testid="graph-node-step11"]'), 5_000, 100),
+    ).toBe(true);
+    expect(await onScreen(page, '[data-testid="graph-node-step0"]')).toBe(false);
+
+    await page.goto(`${ui.app.url}/workflows/${id}?block=ghost`);
+    await node(page, "step0").waitFor();
+    expect(await page.locator("[data-testid=graph-highlight-missing]").textContent()).toContain(
+      "ghost",
+    );
+    expect(await page.locator("[data-highlighted=true]").count()).toBe(0);
   }, 120_000);
 });
