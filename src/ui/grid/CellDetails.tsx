@@ -1,6 +1,7 @@
 "use client";
 /**
- * A cell's detail panel: its current error and block errors, and its attempt history
+ * A cell's detail panel: its current error and block errors (each failing block of a
+ * workflow group links to the workflow editor, which highlights it), and its attempt history
  * (newest first, from `GET …/cells/:groupId/attempts`): status, when, duration, error,
  * and the execution a resumed attempt started from. The history is read again whenever
  * the cell's attempt or status changes, so a panel left open follows the cell live.
@@ -107,6 +108,7 @@ export function CellDetailsDialog({
   );
   const blockErrors = Object.entries(cell?.blockErrors ?? {});
   const failed = cell?.status === "error";
+  const workflowId = group.kind === "workflow" ? group.workflowId : null;
   return (
     <Modal title={failed ? `“${group.name}” failed` : `“${group.name}”`} onClose={onClose}>
       {failed && (
@@ -125,6 +127,16 @@ export function CellDetailsDialog({
                     <code>{block}</code>
                   </td>
                   <td style={{ whiteSpace: "pre-wrap" }}>{message}</td>
+                  {workflowId !== null && (
+                    <td>
+                      <a
+                        href={`/workflows/${encodeURIComponent(workflowId)}?block=${encodeURIComponent(block)}`}
+                        data-testid={`block-error-link-${block}`}
+                      >
+                        Show in workflow
+                      </a>
+                    </td>
+                  )}
                 </tr>
               ))}
             </tbody>
