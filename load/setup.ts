@@ -40,7 +40,11 @@ export async function startChild(
 export async function tenant(database: Database): Promise<string> {
   const ws = await createWorkspace(database.db, "load", "pro");
   const apiKey = generateApiKey();
-  const registered = await registerApiKey(database.db, ws.id, apiKey, "load script");
+  const registered = await registerApiKey(database.db, {
+    workspaceId: ws.id,
+    key: apiKey,
+    label: "load script",
+  });
   if (!registered.ok) throw new Error("could not register the load script's key");
   return apiKey;
 }

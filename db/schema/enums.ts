@@ -2,6 +2,7 @@ import { pgEnum } from "drizzle-orm/pg-core";
 import {
   CELL_OUTCOMES,
   CELL_STATUSES,
+  CHILD_RUN_STATUSES,
   DISPATCH_STATUSES,
   EVENT_KINDS,
   HALT_REASONS,
@@ -12,6 +13,7 @@ import {
 
 export const cellStatus = pgEnum("cell_status", CELL_STATUSES);
 export const cellOutcome = pgEnum("cell_outcome", CELL_OUTCOMES);
+export const childRunStatus = pgEnum("child_run_status", CHILD_RUN_STATUSES);
 export const dispatchStatus = pgEnum("dispatch_status", DISPATCH_STATUSES);
 export const runMode = pgEnum("run_mode", RUN_MODES);
 export const haltReason = pgEnum("halt_reason", HALT_REASONS);

@@ -1091,6 +1091,21 @@ export interface components {
                 [key: string]: string;
             };
             resumedFrom: string | null;
+            children: components["schemas"]["ChildRun"][];
+            childrenTotal: number;
+        };
+        ChildRun: {
+            id: string;
+            parentId: string;
+            blockId: string;
+            index: number | null;
+            workflowId: string;
+            /** @enum {string} */
+            status: "running" | "completed" | "error" | "cancelled";
+            output: components["schemas"]["JsonValue"];
+            error: string | null;
+            startedAt: string;
+            endedAt: string | null;
         };
         RunList: {
             runs: components["schemas"]["RunView"][];
@@ -1132,6 +1147,7 @@ export interface components {
                 groupId: string;
                 cells: number;
                 credits: number;
+                cached: number;
             }[];
         };
         UnknownCredits: {

@@ -78,6 +78,15 @@ export const Env = z.object({
       .max(24 * 365)
       .default(72),
   ),
+  /** How long paid enrichments' answers are reused per workspace; 0 turns the cache off. */
+  CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS: z.preprocess(
+    emptyAsUndefined,
+    z.coerce
+      .number()
+      .min(0)
+      .max(24 * 365)
+      .default(24),
+  ),
   WORKER_CONCURRENCY: z.preprocess(
     emptyAsUndefined,
     z.coerce.number().int().min(1).max(500).default(20),

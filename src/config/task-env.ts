@@ -25,6 +25,7 @@ export const TASK_ENV = {
   CELLFLOW_ATTEMPT_TIMEOUT_MS: { secret: false },
   CELLFLOW_RATE_LIMIT_PER_SECOND: { secret: false },
   EVENTS_RETENTION_HOURS: { secret: false },
+  CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS: { secret: false },
   RATE_LIMITER: { secret: false },
   UPSTASH_REDIS_REST_URL: { secret: false },
   UPSTASH_REDIS_REST_TOKEN: { secret: true },

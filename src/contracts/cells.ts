@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CHILD_RUN_STATUSES } from "@/domain/statuses";
 import { EntityId, JsonValue } from "./common";
 import { CellOutcome, CellStatus } from "./rows";
 
@@ -14,6 +15,26 @@ export const ResumeCellResponse = z.object({
   executionId: EntityId,
 });
 export type ResumeCellResponse = z.infer<typeof ResumeCellResponse>;
+
+/**
+ * A sub-workflow run inside an attempt: a `workflow` block's call (`index` null) or a
+ * `foreach` item's. `id` is the child's execution id; `parentId` the execution that called
+ * it (the attempt's, or another child's). `output` once completed, `error` once failed;
+ * `cancelled` when a Stop, a halt or a crash ended the attempt first.
+ */
+export const ChildRun = z.object({
+  id: z.string(),
+  parentId: z.string(),
+  blockId: z.string(),
+  index: z.number().int().nullable(),
+  workflowId: z.string(),
+  status: z.enum(CHILD_RUN_STATUSES),
+  output: JsonValue.nullable(),
+  error: z.string().nullable(),
+  startedAt: z.string(),
+  endedAt: z.string().nullable(),
+});
+export type ChildRun = z.infer<typeof ChildRun>;
 
 /**
  * One attempt of a cell (`GET …/cells/:groupId/attempts`). `attempt` counts the claims of
@@ -33,6 +54,10 @@ export const CellAttempt = z.object({
   outputs: z.record(z.string(), JsonValue).nullable(),
   blockErrors: z.record(z.string(), z.string()),
   resumedFrom: z.string().nullable(),
+  /** Its child runs in the order they started, the first CHILDREN_LISTED of them. */
+  children: z.array(ChildRun),
+  /** How many child runs the attempt had in all. */
+  childrenTotal: z.number().int(),
 });
 export type CellAttempt = z.infer<typeof CellAttempt>;
 

@@ -61,7 +61,15 @@ export const RunEstimate = z.object({
   estimatedCredits: z.number(),
   estimate: z.enum(["complete", "lower_bound"]),
   unknown: z.array(UnknownCredits),
-  groups: z.array(z.object({ groupId: z.string(), cells: z.number().int(), credits: z.number() })),
+  groups: z.array(
+    z.object({
+      groupId: z.string(),
+      cells: z.number().int(),
+      credits: z.number(),
+      /** Cells the enrichment result cache would serve: no call, no credit. */
+      cached: z.number().int(),
+    }),
+  ),
 });
 export type RunEstimate = z.infer<typeof RunEstimate>;
 

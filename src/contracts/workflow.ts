@@ -197,4 +197,9 @@ export type DeployedWorkflow = z.infer<typeof DeployedWorkflow>;
 export interface Checkpoint {
   output: unknown;
   taken: string[];
+  /**
+   * A fan-out that finished with failed items (`failurePolicy: "continue"`): a later attempt
+   * of this execution reuses it, a resumed execution runs it again (only the failed items).
+   */
+  retryOnResume?: true;
 }

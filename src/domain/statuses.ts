@@ -20,6 +20,10 @@ export type LostReason = "cancelled" | "stale" | "gone";
 export const CELL_OUTCOMES = ["ok", "skipped", "not_found"] as const;
 export type CellOutcome = (typeof CELL_OUTCOMES)[number];
 
+/** A sub-workflow run inside an attempt (a `workflow` block's call, a `foreach` item's). */
+export const CHILD_RUN_STATUSES = ["running", "completed", "error", "cancelled"] as const;
+export type ChildRunStatus = (typeof CHILD_RUN_STATUSES)[number];
+
 export const DISPATCH_STATUSES = ["active", "completed", "cancelled", "halted"] as const;
 export type DispatchStatus = (typeof DISPATCH_STATUSES)[number];
 

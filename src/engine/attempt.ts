@@ -34,6 +34,7 @@ import { type CascadeStep, childWorkflow } from "@/store/engine-reads";
 import { readCheckpoints, writeCheckpoint } from "@/store/executions/checkpoint";
 import { loadSecrets } from "@/store/secrets/read";
 import { registerAttempt } from "./cancellation";
+import { childLineage, sweepLeftChildren } from "./child-lineage";
 import { definitionOf } from "./definitions";
 import { enrichmentTerminal } from "./enrichment-attempt";
 import { paidCalls } from "./paid-calls";
@@ -77,6 +78,8 @@ export interface AttemptInput {
   limiter: RateLimiter;
   /** Refuse paid calls unless the rate limiter is shared across processes (trigger.dev). */
   requireSharedLimiter?: boolean;
+  /** Reuse paid enrichments' answers this young (0: the cache is off). */
+  enrichmentCacheTtlMs: number;
 }
 
 /**
@@ -152,7 +155,7 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
   const removed = "The group was removed from the table before it ran";
   const claimedBefore = a.claimedAttempt !== null;
   if (!group && !claimedBefore) {
-    await failQueuedCell(db, rowId, groupId, executionId, removed);
+    await failQueuedCell(db, { rowId, groupId, executionId, message: removed });
     return ended("error");
   }
   // Registered before the claim: a Stop landing between the claim's commit and the
@@ -162,7 +165,7 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
   const unregister = registerAttempt(executionId, controller);
   let attempt = fence.attempt;
   if (a.claimedAttempt === null) {
-    const claimed = await claimCell(db, rowId, groupId, executionId, a.runId).catch(
+    const claimed = await claimCell(db, { rowId, groupId, executionId, runId: a.runId }).catch(
       (err: unknown) => {
         unregister();
         throw err;
@@ -198,6 +201,7 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
   );
 
   let secrets: Record<string, string> = {};
+  let lineage: ReturnType<typeof childLineage> | undefined;
   const paid = paidCalls(
     db,
     a.limiter,
@@ -212,7 +216,11 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
       dispatchId: a.dispatchId,
     },
     (halt) => controller.abort(halt),
-    { requireSharedLimiter: a.requireSharedLimiter ?? false },
+    {
+      requireSharedLimiter: a.requireSharedLimiter ?? false,
+      cacheTtlMs: a.enrichmentCacheTtlMs,
+      onCacheError: (err) => log.warn({ err }, "the enrichment cache could not be written"),
+    },
   );
   try {
     if (controller.signal.aborted) throw controller.signal.reason;
@@ -272,6 +280,13 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
     secrets = needsSecrets(definition) ? await loadSecrets(db, a.workspaceId, log) : {};
     const checkpoints =
       a.resumable || !claimedBefore ? await readCheckpoints(db, executionId) : undefined;
+    // An earlier attempt of this execution died with children running: they ended then.
+    if (attempt > 1) await sweepLeftChildren(db, { executionId, attempt }, "before", log);
+    lineage = childLineage(db, ref, {
+      secrets: () => secrets,
+      onLost: () => controller.abort(new LostAuthority("stale")),
+      log,
+    });
     const result = await runWorkflow({
       definition,
       inputs,
@@ -281,6 +296,7 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
       secrets,
       checkpoints,
       paid,
+      lineage,
       children: {
         path: [group.workflowId],
         load: async (id) => {
@@ -304,12 +320,15 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
     if (result.paused) {
       const { blockId, pause } = result.paused;
       const block = definition.blocks.find((b) => b.id === blockId);
-      const paused = await pauseAttempt(db, ref, {
-        blockId,
-        reason: pause.reason,
-        taken: nextOf(block),
-        ...(pause.resumeAt !== undefined ? { resumeAt: pause.resumeAt } : {}),
-        ...(pause.output !== undefined ? { output: pause.output } : {}),
+      const paused = await pauseAttempt(db, {
+        ...ref,
+        pause: {
+          blockId,
+          reason: pause.reason,
+          taken: nextOf(block),
+          ...(pause.resumeAt !== undefined ? { resumeAt: pause.resumeAt } : {}),
+          ...(pause.output !== undefined ? { output: pause.output } : {}),
+        },
       });
       return paused ? { kind: "paused", end: "paused", resumeAt: pause.resumeAt } : ended("stale");
     }
@@ -341,6 +360,9 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
   } finally {
     // Before the terminal write, which the carrier makes after this returns.
     await progress.close();
+    // A Stop, a halt or a lost cell ended the attempt with children running.
+    if (lineage && lineage.open() > 0)
+      await sweepLeftChildren(db, { executionId, attempt }, "this", log);
     clearTimeout(timer);
     a.cascadeSignal.removeEventListener("abort", onCascadeAbort);
     unregister();

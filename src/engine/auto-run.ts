@@ -70,7 +70,7 @@ export async function applyEdit(
   const table = await tableForEngine(db, tableId);
   if (!table) return { dispatchId: null, stamped: 0 };
   const { groupIds, clearColumns } = reArmedByEdit(TableSchema.parse(table.schema), changed);
-  const removed = await clearGroupCells(db, tableId, rowId, groupIds, clearColumns);
+  const removed = await clearGroupCells(db, { tableId, rowId, groupIds, clearColumns });
   const running = removed.filter((r) => r.was === "running").map((r) => r.executionId);
   if (running.length > 0) {
     abortLocal(running);

@@ -49,6 +49,8 @@ export interface EngineDeps {
   log: Logger;
   /** The process's rate limiter, in front of every paid provider call (src/runtime/engine.ts). */
   limiter: RateLimiter;
+  /** Reuse paid enrichments' answers this young (CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS; 0: off). */
+  enrichmentCacheTtlMs: number;
   /**
    * Take a row the window just handed out in this job instead of queueing it (default
    * true). Off on trigger.dev, where a run is one row: its tags, metadata and cancel
@@ -97,7 +99,10 @@ export async function runCarrier(
   // Before the row is read: an enqueue that folded into this run (trigger.dev) stamped its
   // cells before it saw the entry, so the reads below see them; one after this starts a run.
   if (payload.pendingKey)
-    await clearPendingCarrier(deps.database.db, payload.rowId, payload.pendingKey);
+    await clearPendingCarrier(deps.database.db, {
+      rowId: payload.rowId,
+      runKey: payload.pendingKey,
+    });
   while (current) {
     const { contended, handedOut, moreQueued } = await driveRow(deps, current, ctx);
     if (first) outcome = contended ? "contended" : "done";
@@ -153,11 +158,12 @@ async function driveRow(
   let more = false;
   if (payload.resumeWait) {
     // paused → queued once due (a no-op when early, stopped, or already resumed).
-    await resumeCell(
-      deps.database.db,
-      { tableId: payload.tableId, rowId: payload.rowId, ...payload.resumeWait },
-      { dueWait: true },
-    );
+    await resumeCell(deps.database.db, {
+      tableId: payload.tableId,
+      rowId: payload.rowId,
+      ...payload.resumeWait,
+      data: { dueWait: true },
+    });
   }
   const rounds = deps.maxRounds ?? MAX_ROUNDS;
   for (let round = 0; round < rounds; round++) {
@@ -278,7 +284,13 @@ async function cascade(
       if (interrupted(stopped.signal)) {
         // Shutting down: the claimed cell goes back to the queue, the queued ones stay,
         // and the row gets a new carrier (see runCarrier), elsewhere or after a restart.
-        if (claimed) await requeueCell(session.db, rowId, claimed.groupId, claimed);
+        if (claimed)
+          await requeueCell(session.db, {
+            rowId,
+            groupId: claimed.groupId,
+            executionId: claimed.executionId,
+            attempt: claimed.attempt,
+          });
         return;
       }
       if (stopped.signal.aborted) {
@@ -286,11 +298,21 @@ async function cascade(
         const message =
           stopped.signal.reason instanceof Error ? stopped.signal.reason.message : "stopped";
         if (claimed)
-          await failCell(session.db, rowId, claimed.groupId, claimed, message, {
-            blockErrors: {},
+          await failCell(session.db, {
+            rowId,
+            groupId: claimed.groupId,
+            executionId: claimed.executionId,
+            attempt: claimed.attempt,
+            message,
+            finish: { blockErrors: {} },
           });
         for (const cell of step.queued) {
-          await failQueuedCell(session.db, rowId, cell.groupId, cell.executionId, message);
+          await failQueuedCell(session.db, {
+            rowId,
+            groupId: cell.groupId,
+            executionId: cell.executionId,
+            message,
+          });
           if (cell.dispatchId) dispatchIds.add(cell.dispatchId);
         }
         return;
@@ -315,6 +337,7 @@ async function cascade(
         resumable: claimed?.resumable ?? true,
         runId: ctx.runId,
         limiter: deps.limiter,
+        enrichmentCacheTtlMs: deps.enrichmentCacheTtlMs,
         requireSharedLimiter: deps.requireSharedLimiter ?? false,
       });
       deps.progress?.({
@@ -324,7 +347,8 @@ async function cascade(
         end: result.end,
       });
       const ref = { executionId: next.executionId, attempt: result.attempt };
-      if (result.kind === "interrupted") await requeueCell(session.db, rowId, next.groupId, ref);
+      if (result.kind === "interrupted")
+        await requeueCell(session.db, { rowId, groupId: next.groupId, ...ref });
       // A wait that paused comes back by itself: a delayed carrier resumes it when due.
       if (result.kind === "paused" && result.resumeAt !== undefined)
         await deps.backend.enqueue([

@@ -7,7 +7,9 @@
  * costs nothing; every call then waits its turn at the workspace's shared rate limit,
  * standing down on a Stop (its signal, or the tombstone when the notice does not reach
  * this process); a provider's refusal with a `Retry-After` holds this process's later
- * calls of the workspace to that provider that long. A halt aborts the whole attempt through `onHalt` before it is thrown,
+ * calls of the workspace to that provider that long. In front of it all, the workspace's
+ * result cache (when on): a fresh answer for the same inputs is reused, with no admission
+ * and no call. A halt aborts the whole attempt through `onHalt` before it is thrown,
  * so no block can turn it into a workflow failure: the cell goes back to un-run.
  * Where runs are separate processes (trigger.dev), a per-process limiter is refused
  * before anything is charged or called: the attempt is aborted with SharedLimiterRequired
@@ -20,6 +22,7 @@ import { limiterHook, providerRetryAfter } from "@/limits/rate/hook";
 import { type RateLimiter, sharedLimiterRefusal } from "@/limits/rate/port";
 import { attemptSuperseded } from "@/store/engine-reads";
 import { type AdmissionRequest, admitAttempt } from "./admission";
+import { resultCache } from "./result-cache";
 
 /** The attempt whose calls are paid for: an admission request without what it charges. */
 export type PaidAttempt = Omit<AdmissionRequest, "source" | "credits" | "chargeId">;
@@ -29,8 +32,20 @@ export function paidCalls(
   limiter: RateLimiter,
   a: PaidAttempt,
   onHalt: (halt: UsageLimitHalt | SharedLimiterRequired) => void,
-  opts: { requireSharedLimiter?: boolean } = {},
+  opts: {
+    requireSharedLimiter?: boolean;
+    /** Reuse answers this young (the workspace's result cache); 0 or absent: off. */
+    cacheTtlMs?: number;
+    onCacheError?: (err: unknown) => void;
+  } = {},
 ): PaidCalls {
+  const cache =
+    opts.cacheTtlMs && opts.cacheTtlMs > 0
+      ? resultCache(db, a.workspaceId, {
+          ttlMs: opts.cacheTtlMs,
+          ...(opts.onCacheError ? { onError: opts.onCacheError } : {}),
+        })
+      : undefined;
   const refusal = opts.requireSharedLimiter ? sharedLimiterRefusal(limiter.kind) : undefined;
   const pace = limiterHook(a.workspaceId, a.plan, {
     limiter,
@@ -67,5 +82,6 @@ export function paidCalls(
     },
     providerBusy: (providerId, retryAfterMs) =>
       providerRetryAfter(a.workspaceId, providerId, retryAfterMs),
+    ...(cache ? { cache } : {}),
   });
 }

@@ -62,17 +62,13 @@ export class ProgressWriter {
     if (!this.dirty || this.closed) return;
     this.dirty = false;
     const outputs = Object.keys(this.outputs).length > 0 ? { ...this.outputs } : undefined;
-    const written = await writeProgress(
-      this.db,
-      this.cell.rowId,
-      this.cell.groupId,
-      { executionId: this.cell.executionId, attempt: this.cell.attempt },
-      {
-        runningBlockIds: [...this.running],
-        blockErrors: {},
-        outputs,
-      },
-    );
+    const written = await writeProgress(this.db, {
+      rowId: this.cell.rowId,
+      groupId: this.cell.groupId,
+      executionId: this.cell.executionId,
+      attempt: this.cell.attempt,
+      progress: { runningBlockIds: [...this.running], blockErrors: {}, outputs },
+    });
     if (!written.ok) this.onRejected(written.reason);
   }
 

@@ -113,19 +113,17 @@ export async function redriveOrphans(deps: {
       for (const cell of c.running) {
         const ids = { tableId: c.tableId, rowId: c.rowId, groupId: cell.groupId };
         if (cell.attempt >= MAX_ATTEMPTS) {
-          const w = await failCell(
-            session.db,
-            c.rowId,
-            cell.groupId,
-            cell,
-            `The worker running this cell was lost ${cell.attempt} times; run it again`,
-            { blockErrors: {} },
-          );
+          const w = await failCell(session.db, {
+            rowId: c.rowId,
+            ...cell,
+            message: `The worker running this cell was lost ${cell.attempt} times; run it again`,
+            finish: { blockErrors: {} },
+          });
           if (w.ok) report.failed++;
           log.warn({ ...ids, attempt: cell.attempt }, "re-drive gave up on a cell");
           continue;
         }
-        const w = await requeueCell(session.db, c.rowId, cell.groupId, cell);
+        const w = await requeueCell(session.db, { rowId: c.rowId, ...cell });
         if (w.ok) {
           report.requeued++;
           requeued = true;
@@ -151,7 +149,7 @@ export async function redriveOrphans(deps: {
   }
   // Due waits whose delayed carrier was lost.
   for (const w of await dueWaits(database.db, PASS_LIMIT)) {
-    const resumed = await resumeCell(database.db, w, { dueWait: true });
+    const resumed = await resumeCell(database.db, { ...w, data: { dueWait: true } });
     if (resumed.ok) {
       report.resumed++;
       carry({ tableId: w.tableId, rowId: w.rowId, dispatchId: null });

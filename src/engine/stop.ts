@@ -63,12 +63,18 @@ export async function stopRuns(
         running.map((c) => c.executionId),
       );
       if (backend.remoteCancel)
-        await addRunCancels(tx, scope.tableId, [
-          ...new Set(running.flatMap((c) => (c.runId ? [c.runId] : []))),
-        ]);
+        await addRunCancels(tx, {
+          tableId: scope.tableId,
+          runIds: [...new Set(running.flatMap((c) => (c.runId ? [c.runId] : [])))],
+        });
       return {
         cancelled: cells,
-        ended: new Set(await finishCancelledDispatches(tx, scope.tableId, scope.dispatchId)),
+        ended: new Set(
+          await finishCancelledDispatches(tx, {
+            tableId: scope.tableId,
+            dispatchId: scope.dispatchId,
+          }),
+        ),
       };
     }),
   );

@@ -159,6 +159,8 @@ export const companyLookupEnrichment: Enrichment<Inputs> = {
   description:
     "Company name, industry, size, country, description and LinkedIn URL for a domain (a URL or an e-mail address works too), from the HTTP providers configured in the workspace secrets COMPANY_LOOKUP_URL_<n> / COMPANY_LOOKUP_KEY_<n>, tried in order.",
   cost: 5,
+  // Every spelling of a domain (a URL, an e-mail address, capitals) is one question.
+  cacheInputs: (inputs) => domainOf(inputs.domain) ?? inputs.domain.trim(),
   inputs: [
     {
       id: "domain",

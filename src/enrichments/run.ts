@@ -5,15 +5,19 @@
  * order and the first non-empty answer wins; every provider finding nothing is
  * `not_found`, not an error, and costs nothing; only every provider failing (or none
  * being configured) throws, with each provider's reason; an abort is passed on as the
- * signal's reason, never recorded as a provider failure.
+ * signal's reason, never recorded as a provider failure. A paid enrichment given a result
+ * cache asks it first: a fresh answer is the result (no provider called, nothing
+ * charged), and only an answer (`ok`, `not_found`) is kept in it, never a failure.
  */
 import { redactedExcerpt } from "@/security/redact";
+import { cacheKeyOf } from "./cache-key";
 import {
   type Enrichment,
   type EnrichmentContext,
   type EnrichmentDetails,
   EnrichmentError,
   type EnrichmentResult,
+  type Provider,
   ProviderError,
   type ProviderReport,
 } from "./types";
@@ -45,10 +49,46 @@ function cleanOutputs(
   return out;
 }
 
+/** The providers from `from` on, as not called. */
+function notCalled(providers: readonly { id: string }[], from: number): ProviderReport[] {
+  return providers.slice(from).map((p) => ({ id: p.id, status: "skipped", costCredits: 0, ms: 0 }));
+}
+
 /** Redacted before it is cut, so a cut cannot leave the start of a secret. */
 function messageOf(err: unknown, secrets: Record<string, string>): string {
   const text = err instanceof Error ? err.message : String(err);
   return redactedExcerpt(text, secrets, MAX_ERROR_CHARS);
+}
+
+export type ReadInputs<I> =
+  | { kind: "ok"; inputs: I }
+  | { kind: "missing"; missing: string[] }
+  | { kind: "invalid"; issues: string };
+
+/**
+ * The inputs a run would call its providers with: required ones present, the present ones
+ * valid for the enrichment's schema (optional inputs left empty are absent, so their
+ * schema's `.optional()` applies).
+ */
+export function readInputs<I>(
+  enrichment: Enrichment<I>,
+  rawInputs: Readonly<Record<string, unknown>>,
+): ReadInputs<I> {
+  const missing = enrichment.inputs
+    .filter((i) => i.required && isMissing(rawInputs[i.id]))
+    .map((i) => i.id);
+  if (missing.length > 0) return { kind: "missing", missing };
+  const present: Record<string, unknown> = {};
+  for (const i of enrichment.inputs) {
+    const value = rawInputs[i.id];
+    if (!isMissing(value)) present[i.id] = value;
+  }
+  const parsed = enrichment.schema.safeParse(present);
+  if (parsed.success) return { kind: "ok", inputs: parsed.data };
+  const issues = parsed.error.issues
+    .map((i) => `input "${i.path.join(".")}" ${i.message.toLowerCase()}`)
+    .join("; ");
+  return { kind: "invalid", issues };
 }
 
 export async function runEnrichment<I>(
@@ -59,33 +99,18 @@ export async function runEnrichment<I>(
   const secrets = ctx.secrets ?? {};
   const providers = enrichment.providers(secrets);
   const details: EnrichmentDetails = { enrichmentId: enrichment.id, costCredits: 0, providers: [] };
-  const notCalled = (from: number): ProviderReport[] =>
-    providers.slice(from).map((p) => ({ id: p.id, status: "skipped", costCredits: 0, ms: 0 }));
 
-  const missing = enrichment.inputs
-    .filter((i) => i.required && isMissing(rawInputs[i.id]))
-    .map((i) => i.id);
-  if (missing.length > 0) {
-    details.providers = notCalled(0);
-    details.missingInputs = missing;
+  const read = readInputs(enrichment, rawInputs);
+  if (read.kind === "missing") {
+    details.providers = notCalled(providers, 0);
+    details.missingInputs = read.missing;
     return { outcome: "skipped", outputs: blankOutputs(enrichment), details };
   }
-
-  // Optional inputs left empty are absent, so their schema's `.optional()` applies.
-  const present: Record<string, unknown> = {};
-  for (const i of enrichment.inputs) {
-    const value = rawInputs[i.id];
-    if (!isMissing(value)) present[i.id] = value;
-  }
-  const parsed = enrichment.schema.safeParse(present);
-  if (!parsed.success) {
-    const issues = parsed.error.issues
-      .map((i) => `input "${i.path.join(".")}" ${i.message.toLowerCase()}`)
-      .join("; ");
+  if (read.kind === "invalid") {
     // A wrongly typed input is a mapping mistake: trying again cannot help.
-    throw new EnrichmentError(`The inputs are not valid: ${issues}`, details, false);
+    throw new EnrichmentError(`The inputs are not valid: ${read.issues}`, details, false);
   }
-  const inputs = parsed.data;
+  const inputs = read.inputs;
 
   if (providers.length === 0) {
     throw new EnrichmentError(
@@ -95,6 +120,38 @@ export async function runEnrichment<I>(
     );
   }
 
+  const lookup =
+    ctx.cache && enrichment.cost > 0
+      ? await ctx.cache.lookup(enrichment.id, cacheKeyOf(enrichment, inputs), ctx.signal)
+      : undefined;
+  if (lookup?.kind === "hit") {
+    const { outcome, outputs, ageMs } = lookup;
+    return {
+      outcome,
+      outputs: { ...blankOutputs(enrichment), ...outputs },
+      details: { ...details, providers: notCalled(providers, 0), cached: true, ageMs },
+    };
+  }
+  let result: EnrichmentResult;
+  try {
+    result = await askProviders(enrichment, inputs, providers, details, secrets, ctx);
+  } catch (err) {
+    await lookup?.drop();
+    throw err;
+  }
+  await lookup?.keep(result);
+  return result;
+}
+
+/** The providers in order, until one answers (see the header for what each end means). */
+async function askProviders<I>(
+  enrichment: Enrichment<I>,
+  inputs: I,
+  providers: readonly Provider<I>[],
+  details: EnrichmentDetails,
+  secrets: Record<string, string>,
+  ctx: EnrichmentContext,
+): Promise<EnrichmentResult> {
   let retryable = false;
   for (const [index, provider] of providers.entries()) {
     if (ctx.signal.aborted) throw ctx.signal.reason;
@@ -139,7 +196,7 @@ export async function runEnrichment<I>(
       ms: ms(),
       ...paced,
     });
-    details.providers.push(...notCalled(index + 1));
+    details.providers.push(...notCalled(providers, index + 1));
     details.costCredits = enrichment.cost;
     return { outcome: "ok", outputs, details };
   }

@@ -57,6 +57,11 @@ export interface Enrichment<I = unknown> {
   providers(secrets: Readonly<Record<string, string>>): readonly Provider<I>[];
   /** What to tell people when `providers` is empty. */
   unconfigured?: string;
+  /**
+   * The inputs as the result cache keys them: two inputs that must get the same answer
+   * (`ACME.com` and `acme.com`) normalize to the same value. Default: the inputs as parsed.
+   */
+  cacheInputs?(inputs: I): unknown;
 }
 
 export type EnrichmentOutcome = "ok" | "skipped" | "not_found";
@@ -89,6 +94,10 @@ export interface EnrichmentDetails {
   providers: ProviderReport[];
   /** For `skipped`: the required inputs that were empty. */
   missingInputs?: string[];
+  /** Answered from the workspace's result cache: no provider was called, nothing charged. */
+  cached?: true;
+  /** For a cached answer: how old it is. */
+  ageMs?: number;
 }
 
 export interface EnrichmentResult {
@@ -110,8 +119,9 @@ export interface PaidCharge {
   credits: number;
 }
 
-/** What stands in front of a charge's provider calls: its two hooks of a run's context. */
-export type CallGate = Required<Pick<EnrichmentContext, "beforeCall" | "providerBusy">>;
+/** What stands in front of a charge's provider calls: its hooks of a run's context. */
+export type CallGate = Required<Pick<EnrichmentContext, "beforeCall" | "providerBusy">> &
+  Pick<EnrichmentContext, "cache">;
 
 /** The gate for one charge's provider calls (admission, then pacing for each call). */
 export type PaidCalls = (charge: PaidCharge) => CallGate;
@@ -131,7 +141,28 @@ export interface EnrichmentContext {
    * them on more refusals.
    */
   providerBusy?: (providerId: string, retryAfterMs: number) => void;
+  /** Answers already paid for (paid enrichments only; see `ResultCache`). */
+  cache?: ResultCache;
 }
+
+/**
+ * The workspace's store of paid answers. `lookup` gives a fresh answer for these inputs,
+ * or a lease to ask the providers: kept when they answer (`ok` or `not_found`), dropped
+ * when they fail (errors are never cached). While a lease is out, other lookups of the
+ * same key wait for its answer (single flight).
+ */
+export interface ResultCache {
+  lookup(enrichmentId: string, inputKey: string, signal: AbortSignal): Promise<CacheLookup>;
+}
+
+export type CacheLookup =
+  | {
+      kind: "hit";
+      outcome: "ok" | "not_found";
+      outputs: Record<string, unknown>;
+      ageMs: number;
+    }
+  | { kind: "lease"; keep(result: EnrichmentResult): Promise<void>; drop(): Promise<void> };
 
 /**
  * A provider failure with a message meant for people; `retryable` if trying later may

@@ -144,6 +144,8 @@ export const websiteMetaEnrichment: Enrichment<Inputs> = {
   name: "Website metadata",
   description: `A web page's title, meta description and Open Graph fields, from one GET request (at most ${TIMEOUT_MS / 1000} s and ${MAX_BYTES / (1024 * 1024)} MiB). A bare domain is fetched over https.`,
   cost: 1,
+  // What is fetched: the URL as parsed (a bare domain over https, the host in lower case).
+  cacheInputs: (inputs) => pageUrl(inputs.url.trim())?.href ?? inputs.url.trim(),
   inputs: [{ id: "url", type: "text", required: true, description: "A page URL or a domain" }],
   schema: Inputs,
   outputs: [

@@ -20,7 +20,10 @@ import {
   BlockError,
   type BlockPause,
   type BlockResult,
+  type ChildLedger,
   type Children,
+  type ItemLedger,
+  type ItemResult,
   withRetries,
 } from "./blocks/types";
 import type { ExpressionScope } from "./expressions";
@@ -50,6 +53,8 @@ export interface RunInput {
   children?: Children;
   /** The gate for paid provider calls (enrichment blocks): admission and pacing. */
   paid?: PaidCalls;
+  /** Where child runs (sub-workflows, foreach items) are recorded. */
+  lineage?: ChildLedger;
 }
 
 export interface RunOutput {
@@ -74,23 +79,41 @@ export class WorkflowError extends Error {
 const runWorkflowBlock = workflowRunner(runChild);
 const runForeach = foreachRunner(runChild);
 
-/** A child workflow: a run of its own under the parent's signal; its result is its leaves' output. */
+/**
+ * A child workflow: a run of its own under the parent's signal, recorded from start to end
+ * when the attempt keeps a lineage; its result is its leaves' output.
+ */
 async function runChild(args: Parameters<RunChild>[0]): Promise<unknown> {
-  const out = await runWorkflow({
-    definition: args.definition,
-    inputs: args.inputs,
-    row: args.ctx.scope.row,
-    executionId: args.executionId,
-    signal: args.ctx.signal,
-    secrets: args.ctx.scope.secrets,
-    ...(args.ctx.children ? { children: { ...args.ctx.children, path: args.path } } : {}),
-    ...(args.ctx.paid ? { paid: args.ctx.paid } : {}),
-  });
-  if (out.paused)
-    throw new BlockError(out.paused.blockId, "a sub-workflow cannot pause (approval, long wait)", {
-      retryable: false,
+  const lineage = args.ctx.lineage;
+  await lineage?.started({ id: args.executionId, parentId: args.ctx.executionId, ...args.call });
+  try {
+    const out = await runWorkflow({
+      definition: args.definition,
+      inputs: args.inputs,
+      row: args.ctx.scope.row,
+      executionId: args.executionId,
+      signal: args.ctx.signal,
+      secrets: args.ctx.scope.secrets,
+      ...(args.ctx.children ? { children: { ...args.ctx.children, path: args.path } } : {}),
+      ...(args.ctx.paid ? { paid: args.ctx.paid } : {}),
+      ...(lineage ? { lineage } : {}),
     });
-  return leafOutput(args.definition, out.blocks);
+    if (out.paused)
+      throw new BlockError(out.paused.blockId, "a sub-workflow cannot pause (approval, long wait)", {
+        retryable: false,
+      });
+    const output = leafOutput(args.definition, out.blocks);
+    await lineage?.ended(args.executionId, { status: "completed", output });
+    return output;
+  } catch (err) {
+    await lineage?.ended(
+      args.executionId,
+      args.ctx.signal.aborted
+        ? { status: "cancelled" }
+        : { status: "error", error: err instanceof Error ? err.message : String(err) },
+    );
+    throw err;
+  }
 }
 
 /**
@@ -164,6 +187,7 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
   };
   const failure = new AbortController();
   const signal = AbortSignal.any([input.signal, failure.signal]);
+  const items = itemLedger(input);
   const results = new Map<string, Promise<{ ran: boolean; taken: string[] }>>();
   let firstError: WorkflowError | undefined;
   let paused: RunOutput["paused"];
@@ -191,6 +215,8 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
             executionId: input.executionId,
             ...(input.children ? { children: input.children } : {}),
             ...(input.paid ? { paid: input.paid } : {}),
+            ...(items ? { items } : {}),
+            ...(input.lineage ? { lineage: input.lineage } : {}),
           }),
         );
         if (result.pause) {
@@ -205,6 +231,7 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
           await input.hooks?.checkpoint?.(id, {
             output: redact(result.output, scope.secrets),
             taken,
+            ...(result.retryOnResume ? { retryOnResume: true as const } : {}),
           });
         input.hooks?.onBlockComplete?.(id, result.output);
         return { ran: true, taken };
@@ -227,6 +254,42 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
   if (input.signal.aborted) throw input.signal.reason;
   if (firstError) throw firstError;
   return paused ? { blocks, paused } : { blocks };
+}
+
+/** Item checkpoints are keyed `<blockId>#<index>`: never a block id (ids have no `#`). */
+const ITEM_KEY = /^([a-z][a-z0-9_]*)#(\d+)$/;
+
+/**
+ * The fan-outs' item records of a run whose blocks are checkpointed (the cell's own
+ * workflow; children run inside one block and are not): the items earlier attempts
+ * finished, from the execution's checkpoints, and each item's end, written through the
+ * same fenced checkpoint hook (redacted, as block outputs are).
+ */
+function itemLedger(input: RunInput): ItemLedger | undefined {
+  const checkpoint = input.hooks?.checkpoint;
+  if (!checkpoint) return undefined;
+  const ok = new Map<string, Map<number, unknown>>();
+  const keep = (blockId: string, index: number, output: unknown) => {
+    const items = ok.get(blockId) ?? new Map<number, unknown>();
+    items.set(index, output);
+    ok.set(blockId, items);
+  };
+  for (const [key, recorded] of Object.entries(input.checkpoints ?? {})) {
+    const match = ITEM_KEY.exec(key);
+    const result = recorded.output as ItemResult | null;
+    if (match?.[1] && match[2] && result?.status === "ok")
+      keep(match[1], Number(match[2]), result.output);
+  }
+  return {
+    finished: (blockId) => new Map(ok.get(blockId) ?? []),
+    async record(blockId, index, result) {
+      if (result.status === "ok") keep(blockId, index, result.output);
+      await checkpoint(`${blockId}#${index}`, {
+        output: redact(result, input.secrets ?? {}),
+        taken: [],
+      });
+    },
+  };
 }
 
 /** `blockId` or `blockId.path.to.value` from the blocks' outputs; null when absent. */

@@ -53,6 +53,7 @@ export function assembleEngine(parts: EngineParts): EngineRuntime {
     backend: parts.backend,
     log: parts.log,
     limiter,
+    enrichmentCacheTtlMs: parts.env.CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS * 3_600_000,
     // A trigger.dev run is one row (its tags, metadata and cancel mean that row), and each
     // run is its own process: only a limiter every run shares keeps a provider's rate.
     chain: parts.runtime === "local",

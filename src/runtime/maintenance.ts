@@ -8,6 +8,8 @@ import type { Env } from "@/config/env";
 import type { EngineDeps } from "@/engine/carrier";
 import { redriveOrphans } from "@/engine/redrive";
 import { drainRunCancels, drainSettingsFromEnv } from "@/engine/run-cancel-drain";
+import { pruneChildRuns } from "@/store/child-runs/prune";
+import { pruneEnrichmentCache } from "@/store/enrichment-cache/prune";
 import { pruneEvents } from "@/store/events/prune";
 import { pruneHookDeliveries } from "@/store/hook-deliveries/prune";
 import { prunePendingCarriers } from "@/store/pending-carriers/entries";
@@ -20,7 +22,10 @@ export interface MaintenanceContext {
   deps: Pick<EngineDeps, "database" | "backend" | "log">;
   env: Pick<
     Env,
-    "EVENTS_RETENTION_HOURS" | "CELLFLOW_CANCEL_RATE_PER_SECOND" | "CELLFLOW_CANCEL_CONCURRENCY"
+    | "EVENTS_RETENTION_HOURS"
+    | "CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS"
+    | "CELLFLOW_CANCEL_RATE_PER_SECOND"
+    | "CELLFLOW_CANCEL_CONCURRENCY"
   >;
   /** Aborted when the job must end (shutdown, or its run's time is nearly up). */
   signal: AbortSignal;
@@ -49,6 +54,8 @@ export const PRUNE: MaintenanceJob = {
       stops: await pruneStops(db),
       rateLimitLogs: await pruneRateLimitLogs(db),
       pendingCarriers: await prunePendingCarriers(db),
+      enrichmentCache: await pruneEnrichmentCache(db, env.CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS),
+      childRuns: await pruneChildRuns(db),
     };
   },
 };

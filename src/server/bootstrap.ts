@@ -38,7 +38,11 @@ export async function ensureDefaultAccess(
     fs.writeFileSync(keyFile, `${apiKey}\n`, { mode: 0o600 });
     source = "generated";
   }
-  const registered = await registerApiKey(db, ws.id, apiKey, `default key (${source})`);
+  const registered = await registerApiKey(db, {
+    workspaceId: ws.id,
+    key: apiKey,
+    label: `default key (${source})`,
+  });
   if (!registered.ok) {
     throw new Error(
       "The configured API key already belongs to another workspace; choose another CELLFLOW_API_KEY",

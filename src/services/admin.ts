@@ -13,7 +13,11 @@ export async function createWorkspaceWithKey(
   return db.transaction(async (tx) => {
     const ws = await createWorkspace(tx, name);
     const apiKey = generateApiKey();
-    const registered = await registerApiKey(tx, ws.id, apiKey, "created with the workspace");
+    const registered = await registerApiKey(tx, {
+      workspaceId: ws.id,
+      key: apiKey,
+      label: "created with the workspace",
+    });
     if (!registered.ok) throw new Error("a freshly generated API key collided");
     return { ok: true, value: { id: ws.id, name: ws.name, apiKey } };
   });

@@ -21,11 +21,11 @@ export async function resumePausedCell(
   const table = await tableForEngine(ctx.db, ref.tableId);
   if (!table || table.workspaceId !== ctx.workspaceId)
     return { ok: false, reason: notFound("table") };
-  const resumed = await resumeCell(
-    ctx.db,
-    { ...ref, executionId: req.executionId },
-    { approval: req.data ?? null },
-  );
+  const resumed = await resumeCell(ctx.db, {
+    ...ref,
+    executionId: req.executionId,
+    data: { approval: req.data ?? null },
+  });
   if (!resumed.ok) {
     switch (resumed.reason) {
       case "not_found":

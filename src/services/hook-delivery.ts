@@ -151,15 +151,20 @@ async function insertOnce(
   req: InsertRowsRequest,
 ): Promise<Result<Delivered, Failure>> {
   const step = await ctx.db.transaction(async (tx): Promise<InsertStep> => {
-    const claim = await claimDelivery(tx, hook.id, digest);
+    const claim = await claimDelivery(tx, { hookId: hook.id, digest });
     if (!claim.claimed) return { kind: "replay", claim };
     const stored = await storeRows({ ...ctx, db: tx }, hook.tableId, req);
     if (!stored.ok) {
-      await releaseDelivery(tx, hook.id, digest);
+      await releaseDelivery(tx, { hookId: hook.id, digest });
       return { kind: "refused", reason: stored.reason };
     }
     const answer = { inserted: stored.value.length, rowIds: stored.value.map((r) => r.id) };
-    await completeDelivery(tx, hook.id, digest, ACCEPTED, answer);
+    await completeDelivery(tx, {
+      hookId: hook.id,
+      digest,
+      statusCode: ACCEPTED,
+      response: answer,
+    });
     return { kind: "stored", rows: stored.value, answer };
   });
   switch (step.kind) {
@@ -188,14 +193,19 @@ async function runOnce(
   digest: string,
   req: CreateRunRequest,
 ): Promise<Result<Delivered, Failure>> {
-  const claim = await claimDelivery(ctx.db, hook.id, digest);
+  const claim = await claimDelivery(ctx.db, { hookId: hook.id, digest });
   if (!claim.claimed) return replayOf(claim);
   const run = await createRun(ctx, hook.tableId, req);
   if (!run.ok) {
-    await releaseDelivery(ctx.db, hook.id, digest);
+    await releaseDelivery(ctx.db, { hookId: hook.id, digest });
     return run;
   }
-  await completeDelivery(ctx.db, hook.id, digest, ACCEPTED, run.value);
+  await completeDelivery(ctx.db, {
+    hookId: hook.id,
+    digest,
+    statusCode: ACCEPTED,
+    response: run.value,
+  });
   ctx.log.info({ tableId: hook.tableId, dispatchId: run.value.dispatchId }, "hook delivered");
   return { ok: true, value: { status: ACCEPTED, body: run.value, replayed: false } };
 }

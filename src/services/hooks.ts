@@ -73,7 +73,7 @@ export async function revokeHook(
 ): Promise<Result<null, Failure>> {
   const table = await getTable(ctx.db, ctx.workspaceId, tableId);
   if (!table) return { ok: false, reason: notFound("table") };
-  if (!(await markRevoked(ctx.db, ctx.workspaceId, tableId, hookId)))
+  if (!(await markRevoked(ctx.db, { workspaceId: ctx.workspaceId, tableId, hookId })))
     return { ok: false, reason: notFound("hook") };
   ctx.log.info({ tableId, hookId }, "hook revoked");
   return { ok: true, value: null };

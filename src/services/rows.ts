@@ -130,7 +130,7 @@ export async function patchRow(
   const issues = checkRowData(schema.columns, req.data, "data");
   if (issues.length > 0)
     return { ok: false, reason: invalid(issues, "Some values do not fit their columns") };
-  const patched = await mergeRow(ctx.db, tableId, rowId, req.data);
+  const patched = await mergeRow(ctx.db, { tableId, rowId, data: req.data });
   if (patched) await applyEdit(ctx.db, ctx.backend, tableId, rowId, Object.keys(req.data));
   const row = patched ? await readRow(ctx.db, tableId, rowId) : null;
   return row ? { ok: true, value: row } : { ok: false, reason: notFound("row") };
@@ -143,7 +143,7 @@ export async function deleteRow(
 ): Promise<Result<null, Failure>> {
   const table = await getTable(ctx.db, ctx.workspaceId, tableId);
   if (!table) return { ok: false, reason: notFound("table") };
-  const deleted = await removeRow(ctx.db, tableId, rowId);
+  const deleted = await removeRow(ctx.db, { tableId, rowId });
   if (deleted) {
     // Its cells went with it; attempts still running stop now rather than at their next write.
     abortLocal(deleted.running);

@@ -6,8 +6,12 @@
  * stamped cell (the enrichment group's own, and every paid enrichment block of a
  * workflow group, sub-workflows included); where that count depends on data only the run
  * will see (paid blocks inside a `foreach`), the estimate says it is a lower bound and
- * names the group.
+ * names the group. A paid enrichment group's cells the workspace's result cache would
+ * serve (a fresh answer, or inputs an earlier cell of the run asks for) cost nothing and
+ * are counted apart (`cached`).
  */
+
+import { readEnv } from "@/config/env";
 import type { CreateRunRequest, RunEstimate, UnknownCredits } from "@/contracts/runs";
 import type { Group } from "@/contracts/table";
 import { TableSchema } from "@/contracts/table";
@@ -18,6 +22,7 @@ import { getEnrichment } from "@/enrichments/registry";
 import { countScope } from "@/store/cells/stamp";
 import { childWorkflow } from "@/store/engine-reads";
 import type { ServiceContext } from "./context";
+import { cacheServedCells } from "./estimate-cache";
 import { ownTable, runScope } from "./runs";
 
 /** What one cell of a group costs, and why that may not be all. */
@@ -39,14 +44,16 @@ export async function estimateRun(
   const scoped = runScope(schema, req);
   if (!scoped.ok) return scoped;
   const { groupIds, where } = scoped.value;
-  const counted = await countScope(ctx.db, {
+  const scope = {
     tableId,
     groupIds,
     mode: req.mode,
     rowIds: req.rowIds ?? null,
     where,
     limit: req.limit ?? null,
-  });
+  };
+  const counted = await countScope(ctx.db, scope);
+  const cacheTtlMs = readEnv().CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS * 3_600_000;
 
   const byId = new Map(schema.groups.map((g) => [g.id, g]));
   const groups: RunEstimate["groups"] = [];
@@ -58,9 +65,15 @@ export async function estimateRun(
     const group = byId.get(groupId);
     const cost = group && n > 0 ? await groupCost(ctx, group) : { credits: 0, unknown: null };
     if (cost.unknown) unknown.push({ groupId, reason: cost.unknown });
-    groups.push({ groupId, cells: n, credits: cost.credits * n });
+    const enrichment = group?.kind === "enrichment" ? getEnrichment(group.enrichmentId) : undefined;
+    const cached =
+      group?.kind === "enrichment" && enrichment && cost.credits > 0 && cacheTtlMs > 0
+        ? await cacheServedCells(ctx, scope, group, enrichment, cacheTtlMs)
+        : 0;
+    const credits = cost.credits * (n - cached);
+    groups.push({ groupId, cells: n, credits, cached });
     cells += n;
-    estimatedCredits += cost.credits * n;
+    estimatedCredits += credits;
   }
   return {
     ok: true,

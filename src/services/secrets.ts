@@ -48,7 +48,11 @@ export async function putSecret(
       "CELLFLOW_SECRET_KEY is not set: workspace secrets cannot be stored (set a 32-byte key, see .env.example)",
     );
   }
-  const secret = await upsertSecret(ctx.db, ctx.workspaceId, name, sealSecret(key, req.value));
+  const secret = await upsertSecret(ctx.db, {
+    workspaceId: ctx.workspaceId,
+    name,
+    ciphertext: sealSecret(key, req.value),
+  });
   ctx.log.info({ secretName: name }, "secret stored");
   return { ok: true, value: view(secret) };
 }
@@ -63,7 +67,10 @@ export async function deleteSecret(
   name: string,
 ): Promise<Result<null, Failure>> {
   // A name that cannot be valid cannot exist: 404, like any unknown id.
-  if (!SecretName.safeParse(name).success || !(await removeSecret(ctx.db, ctx.workspaceId, name)))
+  if (
+    !SecretName.safeParse(name).success ||
+    !(await removeSecret(ctx.db, { workspaceId: ctx.workspaceId, name }))
+  )
     return { ok: false, reason: notFound("secret") };
   ctx.log.info({ secretName: name }, "secret deleted");
   return { ok: true, value: null };

@@ -102,9 +102,11 @@ export async function patchTable(
     const issues = await schemaIssues(ctx, schema);
     if (issues.length > 0)
       return { ok: false, reason: invalid(issues, "The table schema is not valid") };
-    const written = await updateTable(ctx.db, ctx.workspaceId, id, current.schemaVersion, {
-      name: req.name ?? current.name,
-      schema,
+    const written = await updateTable(ctx.db, {
+      workspaceId: ctx.workspaceId,
+      tableId: id,
+      expectedVersion: current.schemaVersion,
+      next: { name: req.name ?? current.name, schema },
     });
     if (written.ok) {
       // Groups added with autoRun, or switched to it, run where their dependencies are met.
@@ -134,7 +136,9 @@ export async function patchTable(
 export async function deleteTable(ctx: ServiceContext, id: string): Promise<Result<null, Failure>> {
   const stopped = await cancelRuns(ctx, id, {});
   if (!stopped.ok) return stopped;
-  const deleted = await removeTable(ctx.db, ctx.workspaceId, id, {
+  const deleted = await removeTable(ctx.db, {
+    workspaceId: ctx.workspaceId,
+    tableId: id,
     outboxRunIds: ctx.backend.remoteCancel,
   });
   if (!deleted) return { ok: false, reason: notFound("table") };

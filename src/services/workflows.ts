@@ -65,7 +65,11 @@ export async function updateWorkflow(
     if (issues.length > 0)
       return { ok: false, reason: invalid(issues, "The workflow definition is not valid") };
   }
-  const row = await writeDraft(ctx.db, ctx.workspaceId, id, req);
+  const row = await writeDraft(ctx.db, {
+    workspaceId: ctx.workspaceId,
+    workflowId: id,
+    patch: req,
+  });
   return row ? { ok: true, value: view(row) } : { ok: false, reason: notFound("workflow") };
 }
 
@@ -73,7 +77,7 @@ export async function deployWorkflow(
   ctx: ServiceContext,
   id: string,
 ): Promise<Result<DeployedWorkflow, Failure>> {
-  const deployed = await freezeDraft(ctx.db, ctx.workspaceId, id);
+  const deployed = await freezeDraft(ctx.db, { workspaceId: ctx.workspaceId, workflowId: id });
   if (!deployed) return { ok: false, reason: notFound("workflow") };
   ctx.log.info({ workflowId: id, version: deployed.version }, "workflow deployed");
   return { ok: true, value: deployed };

@@ -57,7 +57,9 @@ export function setUpAuthzWorkspaces(): void {
     victim = await makeFixture(await newWorkspace("victim workspace"), "victim");
     intruder = await makeFixture(await newWorkspace("intruder workspace"), "intruder");
     revokedKey = generateApiKey();
-    expect(await registerApiKey(getDatabase().db, victim.ws.id, revokedKey)).toEqual({ ok: true });
+    expect(
+      await registerApiKey(getDatabase().db, { workspaceId: victim.ws.id, key: revokedKey }),
+    ).toEqual({ ok: true });
     expect(await revokeApiKey(getDatabase().db, revokedKey)).toBe(true);
   });
 

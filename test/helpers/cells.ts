@@ -8,20 +8,22 @@ import type { Db } from "@db/client";
 import type { CellOutcome } from "@/domain/statuses";
 import type { Finish } from "@/store/cells/finish";
 import { rowStep } from "@/store/cells/row-step";
-import type { AttemptRef, TransitionOutcome } from "@/store/cells/transition";
+import type { CellAttemptRef, TransitionOutcome } from "@/store/cells/transition";
 
 /** running(e, attempt) → completed with `outcome`, outputs merged into the row. */
 export async function completeCell(
   db: Db,
-  cell: { tableId: string; rowId: string; groupId: string },
-  ref: AttemptRef,
-  outcome: CellOutcome,
-  finish: Finish,
+  cell: CellAttemptRef & { tableId: string; outcome: CellOutcome; finish: Finish },
 ): Promise<TransitionOutcome> {
+  const { outcome, finish } = cell;
   const step = await rowStep(db, {
     tableId: cell.tableId,
     rowId: cell.rowId,
-    finish: { groupId: cell.groupId, ref, end: { kind: "complete", outcome, finish } },
+    finish: {
+      groupId: cell.groupId,
+      ref: { executionId: cell.executionId, attempt: cell.attempt },
+      end: { kind: "complete", outcome, finish },
+    },
   });
   if (!step.finished) throw new Error("a row step with a terminal write reported none");
   return step.finished;

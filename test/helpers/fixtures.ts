@@ -29,3 +29,12 @@ export const classifyDefinition: Schemas["WorkflowDefinition"] = {
     },
   ],
 };
+
+/**
+ * Upper-cases its text input `v` into block `out`: the auto-run tests' workflow, whose
+ * output shows at a glance which row's data it ran on.
+ */
+export const upperDefinition = {
+  inputs: [{ name: "v", type: "text", required: true }],
+  blocks: [{ id: "out", type: "transform", expression: "$uppercase(inputs.v)" }],
+} satisfies Schemas["WorkflowDefinition"];

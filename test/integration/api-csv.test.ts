@@ -5,10 +5,11 @@ import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
 import { dbFingerprint } from "../helpers/fingerprint";
-import { newWorkspace } from "../helpers/fixtures";
+import { newWorkspace, upperDefinition } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 import { call } from "../helpers/raw-api";
 import { strictCsv } from "../helpers/strict-csv";
+import { workflowTable } from "../helpers/tables";
 
 let key: string;
 
@@ -160,25 +161,12 @@ describe("CSV import", () => {
   });
 
   it("a header naming a group's output column is allowed: it is an ordinary column", async () => {
-    const wf = await apiClient(key).POST("/api/workflows", {
-      body: {
-        name: "w",
-        definition: { blocks: [{ id: "out", type: "transform", expression: "'x'" }] },
-      },
+    const { tableId: t } = await workflowTable(key, {
+      workflow: { blocks: [{ id: "out", type: "transform", expression: "'x'" }] },
+      outputs: { size: "out" },
+      columns: [{ id: "size", name: "Size", type: "text" }],
+      rows: [],
     });
-    const t = await newTable(
-      "outputs",
-      [{ id: "size", name: "Size", type: "text" }],
-      [
-        {
-          id: "g",
-          name: "G",
-          kind: "workflow",
-          workflowId: dataOf(wf).id,
-          outputs: [{ columnId: "size", from: "out" }],
-        },
-      ],
-    );
     expect((await importCsv(t, "Size\nbig\n")).body).toEqual({ inserted: 1 });
     expect((await allRows(t)).map((r) => r.data)).toEqual([{ size: "big" }]);
   });
@@ -341,35 +329,17 @@ describe("CSV import", () => {
   });
 
   it("imported rows auto-run like rows from POST /rows", async () => {
-    const wf = await apiClient(key).POST("/api/workflows", {
-      body: {
-        name: "upper",
-        definition: {
-          inputs: [{ name: "v", type: "text", required: true }],
-          blocks: [{ id: "out", type: "transform", expression: "$uppercase(inputs.v)" }],
-        },
-      },
-    });
-    const t = await newTable(
-      "auto",
-      [
+    const { tableId: t } = await workflowTable(key, {
+      workflow: upperDefinition,
+      outputs: { up: "out" },
+      columns: [
         { id: "v", name: "V", type: "text" },
         { id: "w", name: "W", type: "text" },
         { id: "up", name: "Up", type: "text" },
       ],
-      [
-        {
-          id: "g",
-          name: "G",
-          kind: "workflow",
-          workflowId: dataOf(wf).id,
-          inputs: { v: "v" },
-          outputs: [{ columnId: "up", from: "out" }],
-          dependsOn: ["v"],
-          autoRun: true,
-        },
-      ],
-    );
+      group: { inputs: { v: "v" }, dependsOn: ["v"], autoRun: true },
+      rows: [],
+    });
     expect((await importCsv(t, "V,W\nabc,1\n,2\nxyz,3\n")).body).toEqual({ inserted: 3 });
     let rows: Row[] = [];
     const done = await waitFor(async () => {

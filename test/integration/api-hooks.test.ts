@@ -14,9 +14,10 @@ import { pruneHookDeliveries } from "@/store/hook-deliveries/prune";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
-import { newWorkspace } from "../helpers/fixtures";
+import { newWorkspace, upperDefinition } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 import { type ApiResponse, call } from "../helpers/raw-api";
+import { workflowTable } from "../helpers/tables";
 
 // Routes read the key per request; a key of this file's own.
 const SERVER_KEY = randomBytes(32).toString("base64");
@@ -37,38 +38,16 @@ beforeAll(async () => {
   const { url } = await useTestDatabase();
   await useWorker(url);
   key = (await newWorkspace()).key;
-  const wf = await apiClient(key).POST("/api/workflows", {
-    body: {
-      name: "upper",
-      definition: {
-        inputs: [{ name: "v", type: "text", required: true }],
-        blocks: [{ id: "out", type: "transform", expression: "$uppercase(inputs.v)" }],
-      },
-    },
-  });
-  const table = await apiClient(key).POST("/api/tables", {
-    body: {
-      name: "hooked",
-      columns: [
-        { id: "v", name: "V", type: "text" },
-        { id: "up", name: "Up", type: "text" },
-      ],
-      groups: [
-        {
-          id: "upper",
-          name: "Upper",
-          kind: "workflow",
-          workflowId: dataOf(wf).id,
-          inputs: { v: "v" },
-          outputs: [{ columnId: "up", from: "out" }],
-          dependsOn: ["v"],
-          autoRun: true,
-        },
-      ],
-    },
-  });
-  expect(table.response.status).toBe(201);
-  tableId = dataOf(table).id;
+  ({ tableId } = await workflowTable(key, {
+    workflow: upperDefinition,
+    outputs: { up: "out" },
+    columns: [
+      { id: "v", name: "V", type: "text" },
+      { id: "up", name: "Up", type: "text" },
+    ],
+    group: { id: "upper", name: "Upper", inputs: { v: "v" }, dependsOn: ["v"], autoRun: true },
+    rows: [],
+  }));
 });
 
 const now = () => Math.floor(Date.now() / 1000);

@@ -6,7 +6,7 @@ import type { Schemas } from "@/client/cellflow-client";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
-import { newWorkspace } from "../helpers/fixtures";
+import { newWorkspace, upperDefinition } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 
 let key: string;
@@ -56,14 +56,10 @@ beforeAll(async () => {
   const { url } = await useTestDatabase();
   await useWorker(url);
   key = (await newWorkspace()).key;
-  const textIn: Schemas["WorkflowInput"][] = [{ name: "v", type: "text", required: true }];
-  upper = await wf([{ id: "out", type: "transform", expression: "$uppercase(inputs.v)" }], textIn);
+  upper = await wf(upperDefinition.blocks, upperDefinition.inputs);
   slowUpper = await wf(
-    [
-      { id: "pause", type: "wait", ms: 1500, next: "out" },
-      { id: "out", type: "transform", expression: "$uppercase(inputs.v)" },
-    ],
-    textIn,
+    [{ id: "pause", type: "wait", ms: 1500, next: "out" }, ...upperDefinition.blocks],
+    upperDefinition.inputs,
   );
   empty = await wf([{ id: "out", type: "transform", expression: "null" }]);
   failing = await wf([{ id: "out", type: "fail", message: "nope" }]);

@@ -15,6 +15,7 @@ import { useTestDatabase } from "../helpers/db";
 import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { waitTable } from "../helpers/tables";
 
 let key: string;
 const db = () => getDatabase().db;
@@ -25,34 +26,6 @@ beforeAll(async () => {
   key = (await newWorkspace()).key;
 });
 
-async function table(waitMs: number, rows: number): Promise<string> {
-  const wf = await apiClient(key).POST("/api/workflows", {
-    body: { name: "w", definition: { blocks: [{ id: "w", type: "wait", ms: waitMs }] } },
-  });
-  const t = await apiClient(key).POST("/api/tables", {
-    body: {
-      name: "big",
-      columns: [{ id: "a", name: "A", type: "json" }],
-      groups: [
-        {
-          id: "g",
-          name: "G",
-          kind: "workflow",
-          workflowId: dataOf(wf).id,
-          outputs: [{ columnId: "a", from: "w" }],
-        },
-      ],
-    },
-  });
-  for (let i = 0; i < rows; i += 1000) {
-    await apiClient(key).POST("/api/tables/{id}/rows", {
-      params: { path: { id: dataOf(t).id } },
-      body: { rows: Array.from({ length: Math.min(1000, rows - i) }, () => ({ data: {} })) },
-    });
-  }
-  return dataOf(t).id;
-}
-
 describe("background stamping", () => {
   it("a page that finds fewer rows than it asked for ends the stamping: no empty page after it", async () => {
     const pagesOf = async (tableId: string, pageRows: number) => {
@@ -61,7 +34,7 @@ describe("background stamping", () => {
         db(),
         {
           tableId,
-          groupIds: ["g"],
+          groupIds: ["g0"],
           mode: "all",
           rowIds: null,
           limit: null,
@@ -80,7 +53,7 @@ describe("background stamping", () => {
       await stopRuns(db(), getBackend(), { tableId });
       return { pages: pages.length, stamping: d?.stamping, stamped: d?.stamped };
     };
-    const tableId = await table(0, 7);
+    const tableId = (await waitTable(key, { groups: 1, ms: 0, rows: 7, waitOnly: true })).id;
     // 7 rows, pages of 10: one page finds them all and the end.
     expect(await pagesOf(tableId, 10)).toEqual({ pages: 1, stamping: false, stamped: 7 });
     // Pages of 7: the full page cannot know it was the last; the next, empty one says so.
@@ -89,10 +62,10 @@ describe("background stamping", () => {
   });
 
   it("a large run returns after the first pages and still runs every row exactly once", async () => {
-    const tableId = await table(0, 2_500);
+    const tableId = (await waitTable(key, { groups: 1, ms: 0, rows: 2_500, waitOnly: true })).id;
     const run = await startRun(db(), getBackend(), {
       tableId,
-      groupIds: ["g"],
+      groupIds: ["g0"],
       mode: "all",
       rowIds: null,
       limit: null,
@@ -118,10 +91,10 @@ describe("background stamping", () => {
   }, 180_000);
 
   it("a limit is honoured across the split", async () => {
-    const tableId = await table(0, 2_200);
+    const tableId = (await waitTable(key, { groups: 1, ms: 0, rows: 2_200, waitOnly: true })).id;
     const run = await startRun(db(), getBackend(), {
       tableId,
-      groupIds: ["g"],
+      groupIds: ["g0"],
       mode: "all",
       rowIds: null,
       limit: 1_700,
@@ -133,10 +106,11 @@ describe("background stamping", () => {
   }, 180_000);
 
   it("Stop during background stamping leaves nothing queued or running, now or later", async () => {
-    const tableId = await table(60_000, 4_000);
+    const tableId = (await waitTable(key, { groups: 1, ms: 60_000, rows: 4_000, waitOnly: true }))
+      .id;
     const run = await startRun(db(), getBackend(), {
       tableId,
-      groupIds: ["g"],
+      groupIds: ["g0"],
       mode: "all",
       rowIds: null,
       limit: null,

@@ -31,6 +31,7 @@ import { apiClient, dataOf } from "../helpers/api";
 import { completeCell } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
+import { enrichmentTableBody } from "../helpers/store-tables";
 
 let key: string;
 let tableId: string;
@@ -40,22 +41,12 @@ beforeAll(async () => {
   await useTestDatabase();
   const ws = await newWorkspace();
   key = ws.key;
-  const schema = TableSchema.parse({
-    columns: [
-      { id: "email", name: "Email", type: "text" },
-      { id: "out", name: "Out", type: "text" },
-    ],
-    groups: [
-      {
-        id: "g",
-        name: "G",
-        kind: "enrichment",
-        enrichmentId: "email_domain",
-        inputs: { email: "email" },
-        outputs: [{ columnId: "out", from: "domain" }],
-      },
-    ],
+  const { columns, groups } = enrichmentTableBody("attempts", {
+    enrichmentId: "email_domain",
+    inputs: { email: "email" },
+    outputs: { out: "domain" },
   });
+  const schema = TableSchema.parse({ columns, groups });
   tableId = (await createTable(db(), ws.id, { name: "attempts", schema })).id;
 });
 
@@ -87,15 +78,25 @@ async function runOnce(
   end: { ok: true; out: string } | { ok: false; message: string },
 ): Promise<string> {
   const executionId = await stamp(rowId);
-  const claimed = await claimCell(db(), rowId, "g", executionId);
+  const claimed = await claimCell(db(), { rowId, groupId: "g", executionId });
   if (!claimed.ok) throw new Error(`claim lost: ${claimed.reason}`);
   const ref = { executionId, attempt: claimed.attempt };
   const done = end.ok
-    ? await completeCell(db(), { tableId, rowId, groupId: "g" }, ref, "ok", {
-        blockErrors: {},
-        outputs: { out: end.out },
+    ? await completeCell(db(), {
+        tableId,
+        rowId,
+        groupId: "g",
+        ...ref,
+        outcome: "ok",
+        finish: { blockErrors: {}, outputs: { out: end.out } },
       })
-    : await failCell(db(), rowId, "g", ref, end.message, { blockErrors: { x: end.message } });
+    : await failCell(db(), {
+        rowId,
+        groupId: "g",
+        ...ref,
+        message: end.message,
+        finish: { blockErrors: { x: end.message } },
+      });
   if (!done.ok) throw new Error(`terminal write lost: ${done.reason}`);
   return executionId;
 }
@@ -163,7 +164,7 @@ describe("attempt history", () => {
   it("an attempt a new run takes over while it runs is kept as cancelled", async () => {
     const rowId = await newRow();
     const executionId = await stamp(rowId);
-    expect((await claimCell(db(), rowId, "g", executionId)).ok).toBe(true);
+    expect((await claimCell(db(), { rowId, groupId: "g", executionId })).ok).toBe(true);
     await stamp(rowId);
     expect(await records(rowId)).toEqual([
       {
@@ -185,10 +186,12 @@ describe("attempt history", () => {
   it("an attempt a re-drive hands back is kept under its own attempt number", async () => {
     const rowId = await newRow();
     const executionId = await stamp(rowId);
-    const claimed = await claimCell(db(), rowId, "g", executionId);
+    const claimed = await claimCell(db(), { rowId, groupId: "g", executionId });
     if (!claimed.ok) throw new Error("claim lost");
-    expect((await requeueCell(db(), rowId, "g", { executionId, attempt: 1 })).ok).toBe(true);
-    const again = await claimCell(db(), rowId, "g", executionId);
+    expect((await requeueCell(db(), { rowId, groupId: "g", executionId, attempt: 1 })).ok).toBe(
+      true,
+    );
+    const again = await claimCell(db(), { rowId, groupId: "g", executionId });
     expect(again).toEqual({ ok: true, attempt: 2 });
     const list = await attempts(rowId);
     expect(list.map((a) => [a.executionId, a.attempt, a.status])).toEqual([
@@ -201,7 +204,7 @@ describe("attempt history", () => {
   it("a Stop keeps the cell's attempt as the current one; the run after it records it as cancelled", async () => {
     const rowId = await newRow();
     const executionId = await stamp(rowId);
-    await claimCell(db(), rowId, "g", executionId);
+    await claimCell(db(), { rowId, groupId: "g", executionId });
     await cancelCells(db(), { tableId, rowIds: [rowId] });
     expect(await records(rowId)).toEqual([]);
     await stamp(rowId, "incomplete");
@@ -213,7 +216,7 @@ describe("attempt history", () => {
   it("an edit that clears a finished cell keeps its attempt, outputs as they were before the clearing", async () => {
     const rowId = await newRow();
     const executionId = await runOnce(rowId, { ok: true, out: "kept" });
-    await clearGroupCells(db(), tableId, rowId, ["g"], ["out"]);
+    await clearGroupCells(db(), { tableId, rowId, groupIds: ["g"], clearColumns: ["out"] });
     const list = await attempts(rowId);
     expect(list).toHaveLength(1);
     expect(list[0]).toMatchObject({ executionId, status: "completed", outputs: { out: "kept" } });
@@ -235,12 +238,18 @@ describe("attempt history", () => {
   it("cell events carry the attempt number of the write they describe", async () => {
     const rowId = await newRow();
     const executionId = await stamp(rowId);
-    const claimed = await claimCell(db(), rowId, "g", executionId);
+    const claimed = await claimCell(db(), { rowId, groupId: "g", executionId });
     if (!claimed.ok) throw new Error("claim lost");
-    await requeueCell(db(), rowId, "g", { executionId, attempt: 1 });
-    await claimCell(db(), rowId, "g", executionId);
-    await completeCell(db(), { tableId, rowId, groupId: "g" }, { executionId, attempt: 2 }, "ok", {
-      blockErrors: {},
+    await requeueCell(db(), { rowId, groupId: "g", executionId, attempt: 1 });
+    await claimCell(db(), { rowId, groupId: "g", executionId });
+    await completeCell(db(), {
+      tableId,
+      rowId,
+      groupId: "g",
+      executionId,
+      attempt: 2,
+      outcome: "ok",
+      finish: { blockErrors: {} },
     });
     const events = await queryRows<{ status: string; attempt: number }>(
       db(),
@@ -276,12 +285,12 @@ describe("resume stamping", () => {
   async function failedWith(blocks: string[]): Promise<{ rowId: string; executionId: string }> {
     const rowId = await newRow();
     const executionId = await stamp(rowId);
-    const claimed = await claimCell(db(), rowId, "g", executionId);
+    const claimed = await claimCell(db(), { rowId, groupId: "g", executionId });
     if (!claimed.ok) throw new Error("claim lost");
     const ref = { executionId, attempt: claimed.attempt, tableId, rowId, groupId: "g" };
     for (const b of blocks)
       expect(await writeCheckpoint(db(), ref, b, { output: { from: b }, taken: [] })).toBe(true);
-    await failCell(db(), rowId, "g", ref, "block two failed", { blockErrors: {} });
+    await failCell(db(), { ...ref, message: "block two failed", finish: { blockErrors: {} } });
     return { rowId, executionId };
   }
 

@@ -76,24 +76,32 @@ async function out(rowId: string): Promise<unknown> {
 
 // Writes of the first attempt of e unless told otherwise (a claim counts attempts up).
 const progress = (rowId: string, e: string, attempt = 1) =>
-  writeProgress(
-    db(),
+  writeProgress(db(), {
     rowId,
-    "g",
-    { executionId: e, attempt },
-    {
-      runningBlockIds: ["b"],
-      blockErrors: {},
-      outputs: { out: "partial" },
-    },
-  );
+    groupId: "g",
+    executionId: e,
+    attempt,
+    progress: { runningBlockIds: ["b"], blockErrors: {}, outputs: { out: "partial" } },
+  });
 const complete = (rowId: string, e: string, attempt = 1) =>
-  completeCell(db(), { tableId, rowId, groupId: "g" }, { executionId: e, attempt }, "ok", {
-    blockErrors: {},
-    outputs: { out: "done" },
+  completeCell(db(), {
+    tableId,
+    rowId,
+    groupId: "g",
+    executionId: e,
+    attempt,
+    outcome: "ok",
+    finish: { blockErrors: {}, outputs: { out: "done" } },
   });
 const fail = (rowId: string, e: string, attempt = 1) =>
-  failCell(db(), rowId, "g", { executionId: e, attempt }, "boom", { blockErrors: {} });
+  failCell(db(), {
+    rowId,
+    groupId: "g",
+    executionId: e,
+    attempt,
+    message: "boom",
+    finish: { blockErrors: {} },
+  });
 
 describe("cell guards", () => {
   it("a cancelled cell is never revived by any worker write, whatever the interleaving", async () => {
@@ -101,15 +109,22 @@ describe("cell guards", () => {
     const r1 = await newRow();
     const e1 = (await stamp(r1)) as string;
     await cancelCells(db(), { tableId, rowIds: [r1] });
-    expect(await claimCell(db(), r1, "g", e1)).toEqual({ ok: false, reason: "cancelled" });
-    expect(await failQueuedCell(db(), r1, "g", e1, "late")).toEqual({
+    expect(await claimCell(db(), { rowId: r1, groupId: "g", executionId: e1 })).toEqual({
+      ok: false,
+      reason: "cancelled",
+    });
+    expect(
+      await failQueuedCell(db(), { rowId: r1, groupId: "g", executionId: e1, message: "late" }),
+    ).toEqual({
       ok: false,
       reason: "cancelled",
     });
     // Stop while running: progress, complete and fail all bounce, and no output lands.
     const r2 = await newRow();
     const e2 = (await stamp(r2)) as string;
-    expect(await claimCell(db(), r2, "g", e2)).toMatchObject({ ok: true });
+    expect(await claimCell(db(), { rowId: r2, groupId: "g", executionId: e2 })).toMatchObject({
+      ok: true,
+    });
     await cancelCells(db(), { tableId, rowIds: [r2] });
     for (const write of [progress, complete, fail]) {
       expect(await write(r2, e2)).toEqual({ ok: false, reason: "cancelled" });
@@ -117,20 +132,30 @@ describe("cell guards", () => {
     expect((await cell(r2))?.status).toBe("cancelled");
     expect(await out(r2)).toBeUndefined();
     // A second claim with the same id cannot resurrect it either.
-    expect(await claimCell(db(), r2, "g", e2)).toEqual({ ok: false, reason: "cancelled" });
+    expect(await claimCell(db(), { rowId: r2, groupId: "g", executionId: e2 })).toEqual({
+      ok: false,
+      reason: "cancelled",
+    });
   });
 
   it("after a re-run, every write of the old attempt is rejected", async () => {
     const r = await newRow();
     const old = (await stamp(r)) as string;
-    expect(await claimCell(db(), r, "g", old)).toMatchObject({ ok: true });
+    expect(await claimCell(db(), { rowId: r, groupId: "g", executionId: old })).toMatchObject({
+      ok: true,
+    });
     const fresh = (await stamp(r, "all")) as string;
     expect(fresh).not.toBe(old);
     for (const write of [progress, complete, fail])
       expect(await write(r, old)).toEqual({ ok: false, reason: "stale" });
-    expect(await claimCell(db(), r, "g", old)).toEqual({ ok: false, reason: "stale" });
+    expect(await claimCell(db(), { rowId: r, groupId: "g", executionId: old })).toEqual({
+      ok: false,
+      reason: "stale",
+    });
     expect(await out(r)).toBeUndefined();
-    expect(await claimCell(db(), r, "g", fresh)).toMatchObject({ ok: true });
+    expect(await claimCell(db(), { rowId: r, groupId: "g", executionId: fresh })).toMatchObject({
+      ok: true,
+    });
     expect(await complete(r, fresh)).toMatchObject({ ok: true });
     expect(await out(r)).toBe("done");
   });
@@ -138,7 +163,7 @@ describe("cell guards", () => {
   it("a terminal write happens once: a second terminal write of the same attempt is rejected", async () => {
     const r = await newRow();
     const e = (await stamp(r)) as string;
-    await claimCell(db(), r, "g", e);
+    await claimCell(db(), { rowId: r, groupId: "g", executionId: e });
     expect(await complete(r, e)).toMatchObject({ ok: true });
     expect(await fail(r, e)).toEqual({ ok: false, reason: "stale" });
     expect(await complete(r, e)).toEqual({ ok: false, reason: "stale" });
@@ -150,7 +175,7 @@ describe("cell guards", () => {
     const e = (await stamp(r)) as string;
     expect(await stamp(r, "new")).toBe(e);
     expect(await stamp(r, "incomplete")).toBe(e);
-    await claimCell(db(), r, "g", e);
+    await claimCell(db(), { rowId: r, groupId: "g", executionId: e });
     expect(await stamp(r, "incomplete")).toBe(e);
     await fail(r, e);
     const again = await stamp(r, "incomplete");
@@ -165,14 +190,15 @@ describe("cell guards", () => {
     const e = (await stamp(r)) as string;
     const at = (executionId: string) => ({ tableId, rowId: r, groupId: "g", executionId });
     const pause = (executionId: string, attempt: number) =>
-      pauseAttempt(
-        db(),
-        { ...at(executionId), attempt },
-        { blockId: "b", reason: "approval", taken: [] },
-      );
-    const resume = (executionId: string) => resumeCell(db(), at(executionId), { approval: "yes" });
+      pauseAttempt(db(), {
+        ...at(executionId),
+        attempt,
+        pause: { blockId: "b", reason: "approval", taken: [] },
+      });
+    const resume = (executionId: string) =>
+      resumeCell(db(), { ...at(executionId), data: { approval: "yes" } });
     expect(await resume(e)).toEqual({ ok: false, reason: "not_paused", status: "queued" });
-    const first = await claimCell(db(), r, "g", e);
+    const first = await claimCell(db(), { rowId: r, groupId: "g", executionId: e });
     if (!first.ok || !("attempt" in first)) throw new Error("claim lost");
     expect(await pause("ex_other", first.attempt)).toBe(false);
     expect(await pause(e, first.attempt + 1)).toBe(false);
@@ -182,7 +208,7 @@ describe("cell guards", () => {
     expect(await resume(e)).toEqual({ ok: true });
     // A resume hands the cell back to the queue under the same execution id.
     expect((await cell(r))?.status).toBe("queued");
-    const second = await claimCell(db(), r, "g", e);
+    const second = await claimCell(db(), { rowId: r, groupId: "g", executionId: e });
     if (!second.ok || !("attempt" in second)) throw new Error("claim lost");
     expect(await pause(e, first.attempt)).toBe(false);
     expect(await pause(e, second.attempt)).toBe(true);
@@ -197,19 +223,27 @@ describe("cell guards", () => {
   it("unstamp returns only a still-queued cell of that execution to never-run", async () => {
     const r = await newRow();
     const e = (await stamp(r)) as string;
-    expect(await unstampCell(db(), r, "g", "ex_other")).toEqual({ ok: false, reason: "stale" });
-    expect(await unstampCell(db(), r, "g", e)).toMatchObject({ ok: true });
+    expect(await unstampCell(db(), { rowId: r, groupId: "g", executionId: "ex_other" })).toEqual({
+      ok: false,
+      reason: "stale",
+    });
+    expect(await unstampCell(db(), { rowId: r, groupId: "g", executionId: e })).toMatchObject({
+      ok: true,
+    });
     expect(await cell(r)).toBeNull();
     const e2 = (await stamp(r, "new")) as string;
-    await claimCell(db(), r, "g", e2);
-    expect(await unstampCell(db(), r, "g", e2)).toEqual({ ok: false, reason: "stale" });
+    await claimCell(db(), { rowId: r, groupId: "g", executionId: e2 });
+    expect(await unstampCell(db(), { rowId: r, groupId: "g", executionId: e2 })).toEqual({
+      ok: false,
+      reason: "stale",
+    });
     expect((await cell(r))?.status).toBe("running");
   });
 
   it("writes on a deleted row report gone and write nothing", async () => {
     const r = await newRow();
     const e = (await stamp(r)) as string;
-    await claimCell(db(), r, "g", e);
+    await claimCell(db(), { rowId: r, groupId: "g", executionId: e });
     await db().execute(sql`delete from rows where id = ${r}`);
     expect(await complete(r, e)).toEqual({ ok: false, reason: "gone" });
   });
@@ -217,7 +251,7 @@ describe("cell guards", () => {
   it("every successful transition appends exactly one cell event", async () => {
     const r = await newRow();
     const e = (await stamp(r)) as string;
-    await claimCell(db(), r, "g", e);
+    await claimCell(db(), { rowId: r, groupId: "g", executionId: e });
     await progress(r, e);
     await complete(r, e);
     await complete(r, e); // rejected: no event
@@ -327,9 +361,14 @@ describe("model-based", () => {
                 op.kind === "claim" || op.kind === "failQueued" ? "queued" : "running";
               const res =
                 op.kind === "claim"
-                  ? await claimCell(db(), r, "g", e)
+                  ? await claimCell(db(), { rowId: r, groupId: "g", executionId: e })
                   : op.kind === "failQueued"
-                    ? await failQueuedCell(db(), r, "g", e, "x")
+                    ? await failQueuedCell(db(), {
+                        rowId: r,
+                        groupId: "g",
+                        executionId: e,
+                        message: "x",
+                      })
                     : op.kind === "progress"
                       ? await progress(r, e, attempt)
                       : op.kind === "complete"
@@ -368,7 +407,9 @@ describe("model-based", () => {
       const r = await newRow();
       const e = (await stamp(r)) as string;
       const results = await Promise.all(
-        Array.from({ length: 5 }, () => claimCell(db(), r, "g", e)),
+        Array.from({ length: 5 }, () =>
+          claimCell(db(), { rowId: r, groupId: "g", executionId: e }),
+        ),
       );
       expect(results.filter((x) => x.ok)).toHaveLength(1);
     }
@@ -378,7 +419,10 @@ describe("model-based", () => {
     for (let i = 0; i < 20; i++) {
       const r = await newRow();
       const e = (await stamp(r)) as string;
-      await Promise.all([claimCell(db(), r, "g", e), cancelCells(db(), { tableId, rowIds: [r] })]);
+      await Promise.all([
+        claimCell(db(), { rowId: r, groupId: "g", executionId: e }),
+        cancelCells(db(), { tableId, rowIds: [r] }),
+      ]);
       expect((await cell(r))?.status).toBe("cancelled");
       expect(await complete(r, e)).toEqual({ ok: false, reason: "cancelled" });
     }

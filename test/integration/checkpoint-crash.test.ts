@@ -11,12 +11,13 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { LocalBackend } from "@/backends/local";
 import { log } from "@/config/log";
 import { redriveOrphans } from "@/engine/redrive";
-import { apiClient, dataOf } from "../helpers/api";
+import { apiClient } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { delay, type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { cellCounts, useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { workflowTable } from "../helpers/tables";
 import { spawnWorker } from "../helpers/workers";
 
 let key: string;
@@ -54,32 +55,15 @@ it("a crash after block 2 of 4 resumes at block 3; block 2's endpoint saw one re
     },
   ];
   const linked = all.map((b, i) => (i < all.length - 1 ? { ...b, next: all[i + 1]?.id } : b));
-  const wf = await apiClient(key).POST("/api/workflows", {
-    body: { name: "four steps", definition: { inputs: [], blocks: linked } },
-  });
-  const t = await apiClient(key).POST("/api/tables", {
-    body: {
-      name: "crash",
-      columns: [{ id: "sum", name: "Sum", type: "number" }],
-      groups: [
-        {
-          id: "g",
-          name: "G",
-          kind: "workflow",
-          workflowId: dataOf(wf).id,
-          outputs: [{ columnId: "sum", from: "four" }],
-        },
-      ],
-    },
-  });
-  await apiClient(key).POST("/api/tables/{id}/rows", {
-    params: { path: { id: dataOf(t).id } },
-    body: { rows: [{ data: {} }] },
+  const { tableId } = await workflowTable(key, {
+    workflow: { inputs: [], blocks: linked },
+    outputs: { sum: "four" },
+    columns: [{ id: "sum", name: "Sum", type: "number" }],
   });
 
   const victim = await spawnWorker(url, 2);
   await apiClient(key).POST("/api/tables/{id}/runs", {
-    params: { path: { id: dataOf(t).id } },
+    params: { path: { id: tableId } },
     body: { mode: "all" },
   });
   expect(await waitFor(() => ep.hitsOf("/three").length === 1, 30_000)).toBe(true);
@@ -98,9 +82,7 @@ it("a crash after block 2 of 4 resumes at block 3; block 2's endpoint saw one re
     await machine.database.close();
   }
   await useWorker(url, 2);
-  expect(await waitFor(async () => (await cellCounts(dataOf(t).id)).completed === 1, 30_000)).toBe(
-    true,
-  );
+  expect(await waitFor(async () => (await cellCounts(tableId)).completed === 1, 30_000)).toBe(true);
   expect(ep.hitsOf("/one")).toHaveLength(1);
   expect(ep.hitsOf("/two")).toHaveLength(1);
   expect(ep.hitsOf("/three")).toHaveLength(2);
@@ -109,7 +91,7 @@ it("a crash after block 2 of 4 resumes at block 3; block 2's endpoint saw one re
   expect(keys[0]).toBe(keys[1]);
   const [row] = await queryRows<{ data: Record<string, unknown> }>(
     getDatabase().db,
-    sql`select data from rows where table_id = ${dataOf(t).id}`,
+    sql`select data from rows where table_id = ${tableId}`,
   );
   expect(row?.data.sum).toBe(6);
 }, 120_000);

@@ -8,7 +8,6 @@ import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { Schemas } from "@/client/cellflow-client";
 import { planLimits } from "@/limits/plans";
 import { apiClient, dataOf, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
@@ -16,7 +15,7 @@ import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
-import { websiteMetaTableBody } from "../helpers/store-tables";
+import { metaTable } from "../helpers/tables";
 
 const db = () => getDatabase().db;
 let ep: Endpoint;
@@ -35,35 +34,27 @@ it("credits used up mid-run: one limit event, a halted run, nothing queued, an e
     sql`update workspaces set plan = 'free', credits_used = ${cap - 5},
                credits_month = date_trunc('month', now() at time zone 'utc')::date where id = ${ws.id}`,
   );
-  const t = await apiClient(ws.key).POST("/api/tables", {
-    body: websiteMetaTableBody("sites") as Schemas["CreateTableRequest"],
-  });
   ep.on("/page", async () => ({
     status: 200,
     body: "<html><head><title>Hello</title></head></html>",
     headers: { "content-type": "text/html" },
   }));
-  await apiClient(ws.key).POST("/api/tables/{id}/rows", {
-    params: { path: { id: dataOf(t).id } },
-    body: {
-      rows: Array.from({ length: 30 }, (_, i) => ({ data: { url: `${ep.url}/page?i=${i}` } })),
-    },
-  });
+  const tableId = await metaTable(ws.key, { siteUrl: ep.url, path: "/page", rows: 30 });
   const run = await apiClient(ws.key).POST("/api/tables/{id}/runs", {
-    params: { path: { id: dataOf(t).id } },
+    params: { path: { id: tableId } },
     body: { mode: "all", window: 10 },
   });
-  expect(await waitForDispatch(ws.key, dataOf(t).id, startedRun(run).dispatchId)).toBe("halted");
+  expect(await waitForDispatch(ws.key, tableId, startedRun(run).dispatchId)).toBe("halted");
   const [limits] = await queryRows<{ n: number }>(
     db(),
-    sql`select count(*)::int as n from events where table_id = ${dataOf(t).id} and kind = 'limit'`,
+    sql`select count(*)::int as n from events where table_id = ${tableId} and kind = 'limit'`,
   );
   expect(limits?.n).toBe(1);
   // The admitted attempts finish on their own after the halt.
-  expect(
-    await waitFor(async () => ((await cellCounts(dataOf(t).id)).running ?? 0) === 0, 20_000),
-  ).toBe(true);
-  const counts = await cellCounts(dataOf(t).id);
+  expect(await waitFor(async () => ((await cellCounts(tableId)).running ?? 0) === 0, 20_000)).toBe(
+    true,
+  );
+  const counts = await cellCounts(tableId);
   expect(counts.queued ?? 0).toBe(0);
   expect(counts.running ?? 0).toBe(0);
   expect(counts.completed).toBe(5);

@@ -100,7 +100,8 @@ describe("halt", () => {
       db(),
       sql`select row_id, execution_id from cells where table_id = ${t.id} order by row_position limit 6`,
     );
-    for (const c of cells) await claimCell(db(), c.row_id, "g0", c.execution_id);
+    for (const c of cells)
+      await claimCell(db(), { rowId: c.row_id, groupId: "g0", executionId: c.execution_id });
     // Four of them are admitted at once and all hit the limit; two keep running.
     const outcomes = await Promise.all(
       cells.slice(0, 4).map((c) =>
@@ -160,7 +161,8 @@ describe("a run's credit cap", () => {
       db(),
       sql`select row_id, execution_id from cells where table_id = ${t.id} order by row_position`,
     );
-    for (const c of cells) await claimCell(db(), c.row_id, "g0", c.execution_id);
+    for (const c of cells)
+      await claimCell(db(), { rowId: c.row_id, groupId: "g0", executionId: c.execution_id });
     // Another admission of the run has counted 2 credits and not committed yet: every
     // admission below starts on a snapshot from before it and must wait for it. The
     // watcher has its own connection: the waiting admissions hold the pool's others.

@@ -3,6 +3,7 @@ import { apiClient, dataOf, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { waitForDispatch } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
+import { waitTable } from "../helpers/tables";
 import { spawnWorker } from "../helpers/workers";
 
 let key: string;
@@ -13,38 +14,10 @@ beforeAll(async () => {
   key = (await newWorkspace()).key;
 }, 60_000);
 
-async function slowTable(waitMs: number, groups: number): Promise<string> {
-  const wf = await apiClient(key).POST("/api/workflows", {
-    body: { name: "slow", definition: { blocks: [{ id: "w", type: "wait", ms: waitMs }] } },
-  });
-  const t = await apiClient(key).POST("/api/tables", {
-    body: {
-      name: "deadline",
-      columns: Array.from({ length: groups }, (_, i) => ({
-        id: `c${i}`,
-        name: `C${i}`,
-        type: "json" as const,
-      })),
-      groups: Array.from({ length: groups }, (_, i) => ({
-        id: `g${i}`,
-        name: `G${i}`,
-        kind: "workflow" as const,
-        workflowId: dataOf(wf).id,
-        outputs: [{ columnId: `c${i}`, from: "w" }],
-      })),
-    },
-  });
-  await apiClient(key).POST("/api/tables/{id}/rows", {
-    params: { path: { id: dataOf(t).id } },
-    body: { rows: [{ data: {} }] },
-  });
-  return dataOf(t).id;
-}
-
 describe("deadlines", () => {
   it("an attempt past its deadline ends as error with a plain message", async () => {
     const worker = await spawnWorker(url, 2, { CELLFLOW_ATTEMPT_TIMEOUT_MS: "300" });
-    const tableId = await slowTable(10_000, 1);
+    const tableId = (await waitTable(key, { groups: 1, ms: 10_000, rows: 1, waitOnly: true })).id;
     const run = await apiClient(key).POST("/api/tables/{id}/runs", {
       params: { path: { id: tableId } },
       body: { mode: "all" },
@@ -67,7 +40,7 @@ describe("deadlines", () => {
       CELLFLOW_CASCADE_TIMEOUT_MS: "1500",
       CELLFLOW_ATTEMPT_TIMEOUT_MS: "60000",
     });
-    const tableId = await slowTable(1_000, 3);
+    const tableId = (await waitTable(key, { groups: 3, ms: 1_000, rows: 1, waitOnly: true })).id;
     const run = await apiClient(key).POST("/api/tables/{id}/runs", {
       params: { path: { id: tableId } },
       body: { mode: "all" },

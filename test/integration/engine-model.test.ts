@@ -296,11 +296,11 @@ class World {
         );
         const cell = paused[a.pick % Math.max(paused.length, 1)];
         if (!cell) return;
-        const resumed = await resumeCell(
-          db(),
-          { tableId: this.tableId, ...cell },
-          { approval: { ok: true } },
-        );
+        const resumed = await resumeCell(db(), {
+          tableId: this.tableId,
+          ...cell,
+          data: { approval: { ok: true } },
+        });
         if (resumed.ok)
           await this.backend.enqueue([carrierSpec({ tableId: this.tableId, rowId: cell.rowId })]);
         return;

@@ -13,62 +13,13 @@ import { useTestDatabase } from "../helpers/db";
 import { cellCounts, waitForDispatch } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { waitTable } from "../helpers/tables";
 import { spawnWorker, type WorkerProcess } from "../helpers/workers";
 
 let key: string;
 let url: string;
 let workers: WorkerProcess[] = [];
 const db = () => getDatabase().db;
-
-async function workflow(ms: number): Promise<string> {
-  const res = await apiClient(key).POST("/api/workflows", {
-    body: {
-      name: `wait ${ms}`,
-      definition: {
-        blocks: [
-          { id: "pause", type: "wait", ms, next: "done" },
-          { id: "done", type: "transform", expression: "'ok'" },
-        ],
-      },
-    },
-  });
-  return dataOf(res).id;
-}
-
-async function table(
-  groups: number,
-  ms: number,
-  rows: number,
-): Promise<{ id: string; rowIds: string[] }> {
-  const wf = await workflow(ms);
-  const t = await apiClient(key).POST("/api/tables", {
-    body: {
-      name: "procs",
-      columns: Array.from({ length: groups }, (_, i) => ({
-        id: `c${i}`,
-        name: `C${i}`,
-        type: "text" as const,
-      })),
-      groups: Array.from({ length: groups }, (_, i) => ({
-        id: `g${i}`,
-        name: `G${i}`,
-        kind: "workflow" as const,
-        workflowId: wf,
-        outputs: [{ columnId: `c${i}`, from: "done" }],
-      })),
-    },
-  });
-  const rowIds: string[] = [];
-  for (let i = 0; i < rows; i += 1000) {
-    const batch = Array.from({ length: Math.min(1000, rows - i) }, () => ({ data: {} }));
-    const ins = await apiClient(key).POST("/api/tables/{id}/rows", {
-      params: { path: { id: dataOf(t).id } },
-      body: { rows: batch },
-    });
-    rowIds.push(...dataOf(ins).rows.map((r) => r.id));
-  }
-  return { id: dataOf(t).id, rowIds };
-}
 
 beforeAll(async () => {
   ({ url } = await useTestDatabase());
@@ -80,7 +31,7 @@ beforeAll(async () => {
 
 describe("with two worker processes", () => {
   it("two carriers for one row never run groups of that row at the same time", async () => {
-    const t = await table(3, 15, 40);
+    const t = await waitTable(key, { groups: 3, ms: 15, rows: 40 });
     const run = await apiClient(key).POST("/api/tables/{id}/runs", {
       params: { path: { id: t.id } },
       body: { mode: "all", window: 40 },
@@ -117,7 +68,7 @@ describe("with two worker processes", () => {
 
   it("every cell of a dispatch ends terminal exactly once, the dispatch completes, in flight never exceeds the window", async () => {
     const window = 7;
-    const t = await table(1, 5, 300);
+    const t = await waitTable(key, { groups: 1, ms: 5, rows: 300 });
     const run = await apiClient(key).POST("/api/tables/{id}/runs", {
       params: { path: { id: t.id } },
       body: { mode: "all", window },
@@ -162,7 +113,7 @@ describe("with two worker processes", () => {
   }, 120_000);
 
   it("Stop on a 2,000-row dispatch leaves no queued or running cell, and none reappears while workers keep running", async () => {
-    const t = await table(1, 300, 2000);
+    const t = await waitTable(key, { groups: 1, ms: 300, rows: 2000 });
     const run = await apiClient(key).POST("/api/tables/{id}/runs", {
       params: { path: { id: t.id } },
       body: { mode: "all", window: 20 },
@@ -199,7 +150,7 @@ describe("with two worker processes", () => {
   }, 180_000);
 
   it("Stop aborts attempts running in other worker processes at once (cancel channel)", async () => {
-    const t = await table(1, 120_000, 6);
+    const t = await waitTable(key, { groups: 1, ms: 120_000, rows: 6 });
     await apiClient(key).POST("/api/tables/{id}/runs", {
       params: { path: { id: t.id } },
       body: { mode: "all", window: 6 },
@@ -227,7 +178,7 @@ describe("with two worker processes", () => {
   }, 120_000);
 
   it("a worker process killed with SIGKILL mid-cascade frees its row lock at once", async () => {
-    const t = await table(1, 60_000, 1);
+    const t = await waitTable(key, { groups: 1, ms: 60_000, rows: 1 });
     // Stop the others first and wait until their sessions are gone: the victim must be the
     // only worker, so the lock we watch can only be its.
     await Promise.all(workers.map((w) => w.kill("SIGTERM")));

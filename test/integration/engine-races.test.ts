@@ -24,14 +24,14 @@ import { writeProgress } from "@/store/cells/progress";
 import { rowStep } from "@/store/cells/row-step";
 import { stampPage } from "@/store/cells/stamp";
 import { writeCheckpoint } from "@/store/executions/checkpoint";
-import { apiClient, dataOf } from "../helpers/api";
+import { apiClient } from "../helpers/api";
 import { completeCell } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
 import { engineDeps } from "../helpers/engine";
 import { everyPoint, RecordingBackend, taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
-import { waitTable } from "../helpers/tables";
+import { waitTable, workflowTable } from "../helpers/tables";
 
 let key: string;
 let url: string;
@@ -81,28 +81,40 @@ describe("attempt fence", () => {
     const rowId = t.rowIds[0] as string;
     const e = (await cell(rowId, "g0"))?.execution_id as string;
     // Attempt 1 claims without a row lock, as a carrier whose session then died.
-    expect(await claimCell(db(), rowId, "g0", e)).toEqual({ ok: true, attempt: 1 });
+    expect(await claimCell(db(), { rowId, groupId: "g0", executionId: e })).toEqual({
+      ok: true,
+      attempt: 1,
+    });
     const backend = new RecordingBackend();
     const report = await redriveOrphans({ database: getDatabase(), backend, log: log() });
     expect(report.requeued).toBe(1);
-    expect(await claimCell(db(), rowId, "g0", e)).toEqual({ ok: true, attempt: 2 });
+    expect(await claimCell(db(), { rowId, groupId: "g0", executionId: e })).toEqual({
+      ok: true,
+      attempt: 2,
+    });
     // The same execution id, attempt 1: each of its writes arrives late and loses.
     const old = { executionId: e, attempt: 1 };
     const ref = { ...old, tableId: t.id, rowId, groupId: "g0" };
     const stale = { ok: false, reason: "stale" };
     const progress = { runningBlockIds: ["x"], blockErrors: {}, outputs: { c0: "late" } };
-    expect(await writeProgress(db(), rowId, "g0", old, progress)).toEqual(stale);
+    expect(await writeProgress(db(), { ...ref, progress })).toEqual(stale);
     expect(
-      await completeCell(db(), { tableId: t.id, rowId, groupId: "g0" }, old, "ok", {
-        blockErrors: {},
-        outputs: { c0: "x" },
+      await completeCell(db(), {
+        ...ref,
+        outcome: "ok",
+        finish: { blockErrors: {}, outputs: { c0: "x" } },
       }),
     ).toEqual(stale);
-    expect(await failCell(db(), rowId, "g0", old, "late", { blockErrors: {} })).toEqual(stale);
-    expect(await writeCheckpoint(db(), ref, "pause", { output: 1, taken: [] })).toBe(false);
-    expect(await pauseAttempt(db(), ref, { blockId: "pause", reason: "approval", taken: [] })).toBe(
-      false,
+    expect(await failCell(db(), { ...ref, message: "late", finish: { blockErrors: {} } })).toEqual(
+      stale,
     );
+    expect(await writeCheckpoint(db(), ref, "pause", { output: 1, taken: [] })).toBe(false);
+    expect(
+      await pauseAttempt(db(), {
+        ...ref,
+        pause: { blockId: "pause", reason: "approval", taken: [] },
+      }),
+    ).toBe(false);
     const step = await rowStep(db(), {
       tableId: t.id,
       rowId,
@@ -117,9 +129,13 @@ describe("attempt fence", () => {
     // Attempt 2 still owns the cell.
     const fresh = { executionId: e, attempt: 2 };
     expect(
-      await completeCell(db(), { tableId: t.id, rowId, groupId: "g0" }, fresh, "ok", {
-        blockErrors: {},
-        outputs: {},
+      await completeCell(db(), {
+        tableId: t.id,
+        rowId,
+        groupId: "g0",
+        ...fresh,
+        outcome: "ok",
+        finish: { blockErrors: {}, outputs: {} },
       }),
     ).toEqual({ ok: true });
   });
@@ -173,7 +189,7 @@ describe("deadlocks", () => {
     const t = await stamped(2, 1);
     const rowId = t.rowIds[0] as string;
     const e0 = (await cell(rowId, "g0"))?.execution_id as string;
-    await claimCell(db(), rowId, "g0", e0);
+    await claimCell(db(), { rowId, groupId: "g0", executionId: e0 });
     const other = await otherWriter(rowId);
     try {
       // The step finishes g0 (locking it) and claims g1, which the other writer holds.
@@ -199,40 +215,21 @@ describe("deadlocks", () => {
 
 describe("resume", () => {
   it("a resumed cell leaves its run: the run's window neither counts nor waits for it", async () => {
-    const wf = await apiClient(key).POST("/api/workflows", {
-      body: {
-        name: "ask",
-        definition: {
-          blocks: [
-            { id: "ask", type: "approval", prompt: "OK?", next: "out" },
-            { id: "out", type: "transform", expression: "'ok'" },
-          ],
-        },
-      },
-    });
-    const t = await apiClient(key).POST("/api/tables", {
-      body: {
-        name: "approvals",
-        columns: [{ id: "a", name: "A", type: "text" }],
-        groups: [
-          {
-            id: "g",
-            name: "G",
-            kind: "workflow",
-            workflowId: dataOf(wf).id,
-            outputs: [{ columnId: "a", from: "out" }],
-          },
+    const { tableId, rowIds } = await workflowTable(key, {
+      workflow: {
+        blocks: [
+          { id: "ask", type: "approval", prompt: "OK?", next: "out" },
+          { id: "out", type: "transform", expression: "'ok'" },
         ],
       },
+      outputs: { a: "out" },
+      columns: [{ id: "a", name: "A", type: "text" }],
+      rows: [{}, {}],
     });
-    const ins = await apiClient(key).POST("/api/tables/{id}/rows", {
-      params: { path: { id: dataOf(t).id } },
-      body: { rows: [{ data: {} }, { data: {} }] },
-    });
-    const [r1, r2] = dataOf(ins).rows.map((r) => r.id) as [string, string];
+    const [r1, r2] = rowIds as [string, string];
     const backend = new RecordingBackend();
     const run = await startRun(db(), backend, {
-      tableId: dataOf(t).id,
+      tableId,
       groupIds: ["g"],
       mode: "all",
       rowIds: null,
@@ -241,18 +238,14 @@ describe("resume", () => {
     });
     const deps = engineDeps({ backend, chain: false });
     // r1 pauses; the window slides on to r2, which is in flight now.
-    await runCarrier(
-      deps,
-      { tableId: dataOf(t).id, rowId: r1, dispatchId: run.dispatchId },
-      taskContext(),
-    );
+    await runCarrier(deps, { tableId, rowId: r1, dispatchId: run.dispatchId }, taskContext());
     expect((await cell(r1, "g"))?.status).toBe("paused");
     expect(backend.carriersFor(r2)).toBe(1);
     const e1 = (await cell(r1, "g"))?.execution_id as string;
     const resumed = await apiClient(key).POST(
       "/api/tables/{id}/rows/{rowId}/cells/{groupId}/resume",
       {
-        params: { path: { id: dataOf(t).id, rowId: r1, groupId: "g" } },
+        params: { path: { id: tableId, rowId: r1, groupId: "g" } },
         body: { executionId: e1, data: { ok: true } },
       },
     );
@@ -271,7 +264,7 @@ describe("orphan probe", () => {
     const rowId = t.rowIds[0] as string;
     const e = (await cell(rowId, "g0"))?.execution_id as string;
     const before = await runningWithoutLock(db());
-    await claimCell(db(), rowId, "g0", e);
+    await claimCell(db(), { rowId, groupId: "g0", executionId: e });
     expect(await runningWithoutLock(db())).toBe(before + 1);
     // The same key the carrier locks: holding it makes the cell a live one.
     const session = await acquireRowLock(getDatabase(), t.id, rowId);
@@ -279,15 +272,15 @@ describe("orphan probe", () => {
     expect(await runningWithoutLock(db())).toBe(before);
     await session?.release();
     expect(await runningWithoutLock(db())).toBe(before + 1);
-    await completeCell(
-      db(),
-      { tableId: t.id, rowId, groupId: "g0" },
-      { executionId: e, attempt: 1 },
-      "ok",
-      {
-        blockErrors: {},
-      },
-    );
+    await completeCell(db(), {
+      tableId: t.id,
+      rowId,
+      groupId: "g0",
+      executionId: e,
+      attempt: 1,
+      outcome: "ok",
+      finish: { blockErrors: {} },
+    });
     expect(await runningWithoutLock(db())).toBe(before);
   });
 });

@@ -18,6 +18,7 @@ import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { enrichmentTableBody } from "../helpers/store-tables";
 
 type Cell = { status: string; outcome?: string | null; error?: string | null };
 type Row = { id: string; data: Record<string, unknown>; cells: Record<string, Cell> };
@@ -59,22 +60,8 @@ async function runEnrichmentGroup(
   key: string,
   s: Setup,
 ): Promise<{ tableId: string; row: Row; cell: CellRecord }> {
-  const columns = [...new Set([...Object.values(s.inputs), ...Object.keys(s.outputs)])];
   const t = await apiClient(key).POST("/api/tables", {
-    body: {
-      name: "enrich",
-      columns: columns.map((id) => ({ id, name: id, type: "json" as const })),
-      groups: [
-        {
-          id: "g",
-          name: "G",
-          kind: "enrichment",
-          enrichmentId: s.enrichmentId,
-          inputs: s.inputs,
-          outputs: Object.entries(s.outputs).map(([columnId, from]) => ({ columnId, from })),
-        },
-      ],
-    },
+    body: enrichmentTableBody("enrich", s),
   });
   if (t.response.status !== 201)
     throw new Error(`table refused: ${JSON.stringify(t.error ?? t.data)}`);

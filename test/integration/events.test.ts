@@ -10,6 +10,7 @@ import { useTestDatabase } from "../helpers/db";
 import { useWorker, waitForDispatch } from "../helpers/engine";
 import { classifyDefinition, newWorkspace } from "../helpers/fixtures";
 import { openEvents } from "../helpers/sse";
+import { workflowTable } from "../helpers/tables";
 
 let key: string;
 let tableId: string;
@@ -19,33 +20,16 @@ beforeAll(async () => {
   const { url } = await useTestDatabase();
   await useWorker(url);
   key = (await newWorkspace()).key;
-  const wf = await apiClient(key).POST("/api/workflows", {
-    body: { name: "C", definition: classifyDefinition },
-  });
-  const t = await apiClient(key).POST("/api/tables", {
-    body: {
-      name: "events",
-      columns: [
-        { id: "n", name: "N", type: "number" },
-        { id: "size", name: "Size", type: "text" },
-      ],
-      groups: [
-        {
-          id: "classify",
-          name: "C",
-          kind: "workflow",
-          workflowId: dataOf(wf).id,
-          inputs: { n: "n" },
-          outputs: [{ columnId: "size", from: "result" }],
-        },
-      ],
-    },
-  });
-  tableId = dataOf(t).id;
-  await apiClient(key).POST("/api/tables/{id}/rows", {
-    params: { path: { id: tableId } },
-    body: { rows: Array.from({ length: 10 }, (_, i) => ({ data: { n: i } })) },
-  });
+  ({ tableId } = await workflowTable(key, {
+    workflow: classifyDefinition,
+    outputs: { size: "result" },
+    columns: [
+      { id: "n", name: "N", type: "number" },
+      { id: "size", name: "Size", type: "text" },
+    ],
+    group: { id: "classify", name: "C", inputs: { n: "n" } },
+    rows: Array.from({ length: 10 }, (_, i) => ({ n: i })),
+  }));
 });
 afterAll(() => closeEventHub());
 

@@ -10,10 +10,12 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { LocalBackend } from "@/backends/local";
 import { log } from "@/config/log";
 import { jobsFor, MAINTENANCE_JOBS, PRUNE } from "@/runtime/maintenance";
+import { pruneEnrichmentCache } from "@/store/enrichment-cache/prune";
 import { prunePendingCarriers } from "@/store/pending-carriers/entries";
 import { pruneRateLimitLogs } from "@/store/rate-limits/prune";
 import { takeFromLog } from "@/store/rate-limits/take";
 import { useTestDatabase } from "../helpers/db";
+import { newWorkspace } from "../helpers/fixtures";
 
 const db = () => getDatabase().db;
 let url = "";
@@ -69,6 +71,26 @@ describe("pruning", () => {
     expect(await keys("pending_carriers")).toEqual(["row_new"]);
   });
 
+  it("drops enrichment answers past the TTL and dead claims; keeps fresh answers and live claims", async () => {
+    const { id: ws } = await newWorkspace();
+    await db().execute(
+      sql`insert into enrichment_cache
+            (workspace_id, enrichment_id, input_key, outcome, outputs, filled_at, claim_id, claimed_at)
+          values (${ws}, 'e', 'old', 'ok', '{}', now() - interval '25 hours', null, null),
+                 (${ws}, 'e', 'fresh', 'not_found', '{}', now() - interval '23 hours', null, null),
+                 (${ws}, 'e', 'dead', null, null, null, 'c1', now() - interval '25 hours'),
+                 (${ws}, 'e', 'live', null, null, null, 'c2', now() - interval '1 minute')`,
+    );
+    expect(await pruneEnrichmentCache(db(), 24)).toBe(2);
+    const left = await queryRows<{ k: string }>(
+      db(),
+      sql`select input_key as k from enrichment_cache where workspace_id = ${ws} order by 1`,
+    );
+    expect(left.map((r) => r.k)).toEqual(["fresh", "live"]);
+    // With the cache off (TTL 0) no answer is kept.
+    expect(await pruneEnrichmentCache(db(), 0)).toBe(1);
+  });
+
   it("the prune job runs every pruning and reports each count", async () => {
     await db().execute(
       sql`insert into pending_carriers (row_id, table_id, run_key, enqueued_at)
@@ -80,13 +102,16 @@ describe("pruning", () => {
         deps: { database: getDatabase(), backend, log: log() },
         env: {
           EVENTS_RETENTION_HOURS: 72,
+          CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS: 24,
           CELLFLOW_CANCEL_RATE_PER_SECOND: undefined,
           CELLFLOW_CANCEL_CONCURRENCY: undefined,
         },
         signal: new AbortController().signal,
       });
       expect(Object.keys(counts).sort()).toEqual([
+        "childRuns",
         "deliveries",
+        "enrichmentCache",
         "events",
         "pendingCarriers",
         "rateLimitLogs",

@@ -20,6 +20,7 @@ import { useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 import { call } from "../helpers/raw-api";
+import { workflowTable } from "../helpers/tables";
 
 let key: string;
 let url: string;
@@ -173,35 +174,22 @@ describe("pause and resume", () => {
   });
 
   it("a long wait that is due resumes by itself (the re-drive, when its delayed carrier is lost)", async () => {
-    const wf = await workflow([
-      { id: "nap", type: "wait", ms: 3_600_000, next: "out" },
-      { id: "out", type: "transform", expression: "blocks.nap.waitedMs" },
-    ]);
-    const t = await apiClient(key).POST("/api/tables", {
-      body: {
-        name: "naps",
-        columns: [{ id: "a", name: "A", type: "json" }],
-        groups: [
-          {
-            id: "g1",
-            name: "Nap",
-            kind: "workflow",
-            workflowId: wf,
-            outputs: [{ columnId: "a", from: "out" }],
-          },
+    const { tableId, rowIds } = await workflowTable(key, {
+      workflow: {
+        blocks: [
+          { id: "nap", type: "wait", ms: 3_600_000, next: "out" },
+          { id: "out", type: "transform", expression: "blocks.nap.waitedMs" },
         ],
       },
+      outputs: { a: "out" },
+      group: { id: "g1" },
     });
-    const rows = await apiClient(key).POST("/api/tables/{id}/rows", {
-      params: { path: { id: dataOf(t).id } },
-      body: { rows: [{ data: {} }] },
-    });
-    const rowId = dataOf(rows).rows[0]?.id as string;
+    const rowId = rowIds[0] as string;
     await apiClient(key).POST("/api/tables/{id}/runs", {
-      params: { path: { id: dataOf(t).id } },
+      params: { path: { id: tableId } },
       body: { mode: "all" },
     });
-    await waitCell(dataOf(t).id, rowId, "g1", "paused");
+    await waitCell(tableId, rowId, "g1", "paused");
     // An hour is long: lose its delayed carrier and make it due now.
     await db().execute(sql`delete from graphile_worker._private_jobs`);
     await db().execute(
@@ -219,7 +207,7 @@ describe("pause and resume", () => {
       await machine.backend.close();
       await machine.database.close();
     }
-    const done = await waitCell(dataOf(t).id, rowId, "g1", "completed");
+    const done = await waitCell(tableId, rowId, "g1", "completed");
     expect(done.data.a).toBe(3_600_000);
   });
 });

@@ -8,9 +8,8 @@ import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Schemas } from "@/client/cellflow-client";
 import { planLimits } from "@/limits/plans";
-import { apiClient, dataOf, startedRun } from "../helpers/api";
+import { apiClient, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { cellCounts, waitForDispatch } from "../helpers/engine";
@@ -18,7 +17,7 @@ import { newWorkspace } from "../helpers/fixtures";
 import { maxInAnyWindow } from "../helpers/pacers";
 import { waitFor } from "../helpers/processes";
 import { type RedisServer, startRedis } from "../helpers/redis";
-import { websiteMetaTableBody } from "../helpers/store-tables";
+import { metaTable } from "../helpers/tables";
 import { spawnWorker } from "../helpers/workers";
 
 let url: string;
@@ -35,31 +34,6 @@ afterAll(async () => {
   await ep.close();
   await redis.stop();
 });
-
-/** A table whose one group is website_meta over a `url` column, with `rows` rows. */
-async function sitesTable(
-  key: string,
-  rows: number,
-  autoRun = false,
-  path = "/site",
-): Promise<string> {
-  const t = await apiClient(key).POST("/api/tables", {
-    body: websiteMetaTableBody(
-      "sites",
-      autoRun ? { dependsOn: ["url"], autoRun: true } : {},
-    ) as Schemas["CreateTableRequest"],
-  });
-  if (rows > 0)
-    await apiClient(key).POST("/api/tables/{id}/rows", {
-      params: { path: { id: dataOf(t).id } },
-      body: {
-        rows: Array.from({ length: rows }, (_, i) => ({
-          data: { url: `${ep.url}${path}?i=${i}` },
-        })),
-      },
-    });
-  return dataOf(t).id;
-}
 
 /** When the limiter granted each cell's provider call, and how long it waited (details). */
 async function grantsOf(tableId: string): Promise<{ at: number; waitedMs: number }[]> {
@@ -92,7 +66,7 @@ describe("rate limits through cells", () => {
       const workers = await Promise.all([spawnWorker(url, 25, env), spawnWorker(url, 25, env)]);
       ep.hits.length = 0;
       try {
-        const tableId = await sitesTable(ws.key, 50);
+        const tableId = await metaTable(ws.key, { siteUrl: ep.url, rows: 50 });
         const run = await apiClient(ws.key).POST("/api/tables/{id}/runs", {
           params: { path: { id: tableId } },
           body: { mode: "all" },
@@ -146,7 +120,7 @@ describe("rate limits through cells", () => {
     await db().execute(sql`update workspaces set plan = 'pro' where id = ${ws.id}`);
     // One call a second: twenty cells queue behind the limit for many seconds.
     await spawnWorker(url, 20, { REDIS_URL: redis.url, CELLFLOW_RATE_LIMIT_PER_SECOND: "1" });
-    const tableId = await sitesTable(ws.key, 20, false, "/slow-site");
+    const tableId = await metaTable(ws.key, { siteUrl: ep.url, rows: 20, path: "/slow-site" });
     const run = await apiClient(ws.key).POST("/api/tables/{id}/runs", {
       params: { path: { id: tableId } },
       body: { mode: "all" },
@@ -192,7 +166,11 @@ describe("rate limits through cells", () => {
       sql`update workspaces set plan = 'free', credits_used = ${cap},
                  credits_month = date_trunc('month', now() at time zone 'utc')::date where id = ${ws.id}`,
     );
-    const tableId = await sitesTable(ws.key, 0, true);
+    const tableId = await metaTable(ws.key, {
+      siteUrl: ep.url,
+      rows: 0,
+      group: { dependsOn: ["url"], autoRun: true },
+    });
     await apiClient(ws.key).POST("/api/tables/{id}/rows", {
       params: { path: { id: tableId } },
       body: { rows: [{ data: { url: `${ep.url}/site?spent=1` } }] },

@@ -122,7 +122,9 @@ describe("a carrier's step statement", () => {
 
   it("writes the finished cell's event before the claimed cell's, and reads the outputs back", async () => {
     const { rowId, e } = await stampedRow();
-    expect(await claimCell(db(), rowId, "g1", e.g1 as string)).toMatchObject({ ok: true });
+    expect(
+      await claimCell(db(), { rowId, groupId: "g1", executionId: e.g1 as string }),
+    ).toMatchObject({ ok: true });
     const r = await rowStep(db(), {
       tableId,
       rowId,
@@ -145,7 +147,7 @@ describe("a carrier's step statement", () => {
 
   it("a terminal write rejected by a Stop is reported, writes no outputs, and claims nothing", async () => {
     const { rowId, e } = await stampedRow();
-    await claimCell(db(), rowId, "g1", e.g1 as string);
+    await claimCell(db(), { rowId, groupId: "g1", executionId: e.g1 as string });
     await cancelCells(db(), { tableId, rowIds: [rowId] });
     const r = await rowStep(db(), {
       tableId,

@@ -10,7 +10,6 @@ import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { Schemas } from "@/client/cellflow-client";
 import { apiClient, dataOf, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
@@ -19,6 +18,7 @@ import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 import { call } from "../helpers/raw-api";
 import { websiteMetaTableBody } from "../helpers/store-tables";
+import { metaTable } from "../helpers/tables";
 
 const db = () => getDatabase().db;
 let ep: Endpoint;
@@ -35,20 +35,6 @@ beforeAll(async () => {
     }));
 });
 afterAll(() => ep.close());
-
-/** A website_meta table with `rows` rows whose URLs (each its own: no cache hit) are under `path`. */
-async function metaTable(key: string, path: string, rows: number): Promise<string> {
-  const t = await apiClient(key).POST("/api/tables", {
-    body: websiteMetaTableBody(path) as Schemas["CreateTableRequest"],
-  });
-  await apiClient(key).POST("/api/tables/{id}/rows", {
-    params: { path: { id: dataOf(t).id } },
-    body: {
-      rows: Array.from({ length: rows }, (_, i) => ({ data: { url: `${ep.url}${path}?i=${i}` } })),
-    },
-  });
-  return dataOf(t).id;
-}
 
 const limitEvents = (tableId: string) =>
   queryRows<{ data: Record<string, unknown> }>(
@@ -72,7 +58,7 @@ const settled = async (tableId: string) =>
 
 it("maxCredits below what the run needs: exactly that many charged, halted as run_credit_cap, the rest un-run", async () => {
   const ws = await newWorkspace("capped");
-  const tableId = await metaTable(ws.key, "/capped", 12);
+  const tableId = await metaTable(ws.key, { siteUrl: ep.url, path: "/capped", rows: 12 });
   for (const maxCredits of [0, -1, 1.5, "3"]) {
     // Wrong shapes among them ("3"): the typed client cannot send them.
     const refused = await call("POST", `/api/tables/${tableId}/runs`, {
@@ -114,7 +100,7 @@ it("maxCredits below what the run needs: exactly that many charged, halted as ru
 
 it("maxCredits at least what the run needs: the run completes, nothing halted", async () => {
   const ws = await newWorkspace("enough");
-  const tableId = await metaTable(ws.key, "/enough", 4);
+  const tableId = await metaTable(ws.key, { siteUrl: ep.url, path: "/enough", rows: 4 });
   const run = await apiClient(ws.key).POST("/api/tables/{id}/runs", {
     params: { path: { id: tableId } },
     body: { mode: "all", maxCredits: 4 },
@@ -131,7 +117,15 @@ it("maxCredits at least what the run needs: the run completes, nothing halted", 
 it("cells auto-fired beside a capped run are not counted against its cap nor stopped by it", async () => {
   const ws = await newWorkspace("auto-beside-cap");
   const meta = websiteMetaTableBody("two groups");
-  const [manual] = meta.groups;
+  // The same website_meta group again, over the second URL column, firing on its own.
+  const autoBody = websiteMetaTableBody("two groups", {
+    id: "auto",
+    name: "Auto",
+    inputs: { url: "url2" },
+    outputs: [{ columnId: "title2", from: "title" }],
+    dependsOn: ["url2"],
+    autoRun: true,
+  });
   const t = await apiClient(ws.key).POST("/api/tables", {
     body: {
       ...meta,
@@ -140,19 +134,8 @@ it("cells auto-fired beside a capped run are not counted against its cap nor sto
         { id: "url2", name: "URL 2", type: "text" },
         { id: "title2", name: "Title 2", type: "text" },
       ],
-      groups: [
-        manual,
-        {
-          ...manual,
-          id: "auto",
-          name: "Auto",
-          inputs: { url: "url2" },
-          outputs: [{ columnId: "title2", from: "title" }],
-          dependsOn: ["url2"],
-          autoRun: true,
-        },
-      ],
-    } as Schemas["CreateTableRequest"],
+      groups: [...meta.groups, ...autoBody.groups],
+    },
   });
   expect(t.response.status).toBe(201);
   const tableId = dataOf(t).id;

@@ -14,6 +14,7 @@ import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { useWorker, waitForDispatch } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
+import { workflowTable } from "../helpers/tables";
 
 let key: string;
 let ep: Endpoint;
@@ -40,35 +41,11 @@ async function twoCallTable(prefix: string): Promise<{ tableId: string; rowId: s
     method: "POST" as const,
     url: `${ep.url}/${prefix}-two`,
   };
-  const wf = await apiClient(key).POST("/api/workflows", {
-    body: { name: prefix, definition: { inputs: [], blocks: [{ ...call1, next: "two" }, call2] } },
+  const { tableId, rowIds } = await workflowTable(key, {
+    workflow: { inputs: [], blocks: [{ ...call1, next: "two" }, call2] },
+    outputs: { first: "one.body", second: "two.body" },
   });
-  const t = await apiClient(key).POST("/api/tables", {
-    body: {
-      name: prefix,
-      columns: [
-        { id: "first", name: "First", type: "json" },
-        { id: "second", name: "Second", type: "json" },
-      ],
-      groups: [
-        {
-          id: "g",
-          name: "G",
-          kind: "workflow",
-          workflowId: dataOf(wf).id,
-          outputs: [
-            { columnId: "first", from: "one.body" },
-            { columnId: "second", from: "two.body" },
-          ],
-        },
-      ],
-    },
-  });
-  const rows = await apiClient(key).POST("/api/tables/{id}/rows", {
-    params: { path: { id: dataOf(t).id } },
-    body: { rows: [{ data: {} }] },
-  });
-  return { tableId: dataOf(t).id, rowId: dataOf(rows).rows[0]?.id ?? "" };
+  return { tableId, rowId: rowIds[0] ?? "" };
 }
 
 async function runAndWait(tableId: string, body: Schemas["CreateRunRequest"]): Promise<void> {
@@ -92,6 +69,70 @@ const failFirstCall = async (_hit: unknown, nth: number) =>
   nth === 1 ? { status: 500, body: { error: "not yet" } } : { status: 200, body: { n: nth } };
 
 describe("resume: true", () => {
+  it("a fan-out under continue that ended with failed items runs only those items when resumed", async () => {
+    const seen = new Map<number, number>();
+    ep.on("/fan", async (hit) => {
+      const i = Number(hit.query.get("i"));
+      seen.set(i, (seen.get(i) ?? 0) + 1);
+      // Item 2 fails the first time; the block after the fan-out too (so the cell errs).
+      return i === 2 && seen.get(i) === 1
+        ? { status: 400, body: { no: i } }
+        : { status: 200, body: { i } };
+    });
+    ep.on("/fan-after", failFirstCall);
+    const child = dataOf(
+      await apiClient(key).POST("/api/workflows", {
+        body: {
+          name: "fan item",
+          definition: {
+            blocks: [
+              { id: "get", type: "http", method: "GET", url: `${ep.url}/fan?i={{ inputs.item }}` },
+            ],
+          },
+        },
+      }),
+    ).id;
+    const { tableId, rowIds } = await workflowTable(key, {
+      workflow: {
+        inputs: [],
+        blocks: [
+          {
+            id: "each",
+            type: "foreach",
+            items: "[0,1,2,3,4,5]",
+            workflowId: child,
+            concurrency: 2,
+            failurePolicy: "continue",
+            next: "after",
+          },
+          { id: "after", type: "http", method: "POST", url: `${ep.url}/fan-after` },
+        ],
+      },
+      outputs: { out: "each" },
+    });
+    await runAndWait(tableId, { mode: "all" });
+    const [failed] = await attempts(tableId, rowIds[0] ?? "");
+    expect(failed).toMatchObject({ status: "error" });
+    expect([...seen.values()]).toEqual([1, 1, 1, 1, 1, 1]);
+
+    await runAndWait(tableId, { mode: "failed", resume: true });
+    // Only the failed item ran again; the finished ones were reused.
+    expect([...seen].sort(([a], [b]) => a - b)).toEqual([
+      [0, 1],
+      [1, 1],
+      [2, 2],
+      [3, 1],
+      [4, 1],
+      [5, 1],
+    ]);
+    const [resumed] = await attempts(tableId, rowIds[0] ?? "");
+    expect(resumed).toMatchObject({
+      status: "completed",
+      resumedFrom: failed?.executionId,
+      outputs: { out: { ok: 6, failed: 0 } },
+    });
+  });
+
   it("a resumed cell does not call block 1's endpoint again, calls block 2's once, and completes", async () => {
     ep.on("/r-one", async () => ({ status: 200, body: { first: true } }));
     ep.on("/r-two", failFirstCall);

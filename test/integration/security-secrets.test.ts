@@ -24,6 +24,7 @@ import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 import { call } from "../helpers/raw-api";
 import { openEvents } from "../helpers/sse";
+import { workflowTable } from "../helpers/tables";
 
 // Random hex first, so any 8 characters of its start are found only where it leaked;
 // then characters that URL-encoding and JSON-escaping both change.
@@ -379,43 +380,29 @@ describe("a secret echoed back by a server leaves the run nowhere", () => {
 
 describe("a runaway expression fails its cell with a plain message", () => {
   it("endless recursion in a transform is stopped by the time limit and the cell says so", async () => {
-    const wf = await workflow("runaway", [
-      {
-        id: "loop",
-        type: "transform",
-        expression: "($f := function($n){ $f($n + 1) }; $f(0))",
-      },
-    ]);
-    const t = await apiClient(key).POST("/api/tables", {
-      body: {
-        name: "runaway",
-        columns: [{ id: "out", name: "out", type: "json" }],
-        groups: [
+    const { tableId, rowIds } = await workflowTable(key, {
+      workflow: {
+        inputs: [],
+        blocks: [
           {
-            id: "g",
-            name: "g",
-            kind: "workflow" as const,
-            workflowId: wf,
-            outputs: [{ columnId: "out", from: "loop" }],
+            id: "loop",
+            type: "transform",
+            expression: "($f := function($n){ $f($n + 1) }; $f(0))",
           },
         ],
       },
+      outputs: { out: "loop" },
     });
-    expect(t.response.status).toBe(201);
-    const rows = await apiClient(key).POST("/api/tables/{id}/rows", {
-      params: { path: { id: dataOf(t).id } },
-      body: { rows: [{ data: {} }] },
-    });
-    const id = dataOf(rows).rows[0]?.id as string;
+    const id = rowIds[0] as string;
     await apiClient(key).POST("/api/tables/{id}/runs", {
-      params: { path: { id: dataOf(t).id } },
+      params: { path: { id: tableId } },
       body: { mode: "all" },
     });
     let row: Row | undefined;
     const done = await waitFor(async () => {
       row = dataOf(
         await apiClient(key).GET("/api/tables/{id}/rows/{rowId}", {
-          params: { path: { id: dataOf(t).id, rowId: id } },
+          params: { path: { id: tableId, rowId: id } },
         }),
       );
       return ["completed", "error"].includes(row.cells.g?.status ?? "");

@@ -31,6 +31,8 @@ import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { websiteMetaTableBody } from "../helpers/store-tables";
+import { workflowTable } from "../helpers/tables";
 
 const TRUSTED = new Set(["api.public.test", "cdn.public.test"]);
 const ANSWERS = new Map<string, LookupAddress[]>([
@@ -153,32 +155,15 @@ beforeEach(() => {
 type CellRecord = { status: string; error: string | null; attempt: number };
 
 /** One table, one group running `blocks`, one row with `url`; returns the settled cell. */
-async function runCell(url: string, blocks: unknown[]): Promise<CellRecord> {
-  const wf = await apiClient(key).POST("/api/workflows", {
-    body: { name: "outbound", definition: { inputs: [], blocks: blocks as Schemas["Block"][] } },
+async function runCell(url: string, blocks: Schemas["Block"][]): Promise<CellRecord> {
+  const { tableId } = await workflowTable(key, {
+    workflow: { inputs: [], blocks },
+    outputs: { out: "call" },
+    columns: [{ id: "url", name: "url", type: "text" }],
+    group: { version: "live" },
+    rows: [],
   });
-  expect(wf.response.status).toBe(201);
-  const t = await apiClient(key).POST("/api/tables", {
-    body: {
-      name: "ssrf",
-      columns: [
-        { id: "url", name: "url", type: "text" },
-        { id: "out", name: "out", type: "json" },
-      ],
-      groups: [
-        {
-          id: "g",
-          name: "G",
-          kind: "workflow",
-          workflowId: dataOf(wf).id,
-          version: "live",
-          outputs: [{ columnId: "out", from: "call" }],
-        },
-      ],
-    },
-  });
-  expect(t.response.status).toBe(201);
-  return runRow(dataOf(t).id, url);
+  return runRow(tableId, url);
 }
 
 async function runRow(tableId: string, url: string): Promise<CellRecord> {
@@ -205,7 +190,7 @@ async function runRow(tableId: string, url: string): Promise<CellRecord> {
 }
 
 /** An http block that would try 3 times if its failure were retryable. */
-const httpBlock = [
+const httpBlock: Schemas["Block"][] = [
   {
     id: "call",
     type: "http",
@@ -332,23 +317,8 @@ describe("with the guard on, a cell that calls inward fails once, with a plain m
 
   it("an enrichment provider (website_meta) pointed at the metadata address is refused", async () => {
     const t = await apiClient(key).POST("/api/tables", {
-      body: {
-        name: "ssrf-enrich",
-        columns: [
-          { id: "url", name: "url", type: "text" },
-          { id: "title", name: "title", type: "text" },
-        ],
-        groups: [
-          {
-            id: "g",
-            name: "G",
-            kind: "enrichment",
-            enrichmentId: "website_meta",
-            inputs: { url: "url" },
-            outputs: [{ columnId: "title", from: "title" }],
-          },
-        ],
-      },
+      // Group `g`: the one runRow reads.
+      body: websiteMetaTableBody("ssrf-enrich", { id: "g" }),
     });
     expect(t.response.status).toBe(201);
     const cell = await runRow(dataOf(t).id, "http://169.254.169.254/latest/meta-data/");

@@ -13,7 +13,6 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TASKS } from "@/backends/port";
 import { TriggerBackend } from "@/backends/trigger";
-import type { Schemas } from "@/client/cellflow-client";
 import { readEnv } from "@/config/env";
 import { log } from "@/config/log";
 import { drainRunCancels, drainSettings } from "@/engine/run-cancel-drain";
@@ -196,7 +195,7 @@ describe("trigger.dev tasks", () => {
 /** A one-row table whose group is the paid, rate-limited website_meta enrichment. */
 async function paidTable(): Promise<{ id: string; rowId: string }> {
   const t = await apiClient(key).POST("/api/tables", {
-    body: websiteMetaTableBody("paid") as Schemas["CreateTableRequest"],
+    body: websiteMetaTableBody("paid"),
   });
   const rows = await apiClient(key).POST("/api/tables/{id}/rows", {
     params: { path: { id: dataOf(t).id } },

@@ -17,6 +17,7 @@ import { delay, type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { workflowTable } from "../helpers/tables";
 
 let key: string;
 let ep: Endpoint;
@@ -44,42 +45,27 @@ async function runOne(
   opts: { version?: "live" | "deployed"; outputs?: { columnId: string; from: string }[] } = {},
 ): Promise<{ tableId: string; row: Row }> {
   const outputs = opts.outputs ?? [{ columnId: "out", from }];
-  const t = await apiClient(key).POST("/api/tables", {
-    body: {
-      name: "blocks",
-      columns: outputs.map((o) => ({ id: o.columnId, name: o.columnId, type: "json" as const })),
-      groups: [
-        {
-          id: "g",
-          name: "G",
-          kind: "workflow" as const,
-          workflowId,
-          version: opts.version ?? "live",
-          outputs,
-        },
-      ],
-    },
+  const { tableId, rowIds } = await workflowTable(key, {
+    workflow: workflowId,
+    outputs: Object.fromEntries(outputs.map((o) => [o.columnId, o.from])),
+    group: { version: opts.version ?? "live" },
   });
-  const rows = await apiClient(key).POST("/api/tables/{id}/rows", {
-    params: { path: { id: dataOf(t).id } },
-    body: { rows: [{ data: {} }] },
-  });
-  const rowId = dataOf(rows).rows[0]?.id as string;
+  const rowId = rowIds[0] as string;
   await apiClient(key).POST("/api/tables/{id}/runs", {
-    params: { path: { id: dataOf(t).id } },
+    params: { path: { id: tableId } },
     body: { mode: "all" },
   });
   let row: Row | undefined;
   const settled = await waitFor(async () => {
     row = dataOf(
       await apiClient(key).GET("/api/tables/{id}/rows/{rowId}", {
-        params: { path: { id: dataOf(t).id, rowId } },
+        params: { path: { id: tableId, rowId } },
       }),
     );
     return ["completed", "error", "cancelled"].includes(row.cells.g?.status ?? "");
   }, 60_000);
   if (!settled) throw new Error(`cell never settled: ${JSON.stringify(row)}`);
-  return { tableId: dataOf(t).id, row: row as Row };
+  return { tableId, row: row as Row };
 }
 
 beforeAll(async () => {

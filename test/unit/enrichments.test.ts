@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { cacheKeyOf } from "@/enrichments/cache-key";
 import { ENRICHMENT_IDS } from "@/enrichments/catalog";
 import { companyProviders, mapCompany } from "@/enrichments/company-lookup";
 import { emailDomain } from "@/enrichments/email-domain";
@@ -17,6 +18,7 @@ import {
   EnrichmentError,
   type Provider,
   ProviderError,
+  type ResultCache,
 } from "@/enrichments/types";
 import { pageUrl, parseMeta } from "@/enrichments/website-meta";
 
@@ -224,6 +226,81 @@ describe("runEnrichment outcomes", () => {
     );
     expect(result.outcome).toBe("ok");
     expect(busy).toEqual([["p1", 2_000]]);
+  });
+
+  it("a cached answer calls no provider and no gate, costs nothing and says how old it is", async () => {
+    const calls: string[] = [];
+    const keys: string[] = [];
+    const cache: ResultCache = {
+      lookup: async (enrichmentId, key) => {
+        keys.push(`${enrichmentId}:${key}`);
+        return { kind: "hit", outcome: "ok", outputs: { a: "cached" }, ageMs: 1_500 };
+      },
+    };
+    const result = await runEnrichment(
+      fake([answers("p1", { a: "live" }, calls)]),
+      { key: "k", hint: "" },
+      {
+        signal: signal(),
+        cache,
+        beforeCall: async () => {
+          calls.push("before");
+          return undefined;
+        },
+      },
+    );
+    expect(calls).toEqual([]);
+    expect(keys).toHaveLength(1);
+    expect(result.outcome).toBe("ok");
+    expect(result.outputs).toEqual({ a: "cached", b: null });
+    expect(result.details).toMatchObject({ costCredits: 0, cached: true, ageMs: 1_500 });
+  });
+
+  it("a miss keeps the providers' answer; a failure drops the lease; skips and free enrichments never ask", async () => {
+    const log: string[] = [];
+    const cache: ResultCache = {
+      lookup: async () => ({
+        kind: "lease",
+        keep: async (r) => void log.push(`keep:${r.outcome}`),
+        drop: async () => void log.push("drop"),
+      }),
+    };
+    await runEnrichment(fake([answers("p1", null)]), { key: "k" }, { signal: signal(), cache });
+    await runEnrichment(
+      fake([failing("p1", "HTTP 500")]),
+      { key: "k" },
+      { signal: signal(), cache },
+    ).catch(() => undefined);
+    await runEnrichment(
+      fake([answers("p1", { a: "x" })]),
+      { key: "" },
+      { signal: signal(), cache },
+    );
+    await runEnrichment(
+      { ...fake([answers("p1", { a: "x" })]), cost: 0 },
+      { key: "k" },
+      { signal: signal(), cache },
+    );
+    expect(log).toEqual(["keep:not_found", "drop"]);
+  });
+
+  it("equal inputs give equal cache keys whatever their spelling or field order", () => {
+    const company = getEnrichment("company_lookup");
+    const meta = getEnrichment("website_meta");
+    if (!company || !meta) throw new Error("missing");
+    expect(cacheKeyOf(company, { domain: "https://www.ACME.com/about" })).toBe(
+      cacheKeyOf(company, { domain: "jane@acme.com" }),
+    );
+    expect(cacheKeyOf(company, { domain: "acme.com" })).not.toBe(
+      cacheKeyOf(company, { domain: "acme.org" }),
+    );
+    expect(cacheKeyOf(meta, { url: "Example.COM" })).toBe(
+      cacheKeyOf(meta, { url: "https://example.com/" }),
+    );
+    const plain = fake([]);
+    expect(cacheKeyOf(plain, { key: "k", hint: "h" })).toBe(
+      cacheKeyOf(plain, { hint: "h", key: "k" }),
+    );
   });
 
   it("an abort is passed on as the signal's reason, not recorded as a provider failure", async () => {

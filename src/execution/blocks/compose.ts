@@ -4,13 +4,17 @@
  * Invariants: nesting stops at MAX_DEPTH and a workflow never runs inside itself (both
  * fail with the path in the message, not retryable); a child runs under its parent's
  * signal, so a Stop or a timeout ends every child; with `fail-fast` the first failure
- * aborts the running items and starts no more. Children are not checkpointed one by
- * one: the block is, when it finishes; a re-run child sends the same Idempotency-Keys.
+ * aborts the running items and starts no more. Each item's end (ok or error) is recorded
+ * (`ctx.items`, fenced by the attempt) before its slot takes the next item, so a later
+ * attempt of the execution — a re-drive after a crash, a resume — runs only the items not
+ * finished `ok`, at the same concurrency; only the items in flight at a crash run twice
+ * (with the same Idempotency-Keys). A fan-out that ended with failed items under
+ * `continue` is run again by a resumed execution, its finished items reused.
  */
 import type { ForeachBlock, WorkflowBlock, WorkflowDefinition } from "@/contracts/workflow";
 import { redactedExcerpt } from "@/security/redact";
 import { evaluate } from "../expressions";
-import { type BlockContext, BlockError, type BlockRunner } from "./types";
+import { type BlockContext, BlockError, type BlockRunner, type ItemResult } from "./types";
 
 export const MAX_DEPTH = 8;
 export const DEFAULT_FOREACH_CONCURRENCY = 5;
@@ -22,6 +26,8 @@ export type RunChild = (args: {
   ctx: BlockContext;
   executionId: string;
   path: string[];
+  /** What called it, for its record: the block, the item (foreach), the workflow. */
+  call: { blockId: string; index: number | null; workflowId: string };
 }) => Promise<unknown>;
 
 async function child(
@@ -67,12 +73,11 @@ export function workflowRunner(runChild: RunChild): BlockRunner<WorkflowBlock> {
       ctx,
       executionId: `${ctx.executionId}:${block.id}`,
       path,
+      call: { blockId: block.id, index: null, workflowId: block.workflowId },
     });
     return { output };
   };
 }
-
-type ItemResult = { status: "ok"; output: unknown } | { status: "error"; error: string };
 
 export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
   return async (block, ctx) => {
@@ -90,6 +95,9 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
     const stop = new AbortController();
     const signal = AbortSignal.any([ctx.signal, stop.signal]);
     const results: ItemResult[] = new Array(items.length);
+    // Items an earlier attempt of this execution finished are not run again.
+    for (const [index, output] of ctx.items?.finished(block.id) ?? [])
+      if (index < items.length) results[index] = { status: "ok", output };
     let next = 0;
     let firstFailure: { index: number; error: string } | undefined;
     const worker = async (): Promise<void> => {
@@ -97,9 +105,11 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
         if (signal.aborted) return;
         const index = next++;
         if (index >= items.length) return;
+        if (results[index]) continue;
         const item: unknown = items[index];
         const fields =
           item !== null && typeof item === "object" && !Array.isArray(item) ? item : {};
+        let result: ItemResult;
         try {
           const output = await runChild({
             definition,
@@ -107,17 +117,22 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
             ctx: { ...ctx, signal },
             executionId: `${ctx.executionId}:${block.id}:${index}`,
             path,
+            call: { blockId: block.id, index, workflowId: block.workflowId },
           });
-          results[index] = { status: "ok", output };
+          result = { status: "ok", output };
         } catch (err) {
           if (ctx.signal.aborted) return;
           const error = err instanceof Error ? err.message : String(err);
-          results[index] = { status: "error", error };
+          result = { status: "error", error };
           if (failFast && !firstFailure) {
             firstFailure = { index, error };
             stop.abort(new Error("another item failed"));
           }
         }
+        results[index] = result;
+        // An item cut short by fail-fast is not an end of its own: it runs again later.
+        if (result.status === "ok" || !stop.signal.aborted || firstFailure?.index === index)
+          await ctx.items?.record(block.id, index, result);
       }
     };
     const concurrency = Math.min(
@@ -132,6 +147,9 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
       });
     const done = Array.from(results, (r) => r ?? { status: "error" as const, error: "not run" });
     const failed = done.filter((r) => r.status === "error").length;
-    return { output: { results: done, ok: done.length - failed, failed } };
+    return {
+      output: { results: done, ok: done.length - failed, failed },
+      ...(failed > 0 ? { retryOnResume: true } : {}),
+    };
   };
 }

@@ -10,6 +10,46 @@ export interface BlockContext {
   children?: Children;
   /** For `enrichment` blocks: admission and pacing of paid provider calls. */
   paid?: PaidCalls;
+  /**
+   * For `foreach` blocks of the cell's own workflow: where each item's end is recorded, so
+   * a later attempt of the execution runs only the items not finished.
+   */
+  items?: ItemLedger;
+  /** For `workflow` and `foreach` blocks: where their child runs are recorded (lineage). */
+  lineage?: ChildLedger;
+}
+
+/** A child run as it starts: its own execution id and where it was called from. */
+export interface ChildStart {
+  id: string;
+  /** The execution that called it (the cell's, or another child's). */
+  parentId: string;
+  blockId: string;
+  /** The `foreach` item; null for a `workflow` block. */
+  index: number | null;
+  workflowId: string;
+}
+
+export type ChildEnd =
+  | { status: "completed"; output: unknown }
+  | { status: "error"; error: string }
+  | { status: "cancelled" };
+
+/** The record of an attempt's child runs (see db/schema/child-runs.ts). */
+export interface ChildLedger {
+  started(child: ChildStart): Promise<void>;
+  ended(id: string, end: ChildEnd): Promise<void>;
+}
+
+/** How one item of a fan-out ended. */
+export type ItemResult = { status: "ok"; output: unknown } | { status: "error"; error: string };
+
+/** The record of a fan-out's items, kept with the execution's checkpoints. */
+export interface ItemLedger {
+  /** The items of `blockId` that ended `ok` in this execution so far (by index). */
+  finished(blockId: string): Map<number, unknown>;
+  /** Records an item's end before the next one starts in its slot (fenced by the attempt). */
+  record(blockId: string, index: number, result: ItemResult): Promise<void>;
 }
 
 /** Sub-workflows: how to load one (same workspace, the group's version setting), and the path so far. */
@@ -27,6 +67,8 @@ export interface BlockResult {
   output: unknown;
   port?: "true" | "false";
   pause?: BlockPause;
+  /** A resumed execution runs the block again instead of reusing its output (failed items). */
+  retryOnResume?: boolean;
 }
 
 /**

@@ -55,6 +55,7 @@ const NAMED: Record<string, ZodType> = {
   InsertedRows: rows.InsertedRows,
   ResumeCellRequest: cells.ResumeCellRequest,
   ResumeCellResponse: cells.ResumeCellResponse,
+  ChildRun: cells.ChildRun,
   CellAttempt: cells.CellAttempt,
   CellAttemptsResponse: cells.CellAttemptsResponse,
   WhereOp: where.WhereOp,

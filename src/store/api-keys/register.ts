@@ -15,10 +15,9 @@ export type RegisterOutcome =
  */
 export async function registerApiKey(
   db: Db,
-  workspaceId: string,
-  key: string,
-  label?: string,
+  reg: { workspaceId: string; key: string; label?: string },
 ): Promise<RegisterOutcome> {
+  const { workspaceId, key, label } = reg;
   const [row] = await db
     .insert(apiKeys)
     .values({ id: newId("key"), workspaceId, prefix: keyPrefix(key), hash: hashApiKey(key), label })

@@ -10,9 +10,12 @@ import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import type { CellAttempt } from "@/contracts/cells";
+import type { CellRef } from "./transition";
 
 /** How many attempts of a cell are kept (the prune trigger of migration 0025 keeps as many). */
 export const ATTEMPTS_KEPT = 20;
+/** Child runs listed per attempt (a foreach may have thousands; `childrenTotal` counts them). */
+const CHILDREN_LISTED = 200;
 
 const iso = (column: string) =>
   `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -24,12 +27,21 @@ const attemptJson = (x: "cur" | "hist") =>
   'outcome', ${x}.outcome, 'error', ${x}.error, 'startedAt', ${iso(`${x}.started_at`)},
   'endedAt', ${iso(`${x}.ended_at`)},
   'durationMs', (extract(epoch from ${x}.ended_at - ${x}.started_at) * 1000)::bigint,
-  'outputs', ${x}.outputs, 'blockErrors', ${x}.block_errors, 'resumedFrom', ${x}.resumed_from)`);
+  'outputs', ${x}.outputs, 'blockErrors', ${x}.block_errors, 'resumedFrom', ${x}.resumed_from,
+  'children', coalesce((select jsonb_agg(jsonb_build_object(
+      'id', cr.id, 'parentId', cr.parent_id, 'blockId', cr.block_id, 'index', cr.item_index,
+      'workflowId', cr.workflow_id, 'status', cr.status, 'output', cr.output, 'error', cr.error,
+      'startedAt', ${iso("cr.started_at")}, 'endedAt', ${iso("cr.ended_at")}) order by cr.started_at, cr.id)
+    from (select * from child_runs cr where cr.execution_id = ${x}.execution_id
+             and cr.attempt = ${x}.attempt order by cr.started_at, cr.id
+           limit ${CHILDREN_LISTED}) cr), '[]'::jsonb),
+  'childrenTotal', (select count(*) from child_runs cr
+                     where cr.execution_id = ${x}.execution_id and cr.attempt = ${x}.attempt))`);
 
 /** The cell's attempts, newest first; null when the row is not in the table. */
 export async function readCellAttempts(
   db: Db,
-  ref: { tableId: string; rowId: string; groupId: string },
+  ref: CellRef & { tableId: string },
 ): Promise<CellAttempt[] | null> {
   const [row] = await queryRows<{ found: boolean; attempts: CellAttempt[] }>(
     db,

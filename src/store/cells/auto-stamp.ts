@@ -9,13 +9,12 @@ import type { Db } from "@db/client";
 import { retryOnConflict } from "@db/sqlstate";
 import { lockAgainstStop } from "../stops/stop-lock";
 import { stampPage } from "./stamp";
+import type { CellRef } from "./transition";
 
 export async function autoStamp(
   db: Db,
-  cell: {
+  cell: CellRef & {
     tableId: string;
-    rowId: string;
-    groupId: string;
     dependsOn: string[];
     /** The group and the groups it reads from, transitively. */
     upstream: readonly string[];

@@ -1,7 +1,7 @@
 import type { Db } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
 import type { LostReason } from "@/domain/statuses";
-import { transitionWithAttempt } from "./transition";
+import { type CellRef, transitionWithAttempt } from "./transition";
 
 /**
  * What a claim sets: a fresh attempt with nothing of the last one left on the cell, and
@@ -18,16 +18,13 @@ export type ClaimOutcome = { ok: true; attempt: number } | { ok: false; reason: 
 /** queued(e) → running, by the carrier that holds the row lock; returns the attempt's number. */
 export async function claimCell(
   db: Db,
-  rowId: string,
-  groupId: string,
-  executionId: string,
-  runId: string | null = null,
+  claim: CellRef & { executionId: string; runId?: string | null },
 ): Promise<ClaimOutcome> {
   const { outcome, attempt } = await transitionWithAttempt(db, {
-    rowId,
-    groupId,
-    guard: sql`status = 'queued' and execution_id = ${executionId}`,
-    set: claimSet(runId),
+    rowId: claim.rowId,
+    groupId: claim.groupId,
+    guard: sql`status = 'queued' and execution_id = ${claim.executionId}`,
+    set: claimSet(claim.runId ?? null),
   });
   return outcome.ok ? { ok: true, attempt: attempt ?? 0 } : outcome;
 }

@@ -16,11 +16,9 @@ import { textArray } from "../sql";
 
 export async function clearGroupCells(
   db: Db,
-  tableId: string,
-  rowId: string,
-  groupIds: string[],
-  clearColumns: string[],
+  clear: { tableId: string; rowId: string; groupIds: string[]; clearColumns: string[] },
 ): Promise<{ executionId: string; was: CellStatus }[]> {
+  const { tableId, rowId, groupIds, clearColumns } = clear;
   if (groupIds.length === 0) return [];
   return queryRows<{ executionId: string; was: CellStatus }>(
     db,

@@ -3,10 +3,9 @@ import { sql } from "drizzle-orm";
 import type { CellOutcome } from "@/domain/statuses";
 import { jsonb } from "../sql";
 import {
-  type AttemptRef,
+  type CellAttemptRef,
   runningFence,
   type TransitionOutcome,
-  type TransitionSpec,
   transitionCell,
 } from "./transition";
 
@@ -23,34 +22,24 @@ export type Terminal =
   | { kind: "fail"; message: string; finish: Finish };
 
 /**
- * running(e) → completed (outputs merged into the row in the same statement) or
- * running(e) → error with a plain message (failed, timed out, or limit exhausted).
+ * running(e) → error with a plain message (failed, timed out, or limit exhausted), outside
+ * a row step: a carrier that must give up on a claimed cell, or the re-drive. An
+ * attempt's ordinary terminal write (completed or error) is part of its row step
+ * (`row-step.ts`).
  */
-export function terminalSpec(
-  rowId: string,
-  groupId: string,
-  ref: AttemptRef,
-  end: Terminal,
-): TransitionSpec {
-  const guard = runningFence(ref);
-  const common = sql`finished_at = now(), running_block_ids = '{}',
-             block_errors = ${JSON.stringify(end.finish.blockErrors)}::jsonb${
-               end.finish.details ? sql`, details = ${jsonb(end.finish.details)}` : sql``
-             }`;
-  const set =
-    end.kind === "complete"
-      ? sql`status = 'completed', outcome = ${end.outcome}, error = null, ${common}`
-      : sql`status = 'error', outcome = null, error = ${end.message}, ${common}`;
-  return { rowId, groupId, guard, set, outputs: end.finish.outputs };
-}
-
 export function failCell(
   db: Db,
-  rowId: string,
-  groupId: string,
-  ref: AttemptRef,
-  message: string,
-  finish: Finish,
+  cell: CellAttemptRef & { message: string; finish: Finish },
 ): Promise<TransitionOutcome> {
-  return transitionCell(db, terminalSpec(rowId, groupId, ref, { kind: "fail", message, finish }));
+  const { finish } = cell;
+  return transitionCell(db, {
+    rowId: cell.rowId,
+    groupId: cell.groupId,
+    guard: runningFence(cell),
+    set: sql`status = 'error', outcome = null, error = ${cell.message}, finished_at = now(), running_block_ids = '{}',
+             block_errors = ${JSON.stringify(finish.blockErrors)}::jsonb${
+               finish.details ? sql`, details = ${jsonb(finish.details)}` : sql``
+             }`,
+    outputs: finish.outputs,
+  });
 }

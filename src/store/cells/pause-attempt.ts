@@ -9,7 +9,7 @@ import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import { jsonb } from "../sql";
-import { cellEventData } from "./transition";
+import { type CellAttemptRef, cellEventData } from "./transition";
 
 export interface PauseRecord {
   blockId: string;
@@ -21,9 +21,9 @@ export interface PauseRecord {
 
 export async function pauseAttempt(
   db: Db,
-  ref: { tableId: string; rowId: string; groupId: string; executionId: string; attempt: number },
-  pause: PauseRecord,
+  ref: CellAttemptRef & { tableId: string; pause: PauseRecord },
 ): Promise<boolean> {
+  const { pause } = ref;
   const [row] = await queryRows<{ paused: number }>(
     db,
     sql`with upd as (

@@ -2,7 +2,7 @@ import type { Db } from "@db/client";
 import { sql } from "drizzle-orm";
 import { textArray } from "../sql";
 import {
-  type AttemptRef,
+  type CellAttemptRef,
   runningFence,
   type TransitionOutcome,
   transitionCell,
@@ -11,19 +11,19 @@ import {
 /** running(e) → running with new progress: the blocks running now and outputs so far. */
 export function writeProgress(
   db: Db,
-  rowId: string,
-  groupId: string,
-  ref: AttemptRef,
-  progress: {
-    runningBlockIds: string[];
-    blockErrors: Record<string, string>;
-    outputs?: Record<string, unknown>;
+  cell: CellAttemptRef & {
+    progress: {
+      runningBlockIds: string[];
+      blockErrors: Record<string, string>;
+      outputs?: Record<string, unknown>;
+    };
   },
 ): Promise<TransitionOutcome> {
+  const { progress } = cell;
   return transitionCell(db, {
-    rowId,
-    groupId,
-    guard: runningFence(ref),
+    rowId: cell.rowId,
+    groupId: cell.groupId,
+    guard: runningFence(cell),
     set: sql`running_block_ids = ${textArray(progress.runningBlockIds)},
              block_errors = ${JSON.stringify(progress.blockErrors)}::jsonb`,
     outputs: progress.outputs,

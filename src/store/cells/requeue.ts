@@ -1,7 +1,7 @@
 import type { Db } from "@db/client";
 import { sql } from "drizzle-orm";
 import {
-  type AttemptRef,
+  type CellAttemptRef,
   runningFence,
   type TransitionOutcome,
   transitionCell,
@@ -14,16 +14,11 @@ import {
  * valid); the next claim makes it attempt n + 1, and every write is fenced on the
  * attempt, so a late statement of attempt n cannot land.
  */
-export function requeueCell(
-  db: Db,
-  rowId: string,
-  groupId: string,
-  ref: AttemptRef,
-): Promise<TransitionOutcome> {
+export function requeueCell(db: Db, cell: CellAttemptRef): Promise<TransitionOutcome> {
   return transitionCell(db, {
-    rowId,
-    groupId,
-    guard: runningFence(ref),
+    rowId: cell.rowId,
+    groupId: cell.groupId,
+    guard: runningFence(cell),
     set: sql`status = 'queued', queued_at = now(), started_at = null, running_block_ids = '{}'`,
   });
 }

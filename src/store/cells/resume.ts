@@ -16,7 +16,7 @@ import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import type { CellStatus } from "@/domain/statuses";
 import { jsonb } from "../sql";
-import { cellEventData } from "./transition";
+import { type CellRef, cellEventData } from "./transition";
 
 export type ResumeOutcome =
   | { ok: true }
@@ -24,9 +24,14 @@ export type ResumeOutcome =
 
 export async function resumeCell(
   db: Db,
-  ref: { tableId: string; rowId: string; groupId: string; executionId: string },
-  data: { approval: unknown } | { dueWait: true },
+  ref: CellRef & {
+    tableId: string;
+    executionId: string;
+    /** An approval's data, or a wait that resumes by itself once due. */
+    data: { approval: unknown } | { dueWait: true };
+  },
 ): Promise<ResumeOutcome> {
+  const { data } = ref;
   const output =
     "approval" in data
       ? sql`${jsonb(data.approval ?? null)}`

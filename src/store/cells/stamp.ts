@@ -72,7 +72,7 @@ export interface StampResult {
 }
 
 /** Which existing cell (alias c, possibly absent) this mode may stamp. */
-function eligible(mode: RunMode): SQL {
+export function eligible(mode: RunMode): SQL {
   switch (mode) {
     case "all":
       return sql`true`;
@@ -116,12 +116,19 @@ function resumedFrom(page: StampPage): SQL {
                   then cells.execution_id end`;
 }
 
-/** The new executions' copies of the checkpoints they resume from (resume pages only). */
+/**
+ * The new executions' copies of the checkpoints they resume from (resume pages only),
+ * without the fan-outs marked `retryOnResume` (they ended with failed items: the resumed
+ * execution runs them again, reusing their finished items' records).
+ */
 function resumeCopy(page: StampPage): SQL {
   if (!page.resume) return sql``;
   return sql`resumed as (
           insert into executions (id, table_id, row_id, group_id, checkpoints)
-          select i.execution_id, i.table_id, i.row_id, i.group_id, e.checkpoints
+          select i.execution_id, i.table_id, i.row_id, i.group_id,
+                 (select coalesce(jsonb_object_agg(k, v), '{}'::jsonb)
+                    from jsonb_each(e.checkpoints) as x(k, v)
+                   where (v->>'retryOnResume') is distinct from 'true')
             from ins i join executions e on e.id = i.resumed_from
           on conflict (id) do nothing
           returning id
@@ -173,7 +180,7 @@ function notHeld(page: StampScope): SQL {
 }
 
 /** What scopes a page besides its mode: the groups (alias g), guards and row filter. */
-function scopeOf(page: StampScope): { from: SQL; guards: SQL; rowFilter: SQL } {
+export function scopeOf(page: StampScope): { from: SQL; guards: SQL; rowFilter: SQL } {
   const groups = groupSource(page);
   return {
     from: groups.from,

@@ -13,6 +13,15 @@ import type { CellStatus, LostReason } from "@/domain/statuses";
 import { jsonb, textArray } from "../sql";
 
 /**
+ * A cell: its row and its group. Every transition names its cell with this (and the
+ * attempt or execution it is fenced on) in one object, so two ids can never trade places.
+ */
+export interface CellRef {
+  rowId: string;
+  groupId: string;
+}
+
+/**
  * One attempt of an execution. A re-drive hands a lost attempt's cell back under the
  * same execution id (its checkpoints stay valid) and the next claim counts `attempt` up,
  * so every write of a running attempt is fenced on both: a statement a dead session sent
@@ -23,15 +32,16 @@ export interface AttemptRef {
   attempt: number;
 }
 
+/** A running attempt's cell: what every write of the attempt is fenced on. */
+export type CellAttemptRef = CellRef & AttemptRef;
+
 /** The guard of a running attempt's writes. */
 export function runningFence(ref: AttemptRef): SQL {
   return sql`status = 'running' and execution_id = ${ref.executionId} and attempt = ${ref.attempt}`;
 }
 export type TransitionOutcome = { ok: true } | { ok: false; reason: LostReason };
 
-export interface TransitionSpec {
-  rowId: string;
-  groupId: string;
+export interface TransitionSpec extends CellRef {
   /** Extra WHERE terms, e.g. status and execution id. */
   guard: SQL;
   /** SET terms for the cell. */

@@ -1,7 +1,7 @@
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { TransitionOutcome } from "./transition";
+import type { CellRef, TransitionOutcome } from "./transition";
 
 /**
  * queued(e) → absent: the usage limit stopped the run before this cell started, so it goes
@@ -10,10 +10,9 @@ import type { TransitionOutcome } from "./transition";
  */
 export async function unstampCell(
   db: Db,
-  rowId: string,
-  groupId: string,
-  executionId: string,
+  cell: CellRef & { executionId: string },
 ): Promise<TransitionOutcome> {
+  const { rowId, groupId, executionId } = cell;
   const [row] = await queryRows<{ deleted: number; current: string | null }>(
     db,
     sql`with del as (

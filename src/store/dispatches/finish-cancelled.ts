@@ -9,9 +9,9 @@ import { type SQL, sql } from "drizzle-orm";
  */
 export async function finishCancelledDispatches(
   db: Db,
-  tableId: string,
-  dispatchId?: string,
+  scope: { tableId: string; dispatchId?: string },
 ): Promise<string[]> {
+  const { tableId, dispatchId } = scope;
   const only: SQL = dispatchId ? sql`and d.id = ${dispatchId}` : sql``;
   const rows = await queryRows<{ id: string }>(
     db,

@@ -2,6 +2,12 @@ import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 
+/** A delivery: the hook it came to and its signature's digest. */
+export interface DeliveryRef {
+  hookId: string;
+  digest: string;
+}
+
 export type DeliveryClaim =
   | { claimed: true }
   /** Seen before: its recorded answer, or null status while the first is still in progress. */
@@ -12,11 +18,8 @@ export type DeliveryClaim =
  * concurrent claim of the same delivery waits on the winner's uncommitted row (the
  * primary key), so inside a transaction it sees the outcome, not a half-done state.
  */
-export async function claimDelivery(
-  db: Db,
-  hookId: string,
-  digest: string,
-): Promise<DeliveryClaim> {
+export async function claimDelivery(db: Db, delivery: DeliveryRef): Promise<DeliveryClaim> {
+  const { hookId, digest } = delivery;
   const inserted = await queryRows<{ one: number }>(
     db,
     sql`insert into hook_deliveries (hook_id, signature_digest)

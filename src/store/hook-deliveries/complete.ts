@@ -1,15 +1,14 @@
 import type { Db } from "@db/client";
 import { hookDeliveries } from "@db/schema";
 import { and, eq } from "drizzle-orm";
+import type { DeliveryRef } from "./claim";
 
 /** Records the answer to a claimed delivery; replays get exactly this. */
 export async function completeDelivery(
   db: Db,
-  hookId: string,
-  digest: string,
-  statusCode: number,
-  response: unknown,
+  delivery: DeliveryRef & { statusCode: number; response: unknown },
 ): Promise<void> {
+  const { hookId, digest, statusCode, response } = delivery;
   await db
     .update(hookDeliveries)
     .set({ statusCode, response })

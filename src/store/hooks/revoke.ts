@@ -8,10 +8,9 @@ import { and, eq, sql } from "drizzle-orm";
  */
 export async function revokeHook(
   db: Db,
-  workspaceId: string,
-  tableId: string,
-  hookId: string,
+  hook: { workspaceId: string; tableId: string; hookId: string },
 ): Promise<boolean> {
+  const { workspaceId, tableId, hookId } = hook;
   const rows = await db
     .update(hooks)
     .set({ revokedAt: sql`coalesce(${hooks.revokedAt}, now())` })

@@ -69,9 +69,12 @@ export async function dropPendingCarriers(
 }
 
 /** The run triggered for `runKey` has started: later enqueues of the row start new runs. */
-export async function clearPendingCarrier(db: Db, rowId: string, runKey: string): Promise<void> {
+export async function clearPendingCarrier(
+  db: Db,
+  entry: Pick<PendingCarrier, "rowId" | "runKey">,
+): Promise<void> {
   await db.execute(
-    sql`delete from pending_carriers where row_id = ${rowId} and run_key = ${runKey}`,
+    sql`delete from pending_carriers where row_id = ${entry.rowId} and run_key = ${entry.runKey}`,
   );
 }
 

@@ -10,9 +10,9 @@ import { appendEvent } from "../events/append";
  */
 export async function deleteRow(
   db: Db,
-  tableId: string,
-  rowId: string,
+  row: { tableId: string; rowId: string },
 ): Promise<{ running: string[] } | null> {
+  const { tableId, rowId } = row;
   return db.transaction(async (tx) => {
     const [row] = await queryRows<{ id: string; running: string[] }>(
       tx,

@@ -9,10 +9,9 @@ import { appendEvent } from "../events/append";
  */
 export async function patchRow(
   db: Db,
-  tableId: string,
-  rowId: string,
-  data: Record<string, unknown>,
+  patch: { tableId: string; rowId: string; data: Record<string, unknown> },
 ): Promise<{ id: string } | null> {
+  const { tableId, rowId, data } = patch;
   const set = Object.fromEntries(Object.entries(data).filter(([, v]) => v !== null));
   const clear = Object.keys(data).filter((k) => data[k] === null);
   return db.transaction(async (tx) => {

@@ -21,7 +21,11 @@ export interface PendingCancel {
 }
 
 /** Adds runs to cancel; call it in the transaction that made their cells `cancelled`. */
-export async function addRunCancels(db: Db, tableId: string, runIds: string[]): Promise<void> {
+export async function addRunCancels(
+  db: Db,
+  cancels: { tableId: string; runIds: string[] },
+): Promise<void> {
+  const { tableId, runIds } = cancels;
   if (runIds.length === 0) return;
   await db.execute(
     sql`insert into run_cancels (run_id, table_id)

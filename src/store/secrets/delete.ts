@@ -3,7 +3,11 @@ import { secrets } from "@db/schema";
 import { and, eq } from "drizzle-orm";
 
 /** Deletes a workspace secret; false when the workspace has none by that name. */
-export async function deleteSecret(db: Db, workspaceId: string, name: string): Promise<boolean> {
+export async function deleteSecret(
+  db: Db,
+  secret: { workspaceId: string; name: string },
+): Promise<boolean> {
+  const { workspaceId, name } = secret;
   const rows = await db
     .delete(secrets)
     .where(and(eq(secrets.workspaceId, workspaceId), eq(secrets.name, name)))

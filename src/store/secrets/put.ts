@@ -9,11 +9,14 @@ import type { SecretRecord } from "./read";
  */
 export async function putSecret(
   db: Db,
-  workspaceId: string,
-  name: string,
-  /** Sealed by security/secret-box; the plain value never reaches the database. */
-  ciphertext: string,
+  secret: {
+    workspaceId: string;
+    name: string;
+    /** Sealed by security/secret-box; the plain value never reaches the database. */
+    ciphertext: string;
+  },
 ): Promise<SecretRecord> {
+  const { workspaceId, name, ciphertext } = secret;
   const [row] = await db
     .insert(secrets)
     .values({ workspaceId, name, ciphertext })

@@ -16,13 +16,18 @@ export interface DeletedTable {
  */
 export async function deleteTable(
   db: Db,
-  workspaceId: string,
-  tableId: string,
-  opts: { outboxRunIds: boolean } = { outboxRunIds: false },
+  table: {
+    workspaceId: string;
+    tableId: string;
+    /**
+     * With a remote backend the running cells' runs enter the cancel outbox in the same
+     * statement as the delete: nothing is left to a step a process exit could skip.
+     */
+    outboxRunIds?: boolean;
+  },
 ): Promise<DeletedTable | null> {
-  // With a remote backend the running cells' runs enter the cancel outbox in the same
-  // statement as the delete: nothing is left to a step a process exit could skip.
-  const outbox = opts.outboxRunIds
+  const { workspaceId, tableId } = table;
+  const outbox = table.outboxRunIds
     ? sql`, outbox as (
           insert into run_cancels (run_id, table_id)
           select distinct run_id, ${tableId} from doomed

@@ -14,11 +14,14 @@ export type UpdateTableOutcome = { ok: true; value: TableRecord } | { ok: false;
  */
 export async function updateTable(
   db: Db,
-  workspaceId: string,
-  id: string,
-  expectedVersion: number,
-  next: { name: string; schema: TableSchema },
+  update: {
+    workspaceId: string;
+    tableId: string;
+    expectedVersion: number;
+    next: { name: string; schema: TableSchema };
+  },
 ): Promise<UpdateTableOutcome> {
+  const { workspaceId, tableId, expectedVersion, next } = update;
   return db.transaction(async (tx) => {
     const [row] = await tx
       .update(tables)
@@ -30,7 +33,7 @@ export async function updateTable(
       })
       .where(
         and(
-          eq(tables.id, id),
+          eq(tables.id, tableId),
           eq(tables.workspaceId, workspaceId),
           eq(tables.schemaVersion, expectedVersion),
         ),

@@ -8,16 +8,16 @@ import { sql } from "drizzle-orm";
  */
 export async function deployWorkflow(
   db: Db,
-  workspaceId: string,
-  id: string,
+  workflow: { workspaceId: string; workflowId: string },
 ): Promise<{ version: number } | null> {
+  const { workspaceId, workflowId } = workflow;
   const rows = await queryRows<{ version: number }>(
     db,
     sql`
       with bumped as (
         update workflows
            set deployed_version = coalesce(deployed_version, 0) + 1
-         where id = ${id} and workspace_id = ${workspaceId}
+         where id = ${workflowId} and workspace_id = ${workspaceId}
         returning id, deployed_version, definition
       )
       insert into workflow_versions (workflow_id, version, definition)

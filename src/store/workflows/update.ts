@@ -7,10 +7,13 @@ import { type WorkflowRecord, workflowColumns } from "./read";
 /** Edits the draft; null when the workflow is not this workspace's. */
 export async function updateWorkflow(
   db: Db,
-  workspaceId: string,
-  id: string,
-  patch: { name?: string; definition?: WorkflowDefinition },
+  update: {
+    workspaceId: string;
+    workflowId: string;
+    patch: { name?: string; definition?: WorkflowDefinition };
+  },
 ): Promise<WorkflowRecord | null> {
+  const { workspaceId, workflowId, patch } = update;
   const [row] = await db
     .update(workflows)
     .set({
@@ -18,7 +21,7 @@ export async function updateWorkflow(
       ...(patch.definition !== undefined ? { definition: patch.definition } : {}),
       updatedAt: sql`now()`,
     })
-    .where(and(eq(workflows.id, id), eq(workflows.workspaceId, workspaceId)))
+    .where(and(eq(workflows.id, workflowId), eq(workflows.workspaceId, workspaceId)))
     .returning(workflowColumns);
   return row ?? null;
 }

@@ -1,6 +1,7 @@
 "use client";
 /**
- * A cell's detail panel: its current error and block errors, and its attempt history
+ * A cell's detail panel: its current error and block errors (each failing block of a
+ * workflow group links to the workflow editor, which highlights it), and its attempt history
  * (newest first, from `GET …/cells/:groupId/attempts`): status, when, duration, error,
  * and the execution a resumed attempt started from. The history is read again whenever
  * the cell's attempt or status changes, so a panel left open follows the cell live.
@@ -10,6 +11,7 @@ import type { Schemas } from "@/client/cellflow-client";
 import type { Group } from "@/contracts/table";
 import { formatDuration } from "@/domain/durations";
 import { answer, api, describeError } from "../api";
+import { AttemptChildren } from "./AttemptChildren";
 import { describeCell } from "./CellStatus";
 import { Modal } from "./Dialogs";
 import type { RowView } from "./model";
@@ -72,7 +74,10 @@ function AttemptRows({ attempts }: { attempts: Schemas["CellAttempt"][] }) {
                 </div>
               )}
             </td>
-            <td>{describeCell(a).label}</td>
+            <td>
+              {describeCell(a).label}
+              <AttemptChildren attempt={a} />
+            </td>
             <td>{when(a.startedAt)}</td>
             <td>{a.durationMs === null ? "—" : formatDuration(a.durationMs)}</td>
             <td style={{ whiteSpace: "pre-wrap" }}>{a.error ?? ""}</td>
@@ -103,6 +108,7 @@ export function CellDetailsDialog({
   );
   const blockErrors = Object.entries(cell?.blockErrors ?? {});
   const failed = cell?.status === "error";
+  const workflowId = group.kind === "workflow" ? group.workflowId : null;
   return (
     <Modal title={failed ? `“${group.name}” failed` : `“${group.name}”`} onClose={onClose}>
       {failed && (
@@ -121,6 +127,16 @@ export function CellDetailsDialog({
                     <code>{block}</code>
                   </td>
                   <td style={{ whiteSpace: "pre-wrap" }}>{message}</td>
+                  {workflowId !== null && (
+                    <td>
+                      <a
+                        href={`/workflows/${encodeURIComponent(workflowId)}?block=${encodeURIComponent(block)}`}
+                        data-testid={`block-error-link-${block}`}
+                      >
+                        Show in workflow
+                      </a>
+                    </td>
+                  )}
                 </tr>
               ))}
             </tbody>

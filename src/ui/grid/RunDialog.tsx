@@ -1,7 +1,8 @@
 "use client";
 /**
  * The Run dialog: before a large or paid run starts, what its dry run found (rows, cells,
- * estimated credits — "at least" when some group's calls cannot be counted ahead) and an
+ * estimated credits — "at least" when some group's calls cannot be counted ahead — and the
+ * cells the enrichment result cache would serve for nothing) and an
  * optional credit cap, sent as `maxCredits`. A run that needs neither starts at once.
  */
 import { useState } from "react";
@@ -35,6 +36,7 @@ export function RunDialog({
   const value = Number(cap);
   const valid = cap.trim() === "" || (Number.isInteger(value) && value > 0);
   const bound = estimate.estimate === "lower_bound";
+  const cached = estimate.groups.reduce((n, g) => n + g.cached, 0);
   const figures: [string, string, string][] = [
     ["rows", "Rows", estimate.rows.toLocaleString()],
     ["cells", "Cells", estimate.cells.toLocaleString()],
@@ -43,6 +45,15 @@ export function RunDialog({
       "Estimated credits",
       `${bound ? "at least " : ""}${estimate.estimatedCredits.toLocaleString()}`,
     ],
+    ...(cached > 0
+      ? [
+          ["cached", "Served from the cache", `${cached.toLocaleString()} cells (no credits)`] as [
+            string,
+            string,
+            string,
+          ],
+        ]
+      : []),
   ];
   return (
     <Modal title="Start this run?" onClose={onClose}>

@@ -4,10 +4,12 @@
  * API's issues after Save, each pointing into the text), the block graph it describes,
  * Save, Deploy, and a reference of the block types. Unsaved changes are marked, and
  * leaving the page with them asks first. This module wires the pieces together: the
- * draft's state (`use-workflow-draft`), the head, and the definition and blocks panels.
+ * draft's state (`use-workflow-draft`), the head, the drawn graph, and the definition and
+ * blocks panels. Opened with `?block=<id>` (from a failed cell), that block is highlighted.
  */
-import { useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import type { BlockType } from "@/contracts/workflow";
+import { BlockGraph } from "./block-graph";
 import { withBlockAdded } from "./block-help";
 import { BlocksPanel } from "./blocks-panel";
 import { replaceText, revealSpan } from "./code-editor";
@@ -17,7 +19,7 @@ import { lineColumn, parseJsonText, spanOfPath } from "./json-text";
 import { DEF, useWorkflowDraft } from "./use-workflow-draft";
 import { WorkflowHead, WorkflowLoadState } from "./workflow-head";
 
-export function WorkflowEditor({ id }: { id: string }) {
+export function WorkflowEditor({ id, highlight }: { id: string; highlight: string | null }) {
   const draft = useWorkflowDraft(id);
   const { load, text, setText, issues, error, notice, setNotice, parsed, current, summary } = draft;
   const [selected, setSelected] = useState<number | null>(null);
@@ -77,6 +79,15 @@ export function WorkflowEditor({ id }: { id: string }) {
     );
   };
 
+  // The block the page was opened for starts selected, in the list as in the graph.
+  const highlightIndex = current?.blocks.find((b) => b.id === highlight)?.index ?? null;
+  const highlighted = useRef(false);
+  useEffect(() => {
+    if (highlighted.current || highlightIndex === null) return;
+    highlighted.current = true;
+    setSelected(highlightIndex);
+  }, [highlightIndex]);
+
   const onCaret = (offset: number) => {
     if (parsed.ok && current)
       setSelected(blockAtOffset(parsed.spans, current.blocks.length, offset));
@@ -98,6 +109,17 @@ export function WorkflowEditor({ id }: { id: string }) {
           {error}
           {defIssues.length > 0 ? " — see the issues under the definition." : ""}
         </div>
+      )}
+
+      {summary && (
+        <BlockGraph
+          summary={summary}
+          stale={draft.stale}
+          selected={selected}
+          issueCounts={issueCounts}
+          highlight={highlight}
+          onSelect={(index) => reveal(`blocks.${index}`, "")}
+        />
       )}
 
       <div className="wf-layout">

@@ -1,0 +1,67 @@
+/**
+ * How many of a paid enrichment group's cells in a run's scope the workspace's result
+ * cache would serve: those whose inputs have a fresh answer now, and those repeating
+ * inputs an earlier cell of the run asks the providers for (concurrent misses of one key
+ * make one call). What the estimate subtracts; read-only. Cells whose inputs are missing
+ * or invalid are not counted as served (they are charged nothing anyway, and the
+ * estimate errs towards paying).
+ */
+import type { EnrichmentGroup } from "@/contracts/table";
+import { cacheKeyOf } from "@/enrichments/cache-key";
+import { readInputs } from "@/enrichments/run";
+import type { Enrichment } from "@/enrichments/types";
+import { scopeInputs } from "@/store/cells/scope-inputs";
+import type { StampScope } from "@/store/cells/stamp";
+import { freshCacheKeys } from "@/store/enrichment-cache/fresh-keys";
+import type { ServiceContext } from "./context";
+
+/** Rows per page: one statement each for the inputs and for the cache. */
+const PAGE_ROWS = 2_000;
+
+export async function cacheServedCells(
+  ctx: ServiceContext,
+  scope: StampScope & { limit: number | null },
+  group: EnrichmentGroup,
+  enrichment: Enrichment,
+  ttlMs: number,
+): Promise<number> {
+  const columns = [...new Set(Object.values(group.inputs))];
+  const asked = new Set<string>();
+  let served = 0;
+  let scanned = 0;
+  for (let after = -1; ; ) {
+    const maxRows = scope.limit === null ? PAGE_ROWS : Math.min(PAGE_ROWS, scope.limit - scanned);
+    if (maxRows <= 0) break;
+    const page = await scopeInputs(ctx.db, scope, {
+      groupId: group.id,
+      columns,
+      afterPosition: after,
+      maxRows,
+    });
+    const keys: string[] = [];
+    for (const data of page.rows) {
+      const raw = Object.fromEntries(
+        Object.entries(group.inputs).map(([inputId, columnId]) => [
+          inputId,
+          data[columnId] ?? null,
+        ]),
+      );
+      const read = readInputs(enrichment, raw);
+      if (read.kind === "ok") keys.push(cacheKeyOf(enrichment, read.inputs));
+    }
+    const fresh = await freshCacheKeys(ctx.db, {
+      workspaceId: ctx.workspaceId,
+      enrichmentId: enrichment.id,
+      inputKeys: [...new Set(keys)].filter((k) => !asked.has(k)),
+      ttlMs,
+    });
+    for (const key of keys) {
+      if (fresh.has(key) || asked.has(key)) served += 1;
+      else asked.add(key);
+    }
+    scanned += page.scanned;
+    if (page.after === null) break;
+    after = page.after;
+  }
+  return served;
+}
