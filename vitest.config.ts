@@ -17,6 +17,8 @@ const NEON_LANE = [
   "test/integration/deadlines.test.ts",
   "test/integration/engine-processes.test.ts",
   "test/integration/engine-run.test.ts",
+  // Single flight of the enrichment cache: claims through the serverless driver too.
+  "test/integration/enrichment-cache.test.ts",
   "test/integration/events.test.ts",
   "test/integration/events-fanout.test.ts",
   "test/integration/redrive.test.ts",

@@ -9,6 +9,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Db } from "@db/client";
+import { sleep } from "@/domain/sleep";
 import type { CacheLookup, ResultCache } from "@/enrichments/types";
 import { fillCached, releaseCached, touchCached } from "@/store/enrichment-cache/fill";
 import { type CacheKey, takeCached } from "@/store/enrichment-cache/take";
@@ -81,18 +82,4 @@ function lease(
       await releaseCached(db, claim).catch(failed);
     },
   };
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }

@@ -99,9 +99,13 @@ async function runChild(args: Parameters<RunChild>[0]): Promise<unknown> {
       ...(lineage ? { lineage } : {}),
     });
     if (out.paused)
-      throw new BlockError(out.paused.blockId, "a sub-workflow cannot pause (approval, long wait)", {
-        retryable: false,
-      });
+      throw new BlockError(
+        out.paused.blockId,
+        "a sub-workflow cannot pause (approval, long wait)",
+        {
+          retryable: false,
+        },
+      );
     const output = leafOutput(args.definition, out.blocks);
     await lineage?.ended(args.executionId, { status: "completed", output });
     return output;

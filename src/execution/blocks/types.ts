@@ -1,4 +1,5 @@
 import type { Block, WorkflowDefinition } from "@/contracts/workflow";
+import { sleep } from "@/domain/sleep";
 import type { PaidCalls } from "@/enrichments/types";
 import { ExpressionError, type ExpressionScope } from "../expressions";
 
@@ -152,19 +153,4 @@ export async function withRetries(
       await sleep(wait, signal);
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }

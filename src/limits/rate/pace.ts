@@ -13,6 +13,8 @@
  * - "unavailable" (limiter down or slow) is waited out like "limited": never fail open.
  * - After `attempts` refusals: `RateLimitExceeded`, whose message the cell shows.
  */
+
+import { sleep } from "@/domain/sleep";
 import { CancelledError, RateLimitExceeded } from "@/errors";
 import type { RateLimit, RateLimiter } from "./port";
 
@@ -104,19 +106,4 @@ async function wait(ms: number, opts: PaceOptions): Promise<void> {
     await sleep(Math.min(left, slice), opts.signal);
     if (opts.isStopped && (await opts.isStopped())) throw new CancelledError();
   }
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

@@ -9,7 +9,7 @@ import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import { textArray } from "../sql";
-import { eligible, type StampScope, scopeOf } from "./stamp";
+import { eligible, type StampScope, scopedRows, scopeOf } from "./stamp";
 
 export interface ScopeInputsPage {
   /** Each counted cell's row data, only the columns asked for. */
@@ -25,7 +25,7 @@ export async function scopeInputs(
   scope: StampScope,
   page: { groupId: string; columns: readonly string[]; afterPosition: number; maxRows: number },
 ): Promise<ScopeInputsPage> {
-  const { guards, rowFilter, ...groups } = scopeOf(scope);
+  const { guards, ...groups } = scopeOf(scope);
   const [result] = await queryRows<{
     rows: Record<string, unknown>[];
     last: number | null;
@@ -33,13 +33,7 @@ export async function scopeInputs(
   }>(
     db,
     sql`with scoped_rows as (
-          select r.id as row_id, r.position, r.data from rows r
-           where r.table_id = ${scope.tableId} and r.position > ${page.afterPosition} ${rowFilter}
-             and exists (select 1 from ${groups.from}
-                          left join cells c on c.row_id = r.id and c.group_id = g.group_id
-                         where ${eligible(scope.mode)} and ${guards})
-           order by r.position
-           limit ${page.maxRows}
+          ${scopedRows(scope, { afterPosition: page.afterPosition, limit: page.maxRows })}
         ),
         counted as (
           select p.position,

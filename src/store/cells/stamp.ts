@@ -190,8 +190,29 @@ export function scopeOf(page: StampScope): { from: SQL; guards: SQL; rowFilter: 
   };
 }
 
+/**
+ * The rows of a scope in position order after `afterPosition`, at most `limit` (null:
+ * all), each with something this scope would stamp: what a page stamps, a count counts
+ * and an estimate reads. Selects `row_id`, `position` and `data`.
+ */
+export function scopedRows(
+  scope: StampScope,
+  page: { afterPosition: number | null; limit: number | null },
+): SQL {
+  const { guards, rowFilter, ...groups } = scopeOf(scope);
+  return sql`select r.id as row_id, r.position, r.data from rows r
+           where r.table_id = ${scope.tableId}
+             ${page.afterPosition === null ? sql`` : sql`and r.position > ${page.afterPosition}`}
+             ${rowFilter}
+             and exists (select 1 from ${groups.from}
+                          left join cells c on c.row_id = r.id and c.group_id = g.group_id
+                         where ${eligible(scope.mode)} and ${guards})
+           order by r.position
+           ${page.limit === null ? sql`` : sql`limit ${page.limit}`}`;
+}
+
 export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
-  const { guards, rowFilter, ...groups } = scopeOf(page);
+  const { guards, ...groups } = scopeOf(page);
   const [result] = await queryRows<{
     cells: number;
     rows: number;
@@ -200,13 +221,7 @@ export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
   }>(
     db,
     sql`with page_rows as (
-          select r.id as row_id, r.position, r.data from rows r
-           where r.table_id = ${page.tableId} and r.position > ${page.afterPosition} ${rowFilter}
-             and exists (select 1 from ${groups.from}
-                          left join cells c on c.row_id = r.id and c.group_id = g.group_id
-                         where ${eligible(page.mode)} and ${guards})
-           order by r.position
-           limit ${page.maxRows}
+          ${scopedRows(page, { afterPosition: page.afterPosition, limit: page.maxRows })}
         ),
         ins as (
           insert into cells (table_id, row_id, group_id, row_position, status, execution_id, dispatch_id, queued_at, updated_at)
@@ -261,18 +276,11 @@ export async function countScope(
   db: Db,
   scope: StampScope & { limit: number | null },
 ): Promise<{ rows: number; cells: Record<string, number> }> {
-  const { guards, rowFilter, ...groups } = scopeOf(scope);
-  const limit = scope.limit === null ? sql`` : sql`limit ${scope.limit}`;
+  const { guards, ...groups } = scopeOf(scope);
   const [result] = await queryRows<{ rows: number; cells: Record<string, number> }>(
     db,
     sql`with scoped_rows as (
-          select r.id as row_id, r.data from rows r
-           where r.table_id = ${scope.tableId} ${rowFilter}
-             and exists (select 1 from ${groups.from}
-                          left join cells c on c.row_id = r.id and c.group_id = g.group_id
-                         where ${eligible(scope.mode)} and ${guards})
-           order by r.position
-           ${limit}
+          ${scopedRows(scope, { afterPosition: null, limit: scope.limit })}
         ),
         by_group as (
           select g.group_id, count(*)::int as n
