@@ -1,16 +1,18 @@
-import { type Database, queryRows } from "@db/client";
+import { createDatabase, type Database, queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll } from "vitest";
 import { closeBackend } from "@/backends/instance";
+import { LocalBackend } from "@/backends/local";
 import type { TaskBackend } from "@/backends/port";
 import { readEnv } from "@/config/env";
 import { log } from "@/config/log";
 import type { EngineDeps } from "@/engine/carrier";
+import { redriveOrphans } from "@/engine/redrive";
 import { assembleEngine } from "@/runtime/engine";
 import type { Runtime } from "@/runtime/maintenance";
 import { type RunningWorker, startWorker } from "@/server/worker-runtime";
-import { apiClient, dataOf } from "./api";
+import { apiClient, dataOf, startedRun } from "./api";
 import { waitFor } from "./processes";
 
 /** An in-process worker on the test database, stopped after the file. */
@@ -73,4 +75,37 @@ export async function waitForDispatch(
   );
   if (!done) throw new Error(`dispatch ${dispatchId} still active after ${timeoutMs} ms`);
   return status;
+}
+
+/**
+ * After a worker was SIGKILLed in the middle of a table's one cell: a re-drive pass (from
+ * connections of its own, like another machine's) requeues the cell, a new worker in this
+ * process carries it, and the cell completes. False when it did not within the bounds.
+ */
+export async function healKilledCell(url: string, tableId: string): Promise<boolean> {
+  const machine = { database: createDatabase({ url, poolMax: 3 }), backend: new LocalBackend(url) };
+  try {
+    const requeued = await waitFor(
+      async () => (await redriveOrphans({ ...machine, log: log() })).requeued === 1,
+      10_000,
+    );
+    if (!requeued) return false;
+  } finally {
+    await machine.backend.close();
+    await machine.database.close();
+  }
+  await useWorker(url, 2);
+  return waitFor(async () => (await cellCounts(tableId)).completed === 1, 30_000);
+}
+
+/** Starts a run of the table (default: all of it) and waits until it is no longer active. */
+export async function runToEnd(
+  key: string,
+  tableId: string,
+  body: { mode: "all" | "incomplete" | "new" | "failed"; resume?: boolean } = { mode: "all" },
+): Promise<string> {
+  const run = startedRun(
+    await apiClient(key).POST("/api/tables/{id}/runs", { params: { path: { id: tableId } }, body }),
+  );
+  return waitForDispatch(key, tableId, run.dispatchId);
 }

@@ -4,17 +4,14 @@
  * saw exactly one request each, and the cell completes with all four outputs.
  */
 
-import { createDatabase, queryRows } from "@db/client";
+import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { LocalBackend } from "@/backends/local";
-import { log } from "@/config/log";
-import { redriveOrphans } from "@/engine/redrive";
 import { apiClient } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { delay, type Endpoint, startEndpoint } from "../helpers/endpoint";
-import { cellCounts, useWorker } from "../helpers/engine";
+import { healKilledCell } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 import { workflowTable } from "../helpers/tables";
@@ -69,20 +66,7 @@ it("a crash after block 2 of 4 resumes at block 3; block 2's endpoint saw one re
   expect(await waitFor(() => ep.hitsOf("/three").length === 1, 30_000)).toBe(true);
   await victim.kill("SIGKILL");
 
-  const machine = { database: createDatabase({ url, poolMax: 3 }), backend: new LocalBackend(url) };
-  try {
-    expect(
-      await waitFor(
-        async () => (await redriveOrphans({ ...machine, log: log() })).requeued === 1,
-        10_000,
-      ),
-    ).toBe(true);
-  } finally {
-    await machine.backend.close();
-    await machine.database.close();
-  }
-  await useWorker(url, 2);
-  expect(await waitFor(async () => (await cellCounts(tableId)).completed === 1, 30_000)).toBe(true);
+  expect(await healKilledCell(url, tableId)).toBe(true);
   expect(ep.hitsOf("/one")).toHaveLength(1);
   expect(ep.hitsOf("/two")).toHaveLength(1);
   expect(ep.hitsOf("/three")).toHaveLength(2);

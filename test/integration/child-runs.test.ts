@@ -15,7 +15,7 @@ import { startChildRun } from "@/store/child-runs/start";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
-import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
+import { cellCounts, runToEnd, useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 import { workflowTable } from "../helpers/tables";
@@ -77,14 +77,7 @@ describe("child runs", () => {
       },
       outputs: { out: "each" },
     });
-    const run = dataOf(
-      await apiClient(key).POST("/api/tables/{id}/runs", {
-        params: { path: { id: tableId } },
-        body: { mode: "all" },
-      }),
-    );
-    if (!("dispatchId" in run)) throw new Error("no run");
-    await waitForDispatch(key, tableId, run.dispatchId);
+    await runToEnd(key, tableId);
     const [attempt] = await attempts(tableId, rowIds[0] ?? "");
     if (!attempt) throw new Error("no attempt");
     const ex = attempt.executionId;
@@ -167,14 +160,7 @@ describe("the child run record", () => {
       outputs: { out: "sub" },
     });
     const rowId = rowIds[0] ?? "";
-    const run = dataOf(
-      await apiClient(key).POST("/api/tables/{id}/runs", {
-        params: { path: { id: tableId } },
-        body: { mode: "all" },
-      }),
-    );
-    if (!("dispatchId" in run)) throw new Error("no run");
-    await waitForDispatch(key, tableId, run.dispatchId);
+    await runToEnd(key, tableId);
     const [cell] = await queryRows<{ executionId: string; attempt: number }>(
       db(),
       sql`select execution_id as "executionId", attempt from cells where row_id = ${rowId}`,

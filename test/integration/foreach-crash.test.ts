@@ -5,17 +5,14 @@
  * kill, at most the cap, which ran twice.
  */
 
-import { createDatabase, queryRows } from "@db/client";
+import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { LocalBackend } from "@/backends/local";
-import { log } from "@/config/log";
-import { redriveOrphans } from "@/engine/redrive";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { delay, type Endpoint, startEndpoint } from "../helpers/endpoint";
-import { cellCounts, useWorker } from "../helpers/engine";
+import { healKilledCell } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 import { workflowTable } from "../helpers/tables";
@@ -81,20 +78,7 @@ it("a crash mid-fan-out of 50 items: after healing each item was called once, bu
   );
   expect(inFlight.size).toBe(CAP);
 
-  const machine = { database: createDatabase({ url, poolMax: 3 }), backend: new LocalBackend(url) };
-  try {
-    expect(
-      await waitFor(
-        async () => (await redriveOrphans({ ...machine, log: log() })).requeued === 1,
-        10_000,
-      ),
-    ).toBe(true);
-  } finally {
-    await machine.backend.close();
-    await machine.database.close();
-  }
-  await useWorker(url, 2);
-  expect(await waitFor(async () => (await cellCounts(tableId)).completed === 1, 30_000)).toBe(true);
+  expect(await healKilledCell(url, tableId)).toBe(true);
   const twice = [...calls]
     .filter(([, n]) => n === 2)
     .map(([i]) => i)
