@@ -84,18 +84,18 @@ export async function waitForDispatch(
  */
 export async function healKilledCell(url: string, tableId: string): Promise<boolean> {
   const machine = { database: createDatabase({ url, poolMax: 3 }), backend: new LocalBackend(url) };
+  let requeued = false;
   try {
-    const requeued = await waitFor(
+    requeued = await waitFor(
       async () => (await redriveOrphans({ ...machine, log: log() })).requeued === 1,
       10_000,
     );
-    if (!requeued) return false;
   } finally {
     await machine.backend.close();
     await machine.database.close();
   }
   await useWorker(url, 2);
-  return waitFor(async () => (await cellCounts(tableId)).completed === 1, 30_000);
+  return requeued && waitFor(async () => (await cellCounts(tableId)).completed === 1, 30_000);
 }
 
 /** Starts a run of the table (default: all of it) and waits until it is no longer active. */
