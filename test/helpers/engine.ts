@@ -82,7 +82,7 @@ export async function waitForDispatch(
  * connections of its own, like another machine's) requeues the cell, a new worker in this
  * process carries it, and the cell completes. False when it did not within the bounds.
  */
-export async function healKilledCell(url: string, tableId: string): Promise<boolean> {
+export async function useHealedCell(url: string, tableId: string): Promise<boolean> {
   const machine = { database: createDatabase({ url, poolMax: 3 }), backend: new LocalBackend(url) };
   let requeued = false;
   try {

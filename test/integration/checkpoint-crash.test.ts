@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { apiClient } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { delay, type Endpoint, startEndpoint } from "../helpers/endpoint";
-import { healKilledCell } from "../helpers/engine";
+import { useHealedCell } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 import { workflowTable } from "../helpers/tables";
@@ -66,7 +66,7 @@ it("a crash after block 2 of 4 resumes at block 3; block 2's endpoint saw one re
   expect(await waitFor(() => ep.hitsOf("/three").length === 1, 30_000)).toBe(true);
   await victim.kill("SIGKILL");
 
-  expect(await healKilledCell(url, tableId)).toBe(true);
+  expect(await useHealedCell(url, tableId)).toBe(true);
   expect(ep.hitsOf("/one")).toHaveLength(1);
   expect(ep.hitsOf("/two")).toHaveLength(1);
   expect(ep.hitsOf("/three")).toHaveLength(2);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { delay, type Endpoint, startEndpoint } from "../helpers/endpoint";
-import { healKilledCell } from "../helpers/engine";
+import { useHealedCell } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 import { workflowTable } from "../helpers/tables";
@@ -78,7 +78,7 @@ it("a crash mid-fan-out of 50 items: after healing each item was called once, bu
   );
   expect(inFlight.size).toBe(CAP);
 
-  expect(await healKilledCell(url, tableId)).toBe(true);
+  expect(await useHealedCell(url, tableId)).toBe(true);
   const twice = [...calls]
     .filter(([, n]) => n === 2)
     .map(([i]) => i)
