@@ -290,6 +290,9 @@ describe("the live grid in a browser", () => {
     const rendered = await page.locator("[data-testid=grid-row]").count();
     expect(rendered).toBeGreaterThan(10);
     expect(rendered).toBeLessThan(100);
+    // The rows arrive a page at a time: the last one exists once loading is done (a
+    // scroll made before that ends at the last row loaded so far).
+    await page.getByText(/Loading rows…/).waitFor({ state: "hidden", timeout: 60_000 });
     await page
       .getByTestId("grid")
       .evaluate((el) => el.scrollTo({ top: el.scrollHeight, behavior: "instant" }));
