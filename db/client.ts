@@ -43,6 +43,8 @@ export interface Database {
   pool: SessionPool;
   driver: "pg" | "neon";
   close(): Promise<void>;
+  /** Whether `close` was called: work scheduled before it (a coalesced wake) skips quietly. */
+  isClosed(): boolean;
 }
 
 export interface DatabaseOptions {
@@ -134,14 +136,17 @@ export function createDatabase(opts: DatabaseOptions): Database {
       ? drizzleNeon({ client: p, schema })
       : drizzlePg({ client: p, schema })) as unknown as Db;
   const db = drizzleOver(pool);
+  let closed = false;
   return {
     db,
     sessionDb: split ? drizzleOver(sessionPool) : db,
     pool: sessionPool as unknown as SessionPool,
     driver,
     close: async () => {
+      closed = true;
       await Promise.all([pool.end(), sessionPool === pool ? undefined : sessionPool.end()]);
     },
+    isClosed: () => closed,
   };
 }
 

@@ -28,6 +28,8 @@ export function wakeTable(database: Database, tableId: string): void {
   const set = pending;
   setTimeout(() => {
     set.delete(tableId);
+    // Shut down meanwhile: nobody is left to wake through this database.
+    if (database.isClosed()) return;
     notify(database.db, EVENTS_CHANNEL, tableId).catch((err: unknown) => {
       log().warn({ err, tableId }, "could not wake the table's event streams");
     });

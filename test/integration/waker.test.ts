@@ -4,12 +4,13 @@
  * wake that table's streams, once per burst, after the writes committed.
  */
 
-import type { SessionClient } from "@db/client";
+import { createDatabase, type SessionClient } from "@db/client";
 import { getDatabase } from "@db/instance";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { log } from "@/config/log";
 import { EVENTS_CHANNEL } from "@/events/hub";
 import { wakeTable } from "@/events/waker";
-import { useTestDatabase } from "../helpers/db";
+import { testDatabaseUrl, useTestDatabase } from "../helpers/db";
 import { waitFor } from "../helpers/processes";
 
 let listener: SessionClient;
@@ -44,5 +45,21 @@ describe("table wake-ups", () => {
     expect(await waitFor(() => received.length === 1, 5_000, 5)).toBe(true);
     wakeTable(getDatabase(), "tbl_c");
     expect(await waitFor(() => received.length === 2, 5_000, 5)).toBe(true);
+  });
+
+  it("a wake scheduled before its database closed is dropped quietly", async () => {
+    received.length = 0;
+    const url = testDatabaseUrl();
+    if (!url) throw new Error("no test database");
+    const warn = vi.spyOn(log(), "warn");
+    const closing = createDatabase({ url, poolMax: 1 });
+    wakeTable(closing, "tbl_closed");
+    await closing.close();
+    // A wake scheduled after it fires after it: once it arrives, the first one has run.
+    wakeTable(getDatabase(), "tbl_after");
+    expect(await waitFor(() => received.includes("tbl_after"), 5_000, 5)).toBe(true);
+    expect(received).not.toContain("tbl_closed");
+    expect(warn).not.toHaveBeenCalled();
+    warn.mockRestore();
   });
 });
