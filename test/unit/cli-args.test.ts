@@ -2,7 +2,7 @@ import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { parseCommand } from "@/cli/args";
 import { cli } from "@/cli/cli";
-import { RUN_SPEC, runRequest } from "@/cli/commands/run";
+import { estimateText, RUN_SPEC, runRequest } from "@/cli/commands/run";
 import { stopRequest } from "@/cli/commands/stop";
 import { coerceValue, whereEquals, whereFromJson } from "@/cli/where-args";
 import type { Schemas } from "@/client/cellflow-client";
@@ -268,6 +268,33 @@ describe("exit codes before anything is sent", () => {
     expect(r.code).toBe(1);
     expect(r.err).toBe(
       `cellflow: cannot reach ${url} (ECONNREFUSED): is the server running (npm start), and is CELLFLOW_URL right?\n`,
+    );
+  });
+});
+
+describe("the dry run's text", () => {
+  it("names each group's cells and credits, and the cells the cache would serve", () => {
+    const text = estimateText(
+      {
+        rows: 3,
+        cells: 4,
+        estimatedCredits: 5,
+        estimate: "complete",
+        unknown: [],
+        groups: [
+          { groupId: "enrich", cells: 3, credits: 5, cached: 2 },
+          { groupId: "classify", cells: 1, credits: 0, cached: 0 },
+        ],
+      },
+      table,
+    );
+    expect(text).toBe(
+      [
+        "dry run (nothing started): 3 rows, 4 cells, 5 estimated credits",
+        "  Enrich: 3 cells, 5 credits (2 from the cache)",
+        "  Classify: 1 cell, 0 credits",
+        "",
+      ].join("\n"),
     );
   });
 });

@@ -85,8 +85,13 @@ export function estimateText(e: Schemas["RunEstimate"], table: Table): string {
     `dry run (nothing started): ${count(e.rows, "row")}, ${count(e.cells, "cell")}, ${atLeast}${count(e.estimatedCredits, "estimated credit")}`,
   ];
   const name = (id: string) => table.groups.find((g) => g.id === id)?.name ?? id;
-  for (const g of e.groups)
-    lines.push(`  ${name(g.groupId)}: ${count(g.cells, "cell")}, ${count(g.credits, "credit")}`);
+  for (const g of e.groups) {
+    // Cells the enrichment result cache would serve cost nothing: say how many.
+    const cached = g.cached > 0 ? ` (${g.cached} from the cache)` : "";
+    lines.push(
+      `  ${name(g.groupId)}: ${count(g.cells, "cell")}, ${count(g.credits, "credit")}${cached}`,
+    );
+  }
   for (const u of e.unknown)
     lines.push(`  ${name(u.groupId)}: credits not known ahead (${u.reason})`);
   return `${lines.join("\n")}\n`;
