@@ -55,7 +55,7 @@ function BlockNodeView({ data }: NodeProps<BlockNode>) {
       <div className="wf-gnode-name">{data.name ?? data.detail}</div>
       <div className="wf-gnode-tags">
         {data.entry && <span className="wf-entry">entry</span>}
-        {data.join && <span className="wf-gjoin">join</span>}
+        {data.join && <span className="kind join">join</span>}
         {data.end && <span className="wf-end">{data.end === "fails" ? "fails" : "ends"}</span>}
         {data.issues > 0 && <span className="wf-issue-count">{plural(data.issues, "issue")}</span>}
       </div>
