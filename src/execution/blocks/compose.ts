@@ -121,7 +121,9 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
           });
           result = { status: "ok", output };
         } catch (err) {
-          if (ctx.signal.aborted) return;
+          // Stopped, or cut short by fail-fast after another item failed: no end of its
+          // own (a later attempt runs it again).
+          if (signal.aborted) return;
           const error = err instanceof Error ? err.message : String(err);
           result = { status: "error", error };
           if (failFast && !firstFailure) {
@@ -130,9 +132,7 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
           }
         }
         results[index] = result;
-        // An item cut short by fail-fast is not an end of its own: it runs again later.
-        if (result.status === "ok" || !stop.signal.aborted || firstFailure?.index === index)
-          await ctx.items?.record(block.id, index, result);
+        await ctx.items?.record(block.id, index, result);
       }
     };
     const concurrency = Math.min(
