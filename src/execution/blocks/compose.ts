@@ -100,6 +100,8 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
       if (index < items.length) results[index] = { status: "ok", output };
     let next = 0;
     let firstFailure: { index: number; error: string } | undefined;
+    // An item's record that could not be written ends the fan-out (after its running items).
+    let unrecorded: unknown;
     const worker = async (): Promise<void> => {
       for (;;) {
         if (signal.aborted) return;
@@ -132,7 +134,13 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
           }
         }
         results[index] = result;
-        await ctx.items?.record(block.id, index, result);
+        try {
+          await ctx.items?.record(block.id, index, result);
+        } catch (err) {
+          unrecorded ??= err;
+          stop.abort(err);
+          return;
+        }
       }
     };
     const concurrency = Math.min(
@@ -141,6 +149,7 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
     );
     await Promise.all(Array.from({ length: concurrency }, worker));
     if (ctx.signal.aborted) throw ctx.signal.reason;
+    if (unrecorded !== undefined) throw unrecorded;
     if (firstFailure)
       throw new BlockError(block.id, `item ${firstFailure.index} failed: ${firstFailure.error}`, {
         retryable: false,
