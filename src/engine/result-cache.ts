@@ -5,7 +5,8 @@
  * entry, gives it up or dies; so concurrent misses of one key, in any number of processes,
  * make one provider call. A lease is kept live while its holder works (a call may wait
  * long for its rate-limit turn), so only a dead holder's claim goes stale; only `ok` and
- * `not_found` answers are kept.
+ * `not_found` answers are kept. A cache that cannot be read or written never fails the
+ * work: the lookup is a miss.
  */
 import { randomUUID } from "node:crypto";
 import type { Db } from "@db/client";
@@ -41,12 +42,20 @@ export function resultCache(db: Db, workspaceId: string, opts: ResultCacheOption
       for (let pollMs = FIRST_POLL_MS; ; pollMs = Math.min(pollMs * 2, MAX_POLL_MS)) {
         signal.throwIfAborted();
         const claimId = randomUUID();
-        const took = await takeCached(db, { ...key, claimId, ttlMs: opts.ttlMs, staleMs });
+        const took = await takeCached(db, { ...key, claimId, ttlMs: opts.ttlMs, staleMs }).catch(
+          (err: unknown) => {
+            // Unreadable: a miss without a claim (the cache only saves calls).
+            opts.onError?.(err);
+            return { kind: "unavailable" } as const;
+          },
+        );
         switch (took.kind) {
           case "hit":
             return took;
           case "claimed":
             return lease(db, { ...key, claimId }, opts);
+          case "unavailable":
+            return { kind: "lease", keep: async () => undefined, drop: async () => undefined };
           case "busy":
             await sleep(pollMs, signal);
         }
@@ -61,9 +70,13 @@ function lease(
   opts: ResultCacheOptions,
 ): CacheLookup {
   const failed = (err: unknown) => opts.onError?.(err);
-  // A failed touch only risks a second call by a waiter that took the claim over.
+  // A failed touch only risks a second call by a waiter that took the claim over; a claim
+  // taken over is not touched again.
   const touch = setInterval(
-    () => void touchCached(db, claim).catch(failed),
+    () =>
+      void touchCached(db, claim).then((held) => {
+        if (held === "lost") clearInterval(touch);
+      }, failed),
     opts.touchEveryMs ?? TOUCH_EVERY_MS,
   );
   touch.unref();

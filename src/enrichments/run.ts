@@ -128,7 +128,8 @@ export async function runEnrichment<I>(
     const { outcome, outputs, ageMs } = lookup;
     return {
       outcome,
-      outputs: { ...blankOutputs(enrichment), ...outputs },
+      // Declared outputs only: an answer kept before an output was dropped writes none of it.
+      outputs: cleanOutputs(enrichment, outputs),
       details: { ...details, providers: notCalled(providers, 0), cached: true, ageMs },
     };
   }
