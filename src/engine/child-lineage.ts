@@ -10,15 +10,12 @@ import type { Db } from "@db/client";
 import type { Logger } from "@/config/log";
 import type { ChildLedger } from "@/execution/blocks/types";
 import { redact, redactText } from "@/security/redact";
+import type { CellAttemptRef } from "@/store/cells/transition";
 import { finishChildRun, sweepChildRuns } from "@/store/child-runs/finish";
 import { startChildRun } from "@/store/child-runs/start";
 
-export interface LineageRef {
-  executionId: string;
-  attempt: number;
-  rowId: string;
-  groupId: string;
-}
+/** The attempt whose children are recorded. */
+type LineageRef = CellAttemptRef;
 
 export function childLineage(
   db: Db,

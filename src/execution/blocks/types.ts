@@ -1,6 +1,7 @@
 import type { Block, WorkflowDefinition } from "@/contracts/workflow";
 import { sleep } from "@/domain/sleep";
 import type { PaidCalls } from "@/enrichments/types";
+import type { ChildRunEnd } from "@/store/child-runs/finish";
 import { ExpressionError, type ExpressionScope } from "../expressions";
 
 export interface BlockContext {
@@ -31,10 +32,8 @@ export interface ChildStart {
   workflowId: string;
 }
 
-export type ChildEnd =
-  | { status: "completed"; output: unknown }
-  | { status: "error"; error: string }
-  | { status: "cancelled" };
+/** How a child run ended (as its record keeps it). */
+export type ChildEnd = ChildRunEnd;
 
 /** The record of an attempt's child runs (see db/schema/child-runs.ts). */
 export interface ChildLedger {

@@ -30,7 +30,16 @@ const attemptJson = (x: "cur" | "hist") =>
   'outputs', ${x}.outputs, 'blockErrors', ${x}.block_errors, 'resumedFrom', ${x}.resumed_from,
   'children', coalesce((select jsonb_agg(jsonb_build_object(
       'id', cr.id, 'parentId', cr.parent_id, 'blockId', cr.block_id, 'index', cr.item_index,
-      'workflowId', cr.workflow_id, 'status', cr.status, 'output', cr.output, 'error', cr.error,
+      'workflowId', cr.workflow_id,
+      -- A child still marked running whose attempt no longer holds the cell (the cell ended
+      -- outside the attempt: a re-drive's give-up, a dead worker) ended with it.
+      'status', case when cr.status = 'running' and not exists (
+                       select 1 from cells held
+                        where held.row_id = cr.row_id and held.group_id = cr.group_id
+                          and held.status = 'running' and held.execution_id = cr.execution_id
+                          and held.attempt = cr.attempt)
+                     then 'cancelled' else cr.status::text end,
+      'output', cr.output, 'error', cr.error,
       'startedAt', ${iso("cr.started_at")}, 'endedAt', ${iso("cr.ended_at")}) order by cr.started_at, cr.id)
     from (select * from child_runs cr where cr.execution_id = ${x}.execution_id
              and cr.attempt = ${x}.attempt order by cr.started_at, cr.id

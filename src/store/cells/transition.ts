@@ -39,6 +39,12 @@ export type CellAttemptRef = CellRef & AttemptRef;
 export function runningFence(ref: AttemptRef): SQL {
   return sql`status = 'running' and execution_id = ${ref.executionId} and attempt = ${ref.attempt}`;
 }
+/** The attempt still holds its cell: the fence of its writes to other tables. */
+export function cellHeldBy(ref: CellAttemptRef): SQL {
+  return sql`exists (select 1 from cells where row_id = ${ref.rowId} and group_id = ${ref.groupId}
+                        and ${runningFence(ref)})`;
+}
+
 export type TransitionOutcome = { ok: true } | { ok: false; reason: LostReason };
 
 export interface TransitionSpec extends CellRef {

@@ -7,6 +7,7 @@
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
+import { cellHeldBy } from "../cells/transition";
 
 export interface ChildRunRef {
   /** The child's execution id. */
@@ -32,9 +33,7 @@ export async function startChildRun(db: Db, child: ChildRunStart): Promise<boole
                                 item_index, workflow_id, status)
         select ${child.id}, ${child.attempt}, ${child.executionId}, ${child.parentId}, ${child.rowId},
                ${child.groupId}, ${child.blockId}, ${child.itemIndex}, ${child.workflowId}, 'running'
-         where exists (select 1 from cells where row_id = ${child.rowId} and group_id = ${child.groupId}
-                          and execution_id = ${child.executionId} and attempt = ${child.attempt}
-                          and status = 'running')
+         where ${cellHeldBy(child)}
         on conflict (id, attempt) do update
            set status = 'running', output = null, error = null, started_at = now(), ended_at = null
         returning 1 as one`,

@@ -2,6 +2,7 @@ import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import type { Checkpoint } from "@/contracts/workflow";
+import { cellHeldBy } from "../cells/transition";
 import { jsonb } from "../sql";
 
 export interface ExecutionRef {
@@ -29,9 +30,7 @@ export async function writeCheckpoint(
     sql`insert into executions (id, table_id, row_id, group_id, checkpoints)
         select ${ref.executionId}, ${ref.tableId}, ${ref.rowId}, ${ref.groupId},
                jsonb_build_object(${blockId}::text, ${jsonb(checkpoint)})
-         where exists (select 1 from cells where row_id = ${ref.rowId} and group_id = ${ref.groupId}
-                          and execution_id = ${ref.executionId} and attempt = ${ref.attempt}
-                          and status = 'running')
+         where ${cellHeldBy(ref)}
         on conflict (id) do update
            set checkpoints = executions.checkpoints || excluded.checkpoints, updated_at = now()
         returning id`,
