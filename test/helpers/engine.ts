@@ -103,9 +103,10 @@ export async function runToEnd(
   key: string,
   tableId: string,
   body: { mode: "all" | "incomplete" | "new" | "failed"; resume?: boolean } = { mode: "all" },
+  timeoutMs?: number,
 ): Promise<string> {
   const run = startedRun(
     await apiClient(key).POST("/api/tables/{id}/runs", { params: { path: { id: tableId } }, body }),
   );
-  return waitForDispatch(key, tableId, run.dispatchId);
+  return waitForDispatch(key, tableId, run.dispatchId, timeoutMs);
 }

@@ -10,7 +10,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { apiClient } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
-import { delay, type Endpoint, startEndpoint } from "../helpers/endpoint";
+import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { useHealedCell } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
@@ -29,11 +29,16 @@ beforeAll(async () => {
 afterAll(() => ep.close());
 
 it("a crash after block 2 of 4 resumes at block 3; block 2's endpoint saw one request", async () => {
+  // Released at the kill: until then the victim's first call to /three gets no answer.
+  let release = () => {};
+  const killed = new Promise<void>((resolve) => {
+    release = resolve;
+  });
   ep.on("/one", async () => ({ status: 200, body: 1 }));
   ep.on("/two", async () => ({ status: 200, body: 2 }));
   // The first call to /three outlives the victim; the re-run's call answers at once.
   ep.on("/three", async (_hit, nth) => {
-    if (nth === 1) await delay(60_000);
+    if (nth === 1) await killed;
     return { status: 200, body: 3 };
   });
   const blocks = ["one", "two", "three"].map((p) => ({
@@ -65,6 +70,7 @@ it("a crash after block 2 of 4 resumes at block 3; block 2's endpoint saw one re
   });
   expect(await waitFor(() => ep.hitsOf("/three").length === 1, 30_000)).toBe(true);
   await victim.kill("SIGKILL");
+  release();
 
   expect(await useHealedCell(url, tableId)).toBe(true);
   expect(ep.hitsOf("/one")).toHaveLength(1);

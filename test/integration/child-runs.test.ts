@@ -77,7 +77,7 @@ describe("child runs", () => {
       },
       outputs: { out: "each" },
     });
-    await runToEnd(key, tableId);
+    expect(await runToEnd(key, tableId)).toBe("completed");
     const [attempt] = await attempts(tableId, rowIds[0] ?? "");
     if (!attempt) throw new Error("no attempt");
     const ex = attempt.executionId;
@@ -160,7 +160,7 @@ describe("the child run record", () => {
       outputs: { out: "sub" },
     });
     const rowId = rowIds[0] ?? "";
-    await runToEnd(key, tableId);
+    expect(await runToEnd(key, tableId)).toBe("completed");
     const [cell] = await queryRows<{ executionId: string; attempt: number }>(
       db(),
       sql`select execution_id as "executionId", attempt from cells where row_id = ${rowId}`,

@@ -19,9 +19,8 @@ import { takeCached } from "@/store/enrichment-cache/take";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
-import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
+import { cellCounts, runToEnd, useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
-import { waitFor } from "../helpers/processes";
 import { metaTable } from "../helpers/tables";
 
 const db = () => getDatabase().db;
@@ -123,16 +122,8 @@ describe("a lookup waits for the one call in flight", () => {
     const waiting = cache.lookup("e", key.inputKey, signal).then((r) => {
       waited = r;
     });
-    // The waiter polls while the claim is live.
-    expect(
-      await waitFor(async () => {
-        const [row] = await queryRows<{ n: number }>(
-          db(),
-          sql`select count(*)::int as n from enrichment_cache where input_key = ${key.inputKey}`,
-        );
-        return row?.n === 1 && waited === undefined;
-      }, 2_000),
-    ).toBe(true);
+    // Only the holder's answer can end the wait: a waiter that did not wait would have
+    // got a lease (or a miss) of its own, not this hit.
     if (holder.kind !== "lease") throw new Error("no lease");
     await holder.keep(answer({ title: "T" }));
     await waiting;
@@ -170,14 +161,7 @@ describe("cells served from the cache", () => {
       groups: [{ groupId: "meta", cells: 2_000, credits: 200, cached: 1_800 }],
     });
     ep.hits.length = 0;
-    const run = dataOf(
-      await api.POST("/api/tables/{id}/runs", {
-        params: { path: { id: tableId } },
-        body: { mode: "all" },
-      }),
-    );
-    if (!("dispatchId" in run)) throw new Error("no run started");
-    expect(await waitForDispatch(ws.key, tableId, run.dispatchId, 120_000)).toBe("completed");
+    expect(await runToEnd(ws.key, tableId, { mode: "all" }, 120_000)).toBe("completed");
     expect(await cellCounts(tableId)).toEqual({ completed: 2_000 });
     expect(ep.hitsOf("/site")).toHaveLength(200);
     expect(new Set(ep.hitsOf("/site").map((h) => h.query.get("i"))).size).toBe(200);
@@ -199,7 +183,7 @@ describe("cells served from the cache", () => {
 
   it("a not-found answer is kept; a failed call is not, and the next cell asks again", async () => {
     const ws = await newWorkspace();
-    const api = apiClient(ws.key);
+    const _api = apiClient(ws.key);
     let fail = true;
     ep.on("/flaky", async () =>
       fail
@@ -218,16 +202,8 @@ describe("cells served from the cache", () => {
       path: "/flaky",
       name: "flaky",
     });
-    const runAll = async (tableId: string) => {
-      const r = dataOf(
-        await api.POST("/api/tables/{id}/runs", {
-          params: { path: { id: tableId } },
-          body: { mode: "all" },
-        }),
-      );
-      if (!("dispatchId" in r)) throw new Error("no run started");
-      await waitForDispatch(ws.key, tableId, r.dispatchId);
-    };
+    const runAll = async (tableId: string) =>
+      expect(await runToEnd(ws.key, tableId)).toBe("completed");
     ep.hits.length = 0;
     await runAll(notFound);
     expect(ep.hitsOf("/gone")).toHaveLength(1);

@@ -11,7 +11,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
-import { delay, type Endpoint, startEndpoint } from "../helpers/endpoint";
+import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { useHealedCell } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
@@ -32,13 +32,18 @@ afterAll(() => ep.close());
 it("a crash mid-fan-out of 50 items: after healing each item was called once, but those in flight at the kill (at most the cap)", async () => {
   const CAP = 5;
   const calls = new Map<number, number>();
-  let killed = false;
+  // Released at the kill: until then the victim's calls of later items get no answer.
+  let release = () => {};
+  const killed = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let dead = false;
   // Items 0–19 answer at once; the victim's calls of later items never do, so the kill
   // finds exactly the cap in flight. After the kill every call answers at once.
   ep.on("/sink", async (hit) => {
     const i = Number(hit.query.get("i"));
     calls.set(i, (calls.get(i) ?? 0) + 1);
-    if (i >= 20 && !killed) await delay(60_000);
+    if (i >= 20 && !dead) await killed;
     return { status: 200, body: { i } };
   });
   const child = dataOf(
@@ -69,7 +74,8 @@ it("a crash mid-fan-out of 50 items: after healing each item was called once, bu
   });
   expect(await waitFor(() => ep.hitsOf("/sink").length === 20 + CAP, 30_000)).toBe(true);
   await victim.kill("SIGKILL");
-  killed = true;
+  dead = true;
+  release();
   const inFlight = new Set(
     ep
       .hitsOf("/sink")
