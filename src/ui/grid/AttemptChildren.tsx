@@ -17,8 +17,10 @@ export function AttemptChildren({ attempt }: { attempt: Attempt }) {
   return (
     <details className="muted" data-testid="attempt-children">
       <summary>
-        {attempt.childrenTotal} child run{attempt.childrenTotal === 1 ? "" : "s"}: {summary}
-        {more > 0 ? ` (first ${attempt.children.length} listed)` : ""}
+        {attempt.childrenTotal} child run{attempt.childrenTotal === 1 ? "" : "s"}
+        {/* The counts are of the listed ones: said so when some are not listed. */}
+        {more > 0 ? `; of the first ${attempt.children.length} listed: ` : ": "}
+        {summary}
       </summary>
       <ul>
         {attempt.children.map((c) => (
