@@ -15,6 +15,20 @@ function duplicates(ids: string[]): Set<string> {
 }
 
 /** Columns a group reads: its mapped inputs and its dependencies. */
+/**
+ * A group's inputs for a row: each input name with its column's value (null when the row
+ * has none). Own properties only, so an input named `__proto__` stays a key. The engine's
+ * attempts and the dry run's cache keys read inputs this one way.
+ */
+export function groupInputs(
+  group: Pick<Group, "inputs">,
+  data: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(group.inputs).map(([name, columnId]) => [name, data[columnId] ?? null]),
+  );
+}
+
 export function columnsRead(group: Group): string[] {
   return [...new Set([...Object.values(group.inputs), ...group.dependsOn])];
 }

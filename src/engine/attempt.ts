@@ -11,6 +11,7 @@ import type { Group, TableSchema } from "@/contracts/table";
 import { type Block, WorkflowDefinition } from "@/contracts/workflow";
 import { formatDuration } from "@/domain/durations";
 import type { LostReason, Plan } from "@/domain/statuses";
+import { groupInputs } from "@/domain/table-schema";
 import { getEnrichment } from "@/enrichments/registry";
 import {
   DeadlineError,
@@ -257,9 +258,7 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
     }
     const definition = found.definition;
 
-    const inputs: Record<string, unknown> = {};
-    for (const [name, columnId] of Object.entries(group.inputs))
-      inputs[name] = a.data[columnId] ?? null;
+    const inputs = groupInputs(group, a.data);
     const absent = definition.inputs
       .filter((i) => i.required && missing(inputs[i.name]))
       .map((i) => i.name);

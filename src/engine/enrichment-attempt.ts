@@ -10,6 +10,7 @@
 import type { Db } from "@db/client";
 import type { Logger } from "@/config/log";
 import type { EnrichmentGroup } from "@/contracts/table";
+import { groupInputs } from "@/domain/table-schema";
 import { getEnrichment } from "@/enrichments/registry";
 import { runEnrichment } from "@/enrichments/run";
 import { type CallGate, EnrichmentError, type EnrichmentResult } from "@/enrichments/types";
@@ -38,9 +39,7 @@ export async function enrichmentTerminal(a: EnrichmentAttempt): Promise<Terminal
       finish: { blockErrors: {} },
     };
   }
-  const inputs: Record<string, unknown> = {};
-  for (const [inputId, columnId] of Object.entries(group.inputs))
-    inputs[inputId] = a.data[columnId] ?? null;
+  const inputs = groupInputs(group, a.data);
   const secrets = enrichment.needsSecrets ? await loadSecrets(a.db, a.workspaceId, a.log) : {};
 
   let result: EnrichmentResult;

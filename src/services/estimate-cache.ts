@@ -7,6 +7,7 @@
  * estimate errs towards paying).
  */
 import type { EnrichmentGroup } from "@/contracts/table";
+import { groupInputs } from "@/domain/table-schema";
 import { cacheKeyOf } from "@/enrichments/cache-key";
 import { readInputs } from "@/enrichments/run";
 import type { Enrichment } from "@/enrichments/types";
@@ -40,13 +41,7 @@ export async function cacheServedCells(
     });
     const keys: string[] = [];
     for (const data of page.rows) {
-      const raw = Object.fromEntries(
-        Object.entries(group.inputs).map(([inputId, columnId]) => [
-          inputId,
-          data[columnId] ?? null,
-        ]),
-      );
-      const read = readInputs(enrichment, raw);
+      const read = readInputs(enrichment, groupInputs(group, data));
       if (read.kind === "ok") keys.push(cacheKeyOf(enrichment, read.inputs));
     }
     const fresh = await freshCacheKeys(ctx.db, {
