@@ -1090,6 +1090,23 @@ export interface components {
             executionId: string;
             data?: components["schemas"]["JsonValue"];
         };
+        CellWithDetails: {
+            status: components["schemas"]["CellStatus"];
+            outcome: components["schemas"]["CellOutcome"] | null;
+            executionId: string;
+            attempt: number;
+            error: string | null;
+            blockErrors: {
+                [key: string]: string;
+            };
+            outputs: {
+                [key: string]: components["schemas"]["JsonValue"];
+            };
+            details: {
+                [key: string]: components["schemas"]["JsonValue"];
+            };
+            updatedAt: string;
+        };
         CellAttemptsResponse: {
             attempts: components["schemas"]["CellAttempt"][];
         };
@@ -2874,23 +2891,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        status: components["schemas"]["CellStatus"];
-                        outcome: components["schemas"]["CellOutcome"] | null;
-                        executionId: string;
-                        attempt: number;
-                        error: string | null;
-                        blockErrors: {
-                            [key: string]: string;
-                        };
-                        outputs: {
-                            [key: string]: components["schemas"]["JsonValue"];
-                        };
-                        details: {
-                            [key: string]: components["schemas"]["JsonValue"];
-                        };
-                        updatedAt: string;
-                    };
+                    "application/json": components["schemas"]["CellWithDetails"];
                 };
             };
             /** @description The credentials are missing or not valid */

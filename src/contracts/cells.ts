@@ -22,7 +22,7 @@ export type ResumeCellResponse = z.infer<typeof ResumeCellResponse>;
  * did, `costCredits` (what the answer was charged: 0 for a miss, an error or a cached
  * answer) and `cached`.
  */
-export const CellView = z.object({
+export const CellWithDetails = z.object({
   status: CellStatus,
   outcome: z.union([CellOutcome, z.null()]),
   executionId: z.string(),
@@ -33,7 +33,7 @@ export const CellView = z.object({
   details: z.record(z.string(), JsonValue),
   updatedAt: z.string(),
 });
-export type CellView = z.infer<typeof CellView>;
+export type CellWithDetails = z.infer<typeof CellWithDetails>;
 
 /**
  * A sub-workflow run inside an attempt: a `workflow` block's call (`index` null) or a

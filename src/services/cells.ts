@@ -2,7 +2,7 @@
 import { carrierSpec } from "@/backends/port";
 import type {
   CellAttemptsResponse,
-  CellView,
+  CellWithDetails,
   ResumeCellRequest,
   ResumeCellResponse,
 } from "@/contracts/cells";
@@ -76,7 +76,7 @@ export async function listCellAttempts(
 export async function getCell(
   ctx: ServiceContext,
   ref: CellAddress,
-): Promise<Result<CellView, Failure>> {
+): Promise<Result<CellWithDetails, Failure>> {
   const missing = await groupOf(ctx, ref);
   if (missing) return { ok: false, reason: missing };
   const cell = await readCell(ctx.db, ref);

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import {
   CellAttemptsResponse,
-  CellView,
+  CellWithDetails,
   ResumeCellRequest,
   ResumeCellResponse,
 } from "@/contracts/cells";
@@ -173,7 +173,7 @@ const rows: Operation[] = [
     summary: "One cell with its details (what each provider did and cost)",
     access: "key",
     params: CELL,
-    answers: [{ status: 200, description: "The cell", json: CellView }],
+    answers: [{ status: 200, description: "The cell", json: CellWithDetails }],
   },
   {
     method: "get",

@@ -7,15 +7,15 @@
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { CellView } from "@/contracts/cells";
+import type { CellWithDetails } from "@/contracts/cells";
 import { isoTime } from "../sql";
 import type { CellRef } from "./transition";
 
 export async function readCell(
   db: Db,
   ref: CellRef & { tableId: string },
-): Promise<CellView | null> {
-  const [row] = await queryRows<CellView>(
+): Promise<CellWithDetails | null> {
+  const [row] = await queryRows<CellWithDetails>(
     db,
     sql`select c.status, c.outcome, c.execution_id as "executionId", c.attempt, c.error,
                c.block_errors as "blockErrors",
