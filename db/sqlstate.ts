@@ -73,3 +73,21 @@ export async function retryOnConflict<T>(run: () => Promise<T>, attempts = 6): P
     }
   }
 }
+
+/**
+ * A unique index refused a second row (23505): the row it guards is already there, so
+ * the work that row records was done (or is being committed) by someone else. Only the
+ * named constraint counts: any other duplicate is still a bug to surface.
+ */
+const UNIQUE_VIOLATION = "23505";
+
+export function isUniqueViolation(err: unknown, constraint: string, depth = 0): boolean {
+  if (depth > 5 || typeof err !== "object" || err === null) return false;
+  if (
+    codeOf(err) === UNIQUE_VIOLATION &&
+    "constraint" in err &&
+    (err as { constraint?: unknown }).constraint === constraint
+  )
+    return true;
+  return "cause" in err && isUniqueViolation(err.cause, constraint, depth + 1);
+}

@@ -58,7 +58,7 @@ export const cells = pgTable(
     /**
      * The running attempt reserved credits (usage entries in state `reserved`): when the
      * cell moves on from that attempt (any end, a requeue, a Stop, a re-stamp, a delete),
-     * the ledger trigger of migration 0028 releases what it did not settle. Cleared by the
+     * the ledger trigger (migration `credit_ledger_release`) releases what it did not settle. Cleared by the
      * next claim, so the trigger never runs for a cell that reserved nothing.
      */
     creditsHeld: boolean("credits_held").notNull().default(false),

@@ -11,6 +11,7 @@ export * from "./hooks";
 export * from "./pending-carriers";
 export * from "./rate-limits";
 export * from "./run-cancels";
+export * from "./run-keys";
 export * from "./secrets";
 export * from "./stops";
 export * from "./tables";

@@ -21,7 +21,7 @@ import { workspaces } from "./workspaces";
  * An entry is `reserved` before the call, under every cap that applies, and becomes
  * `charged` only in the transaction of the fenced write that records the provider's
  * answer; any other end deletes it (released). The cell's attempt that reserved it
- * (`cell_execution_id`, `attempt`) is what the release trigger of migration 0028 keys on.
+ * (`cell_execution_id`, `attempt`) is what the release trigger (migration `credit_ledger_release`) keys on.
  * Entries from before reservations existed are `charged` with no cell.
  */
 export const usage = pgTable(

@@ -236,7 +236,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver a signed request to a webhook
-         * @description Signed with `Cellflow-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`. An `insert_rows` hook takes the body of `POST /rows`, a `run` hook the body of `POST /runs`. A bad or missing signature, or `t` more than 300 s away → 401. A replay gets the first answer back with `Cellflow-Replayed: true`; a `run` copy arriving while the first is still starting → 409.
+         * @description Signed with `Cellflow-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`. An `insert_rows` hook takes the body of `POST /rows`, a `run` hook the body of `POST /runs`. A bad or missing signature, or `t` more than 300 s away → 401. A replay gets the first answer back with `Cellflow-Replayed: true`; a `run` copy arriving while the first is still starting → 409. A `run` hook honours an `Idempotency-Key` as `POST /runs` does (the same keys, per table): a copy signed again with a new `t` but the same key answers the run the key started; an `insert_rows` hook ignores it.
          */
         post: operations["deliverHook"];
         delete?: never;
@@ -395,7 +395,10 @@ export interface paths {
         /** List the table's runs (active first) */
         get: operations["listRuns"];
         put?: never;
-        /** Start a run (or, with `dryRun`, count what it would do) */
+        /**
+         * Start a run (or, with `dryRun`, count what it would do)
+         * @description With an `Idempotency-Key` (1–255 characters, per table, kept 24 h) the request is safe to retry: the same key with the same request (compared as parsed, not as bytes) answers the run it started, as it stands now, with `Cellflow-Replayed: true`, also while that run is being created or after the first request failed once the run existed; the same key with another request → 409 `conflict`. A dry run neither records nor looks up its key.
+         */
         post: operations["createRun"];
         delete?: never;
         options?: never;
@@ -2113,7 +2116,10 @@ export interface operations {
     deliverHook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key (per table, for 24 h) with the same request answers the run it started (`Cellflow-Replayed: true`), also while that run is being created; with another request → 409. A dry run ignores it. */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description The hook's id */
                 hookId: string;
@@ -3030,7 +3036,10 @@ export interface operations {
     createRun: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key (per table, for 24 h) with the same request answers the run it started (`Cellflow-Replayed: true`), also while that run is being created; with another request → 409. A dry run ignores it. */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description The table's id */
                 id: string;
@@ -3052,9 +3061,11 @@ export interface operations {
                     "application/json": components["schemas"]["RunEstimate"];
                 };
             };
-            /** @description The run started */
+            /** @description The run started (or, for a repeated Idempotency-Key, the run it started) */
             202: {
                 headers: {
+                    /** @description `true` when this answers a repeated Idempotency-Key */
+                    "cellflow-replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3081,6 +3092,15 @@ export interface operations {
             };
             /** @description Not found (or not visible to this key) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Conflicts with the current state; retry or refetch */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -36,6 +36,22 @@ export const CreateRunRequest = RunRequestFields.refine(
 );
 export type CreateRunRequest = z.infer<typeof CreateRunRequest>;
 
+/**
+ * The `Idempotency-Key` header of `POST /runs` and of run webhooks: per table, honoured
+ * 24 h. The same key with the same request answers the run it started; with another
+ * request it is a 409.
+ */
+export const IdempotencyKey = z
+  .string()
+  .min(1, "must not be empty")
+  .max(255, "must be at most 255 characters");
+
+export const RunRequestHeaders = z.object({
+  "idempotency-key": IdempotencyKey.optional().describe(
+    "Makes the request safe to retry: the same key (per table, for 24 h) with the same request answers the run it started (`Cellflow-Replayed: true`), also while that run is being created; with another request → 409. A dry run ignores it.",
+  ),
+});
+
 export const CancelRunsRequest = z.strictObject({
   dispatchId: EntityId.optional(),
   rowIds: z.array(EntityId).min(1).max(10_000).optional(),

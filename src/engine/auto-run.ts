@@ -1,23 +1,32 @@
 /**
- * Auto-run entry points: rows inserted, a value edited, groups added or switched to
- * auto-run. Each goes through a dispatch (mode `new`, dependencies required), so a bulk
- * insert is paced by the window like any run. See domain/auto-run.ts for the rules.
+ * Auto-run entry points: rows inserted, a value edited (engine/row-edit.ts), groups added
+ * or switched to auto-run. Each goes through a dispatch (mode `new`, dependencies
+ * required), so a bulk insert is paced by the window like any run. See
+ * domain/auto-run.ts for the rules. The stamps and the hand-out are two steps, so a
+ * caller can stamp inside its own transaction and hand out once that committed: carriers
+ * are enqueued after the stamps they carry are committed, never before.
  */
 import type { Db } from "@db/client";
 import { stamperSpec, type TaskBackend } from "@/backends/port";
 import { TableSchema } from "@/contracts/table";
-import { autoRunDependencies, reArmedByEdit } from "@/domain/auto-run";
+import { autoRunDependencies } from "@/domain/auto-run";
 import { creditsExhausted, planLimits } from "@/limits/plans";
-import { clearGroupCells } from "@/store/cells/clear";
 import { discardDispatch } from "@/store/dispatches/read";
-import { tableForEngine } from "@/store/engine-reads";
-import { abortLocal, publishCancel } from "./cancellation";
+import { type EngineTable, tableForEngine } from "@/store/engine-reads";
 import { heldWindow, launchRun, stampRun } from "./dispatcher";
 
 export interface AutoFired {
   dispatchId: string | null;
   stamped: number;
 }
+
+/** What `stampAutoFire` stamped, for `launchAutoFire` once it committed. */
+export interface AutoStamped extends AutoFired {
+  /** More rows than a request stamps: a background job stamps the rest. */
+  stamping: boolean;
+}
+
+const NOTHING: AutoStamped = { dispatchId: null, stamped: 0, stamping: false };
 
 /** Stamps and dispatches the auto-run groups (optionally only some) whose dependencies are met. */
 export async function autoFire(
@@ -29,15 +38,31 @@ export async function autoFire(
 ): Promise<AutoFired> {
   const table = await tableForEngine(db, tableId);
   if (!table) return { dispatchId: null, stamped: 0 };
+  const run = await stampAutoFire(db, backend, table, rowIds, only);
+  await launchAutoFire(db, backend, tableId, run);
+  return { dispatchId: run.dispatchId, stamped: run.stamped };
+}
+
+/**
+ * The auto-fire's run and its stamps, handing nothing out: in `db`'s transaction when it
+ * is one (the run and its cells then commit with whatever else that transaction writes).
+ */
+export async function stampAutoFire(
+  db: Db,
+  backend: TaskBackend,
+  table: EngineTable,
+  rowIds: string[] | null,
+  only?: ReadonlySet<string>,
+): Promise<AutoStamped> {
   const schema = TableSchema.parse(table.schema);
   const deps = autoRunDependencies(schema, only);
   // Credits used up: auto-run stops firing paid groups until the month turns.
   if (creditsExhausted(table.plan, table.creditsCommitted))
     for (const g of schema.groups) if (g.kind === "enrichment") delete deps[g.id];
   const groupIds = Object.keys(deps);
-  if (groupIds.length === 0) return { dispatchId: null, stamped: 0 };
+  if (groupIds.length === 0) return NOTHING;
   const run = await stampRun(db, {
-    tableId,
+    tableId: table.id,
     groupIds,
     mode: "new",
     rowIds,
@@ -48,33 +73,19 @@ export async function autoFire(
   if (run.stamped === 0) {
     // Nothing was eligible: no run in the table's history, no events about one.
     await discardDispatch(db, run.dispatchId);
-    return { dispatchId: null, stamped: 0 };
+    return NOTHING;
   }
-  await launchRun(db, backend, tableId, run.dispatchId);
-  if (run.stamping) await backend.enqueue([stamperSpec({ tableId, dispatchId: run.dispatchId })]);
-  return { dispatchId: run.dispatchId, stamped: run.stamped };
+  return { dispatchId: run.dispatchId, stamped: run.stamped, stamping: run.stamping };
 }
 
-/**
- * After `changed` columns of a row were edited: the groups reading them (and, in turn,
- * their dependents) lose their cells and outputs, an attempt of theirs still running is
- * stopped, and whatever is now eligible fires.
- */
-export async function applyEdit(
+/** Hands out the first window of a committed auto-fire (and its background stamping). */
+export async function launchAutoFire(
   db: Db,
   backend: TaskBackend,
   tableId: string,
-  rowId: string,
-  changed: string[],
-): Promise<AutoFired> {
-  const table = await tableForEngine(db, tableId);
-  if (!table) return { dispatchId: null, stamped: 0 };
-  const { groupIds, clearColumns } = reArmedByEdit(TableSchema.parse(table.schema), changed);
-  const removed = await clearGroupCells(db, { tableId, rowId, groupIds, clearColumns });
-  const running = removed.filter((r) => r.was === "running").map((r) => r.executionId);
-  if (running.length > 0) {
-    abortLocal(running);
-    await publishCancel(db, running);
-  }
-  return autoFire(db, backend, tableId, [rowId]);
+  run: AutoStamped,
+): Promise<void> {
+  if (!run.dispatchId) return;
+  await launchRun(db, backend, tableId, run.dispatchId);
+  if (run.stamping) await backend.enqueue([stamperSpec({ tableId, dispatchId: run.dispatchId })]);
 }

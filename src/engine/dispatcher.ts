@@ -3,6 +3,8 @@
  * per row), then the first window of carriers, enqueued only after the stamps committed.
  * Every page, the request's and the background job's, is the same locked step
  * (`stampNextPage`), so a Stop made while a run is stamping holds for the pages after it.
+ * A request with an `Idempotency-Key` creates its dispatch in one transaction with the
+ * key's record, so one key starts one run, and the answer to a repeat is that run.
  */
 import type { Db } from "@db/client";
 import type { TaskBackend } from "@/backends/port";
@@ -10,8 +12,10 @@ import { carrierSpec, stamperSpec } from "@/backends/port";
 import type { RunMode } from "@/domain/statuses";
 import type { TypedCondition } from "@/domain/where";
 import { advanceDispatch } from "@/store/dispatches/advance";
-import { createDispatch } from "@/store/dispatches/create";
+import { createDispatch, type NewDispatch } from "@/store/dispatches/create";
 import { stampNextPage } from "@/store/dispatches/stamp-next";
+import { createKeyedDispatch } from "@/store/run-keys/create-keyed";
+import type { RunKey, SeenRunKey } from "@/store/run-keys/find";
 import { at, type Pause } from "./race-points";
 
 export const STAMP_PAGE_ROWS = 1_000;
@@ -41,13 +45,53 @@ export interface RunScope {
   resume?: boolean;
 }
 
+export interface StartedRun {
+  dispatchId: string;
+  stamped: number;
+  stamping: boolean;
+}
+
 export async function startRun(
   db: Db,
   backend: TaskBackend,
   scope: RunScope,
   pause?: Pause,
-): Promise<{ dispatchId: string; stamped: number; stamping: boolean }> {
-  const run = await stampRun(db, { ...scope, window: heldWindow(backend, scope.window) }, pause);
+): Promise<StartedRun> {
+  const held = { ...scope, window: heldWindow(backend, scope.window) };
+  const dispatchId = await createDispatch(db, newDispatch(held));
+  return runCreated(db, backend, held, dispatchId, pause);
+}
+
+/**
+ * A run request with an `Idempotency-Key`: the key's record commits with the dispatch
+ * (store/run-keys/create-keyed.ts), so once the run exists the key answers it, even if
+ * this request fails afterwards (a crash before a page is stamped leaves a run `stamping`,
+ * which the re-drive hands to the background stamper). A key used before answers `seen`
+ * and starts nothing.
+ */
+export async function startKeyedRun(
+  db: Db,
+  backend: TaskBackend,
+  scope: RunScope,
+  key: RunKey & { requestDigest: string },
+  pause?: Pause,
+): Promise<{ kind: "started"; run: StartedRun } | { kind: "seen"; seen: SeenRunKey }> {
+  const held = { ...scope, window: heldWindow(backend, scope.window) };
+  const created = await createKeyedDispatch(db, newDispatch(held), key);
+  if (!created.created) return { kind: "seen", seen: created.seen };
+  return { kind: "started", run: await runCreated(db, backend, held, created.dispatchId, pause) };
+}
+
+/** Stamps a created run's first pages, then hands out its first window. */
+async function runCreated(
+  db: Db,
+  backend: TaskBackend,
+  scope: RunScope,
+  dispatchId: string,
+  pause?: Pause,
+): Promise<StartedRun> {
+  await at(pause, "run:created", { dispatchId });
+  const run = await stampPages(db, scope, dispatchId, pause);
   await at(pause, "run:stamped", { dispatchId: run.dispatchId });
   await launchRun(db, backend, scope.tableId, run.dispatchId);
   await slideWindows(db, backend, scope.tableId, run.displaced);
@@ -79,13 +123,8 @@ export async function slideWindows(
   }
 }
 
-/** Creates the dispatch and stamps its cells; nothing runs until `launchRun`. */
-export async function stampRun(
-  db: Db,
-  scope: RunScope,
-  pause?: Pause,
-): Promise<{ dispatchId: string; stamped: number; stamping: boolean; displaced: string[] }> {
-  const dispatchId = await createDispatch(db, {
+function newDispatch(scope: RunScope): NewDispatch {
+  return {
     tableId: scope.tableId,
     groupIds: scope.groupIds,
     mode: scope.mode,
@@ -97,8 +136,27 @@ export async function stampRun(
     where: scope.where ?? null,
     maxCredits: scope.maxCredits ?? null,
     ...(scope.resume ? { resume: true } : {}),
-  });
+  };
+}
+
+interface Stamped extends StartedRun {
+  displaced: string[];
+}
+
+/** Creates the dispatch and stamps its cells; nothing runs until `launchRun`. */
+export async function stampRun(db: Db, scope: RunScope, pause?: Pause): Promise<Stamped> {
+  const dispatchId = await createDispatch(db, newDispatch(scope));
   await at(pause, "run:created", { dispatchId });
+  return stampPages(db, scope, dispatchId, pause);
+}
+
+/** The pages a run request stamps itself (its first `syncRows` rows). */
+async function stampPages(
+  db: Db,
+  scope: RunScope,
+  dispatchId: string,
+  pause?: Pause,
+): Promise<Stamped> {
   const syncRows = scope.syncRows ?? SYNC_STAMP_ROWS;
   const pageRows = scope.pageRows ?? STAMP_PAGE_ROWS;
   let rows = 0;

@@ -14,6 +14,7 @@ import { pruneEvents } from "@/store/events/prune";
 import { pruneHookDeliveries } from "@/store/hook-deliveries/prune";
 import { prunePendingCarriers } from "@/store/pending-carriers/entries";
 import { pruneRateLimitLogs } from "@/store/rate-limits/prune";
+import { pruneRunKeys } from "@/store/run-keys/prune";
 import { pruneStops } from "@/store/stops/prune";
 
 export type Runtime = "local" | "trigger";
@@ -56,6 +57,7 @@ export const PRUNE: MaintenanceJob = {
       pendingCarriers: await prunePendingCarriers(db),
       enrichmentCache: await pruneEnrichmentCache(db, env.CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS),
       childRuns: await pruneChildRuns(db),
+      runKeys: await pruneRunKeys(db),
     };
   },
 };

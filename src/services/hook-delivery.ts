@@ -9,6 +9,7 @@ import type { HookRowsInserted } from "@/contracts/hooks";
 import { InsertRowsRequest, type RowView } from "@/contracts/rows";
 import { CreateRunRequest } from "@/contracts/runs";
 import { conflict, type Failure, invalid, unauthorized } from "@/domain/errors";
+import { idempotencyKeyOf } from "@/domain/idempotency-key";
 import { parseJsonText } from "@/domain/json-text";
 import type { Result } from "@/domain/result";
 import { assertNever } from "@/domain/statuses";
@@ -35,7 +36,10 @@ export type DeliveryContext = Omit<ServiceContext, "workspaceId">;
 export interface Delivered {
   status: number;
   body: unknown;
-  /** True when this answers a replay from the record of the first delivery. */
+  /**
+   * True when this answers a replay: from the record of the first delivery, or the run
+   * the delivery's Idempotency-Key started before.
+   */
   replayed: boolean;
 }
 
@@ -46,13 +50,19 @@ const UNUSABLE_SECRET = randomBytes(32).toString("base64url");
 
 const BAD_SIGNATURE = "The signature does not match";
 
+/** The delivery's headers that matter: its signature, and a `run` hook's Idempotency-Key. */
+export interface DeliveryHeaders {
+  signature: string | null;
+  idempotencyKey: string | null;
+}
+
 export async function deliverHook(
   sys: DeliveryContext,
   hookId: string,
-  signatureHeader: string | null,
   body: Uint8Array,
+  headers: DeliveryHeaders,
 ): Promise<Result<Delivered, Failure>> {
-  const sig = parseSignatureHeader(signatureHeader);
+  const sig = parseSignatureHeader(headers.signature);
   if (!sig) {
     return refuse(
       unauthorized(
@@ -89,9 +99,11 @@ export async function deliverHook(
       return insertOnce(ctx, hook, digest, req.value);
     }
     case "run": {
+      const key = idempotencyKeyOf(headers.idempotencyKey);
+      if (!key.ok) return key;
       const req = parseJsonText(body, CreateRunRequest);
       if (!req.ok) return refuse(invalid(req.reason.issues, req.reason.message));
-      return runOnce(ctx, hook, digest, req.value);
+      return runOnce(ctx, hook, digest, req.value, key.value);
     }
     default:
       return assertNever(hook.action);
@@ -185,17 +197,20 @@ async function insertOnce(
  * A run enqueues carriers on other connections, so it cannot share a transaction with
  * the claim: the claim commits first, and a concurrent copy sees it in progress (409).
  * If the run throws, the claim stays: the run may have started, and a replay must not
- * start a second one.
+ * start a second one. A copy signed again (a new `t`) is a new delivery: only its
+ * `Idempotency-Key` (the run's own, shared with POST /runs on the table) keeps it from
+ * starting a second run.
  */
 async function runOnce(
   ctx: ServiceContext,
   hook: LiveHook,
   digest: string,
   req: CreateRunRequest,
+  idempotencyKey: string | null,
 ): Promise<Result<Delivered, Failure>> {
   const claim = await claimDelivery(ctx.db, { hookId: hook.id, digest });
   if (!claim.claimed) return replayOf(claim);
-  const run = await createRun(ctx, hook.tableId, req);
+  const run = await createRun(ctx, hook.tableId, req, idempotencyKey);
   if (!run.ok) {
     await releaseDelivery(ctx.db, { hookId: hook.id, digest });
     return run;
@@ -204,8 +219,12 @@ async function runOnce(
     hookId: hook.id,
     digest,
     statusCode: ACCEPTED,
-    response: run.value,
+    response: run.value.run,
   });
-  ctx.log.info({ tableId: hook.tableId, dispatchId: run.value.dispatchId }, "hook delivered");
-  return { ok: true, value: { status: ACCEPTED, body: run.value, replayed: false } };
+  const { run: started, replayed } = run.value;
+  ctx.log.info(
+    { tableId: hook.tableId, dispatchId: started.dispatchId, replayed },
+    "hook delivered",
+  );
+  return { ok: true, value: { status: ACCEPTED, body: started, replayed } };
 }

@@ -12,12 +12,12 @@ import type { Result } from "@/domain/result";
 import { decodeRowCursor, encodeRowCursor, rowOrder } from "@/domain/row-order";
 import { checkRowData } from "@/domain/values";
 import { checkWhere } from "@/domain/where";
-import { applyEdit, autoFire } from "@/engine/auto-run";
+import { autoFire } from "@/engine/auto-run";
 import { abortLocal, publishCancel } from "@/engine/cancellation";
+import { editRow } from "@/engine/row-edit";
 import { deleteRow as removeRow } from "@/store/rows/delete";
 import { findRows } from "@/store/rows/find";
 import { insertRows as appendRows } from "@/store/rows/insert";
-import { patchRow as mergeRow } from "@/store/rows/patch";
 import { getRow as readRow } from "@/store/rows/read";
 import { getTable } from "@/store/tables/read";
 import type { ServiceContext } from "./context";
@@ -130,9 +130,9 @@ export async function patchRow(
   const issues = checkRowData(schema.columns, req.data, "data");
   if (issues.length > 0)
     return { ok: false, reason: invalid(issues, "Some values do not fit their columns") };
-  const patched = await mergeRow(ctx.db, { tableId, rowId, data: req.data });
-  if (patched) await applyEdit(ctx.db, ctx.backend, tableId, rowId, Object.keys(req.data));
-  const row = patched ? await readRow(ctx.db, tableId, rowId) : null;
+  const edited = await editRow(ctx.db, ctx.backend, { tableId, rowId, data: req.data });
+  if (edited) ctx.log.info({ tableId, rowId, autoRun: edited.autoRun }, "row edited");
+  const row = edited ? await readRow(ctx.db, tableId, rowId) : null;
   return row ? { ok: true, value: row } : { ok: false, reason: notFound("row") };
 }
 

@@ -7,14 +7,16 @@ import type {
   RunView,
 } from "@/contracts/runs";
 import { TableSchema } from "@/contracts/table";
-import { type Failure, invalid, notFound } from "@/domain/errors";
+import { conflict, type Failure, invalid, notFound } from "@/domain/errors";
+import { requestDigest } from "@/domain/request-digest";
 import type { Result } from "@/domain/result";
 import { checkWhere, type TypedCondition } from "@/domain/where";
-import { startRun } from "@/engine/dispatcher";
+import { type RunScope, startKeyedRun, startRun } from "@/engine/dispatcher";
 import { stopRuns } from "@/engine/stop";
 import { planLimits } from "@/limits/plans";
 import { getDispatch, listDispatches } from "@/store/dispatches/read";
 import { tableForEngine } from "@/store/engine-reads";
+import { findRunKey, type SeenRunKey } from "@/store/run-keys/find";
 import type { ServiceContext } from "./context";
 
 type RunContext = ServiceContext;
@@ -59,11 +61,24 @@ export function runGroups(
   return { ok: true, value: groupIds };
 }
 
+/** A started run, and whether it is the answer to a repeat of its `Idempotency-Key`. */
+export interface RunAnswer {
+  run: RunStarted;
+  replayed: boolean;
+}
+
+/**
+ * Starts a run. With an `Idempotency-Key` (per table, honoured 24 h), a request whose key
+ * started a run before gets that run back (as it stands now), whatever happened to the
+ * first request after the run was created; the key with another request is a conflict.
+ * "The same request" is the same parsed request (requestDigest), not the same bytes.
+ */
 export async function createRun(
   ctx: RunContext,
   tableId: string,
   req: CreateRunRequest,
-): Promise<Result<RunStarted, Failure>> {
+  idempotencyKey: string | null = null,
+): Promise<Result<RunAnswer, Failure>> {
   // A dry run reaching here (a `run` hook's body) must not start the real thing.
   if (req.dryRun) {
     return {
@@ -73,12 +88,18 @@ export async function createRun(
   }
   const table = await ownTable(ctx, tableId);
   if (!table) return { ok: false, reason: notFound("table") };
+  const key = idempotencyKey === null ? null : { tableId, key: idempotencyKey };
+  const digest = requestDigest({ ...req, dryRun: undefined });
+  // Only an early answer (a repeat whose table changed since still gets its run): the
+  // key's primary key, not this read, decides between two requests (startKeyedRun).
+  const seen = key ? await findRunKey(ctx.db, key) : null;
+  if (seen) return answerSeen(ctx, tableId, seen, digest);
   const scoped = runScope(TableSchema.parse(table.schema), req);
   if (!scoped.ok) return scoped;
   const { groupIds, where } = scoped.value;
   const planWindow = planLimits(table.plan).window;
   const window = Math.min(req.window ?? planWindow, planWindow);
-  const run = await startRun(ctx.db, ctx.backend, {
+  const scope: RunScope = {
     tableId,
     groupIds,
     mode: req.mode,
@@ -88,7 +109,18 @@ export async function createRun(
     window,
     maxCredits: req.maxCredits ?? null,
     ...(req.resume ? { resume: true } : {}),
-  });
+  };
+  let run: RunStarted;
+  if (key) {
+    const keyed = await startKeyedRun(ctx.db, ctx.backend, scope, {
+      ...key,
+      requestDigest: digest,
+    });
+    if (keyed.kind === "seen") return answerSeen(ctx, tableId, keyed.seen, digest);
+    run = keyed.run;
+  } else {
+    run = await startRun(ctx.db, ctx.backend, scope);
+  }
   ctx.log.info(
     {
       tableId,
@@ -96,10 +128,35 @@ export async function createRun(
       stamped: run.stamped,
       mode: req.mode,
       maxCredits: req.maxCredits,
+      ...(key ? { idempotencyKey: key.key } : {}),
     },
     "run started",
   );
-  return { ok: true, value: run };
+  return { ok: true, value: { run, replayed: false } };
+}
+
+/** The answer to a key used before: its run, or a conflict when the request differs. */
+function answerSeen(
+  ctx: RunContext,
+  tableId: string,
+  seen: SeenRunKey,
+  digest: string,
+): Result<RunAnswer, Failure> {
+  if (seen.requestDigest !== digest) {
+    ctx.log.info(
+      { tableId, dispatchId: seen.dispatchId },
+      "idempotency key reused for another run",
+    );
+    return {
+      ok: false,
+      reason: conflict(
+        "This Idempotency-Key already started a run on this table with another request; use a new key for a different run",
+      ),
+    };
+  }
+  ctx.log.info({ tableId, dispatchId: seen.dispatchId }, "run request repeated: its run answered");
+  const { dispatchId, stamped, stamping } = seen;
+  return { ok: true, value: { run: { dispatchId, stamped, stamping }, replayed: true } };
 }
 
 export async function getRun(

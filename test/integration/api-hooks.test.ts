@@ -70,12 +70,14 @@ function deliver<T = unknown>(
   hookId: string,
   body: string,
   signature: string | null,
+  headers: Record<string, string> = {},
 ): Promise<ApiResponse<T>> {
   return call<T>("POST", `/api/hooks/${hookId}`, {
     rawBody: body,
     headers: {
       "content-type": "application/json",
       ...(signature === null ? {} : { "cellflow-signature": signature }),
+      ...headers,
     },
   });
 }
@@ -283,6 +285,57 @@ describe("signed deliveries", () => {
       params: { path: { id: tableId } },
     });
     expect(dataOf(runs).runs.filter((r) => r.id === first.body.dispatchId)).toHaveLength(1);
+  });
+
+  it("a run copy signed again (a new t) with the same Idempotency-Key starts no second run", async () => {
+    const hook = await newHook("run");
+    const body = JSON.stringify({ mode: "all", groupIds: ["upper"] });
+    const idem = { "idempotency-key": "provider-event-1" };
+    const first = await deliver<{ dispatchId: string }>(
+      hook.id,
+      body,
+      sign(hook.secret, body, now() - 10),
+      idem,
+    );
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    expect(first.headers.get("cellflow-replayed")).toBeNull();
+    // The provider's retry: a new t (a new delivery), the same key.
+    const retry = await deliver<{ dispatchId: string }>(
+      hook.id,
+      body,
+      sign(hook.secret, body, now() - 20),
+      idem,
+    );
+    expect(retry.status).toBe(202);
+    expect(retry.headers.get("cellflow-replayed")).toBe("true");
+    expect(retry.body.dispatchId).toBe(first.body.dispatchId);
+    // The keys are the table's: POST /runs with the key answers the same run.
+    const viaApi = await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: tableId }, header: idem },
+      body: { mode: "all", groupIds: ["upper"] },
+    });
+    expect(dataOf(viaApi)).toMatchObject({ dispatchId: first.body.dispatchId });
+    // Another request with the key is a conflict, whichever way it comes.
+    const other = JSON.stringify({ mode: "new", groupIds: ["upper"] });
+    const conflicting = await deliver(hook.id, other, sign(hook.secret, other), idem);
+    expect(conflicting.status).toBe(409);
+    const [row] = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from run_keys where key = ${idem["idempotency-key"]}`,
+    );
+    expect(row?.n).toBe(1);
+
+    // An empty key is a 400 with issues (after the signature is checked), recorded nowhere.
+    const empty = await deliver(hook.id, other, sign(hook.secret, other, now() - 30), {
+      "idempotency-key": "",
+    });
+    expect(empty.status).toBe(400);
+    expect(ApiError.parse(empty.body).error.issues?.map((i) => i.path)).toEqual([
+      "idempotency-key",
+    ]);
+    expectUnauthorized(
+      await deliver(hook.id, other, sign("whsec_wrong", other), { "idempotency-key": "" }),
+    );
   });
 
   it("a signed but invalid body is a 400 with issues, and is not recorded as delivered", async () => {

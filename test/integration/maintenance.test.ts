@@ -14,8 +14,11 @@ import { pruneEnrichmentCache } from "@/store/enrichment-cache/prune";
 import { prunePendingCarriers } from "@/store/pending-carriers/entries";
 import { pruneRateLimitLogs } from "@/store/rate-limits/prune";
 import { takeFromLog } from "@/store/rate-limits/take";
+import { pruneRunKeys } from "@/store/run-keys/prune";
+import { apiClient } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
-import { newWorkspace } from "../helpers/fixtures";
+import { newWorkspace, upperDefinition } from "../helpers/fixtures";
+import { workflowTable } from "../helpers/tables";
 
 const db = () => getDatabase().db;
 let url = "";
@@ -91,6 +94,34 @@ describe("pruning", () => {
     expect(await pruneEnrichmentCache(db(), 0)).toBe(1);
   });
 
+  it("drops run Idempotency-Keys past their 24 h and keeps younger ones", async () => {
+    const { key } = await newWorkspace();
+    const { tableId } = await workflowTable(key, {
+      workflow: upperDefinition,
+      outputs: { up: "out" },
+      columns: [{ id: "v", name: "V", type: "text" }],
+      group: { inputs: { v: "v" }, autoRun: false },
+    });
+    for (const k of ["k-old", "k-young"]) {
+      const run = await apiClient(key).POST("/api/tables/{id}/runs", {
+        params: { path: { id: tableId }, header: { "idempotency-key": k } },
+        body: { mode: "all" },
+      });
+      expect(run.response.status).toBe(202);
+    }
+    await db().execute(
+      sql`update run_keys set created_at = now() - (case key when 'k-old' then interval '25 hours'
+                                                           else interval '23 hours' end)
+           where table_id = ${tableId}`,
+    );
+    expect(await pruneRunKeys(db())).toBe(1);
+    const left = await queryRows<{ key: string }>(
+      db(),
+      sql`select key from run_keys where table_id = ${tableId}`,
+    );
+    expect(left.map((r) => r.key)).toEqual(["k-young"]);
+  });
+
   it("the prune job runs every pruning and reports each count", async () => {
     await db().execute(
       sql`insert into pending_carriers (row_id, table_id, run_key, enqueued_at)
@@ -115,6 +146,7 @@ describe("pruning", () => {
         "events",
         "pendingCarriers",
         "rateLimitLogs",
+        "runKeys",
         "stops",
       ]);
       expect(counts.pendingCarriers).toBe(1);

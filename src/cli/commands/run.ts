@@ -2,8 +2,10 @@
  * `cellflow run <table> …`: one POST /runs built from the flags (groups and columns named
  * by id or name, `--where` values read as their column's type), then either the run's id,
  * the dry run's figures, or with `--follow` its progress to the end. Ctrl-C while
- * following detaches and leaves the run going, saying how to stop it.
+ * following detaches and leaves the run going, saying how to stop it. Each invocation sends
+ * an `Idempotency-Key` of its own, so the request is safe to repeat.
  */
+import { randomUUID } from "node:crypto";
 import type { Schemas } from "@/client/cellflow-client";
 import { parseCommand, wholeNumber } from "../args";
 import { type Connection, call } from "../connection";
@@ -114,7 +116,12 @@ export async function runCommand(argv: readonly string[], ctx: CliContext): Prom
   const answer = await call(
     conn.value,
     conn.value.client.POST("/api/tables/{id}/runs", {
-      params: { path: { id: table.value.id } },
+      params: {
+        path: { id: table.value.id },
+        // One key per invocation: whatever repeats this request (a retry, a proxy) starts
+        // the run once and gets it back.
+        header: { "idempotency-key": randomUUID() },
+      },
       body: body.value,
     }),
   );

@@ -26,6 +26,7 @@ import {
   CreateRunRequest,
   RunEstimate,
   RunList,
+  RunRequestHeaders,
   RunStarted,
   RunsCancelled,
   RunView,
@@ -204,13 +205,22 @@ const runs: Operation[] = [
     operationId: "createRun",
     tag: "Runs",
     summary: "Start a run (or, with `dryRun`, count what it would do)",
+    description:
+      "With an `Idempotency-Key` (1–255 characters, per table, kept 24 h) the request is safe to retry: the same key with the same request (compared as parsed, not as bytes) answers the run it started, as it stands now, with `Cellflow-Replayed: true`, also while that run is being created or after the first request failed once the run existed; the same key with another request → 409 `conflict`. A dry run neither records nor looks up its key.",
     access: "key",
     params: TABLE,
+    headers: RunRequestHeaders,
     body: { json: CreateRunRequest },
     answers: [
-      { status: 202, description: "The run started", json: RunStarted },
+      {
+        status: 202,
+        description: "The run started (or, for a repeated Idempotency-Key, the run it started)",
+        json: RunStarted,
+        headers: { "cellflow-replayed": "`true` when this answers a repeated Idempotency-Key" },
+      },
       { status: 200, description: "A dry run's figures; nothing is written", json: RunEstimate },
     ],
+    errors: [409],
   },
   {
     method: "get",

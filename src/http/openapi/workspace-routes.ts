@@ -7,7 +7,7 @@ import { EnrichmentList } from "@/contracts/enrichments";
 import { HealthView } from "@/contracts/health";
 import { HookRowsInserted } from "@/contracts/hooks";
 import { InsertRowsRequest } from "@/contracts/rows";
-import { CreateRunRequest, RunStarted } from "@/contracts/runs";
+import { CreateRunRequest, RunRequestHeaders, RunStarted } from "@/contracts/runs";
 import { PutSecretRequest, SecretList, SecretView } from "@/contracts/secrets";
 import { SessionView, SignInRequest } from "@/contracts/session";
 import {
@@ -224,9 +224,10 @@ const workspace: Operation[] = [
     tag: "Webhooks",
     summary: "Deliver a signed request to a webhook",
     description:
-      'Signed with `Cellflow-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`. An `insert_rows` hook takes the body of `POST /rows`, a `run` hook the body of `POST /runs`. A bad or missing signature, or `t` more than 300 s away → 401. A replay gets the first answer back with `Cellflow-Replayed: true`; a `run` copy arriving while the first is still starting → 409.',
+      'Signed with `Cellflow-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`. An `insert_rows` hook takes the body of `POST /rows`, a `run` hook the body of `POST /runs`. A bad or missing signature, or `t` more than 300 s away → 401. A replay gets the first answer back with `Cellflow-Replayed: true`; a `run` copy arriving while the first is still starting → 409. A `run` hook honours an `Idempotency-Key` as `POST /runs` does (the same keys, per table): a copy signed again with a new `t` but the same key answers the run the key started; an `insert_rows` hook ignores it.',
     access: "signed",
     params: { hookId: "The hook's id" },
+    headers: RunRequestHeaders,
     body: { json: z.union([InsertRowsRequest, CreateRunRequest]) },
     answers: [
       {

@@ -5,7 +5,9 @@
  * removed cell that had started keeps its attempt in the cell's history, outputs read
  * from the row as the statement found it (before the clearing); one that ended keeps
  * its status, one still in flight is recorded as cancelled (the same record the history
- * trigger of migration 0025 writes for a replaced cell).
+ * trigger of migration 0025 writes for a replaced cell). The cells are locked in group
+ * order before the row, as a Stop's cancel (group order) and a carrier's terminal write
+ * (its cell, then the row) lock them, so the clear does not close a cycle with either.
  */
 
 import type { Db } from "@db/client";
@@ -22,10 +24,16 @@ export async function clearGroupCells(
   if (groupIds.length === 0) return [];
   return queryRows<{ executionId: string; was: CellStatus }>(
     db,
-    sql`with del as (
-          delete from cells where row_id = ${rowId} and group_id = any(${textArray(groupIds)})
-          returning table_id, row_id, group_id, execution_id, status, attempt, outcome, error, started_at,
-                    finished_at, block_errors, details, resumed_from
+    sql`with target as (
+          select group_id from cells
+           where table_id = ${tableId} and row_id = ${rowId} and group_id = any(${textArray(groupIds)})
+           order by group_id
+           for update
+        ),
+        del as (
+          delete from cells c using target t where c.row_id = ${rowId} and c.group_id = t.group_id
+          returning c.table_id, c.row_id, c.group_id, c.execution_id, c.status, c.attempt, c.outcome, c.error,
+                    c.started_at, c.finished_at, c.block_errors, c.details, c.resumed_from
         ),
         kept as (
           insert into cell_attempts (table_id, row_id, group_id, execution_id, attempt, status, outcome, error,
@@ -43,8 +51,10 @@ export async function clearGroupCells(
           returning 1
         ),
         cleared as (
+          -- reads del whole first (always true): the cells are locked before the row
           update rows set data = data - ${textArray(clearColumns)}, updated_at = now()
            where id = ${rowId} and table_id = ${tableId} and ${clearColumns.length > 0}
+             and (select count(*) from del) >= 0
           returning id
         ),
         ev as (

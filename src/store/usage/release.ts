@@ -2,7 +2,7 @@
  * An attempt gives back what it reserved for one charge key, now: the call found nothing,
  * failed, or its answer will not be recorded. Invariant: only a `reserved` entry of this
  * very attempt is released (a charged one never is); whatever an attempt still holds when
- * it ends is released by the trigger of migration 0029 (the same SQL function), so this
+ * it ends is released by the trigger of migration `credit_ledger_release` (the same SQL function), so this
  * only makes the caps see the credits sooner.
  */
 

@@ -1,7 +1,7 @@
 /**
  * A reservation: credits set aside for one charge key before its paid call. Invariants:
  * the call's attempt still holds its cell (the reservation is fenced like every attempt
- * write, and marks the cell `credits_held` so the release trigger of migration 0029 gives
+ * write, and marks the cell `credits_held` so the release trigger (migration `credit_ledger_release`) gives
  * it back whenever the attempt ends without settling it); every cap that applies holds
  * for what is charged plus what is reserved plus this call — the month's credits (one
  * conditional UPDATE of the workspace row: a concurrent reservation waits for it and
