@@ -29,6 +29,8 @@ export const cellAttempts = pgTable(
     /** The group's output values when the attempt completed (null otherwise). */
     outputs: jsonb("outputs"),
     blockErrors: jsonb("block_errors").notNull().default({}),
+    /** What each provider, step or model did, with `costCredits` (the cell's `details`). */
+    details: jsonb("details").notNull().default({}),
     /** The execution whose finished blocks this one reused (a `resume: true` run). */
     resumedFrom: text("resumed_from"),
   },

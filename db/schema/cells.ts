@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import {
   bigint,
+  boolean,
   index,
   integer,
   jsonb,
@@ -54,6 +55,13 @@ export const cells = pgTable(
     resumedFrom: text("resumed_from"),
     /** The task backend's run id of the carrier, for cancel by run id. */
     runId: text("run_id"),
+    /**
+     * The running attempt reserved credits (usage entries in state `reserved`): when the
+     * cell moves on from that attempt (any end, a requeue, a Stop, a re-stamp, a delete),
+     * the ledger trigger (migration `credit_ledger_release`) releases what it did not settle. Cleared by the
+     * next claim, so the trigger never runs for a cell that reserved nothing.
+     */
+    creditsHeld: boolean("credits_held").notNull().default(false),
     queuedAt: timestamp("queued_at", { withTimezone: true }),
     startedAt: timestamp("started_at", { withTimezone: true }),
     finishedAt: timestamp("finished_at", { withTimezone: true }),

@@ -80,8 +80,13 @@ export const dispatches = pgTable(
      * cap, so concurrent calls of one run cannot pass it.
      */
     maxCredits: integer("max_credits"),
-    /** Credits charged to this run's calls; counted only when it has a cap. */
-    creditsUsed: integer("credits_used").notNull().default(0),
+    /**
+     * Milli-credits this run's calls are charged or hold reserved; kept only when it has a
+     * cap (`maxCredits`), which a reservation checks it against under this row's lock. A
+     * settle leaves it as it is (a reservation becomes a charge); a release takes it back.
+     * What the run was charged is read from the ledger (`usage.dispatch_id`).
+     */
+    committedMilli: bigint("committed_milli", { mode: "number" }).notNull().default(0),
     status: dispatchStatus("status").notNull().default("active"),
     /** Set with `status = halted`: which credit limit stopped the run. */
     haltReason: haltReason("halt_reason"),

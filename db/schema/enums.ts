@@ -3,6 +3,7 @@ import {
   CELL_OUTCOMES,
   CELL_STATUSES,
   CHILD_RUN_STATUSES,
+  CREDIT_STATES,
   DISPATCH_STATUSES,
   EVENT_KINDS,
   HALT_REASONS,
@@ -14,6 +15,7 @@ import {
 export const cellStatus = pgEnum("cell_status", CELL_STATUSES);
 export const cellOutcome = pgEnum("cell_outcome", CELL_OUTCOMES);
 export const childRunStatus = pgEnum("child_run_status", CHILD_RUN_STATUSES);
+export const creditState = pgEnum("credit_state", CREDIT_STATES);
 export const dispatchStatus = pgEnum("dispatch_status", DISPATCH_STATUSES);
 export const runMode = pgEnum("run_mode", RUN_MODES);
 export const haltReason = pgEnum("halt_reason", HALT_REASONS);

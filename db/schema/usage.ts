@@ -1,4 +1,6 @@
+import { sql } from "drizzle-orm";
 import {
+  bigint,
   bigserial,
   index,
   integer,
@@ -7,9 +9,21 @@ import {
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
+import { creditState } from "./enums";
 import { workspaces } from "./workspaces";
 
-/** Ledger of charges; the unique (execution_id, source) makes retries free. */
+/**
+ * The credit ledger: one entry per charge key, (`execution_id`, `source`), where the
+ * execution is the one whose block or step called (a sub-workflow item's own) and the
+ * source names what was called and where (`<enrichmentId>` for a group's enrichment,
+ * `<enrichmentId>@<blockId>` for a block), so retries, re-drives and resumes of one
+ * execution never charge twice and two paid blocks of one execution each charge.
+ * An entry is `reserved` before the call, under every cap that applies, and becomes
+ * `charged` only in the transaction of the fenced write that records the provider's
+ * answer; any other end deletes it (released). The cell's attempt that reserved it
+ * (`cell_execution_id`, `attempt`) is what the release trigger (migration `credit_ledger_release`) keys on.
+ * Entries from before reservations existed are `charged` with no cell.
+ */
 export const usage = pgTable(
   "usage",
   {
@@ -19,11 +33,28 @@ export const usage = pgTable(
       .references(() => workspaces.id, { onDelete: "cascade" }),
     executionId: text("execution_id").notNull(),
     source: text("source").notNull(),
-    credits: integer("credits").notNull(),
+    /** The amount, in 1/1000 of a credit. */
+    milli: bigint("milli", { mode: "number" }).notNull().default(0),
+    state: creditState("state").notNull().default("charged"),
+    /** The cell attempt that reserved it: a release keys on it (no foreign key: the ledger outlives rows). */
+    tableId: text("table_id"),
+    rowId: text("row_id"),
+    groupId: text("group_id"),
+    cellExecutionId: text("cell_execution_id"),
+    attempt: integer("attempt"),
+    /** The run the cell belonged to (its `creditsUsed` is the sum of its charged entries). */
+    dispatchId: text("dispatch_id"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    /** When it was charged (null while reserved); the month it counts in. */
+    chargedAt: timestamp("charged_at", { withTimezone: true }),
   },
   (t) => [
     uniqueIndex("usage_execution_source_idx").on(t.executionId, t.source),
-    index("usage_workspace_created_idx").on(t.workspaceId, t.createdAt),
+    // This month's charges of a workspace (usage summary by source).
+    index("usage_workspace_charged_idx").on(t.workspaceId, t.chargedAt),
+    index("usage_reserved_attempt_idx")
+      .on(t.cellExecutionId, t.attempt)
+      .where(sql`${t.state} = 'reserved'`),
+    index("usage_dispatch_idx").on(t.dispatchId).where(sql`${t.dispatchId} is not null`),
   ],
 );

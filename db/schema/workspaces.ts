@@ -1,4 +1,4 @@
-import { date, index, integer, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, date, index, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 import { plan } from "./enums";
 
 export const workspaces = pgTable("workspaces", {
@@ -6,11 +6,14 @@ export const workspaces = pgTable("workspaces", {
   name: text("name").notNull(),
   plan: plan("plan").notNull().default("free"),
   /**
-   * Credits charged in `creditsMonth` (the first day of a UTC month). Admission moves it
-   * with one conditional UPDATE, so concurrent attempts can never overspend; the usage
-   * ledger holds the detail.
+   * Milli-credits charged in `creditsMonth` (the first day of a UTC month): a settle adds
+   * to it in the transaction that records the answer. With `reservedMilli` (credits set
+   * aside for calls in flight, whatever the month) it is what the month's cap is checked
+   * against, in one conditional UPDATE of this row, so concurrent calls never overspend.
+   * The usage ledger holds the detail.
    */
-  creditsUsed: integer("credits_used").notNull().default(0),
+  usedMilli: bigint("used_milli", { mode: "number" }).notNull().default(0),
+  reservedMilli: bigint("reserved_milli", { mode: "number" }).notNull().default(0),
   creditsMonth: date("credits_month", { mode: "string" }),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
 });

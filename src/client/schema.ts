@@ -351,6 +351,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tables/{id}/rows/{rowId}/cells/{groupId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One cell with its details (what each provider did and cost) */
+        get: operations["getCell"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tables/{id}/rows/{rowId}/cells/{groupId}/attempts": {
         parameters: {
             query?: never;
@@ -888,6 +905,7 @@ export interface components {
             plan: "free" | "pro" | "unlimited";
             month: string;
             used: number;
+            reserved: number;
             limit: number | null;
             remaining: number | null;
             bySource: {
@@ -1075,6 +1093,23 @@ export interface components {
             executionId: string;
             data?: components["schemas"]["JsonValue"];
         };
+        CellWithDetails: {
+            status: components["schemas"]["CellStatus"];
+            outcome: components["schemas"]["CellOutcome"] | null;
+            executionId: string;
+            attempt: number;
+            error: string | null;
+            blockErrors: {
+                [key: string]: string;
+            };
+            outputs: {
+                [key: string]: components["schemas"]["JsonValue"];
+            };
+            details: {
+                [key: string]: components["schemas"]["JsonValue"];
+            };
+            updatedAt: string;
+        };
         CellAttemptsResponse: {
             attempts: components["schemas"]["CellAttempt"][];
         };
@@ -1092,6 +1127,9 @@ export interface components {
             } | null;
             blockErrors: {
                 [key: string]: string;
+            };
+            details: {
+                [key: string]: components["schemas"]["JsonValue"];
             };
             resumedFrom: string | null;
             children: components["schemas"]["ChildRun"][];
@@ -1129,7 +1167,7 @@ export interface components {
             /** @enum {string|null} */
             haltReason: "monthly_credits" | "run_credit_cap" | null;
             maxCredits: number | null;
-            creditsUsed: number | null;
+            creditsUsed: number;
         };
         RunCounts: {
             queued: number;
@@ -2819,6 +2857,60 @@ export interface operations {
             };
             /** @description The request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    getCell: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The table's id */
+                id: string;
+                /** @description The row's id */
+                rowId: string;
+                /** @description The group's id (the cell is the row's cell of that group) */
+                groupId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cell */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CellWithDetails"];
+                };
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -17,6 +17,25 @@ export const ResumeCellResponse = z.object({
 export type ResumeCellResponse = z.infer<typeof ResumeCellResponse>;
 
 /**
+ * One cell (`GET …/rows/:rowId/cells/:groupId`): where its current attempt stands, the
+ * group's output values in the row, and its `details` — what each provider, step or model
+ * did, `costCredits` (what the answer was charged: 0 for a miss, an error or a cached
+ * answer) and `cached`.
+ */
+export const CellWithDetails = z.object({
+  status: CellStatus,
+  outcome: z.union([CellOutcome, z.null()]),
+  executionId: z.string(),
+  attempt: z.number().int(),
+  error: z.string().nullable(),
+  blockErrors: z.record(z.string(), z.string()),
+  outputs: z.record(z.string(), JsonValue),
+  details: z.record(z.string(), JsonValue),
+  updatedAt: z.string(),
+});
+export type CellWithDetails = z.infer<typeof CellWithDetails>;
+
+/**
  * A sub-workflow run inside an attempt: a `workflow` block's call (`index` null) or a
  * `foreach` item's. `id` is the child's execution id; `parentId` the execution that called
  * it (the attempt's, or another child's). `output` once completed, `error` once failed;
@@ -53,6 +72,8 @@ export const CellAttempt = z.object({
   durationMs: z.number().int().nullable(),
   outputs: z.record(z.string(), JsonValue).nullable(),
   blockErrors: z.record(z.string(), z.string()),
+  /** What each provider, step or model did in this attempt, with `costCredits` and `cached`. */
+  details: z.record(z.string(), JsonValue),
   resumedFrom: z.string().nullable(),
   /** Its child runs in the order they started, the first CHILDREN_LISTED of them. */
   children: z.array(ChildRun),

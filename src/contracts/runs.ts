@@ -113,8 +113,8 @@ export type RunCounts = z.infer<typeof RunCounts>;
 
 /**
  * A run (`GET /runs/:dispatchId`). `counts` are its cells by status now; `haltReason`
- * says why a `halted` run stopped; `creditsUsed` is counted only for a run with
- * `maxCredits` (null without one).
+ * says why a `halted` run stopped; `creditsUsed` is what its cells were charged (always
+ * counted: only answers that were recorded are charged, see docs/api.md "Money").
  */
 export const RunView = z.object({
   id: z.string(),
@@ -129,7 +129,7 @@ export const RunView = z.object({
   finishedAt: z.string().nullable(),
   haltReason: z.enum(HALT_REASONS).nullable(),
   maxCredits: z.number().int().nullable(),
-  creditsUsed: z.number().nullable(),
+  creditsUsed: z.number(),
 });
 export type RunView = z.infer<typeof RunView>;
 

@@ -15,13 +15,16 @@ export const CreatedWorkspace = z.object({
 export type CreatedWorkspace = z.infer<typeof CreatedWorkspace>;
 
 /**
- * `GET /api/usage`: this UTC month's credits. `limit` and `remaining` are null when the
- * plan has no monthly cap.
+ * `GET /api/usage`: this UTC month's credits. `used` is what was charged (answers that
+ * were recorded); `reserved` is set aside for paid calls in flight, charged when their
+ * answers are recorded and given back otherwise; `remaining` leaves both out of the cap.
+ * `limit` and `remaining` are null when the plan has no monthly cap.
  */
 export const UsageView = z.object({
   plan: z.enum(PLANS),
   month: z.string().regex(/^\d{4}-\d{2}$/),
   used: z.number(),
+  reserved: z.number(),
   limit: z.number().nullable(),
   remaining: z.number().nullable(),
   bySource: z.array(z.object({ source: z.string(), credits: z.number() })),

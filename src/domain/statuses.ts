@@ -40,6 +40,14 @@ export type HookAction = (typeof HOOK_ACTIONS)[number];
 export const EVENT_KINDS = ["cell", "dispatch", "limit", "schema", "rows"] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
+/**
+ * A ledger entry: credits set aside before a paid call (`reserved`), or charged for an
+ * answer whose recording write won its fence (`charged`). A reservation never becomes
+ * anything else: it is settled into a charge or deleted (released).
+ */
+export const CREDIT_STATES = ["reserved", "charged"] as const;
+export type CreditState = (typeof CREDIT_STATES)[number];
+
 export const PLANS = ["free", "pro", "unlimited"] as const;
 export type Plan = (typeof PLANS)[number];
 

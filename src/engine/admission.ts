@@ -1,14 +1,16 @@
 /**
- * Admission of a paid attempt (an enrichment, or any source that costs credits): charge
- * it once, or, when the month's credits are used up or its run's credit cap
- * (`maxCredits`) would be passed, halt its run, saying which. Invariant: an attempt that
- * is not admitted calls no provider, and its cell goes back to un-run.
+ * Admission of a paid call (an enrichment, or any source that costs credits): reserve its
+ * credits under every cap, or, when the month's credits are used up or its run's credit
+ * cap (`maxCredits`) would be passed, halt its run, saying which. Invariant: a call that
+ * is not admitted is not made; a halted attempt's cell goes back to un-run; an attempt
+ * that no longer holds its cell learns it here (`lost`) and makes no call.
  */
 import type { Db } from "@db/client";
+import type { ChargeKey } from "@/domain/charges";
 import type { Plan } from "@/domain/statuses";
 import { planLimits } from "@/limits/plans";
 import { haltForLimit } from "@/store/dispatches/halt";
-import { admit } from "@/store/usage/admit";
+import { reserveCredits } from "@/store/usage/reserve";
 
 export interface AdmissionRequest {
   workspaceId: string;
@@ -19,35 +21,38 @@ export interface AdmissionRequest {
   executionId: string;
   /** The attempt of the execution (its halt hands back only its own cell). */
   attempt: number;
-  /** The ledger's key with `source`; default `executionId` (a sub-workflow item has its own). */
-  chargeId?: string;
   dispatchId: string | null;
-  /** What is charged: an enrichment id, a provider id… (one charge per execution and source). */
-  source: string;
+  charge: ChargeKey;
   credits: number;
 }
 
-export async function admitAttempt(db: Db, req: AdmissionRequest): Promise<"admitted" | "halted"> {
+export async function admitCall(
+  db: Db,
+  req: AdmissionRequest,
+): Promise<"admitted" | "halted" | "lost"> {
   if (req.credits <= 0) return "admitted";
-  const admission = await admit(db, {
+  const cell = {
+    tableId: req.tableId,
+    rowId: req.rowId,
+    groupId: req.groupId,
+    executionId: req.executionId,
+    attempt: req.attempt,
+  };
+  const reservation = await reserveCredits(db, {
     workspaceId: req.workspaceId,
-    executionId: req.chargeId ?? req.executionId,
-    source: req.source,
+    cell,
+    dispatchId: req.dispatchId,
+    charge: req.charge,
     credits: req.credits,
     monthlyCredits: planLimits(req.plan).monthlyCredits,
-    dispatchId: req.dispatchId,
   });
-  if (admission.ok) return "admitted";
+  if (reservation.ok) return "admitted";
+  if (reservation.reason === "lost") return "lost";
   await haltForLimit(db, {
     dispatchId: req.dispatchId,
     tableId: req.tableId,
-    reason: admission.reason,
-    own: {
-      rowId: req.rowId,
-      groupId: req.groupId,
-      executionId: req.executionId,
-      attempt: req.attempt,
-    },
+    reason: reservation.reason,
+    own: cell,
   });
   return "halted";
 }

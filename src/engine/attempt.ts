@@ -308,8 +308,8 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
         onBlockStart: (id) => progress.blockStarted(id),
         onBlockComplete: (id, output) =>
           progress.blockFinished(id, redact(groupOutputs(group, { [id]: output }, id), secrets)),
-        checkpoint: async (id, checkpoint) => {
-          if (!(await writeCheckpoint(db, ref, id, checkpoint)))
+        checkpoint: async (id, checkpoint, charges) => {
+          if (!(await writeCheckpoint(db, ref, id, checkpoint, charges)))
             controller.abort(new LostAuthority("stale"));
         },
       },
@@ -334,7 +334,11 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
     return write({
       kind: "complete",
       outcome: "ok",
-      finish: { blockErrors: {}, outputs: redact(groupOutputs(group, result.blocks), secrets) },
+      finish: {
+        blockErrors: {},
+        outputs: redact(groupOutputs(group, result.blocks), secrets),
+        charges: result.charges,
+      },
     });
   } catch (err) {
     const reason: unknown = controller.signal.aborted ? controller.signal.reason : err;

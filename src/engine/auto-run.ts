@@ -57,7 +57,7 @@ export async function stampAutoFire(
   const schema = TableSchema.parse(table.schema);
   const deps = autoRunDependencies(schema, only);
   // Credits used up: auto-run stops firing paid groups until the month turns.
-  if (creditsExhausted(table.plan, table.creditsUsed))
+  if (creditsExhausted(table.plan, table.creditsCommitted))
     for (const g of schema.groups) if (g.kind === "enrichment") delete deps[g.id];
   const groupIds = Object.keys(deps);
   if (groupIds.length === 0) return NOTHING;

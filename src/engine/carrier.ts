@@ -265,7 +265,8 @@ async function cascade(
         if (!auto) return;
         const group = schema.groups.find((g) => g.id === auto);
         // Credits used up: auto-run does not start paid work until the month turns.
-        if (group?.kind === "enrichment" && creditsExhausted(step.plan, step.creditsUsed)) return;
+        if (group?.kind === "enrichment" && creditsExhausted(step.plan, step.creditsCommitted))
+          return;
         await at(deps.pause, "carrier:auto", { rowId, groupId: auto });
         // Refused (0) when a Stop covers the row: the cascade ends here.
         const stamped = await autoStamp(session.db, {

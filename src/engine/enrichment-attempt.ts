@@ -3,6 +3,8 @@
  * registry run, and the terminal write it implies. Invariants: every output column of the
  * group is written (null blanks it), so a skipped, not_found or partial run never leaves
  * a stale value; the cell's `details` record what each provider did, whatever the end;
+ * a provider's answer (outcome `ok`, not cached) is charged by the terminal write that
+ * records it, and the reservation of any other end is given back here;
  * every provider failing is an `error` with their reasons; nothing that leaves here
  * carries a secret's value. An abort is rethrown for the attempt to classify.
  */
@@ -13,7 +15,12 @@ import type { EnrichmentGroup } from "@/contracts/table";
 import { groupInputs } from "@/domain/table-schema";
 import { getEnrichment } from "@/enrichments/registry";
 import { runEnrichment } from "@/enrichments/run";
-import { type CallGate, EnrichmentError, type EnrichmentResult } from "@/enrichments/types";
+import {
+  type CallGate,
+  EnrichmentError,
+  type EnrichmentResult,
+  isPaidAnswer,
+} from "@/enrichments/types";
 import { redact, redactText } from "@/security/redact";
 import type { Terminal } from "@/store/cells/finish";
 import { loadSecrets } from "@/store/secrets/read";
@@ -50,6 +57,8 @@ export async function enrichmentTerminal(a: EnrichmentAttempt): Promise<Terminal
       ...a.gate,
     });
   } catch (err) {
+    // No answer to record: what the calls reserved goes back now (an abort's end releases it too).
+    await a.gate?.release();
     if (a.signal.aborted) throw a.signal.reason;
     if (!(err instanceof EnrichmentError)) throw err;
     return {
@@ -61,6 +70,10 @@ export async function enrichmentTerminal(a: EnrichmentAttempt): Promise<Terminal
   if (a.signal.aborted) throw a.signal.reason;
   const outputs: Record<string, unknown> = {};
   for (const o of group.outputs) outputs[o.columnId] = result.outputs[o.from] ?? null;
+  // A provider's answer is charged by the terminal write that records it; anything else
+  // (nothing found, a cached answer) gives its reservation back.
+  const paid = a.gate && isPaidAnswer(result) ? [a.gate.charge] : [];
+  if (paid.length === 0) await a.gate?.release();
   return {
     kind: "complete",
     outcome: result.outcome,
@@ -68,6 +81,7 @@ export async function enrichmentTerminal(a: EnrichmentAttempt): Promise<Terminal
       blockErrors: {},
       outputs: redact(outputs, secrets),
       details: redact({ ...result.details }, secrets),
+      charges: paid,
     },
   };
 }

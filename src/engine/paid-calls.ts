@@ -1,10 +1,13 @@
 /**
  * The gate in front of an attempt's paid provider calls: enrichments, run as a group or
- * as a workflow block. Invariants: each charge (a source under a charge id) is admitted
- * — charged once per (charge id, source) in the ledger, or the run halted when the
- * month's credits are used up or the run's own cap would be passed — before its first
- * provider call, so a skipped enrichment
- * costs nothing; every call then waits its turn at the workspace's shared rate limit,
+ * as a workflow block. Invariants: each charge key (a source under a charge id) is
+ * admitted — its credits reserved under every cap (store/usage/reserve.ts), or the run
+ * halted when the month's credits are used up or the run's own cap would be passed —
+ * before its first provider call, so a skipped enrichment reserves nothing; the
+ * reservation is charged only by the fenced write that records the answer (the caller
+ * passes the key with it: `Finish.charges`, a checkpoint's charges) and released
+ * otherwise (`release`, or the trigger when the attempt ends); an attempt that lost its
+ * cell makes no call; every call then waits its turn at the workspace's shared rate limit,
  * standing down on a Stop (its signal, or the tombstone when the notice does not reach
  * this process); a provider's refusal with a `Retry-After` holds this process's later
  * calls of the workspace to that provider that long. In front of it all, the workspace's
@@ -17,21 +20,22 @@
  */
 import type { Db } from "@db/client";
 import type { PaidCalls } from "@/enrichments/types";
-import { SharedLimiterRequired, UsageLimitHalt } from "@/errors";
+import { LostAuthority, SharedLimiterRequired, UsageLimitHalt } from "@/errors";
 import { limiterHook, providerRetryAfter } from "@/limits/rate/hook";
 import { type RateLimiter, sharedLimiterRefusal } from "@/limits/rate/port";
 import { attemptSuperseded } from "@/store/engine-reads";
-import { type AdmissionRequest, admitAttempt } from "./admission";
+import { releaseCharge } from "@/store/usage/release";
+import { type AdmissionRequest, admitCall } from "./admission";
 import { resultCache } from "./result-cache";
 
 /** The attempt whose calls are paid for: an admission request without what it charges. */
-export type PaidAttempt = Omit<AdmissionRequest, "source" | "credits" | "chargeId">;
+export type PaidAttempt = Omit<AdmissionRequest, "charge" | "credits">;
 
 export function paidCalls(
   db: Db,
   limiter: RateLimiter,
   a: PaidAttempt,
-  onHalt: (halt: UsageLimitHalt | SharedLimiterRequired) => void,
+  onHalt: (halt: UsageLimitHalt | SharedLimiterRequired | LostAuthority) => void,
   opts: {
     requireSharedLimiter?: boolean;
     /** Reuse answers this young (the workspace's result cache); 0 or absent: off. */
@@ -58,30 +62,45 @@ export function paidCalls(
       }),
   });
   const admitted = new Set<string>();
-  return ({ source, chargeId, credits }) => ({
-    beforeCall: async (providerId, signal) => {
-      // Before the admission: a refused call is neither charged nor made.
-      // Aborting the attempt first keeps a workflow's error branch from carrying on as if
-      // one block had failed: the whole cell ends with the message.
-      if (refusal) {
-        const refused = new SharedLimiterRequired(refusal);
-        onHalt(refused);
-        throw refused;
-      }
-      const key = JSON.stringify([chargeId, source]);
-      if (!admitted.has(key)) {
-        const admission = await admitAttempt(db, { ...a, chargeId, source, credits });
-        if (admission === "halted") {
-          const halt = new UsageLimitHalt();
-          onHalt(halt);
-          throw halt;
+  const cell = {
+    rowId: a.rowId,
+    groupId: a.groupId,
+    executionId: a.executionId,
+    attempt: a.attempt,
+  };
+  return ({ source, chargeId, credits }) => {
+    const charge = { chargeId, source };
+    const key = JSON.stringify([chargeId, source]);
+    return {
+      charge,
+      beforeCall: async (providerId, signal) => {
+        // Before the reservation: a refused call is neither reserved nor made.
+        // Aborting the attempt first keeps a workflow's error branch from carrying on as if
+        // one block had failed: the whole cell ends with the message.
+        if (refusal) {
+          const refused = new SharedLimiterRequired(refusal);
+          onHalt(refused);
+          throw refused;
         }
-        admitted.add(key);
-      }
-      return pace(providerId, signal);
-    },
-    providerBusy: (providerId, retryAfterMs) =>
-      providerRetryAfter(a.workspaceId, providerId, retryAfterMs),
-    ...(cache ? { cache } : {}),
-  });
+        if (!admitted.has(key)) {
+          const admission = await admitCall(db, { ...a, charge, credits });
+          if (admission !== "admitted") {
+            const end = admission === "halted" ? new UsageLimitHalt() : new LostAuthority("stale");
+            onHalt(end);
+            throw end;
+          }
+          admitted.add(key);
+        }
+        return pace(providerId, signal);
+      },
+      release: async () => {
+        if (!admitted.delete(key) || credits <= 0) return;
+        // Best effort: what this misses, the trigger releases when the attempt ends.
+        await releaseCharge(db, { cell, charge }).catch(() => undefined);
+      },
+      providerBusy: (providerId, retryAfterMs) =>
+        providerRetryAfter(a.workspaceId, providerId, retryAfterMs),
+      ...(cache ? { cache } : {}),
+    };
+  };
 }

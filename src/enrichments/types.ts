@@ -4,6 +4,7 @@
  * per-provider details belongs to `run.ts` alone, so every built-in behaves the same way.
  */
 import type { z } from "zod";
+import type { ChargeKey } from "@/domain/charges";
 
 /** Value types, named like column types so a mapping can be checked by eye. */
 export type FieldType = "text" | "number" | "boolean" | "json";
@@ -112,19 +113,37 @@ export type BeforeCall = (
   signal: AbortSignal,
 ) => Promise<CallGrant | undefined>;
 
-/** What a paid call is charged as: once per (chargeId, source), `credits` credits. */
-export interface PaidCharge {
-  source: string;
-  chargeId: string;
+/** What a paid call is charged as: once per charge key, `credits` credits. */
+export interface PaidCharge extends ChargeKey {
   credits: number;
 }
 
-/** What stands in front of a charge's provider calls: its hooks of a run's context. */
+/**
+ * What stands in front of a charge's provider calls: its hooks of a run's context, the
+ * key its calls reserve under, and a way to give the reservation back early.
+ */
 export type CallGate = Required<Pick<EnrichmentContext, "beforeCall" | "providerBusy">> &
-  Pick<EnrichmentContext, "cache">;
+  Pick<EnrichmentContext, "cache"> & {
+    charge: ChargeKey;
+    /**
+     * No answer of this charge will be recorded (nothing found, every provider failed, a
+     * cached answer): give back what its calls reserved now. Harmless when nothing was.
+     */
+    release(): Promise<void>;
+  };
 
-/** The gate for one charge's provider calls (admission, then pacing for each call). */
+/** The gate for one charge's provider calls (a reservation, then pacing for each call). */
 export type PaidCalls = (charge: PaidCharge) => CallGate;
+
+/**
+ * Whether a result is a paid answer to charge for: found by a provider (outcome `ok`),
+ * not served from the cache. Its reservation is settled by the write that records it.
+ */
+export function isPaidAnswer(result: EnrichmentResult): boolean {
+  return (
+    result.outcome === "ok" && result.details.cached !== true && result.details.costCredits > 0
+  );
+}
 
 /** Hooks a caller may give a run, e.g. a rate limiter pacing calls per provider. */
 export interface EnrichmentContext {

@@ -6,12 +6,13 @@
  * running block.
  */
 import type { Block, Checkpoint, WorkflowDefinition } from "@/contracts/workflow";
+import type { ChargeKey } from "@/domain/charges";
 import { assertNever } from "@/domain/statuses";
 import { entryBlock } from "@/domain/workflow-graph";
 import type { PaidCalls } from "@/enrichments/types";
 import { redact } from "@/security/redact";
 import { runApproval, runCondition, runFail, runTransform, runWait } from "./blocks/basic";
-import { foreachRunner, type RunChild, workflowRunner } from "./blocks/compose";
+import { type ChildOutput, foreachRunner, type RunChild, workflowRunner } from "./blocks/compose";
 import { runEnrichmentBlock } from "./blocks/enrichment";
 import { runHttp } from "./blocks/http";
 import { runLlm } from "./blocks/llm";
@@ -31,8 +32,15 @@ import type { ExpressionScope } from "./expressions";
 export interface RunHooks {
   onBlockStart?(blockId: string): void;
   onBlockComplete?(blockId: string, output: unknown): void;
-  /** Persists a finished block; the blocks after it wait for this. */
-  checkpoint?(blockId: string, checkpoint: Checkpoint): Promise<void>;
+  /**
+   * Persists a finished block, charging the paid answers its output holds in the same
+   * write; the blocks after it wait for this.
+   */
+  checkpoint?(
+    blockId: string,
+    checkpoint: Checkpoint,
+    charges: readonly ChargeKey[],
+  ): Promise<void>;
 }
 
 /** Pure blocks are cheaper to recompute than to record. */
@@ -62,6 +70,11 @@ export interface RunOutput {
   blocks: Record<string, unknown>;
   /** Set when a block paused the run: resume it with that block's output. */
   paused?: { blockId: string; pause: BlockPause };
+  /**
+   * Paid answers in the outputs that no checkpoint recorded (a run without a checkpoint
+   * hook: a child's): the caller's write that records the outputs charges them.
+   */
+  charges: ChargeKey[];
 }
 
 export class WorkflowError extends Error {
@@ -83,7 +96,7 @@ const runForeach = foreachRunner(runChild);
  * A child workflow: a run of its own under the parent's signal, recorded from start to end
  * when the attempt keeps a lineage; its result is its leaves' output.
  */
-async function runChild(args: Parameters<RunChild>[0]): Promise<unknown> {
+async function runChild(args: Parameters<RunChild>[0]): Promise<ChildOutput> {
   const lineage = args.ctx.lineage;
   await lineage?.started({ id: args.executionId, parentId: args.ctx.executionId, ...args.call });
   try {
@@ -108,7 +121,7 @@ async function runChild(args: Parameters<RunChild>[0]): Promise<unknown> {
       );
     const output = leafOutput(args.definition, out.blocks);
     await lineage?.ended(args.executionId, { status: "completed", output });
-    return output;
+    return { output, charges: out.charges };
   } catch (err) {
     await lineage?.ended(
       args.executionId,
@@ -193,6 +206,7 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
   const signal = AbortSignal.any([input.signal, failure.signal]);
   const items = itemLedger(input);
   const results = new Map<string, Promise<{ ran: boolean; taken: string[] }>>();
+  const unrecorded: ChargeKey[] = [];
   let firstError: WorkflowError | undefined;
   let paused: RunOutput["paused"];
 
@@ -231,12 +245,19 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
         const taken = takenEdges(block, result);
         // What is stored is redacted (a resumed run sees `[redacted]` where an answer
         // echoed a secret); this run goes on with the output as it came.
-        if (!PURE.has(block.type))
-          await input.hooks?.checkpoint?.(id, {
-            output: redact(result.output, scope.secrets),
-            taken,
-            ...(result.retryOnResume ? { retryOnResume: true as const } : {}),
-          });
+        const charges = result.charges ?? [];
+        const checkpoint = PURE.has(block.type) ? undefined : input.hooks?.checkpoint;
+        if (checkpoint)
+          await checkpoint(
+            id,
+            {
+              output: redact(result.output, scope.secrets),
+              taken,
+              ...(result.retryOnResume ? { retryOnResume: true as const } : {}),
+            },
+            charges,
+          );
+        else unrecorded.push(...charges);
         input.hooks?.onBlockComplete?.(id, result.output);
         return { ran: true, taken };
       } catch (err) {
@@ -257,7 +278,7 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
   await Promise.all(definition.blocks.map((b) => settle(b.id)));
   if (input.signal.aborted) throw input.signal.reason;
   if (firstError) throw firstError;
-  return paused ? { blocks, paused } : { blocks };
+  return paused ? { blocks, paused, charges: unrecorded } : { blocks, charges: unrecorded };
 }
 
 /** Item checkpoints are keyed `<blockId>#<index>`: never a block id (ids have no `#`). */
@@ -286,12 +307,13 @@ function itemLedger(input: RunInput): ItemLedger | undefined {
   }
   return {
     finished: (blockId) => new Map(ok.get(blockId) ?? []),
-    async record(blockId, index, result) {
+    async record(blockId, index, result, charges) {
       if (result.status === "ok") keep(blockId, index, result.output);
-      await checkpoint(`${blockId}#${index}`, {
-        output: redact(result, input.secrets ?? {}),
-        taken: [],
-      });
+      await checkpoint(
+        `${blockId}#${index}`,
+        { output: redact(result, input.secrets ?? {}), taken: [] },
+        charges,
+      );
     },
   };
 }

@@ -80,8 +80,11 @@ function planDefaults(plan: Plan): PlanLimits {
   }
 }
 
-/** The month's credits are used up: paid work (enrichments) is not started, auto-run stops firing it. */
-export function creditsExhausted(plan: Plan, creditsUsed: number): boolean {
+/**
+ * The month's credits are spoken for (charged plus reserved): paid work (enrichments) is
+ * not started, auto-run stops firing it.
+ */
+export function creditsExhausted(plan: Plan, creditsCommitted: number): boolean {
   const cap = planLimits(plan).monthlyCredits;
-  return cap !== null && creditsUsed >= cap;
+  return cap !== null && creditsCommitted >= cap;
 }

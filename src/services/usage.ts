@@ -15,7 +15,10 @@ export async function getUsage(ctx: ServiceContext): Promise<Result<UsageView, F
     value: {
       ...summary,
       limit,
-      remaining: limit === null ? null : Math.max(0, limit - summary.used),
+      remaining:
+        limit === null
+          ? null
+          : Math.max(0, Math.round((limit - summary.used - summary.reserved) * 1000) / 1000),
     },
   };
 }

@@ -4,16 +4,20 @@ import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import type { Plan } from "@/domain/statuses";
+import { asCredits, usedThisMonthMilli } from "./usage/amounts";
 
-/** Credits the workspace spent this UTC month (the counter is per month). */
-export const creditsUsedThisMonth = sql`(case when w.credits_month = date_trunc('month', now() at time zone 'utc')::date
-                                           then w.credits_used else 0 end)`;
+/**
+ * Credits of the workspace (alias w) spoken for this UTC month: charged this month plus
+ * reserved for calls in flight. What the month's cap is checked against.
+ */
+export const creditsCommitted = asCredits(sql`${usedThisMonthMilli} + w.reserved_milli`);
 
 export interface EngineTable {
   id: string;
   workspaceId: string;
   plan: Plan;
-  creditsUsed: number;
+  /** Charged this month plus reserved (see `creditsCommitted`). */
+  creditsCommitted: number;
   schema: unknown;
   schemaVersion: number;
 }
@@ -21,7 +25,7 @@ export interface EngineTable {
 export async function tableForEngine(db: Db, tableId: string): Promise<EngineTable | null> {
   const rows = await queryRows<EngineTable>(
     db,
-    sql`select t.id, t.workspace_id as "workspaceId", w.plan, ${creditsUsedThisMonth} as "creditsUsed",
+    sql`select t.id, t.workspace_id as "workspaceId", w.plan, ${creditsCommitted} as "creditsCommitted",
                t.schema, t.schema_version as "schemaVersion"
           from tables t join workspaces w on w.id = t.workspace_id where t.id = ${tableId}`,
   );
@@ -95,7 +99,8 @@ export async function attemptSuperseded(
 /** What a carrier decides a cascade step on (read by `cells/row-step.ts`). */
 export interface CascadeStep {
   workspaceId: string;
-  creditsUsed: number;
+  /** Charged this month plus reserved (see `creditsCommitted`). */
+  creditsCommitted: number;
   schema: unknown;
   schemaVersion: number;
   /** Per workflow the table's groups name: when its draft changed and its deployed version. */

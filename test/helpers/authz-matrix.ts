@@ -196,6 +196,13 @@ export const MATRIX: Record<string, KeyedSpec | PublicSpec> = {
       body: { executionId: t.executionId, data: { approved: true } },
     }),
   },
+  "GET /api/tables/[id]/rows/[rowId]/cells/[groupId]": {
+    kind: "keyed",
+    scope: "resource",
+    ok: 200,
+    request: (f) => ({ path: `/api/tables/${f.tableId}/rows/${f.rowId}/cells/g` }),
+    mixed: (own, t) => ({ path: `/api/tables/${own.tableId}/rows/${t.rowId}/cells/g` }),
+  },
   "GET /api/tables/[id]/rows/[rowId]/cells/[groupId]/attempts": {
     kind: "keyed",
     scope: "resource",

@@ -31,7 +31,7 @@ it("credits used up mid-run: one limit event, a halted run, nothing queued, an e
   const ws = await newWorkspace("halting");
   const cap = planLimits("free").monthlyCredits ?? 0;
   await db().execute(
-    sql`update workspaces set plan = 'free', credits_used = ${cap - 5},
+    sql`update workspaces set plan = 'free', used_milli = ${(cap - 5) * 1000},
                credits_month = date_trunc('month', now() at time zone 'utc')::date where id = ${ws.id}`,
   );
   ep.on("/page", async () => ({
@@ -60,7 +60,7 @@ it("credits used up mid-run: one limit event, a halted run, nothing queued, an e
   expect(counts.completed).toBe(5);
   const [ledger] = await queryRows<{ n: number; sum: number }>(
     db(),
-    sql`select count(*)::int as n, coalesce(sum(credits), 0)::int as sum from usage where workspace_id = ${ws.id}`,
+    sql`select count(*)::int as n, coalesce(sum(milli) / 1000, 0)::int as sum from usage where state = 'charged' and workspace_id = ${ws.id}`,
   );
   expect(ledger).toEqual({ n: 5, sum: 5 });
   const usage = await apiClient(ws.key).GET("/api/usage");
@@ -71,7 +71,7 @@ it("an enrichment block inside a workflow is charged and halts the run like an e
   const ws = await newWorkspace("halting-blocks");
   const cap = planLimits("free").monthlyCredits ?? 0;
   await db().execute(
-    sql`update workspaces set plan = 'free', credits_used = ${cap - 3},
+    sql`update workspaces set plan = 'free', used_milli = ${(cap - 3) * 1000},
                credits_month = date_trunc('month', now() at time zone 'utc')::date where id = ${ws.id}`,
   );
   ep.on("/block-page", async () => ({
@@ -135,7 +135,7 @@ it("an enrichment block inside a workflow is charged and halts the run like an e
   expect(counts).toEqual({ completed: 3 });
   const ledger = await queryRows<{ source: string; credits: number }>(
     db(),
-    sql`select source, credits from usage where workspace_id = ${ws.id}`,
+    sql`select source, (milli / 1000)::int as credits from usage where workspace_id = ${ws.id} and state = 'charged'`,
   );
   expect(ledger).toEqual(
     Array.from({ length: 3 }, () => ({ source: "website_meta@meta", credits: 1 })),

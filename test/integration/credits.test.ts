@@ -1,21 +1,27 @@
 /**
- * Credits: admission never overspends the month's cap, nor a run's own cap (`maxCredits`),
- * however many attempts are admitted at once, charges once per (execution, source), and a
- * halt leaves exactly one `limit` event, a halted dispatch (saying which limit) and no
- * queued cell, while running cells finish.
+ * Credits: a reservation never passes the month's cap, nor a run's own cap (`maxCredits`),
+ * however many calls reserve at once, counting what is charged plus what is reserved; a
+ * charge key is charged once; a reservation is charged only by the fenced write that
+ * records the answer and given back by every other end of its attempt; and a halt leaves
+ * exactly one `limit` event, a halted dispatch (saying which limit) and no queued cell,
+ * while running cells finish.
  */
-
 import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getBackend } from "@/backends/instance";
-import { admitAttempt } from "@/engine/admission";
+import { admitCall } from "@/engine/admission";
 import { startRun } from "@/engine/dispatcher";
 import { planLimits } from "@/limits/plans";
-import { claimCell } from "@/store/cells/claim";
-import { admit } from "@/store/usage/admit";
+import { cancelCells } from "@/store/cells/cancel";
+import { failCell } from "@/store/cells/finish";
+import { requeueCell } from "@/store/cells/requeue";
+import { stampPage } from "@/store/cells/stamp";
+import type { CellAttemptRef } from "@/store/cells/transition";
+import { reserveCredits } from "@/store/usage/reserve";
 import { apiClient, dataOf } from "../helpers/api";
+import { claimByStep, completeCell } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
@@ -34,52 +40,203 @@ beforeAll(async () => {
 async function leave(workspaceId: string, left: number): Promise<void> {
   const cap = planLimits("free").monthlyCredits ?? 0;
   await db().execute(
-    sql`update workspaces set plan = 'free', credits_used = ${cap - left},
+    sql`update workspaces set plan = 'free', used_milli = ${(cap - left) * 1000},
                credits_month = date_trunc('month', now() at time zone 'utc')::date
          where id = ${workspaceId}`,
   );
 }
 
-describe("admission", () => {
-  it("20 attempts admitted at once against 10 credits left: exactly 10 are charged", async () => {
-    const w = await newWorkspace("burst");
-    await leave(w.id, 10);
-    const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        admit(db(), {
-          workspaceId: w.id,
-          executionId: `ex_burst_${i}`,
-          source: "email_domain",
-          credits: 1,
-          monthlyCredits: planLimits("free").monthlyCredits,
-        }),
-      ),
-    );
-    expect(results.filter((r) => r.ok)).toHaveLength(10);
-    const [ledger] = await queryRows<{ n: number; sum: number }>(
-      db(),
-      sql`select count(*)::int as n, coalesce(sum(credits), 0)::int as sum from usage where workspace_id = ${w.id}`,
-    );
-    expect(ledger).toEqual({ n: 10, sum: 10 });
-    const usage = await apiClient(w.key).GET("/api/usage");
-    expect(dataOf(usage)).toMatchObject({ remaining: 0, limit: planLimits("free").monthlyCredits });
+/** `n` cells of a one-group table, each claimed through a row step (running, attempt 1). */
+async function runningCells(
+  key: string,
+  n: number,
+  run?: { maxCredits?: number },
+): Promise<{
+  tableId: string;
+  dispatchId: string;
+  cells: (CellAttemptRef & { tableId: string })[];
+}> {
+  const t = await waitTable(key, { groups: 1, ms: 10, rows: n });
+  const started = await startRun(db(), getBackend(), {
+    tableId: t.id,
+    groupIds: ["g0"],
+    mode: "all",
+    rowIds: null,
+    limit: null,
+    window: n,
+    ...(run?.maxCredits !== undefined ? { maxCredits: run.maxCredits } : {}),
+  });
+  const rows = await queryRows<{ row_id: string }>(
+    db(),
+    sql`select row_id from cells where table_id = ${t.id} order by row_position`,
+  );
+  const cells = [];
+  for (const r of rows) {
+    const claimed = await claimByStep(db(), { tableId: t.id, rowId: r.row_id });
+    if (!claimed) throw new Error("nothing claimed");
+    cells.push({ tableId: t.id, rowId: r.row_id, ...claimed });
+  }
+  return { tableId: t.id, dispatchId: started.dispatchId, cells };
+}
+
+const reserveFor = (
+  workspaceId: string,
+  cell: CellAttemptRef & { tableId: string },
+  dispatchId: string | null,
+  credits = 1,
+  source = "email_domain",
+) =>
+  reserveCredits(db(), {
+    workspaceId,
+    cell,
+    dispatchId,
+    charge: { chargeId: cell.executionId, source },
+    credits,
+    monthlyCredits: planLimits("free").monthlyCredits,
   });
 
-  it("the same execution and source is charged once, whatever the retries", async () => {
+async function ledger(workspaceId: string): Promise<{ state: string; milli: number }[]> {
+  return queryRows<{ state: string; milli: number }>(
+    db(),
+    sql`select state::text, milli::int from usage where workspace_id = ${workspaceId} order by id`,
+  );
+}
+
+async function counters(workspaceId: string): Promise<{ used: number; reserved: number }> {
+  const [row] = await queryRows<{ used: number; reserved: number }>(
+    db(),
+    sql`select used_milli::int as used, reserved_milli::int as reserved from workspaces where id = ${workspaceId}`,
+  );
+  return row ?? { used: -1, reserved: -1 };
+}
+
+describe("reservations", () => {
+  it("20 calls reserving at once against 10 credits left: exactly 10 are reserved", async () => {
+    const w = await newWorkspace("burst");
+    await leave(w.id, 10);
+    const { cells } = await runningCells(w.key, 20);
+    const results = await Promise.all(cells.map((c) => reserveFor(w.id, c, null)));
+    expect(results.filter((r) => r.ok)).toHaveLength(10);
+    expect(results.filter((r) => !r.ok && r.reason === "monthly_credits")).toHaveLength(10);
+    expect(await ledger(w.id)).toHaveLength(10);
+    expect(await counters(w.id)).toMatchObject({ reserved: 10_000 });
+    // Reserved credits are spoken for: nothing remains, though nothing was charged.
+    const usage = dataOf(await apiClient(w.key).GET("/api/usage"));
+    expect(usage).toMatchObject({ reserved: 10, remaining: 0 });
+    expect(usage.used).toBe((planLimits("free").monthlyCredits ?? 0) - 10);
+  });
+
+  it("a charge key is reserved once and, once charged, never again", async () => {
     const w = await newWorkspace("retries");
     await leave(w.id, 100);
-    const charge = {
-      workspaceId: w.id,
-      executionId: "ex_retry",
-      source: "website_meta",
-      credits: 3,
-      monthlyCredits: planLimits("free").monthlyCredits,
+    const { cells } = await runningCells(w.key, 1);
+    const cell = cells[0] as (typeof cells)[number];
+    expect(await reserveFor(w.id, cell, null, 3)).toEqual({ ok: true, reserved: true });
+    const won = await completeCell(db(), {
+      ...cell,
+      outcome: "ok",
+      finish: {
+        blockErrors: {},
+        charges: [{ chargeId: cell.executionId, source: "email_domain" }],
+      },
+    });
+    expect(won).toEqual({ ok: true });
+    expect(await ledger(w.id)).toEqual([{ state: "charged", milli: 3000 }]);
+    // A later attempt of the same execution (a retry, a re-drive) pays nothing more.
+    await db().execute(
+      sql`update cells set status = 'running', attempt = attempt + 1 where row_id = ${cell.rowId}`,
+    );
+    const again = await reserveFor(w.id, { ...cell, attempt: cell.attempt + 1 }, null, 3);
+    expect(again).toEqual({ ok: true, reserved: false });
+    const usage = dataOf(await apiClient(w.key).GET("/api/usage"));
+    expect(usage.bySource).toEqual([{ source: "email_domain", credits: 3 }]);
+    expect(usage.reserved).toBe(0);
+  });
+
+  it("an attempt that no longer holds its cell reserves nothing", async () => {
+    const w = await newWorkspace("lost");
+    await leave(w.id, 100);
+    const { tableId, cells } = await runningCells(w.key, 1);
+    const cell = cells[0] as (typeof cells)[number];
+    await cancelCells(db(), { tableId });
+    expect(await reserveFor(w.id, cell, null)).toEqual({ ok: false, reason: "lost" });
+    expect(await ledger(w.id)).toEqual([]);
+    expect(await counters(w.id)).toMatchObject({ reserved: 0 });
+  });
+});
+
+describe("settling", () => {
+  it("only the terminal write that wins its fence charges; a lost one leaves nothing charged or reserved", async () => {
+    const w = await newWorkspace("settle");
+    await leave(w.id, 100);
+    const { tableId, cells } = await runningCells(w.key, 2);
+    const [a, b] = cells as [(typeof cells)[number], (typeof cells)[number]];
+    for (const c of cells) expect(await reserveFor(w.id, c, null, 5)).toMatchObject({ ok: true });
+    // b is stopped while its answer is on the way: its write loses.
+    await cancelCells(db(), { tableId, rowIds: [b.rowId] });
+    const charges = (c: typeof a) => [{ chargeId: c.executionId, source: "email_domain" }];
+    const finish = (c: typeof a) =>
+      completeCell(db(), { ...c, outcome: "ok", finish: { blockErrors: {}, charges: charges(c) } });
+    expect(await finish(a)).toEqual({ ok: true });
+    expect(await finish(b)).toEqual({ ok: false, reason: "cancelled" });
+    expect(await ledger(w.id)).toEqual([{ state: "charged", milli: 5000 }]);
+    expect(await counters(w.id)).toMatchObject({ reserved: 0 });
+    const [spent] = await queryRows<{ used: number }>(
+      db(),
+      sql`select used_milli::int as used from workspaces where id = ${w.id}`,
+    );
+    expect(spent?.used).toBe((planLimits("free").monthlyCredits ?? 0) * 1000 - 100_000 + 5000);
+  });
+
+  it("a completed write without the key (nothing found) releases what the attempt reserved", async () => {
+    const w = await newWorkspace("miss");
+    await leave(w.id, 100);
+    const { cells } = await runningCells(w.key, 1);
+    const cell = cells[0] as (typeof cells)[number];
+    await reserveFor(w.id, cell, null, 5);
+    await completeCell(db(), { ...cell, outcome: "not_found", finish: { blockErrors: {} } });
+    expect(await ledger(w.id)).toEqual([]);
+    expect(await counters(w.id)).toMatchObject({ reserved: 0 });
+  });
+
+  it("every other end of the attempt gives its reservation back: requeue, Stop, re-stamp, delete, error", async () => {
+    const w = await newWorkspace("ends");
+    await leave(w.id, 100);
+    const { tableId, dispatchId, cells } = await runningCells(w.key, 5, { maxCredits: 50 });
+    const [requeued, stopped, restamped, deleted, failed] = cells as [
+      (typeof cells)[number],
+      (typeof cells)[number],
+      (typeof cells)[number],
+      (typeof cells)[number],
+      (typeof cells)[number],
+    ];
+    for (const c of cells)
+      expect(await reserveFor(w.id, c, dispatchId, 2)).toMatchObject({ ok: true });
+    expect(await counters(w.id)).toMatchObject({ reserved: 10_000 });
+    const committed = async () => {
+      const [row] = await queryRows<{ m: number }>(
+        db(),
+        sql`select committed_milli::int as m from dispatches where id = ${dispatchId}`,
+      );
+      return row?.m;
     };
-    expect(await admit(db(), charge)).toEqual({ ok: true, charged: true });
-    expect(await admit(db(), charge)).toEqual({ ok: true, charged: false });
-    expect(await admit(db(), charge)).toEqual({ ok: true, charged: false });
-    const usage = await apiClient(w.key).GET("/api/usage");
-    expect(dataOf(usage).bySource).toEqual([{ source: "website_meta", credits: 3 }]);
+    expect(await committed()).toBe(10_000);
+    await requeueCell(db(), requeued);
+    await cancelCells(db(), { tableId, rowIds: [stopped.rowId] });
+    await stampPage(db(), {
+      tableId,
+      dispatchId: null,
+      groupIds: ["g0"],
+      mode: "all",
+      rowIds: [restamped.rowId],
+      afterPosition: -1,
+      maxRows: 1,
+    });
+    await db().execute(sql`delete from rows where id = ${deleted.rowId}`);
+    await failCell(db(), { ...failed, message: "boom", finish: { blockErrors: {} } });
+    expect(await ledger(w.id)).toEqual([]);
+    expect(await counters(w.id)).toMatchObject({ reserved: 0 });
+    expect(await committed()).toBe(0);
   });
 });
 
@@ -96,25 +253,28 @@ describe("halt", () => {
       window: 30,
     });
     // No worker here: claim 6 cells by hand, as 6 carriers would.
-    const cells = await queryRows<{ row_id: string; execution_id: string }>(
+    const rows = await queryRows<{ row_id: string }>(
       db(),
-      sql`select row_id, execution_id from cells where table_id = ${t.id} order by row_position limit 6`,
+      sql`select row_id from cells where table_id = ${t.id} order by row_position limit 6`,
     );
-    for (const c of cells)
-      await claimCell(db(), { rowId: c.row_id, groupId: "g0", executionId: c.execution_id });
+    const cells = [];
+    for (const r of rows) {
+      const claimed = await claimByStep(db(), { tableId: t.id, rowId: r.row_id });
+      if (claimed) cells.push({ rowId: r.row_id, ...claimed });
+    }
     // Four of them are admitted at once and all hit the limit; two keep running.
     const outcomes = await Promise.all(
       cells.slice(0, 4).map((c) =>
-        admitAttempt(db(), {
+        admitCall(db(), {
           workspaceId: ws.id,
           plan: "free",
           tableId: t.id,
-          rowId: c.row_id,
+          rowId: c.rowId,
           groupId: "g0",
-          attempt: 1,
-          executionId: c.execution_id,
+          attempt: c.attempt,
+          executionId: c.executionId,
           dispatchId: run.dispatchId,
-          source: "email_domain",
+          charge: { chargeId: c.executionId, source: "email_domain" },
           credits: 1,
         }),
       ),
@@ -157,12 +317,15 @@ describe("a run's credit cap", () => {
       window: 30,
       maxCredits: 7,
     });
-    const cells = await queryRows<{ row_id: string; execution_id: string }>(
+    const rows = await queryRows<{ row_id: string }>(
       db(),
-      sql`select row_id, execution_id from cells where table_id = ${t.id} order by row_position`,
+      sql`select row_id from cells where table_id = ${t.id} order by row_position`,
     );
-    for (const c of cells)
-      await claimCell(db(), { rowId: c.row_id, groupId: "g0", executionId: c.execution_id });
+    const cells = [];
+    for (const r of rows) {
+      const claimed = await claimByStep(db(), { tableId: t.id, rowId: r.row_id });
+      if (claimed) cells.push({ rowId: r.row_id, ...claimed });
+    }
     // Another admission of the run has counted 2 credits and not committed yet: every
     // admission below starts on a snapshot from before it and must wait for it. The
     // watcher has its own connection: the waiting admissions hold the pool's others.
@@ -170,21 +333,22 @@ describe("a run's credit cap", () => {
     const watcher = await getDatabase().pool.connect();
     try {
       await blocker.query("begin");
-      await blocker.query("update dispatches set credits_used = credits_used + 2 where id = $1", [
-        run.dispatchId,
-      ]);
+      await blocker.query(
+        "update dispatches set committed_milli = committed_milli + 2000 where id = $1",
+        [run.dispatchId],
+      );
       const admitting = Promise.all(
         cells.map((c) =>
-          admitAttempt(db(), {
+          admitCall(db(), {
             workspaceId: w.id,
             plan: "free",
             tableId: t.id,
-            rowId: c.row_id,
+            rowId: c.rowId,
             groupId: "g0",
-            attempt: 1,
-            executionId: c.execution_id,
+            attempt: c.attempt,
+            executionId: c.executionId,
             dispatchId: run.dispatchId,
-            source: "email_domain",
+            charge: { chargeId: c.executionId, source: "email_domain" },
             credits: 1,
           }),
         ),
@@ -193,7 +357,7 @@ describe("a run's credit cap", () => {
         const { rows } = await watcher.query(
           `select count(*)::int as n from pg_stat_activity
             where datname = current_database() and wait_event_type = 'Lock'
-              and query like 'with prior as (select 1 from usage%'`,
+              and query like 'with prior as (%select 1 from usage%'`,
         );
         return Number(rows[0]?.n ?? 0) >= 10;
       };
@@ -205,11 +369,11 @@ describe("a run's credit cap", () => {
       blocker.release();
       watcher.release();
     }
-    const [used] = await queryRows<{ credits_used: number }>(
+    const [used] = await queryRows<{ committed: number }>(
       db(),
-      sql`select credits_used from dispatches where id = ${run.dispatchId}`,
+      sql`select committed_milli::int as committed from dispatches where id = ${run.dispatchId}`,
     );
-    expect(used?.credits_used).toBe(7);
+    expect(used?.committed).toBe(7000);
     const [ledger] = await queryRows<{ n: number }>(
       db(),
       sql`select count(*)::int as n from usage where workspace_id = ${w.id}`,

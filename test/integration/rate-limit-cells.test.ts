@@ -163,7 +163,7 @@ describe("rate limits through cells", () => {
     const ws = await newWorkspace("spent");
     const cap = planLimits("free").monthlyCredits ?? 0;
     await db().execute(
-      sql`update workspaces set plan = 'free', credits_used = ${cap},
+      sql`update workspaces set plan = 'free', used_milli = ${cap * 1000},
                  credits_month = date_trunc('month', now() at time zone 'utc')::date where id = ${ws.id}`,
     );
     const tableId = await metaTable(ws.key, {
@@ -177,7 +177,7 @@ describe("rate limits through cells", () => {
     });
     expect(await cellCounts(tableId)).toEqual({});
     // Credits back (a new month): the next insert fires again.
-    await db().execute(sql`update workspaces set credits_used = 0 where id = ${ws.id}`);
+    await db().execute(sql`update workspaces set used_milli = 0 where id = ${ws.id}`);
     await apiClient(ws.key).POST("/api/tables/{id}/rows", {
       params: { path: { id: tableId } },
       body: { rows: [{ data: { url: `${ep.url}/site?back=1` } }] },

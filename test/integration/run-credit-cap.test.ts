@@ -45,7 +45,7 @@ const limitEvents = (tableId: string) =>
 const ledger = async (workspaceId: string) => {
   const [row] = await queryRows<{ n: number; sum: number }>(
     db(),
-    sql`select count(*)::int as n, coalesce(sum(credits), 0)::int as sum from usage where workspace_id = ${workspaceId}`,
+    sql`select count(*)::int as n, coalesce(sum(milli) / 1000, 0)::int as sum from usage where state = 'charged' and workspace_id = ${workspaceId}`,
   );
   return row;
 };
@@ -176,7 +176,8 @@ it("cells auto-fired beside a capped run are not counted against its cap nor sto
     status: "completed",
     haltReason: null,
     maxCredits: null,
-    creditsUsed: null,
+    // Counted for every run, capped or not: what its cells were charged.
+    creditsUsed: 6,
   });
   const capped = (await runs()).find((r) => r.id === startedRun(run).dispatchId);
   expect(capped).toMatchObject({ haltReason: "run_credit_cap", creditsUsed: 2 });

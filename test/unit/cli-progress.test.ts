@@ -27,7 +27,7 @@ const run = (over: Record<string, unknown> = {}) => ({
   counts: counts(),
   haltReason: null,
   maxCredits: null,
-  creditsUsed: null,
+  creditsUsed: 0,
   ...over,
 });
 

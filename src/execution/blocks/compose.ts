@@ -12,6 +12,7 @@
  * `continue` is run again by a resumed execution, its finished items reused.
  */
 import type { ForeachBlock, WorkflowBlock, WorkflowDefinition } from "@/contracts/workflow";
+import type { ChargeKey } from "@/domain/charges";
 import { redactedExcerpt } from "@/security/redact";
 import { evaluate } from "../expressions";
 import { type BlockContext, BlockError, type BlockRunner, type ItemResult } from "./types";
@@ -28,7 +29,13 @@ export type RunChild = (args: {
   path: string[];
   /** What called it, for its record: the block, the item (foreach), the workflow. */
   call: { blockId: string; index: number | null; workflowId: string };
-}) => Promise<unknown>;
+}) => Promise<ChildOutput>;
+
+/** A child's result, and the paid answers in it that no write has recorded yet. */
+export interface ChildOutput {
+  output: unknown;
+  charges: readonly ChargeKey[];
+}
 
 async function child(
   blockId: string,
@@ -67,7 +74,7 @@ export function workflowRunner(runChild: RunChild): BlockRunner<WorkflowBlock> {
     const inputs: Record<string, unknown> = {};
     for (const [name, expression] of Object.entries(block.inputs ?? {}))
       inputs[name] = await evaluate(expression, ctx.scope);
-    const output = await runChild({
+    const { output, charges } = await runChild({
       definition,
       inputs,
       ctx,
@@ -75,7 +82,7 @@ export function workflowRunner(runChild: RunChild): BlockRunner<WorkflowBlock> {
       path,
       call: { blockId: block.id, index: null, workflowId: block.workflowId },
     });
-    return { output };
+    return { output, charges };
   };
 }
 
@@ -102,6 +109,9 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
     let firstFailure: { index: number; error: string } | undefined;
     // An item's record that could not be written ends the fan-out (after its running items).
     let unrecorded: unknown;
+    // Paid answers of items no record holds (a fan-out inside a child): they go up with
+    // the block's result.
+    const charges: ChargeKey[] = [];
     const worker = async (): Promise<void> => {
       for (;;) {
         if (signal.aborted) return;
@@ -112,8 +122,9 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
         const fields =
           item !== null && typeof item === "object" && !Array.isArray(item) ? item : {};
         let result: ItemResult;
+        let itemCharges: readonly ChargeKey[] = [];
         try {
-          const output = await runChild({
+          const { output, charges: paid } = await runChild({
             definition,
             inputs: { ...fields, item, index },
             ctx: { ...ctx, signal },
@@ -122,6 +133,7 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
             call: { blockId: block.id, index, workflowId: block.workflowId },
           });
           result = { status: "ok", output };
+          itemCharges = paid;
         } catch (err) {
           // Stopped, or cut short by fail-fast after another item failed: no end of its
           // own (a later attempt runs it again).
@@ -134,8 +146,9 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
           }
         }
         results[index] = result;
+        if (!ctx.items) charges.push(...itemCharges);
         try {
-          await ctx.items?.record(block.id, index, result);
+          await ctx.items?.record(block.id, index, result, itemCharges);
         } catch (err) {
           unrecorded ??= err;
           stop.abort(err);
@@ -159,6 +172,7 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
     return {
       output: { results: done, ok: done.length - failed, failed },
       ...(failed > 0 ? { retryOnResume: true } : {}),
+      ...(charges.length > 0 ? { charges } : {}),
     };
   };
 }

@@ -1,4 +1,5 @@
 import type { Block, WorkflowDefinition } from "@/contracts/workflow";
+import type { ChargeKey } from "@/domain/charges";
 import { sleep } from "@/domain/sleep";
 import type { PaidCalls } from "@/enrichments/types";
 import type { ChildRunEnd } from "@/store/child-runs/finish";
@@ -48,8 +49,16 @@ export type ItemResult = { status: "ok"; output: unknown } | { status: "error"; 
 export interface ItemLedger {
   /** The items of `blockId` that ended `ok` in this execution so far (by index). */
   finished(blockId: string): Map<number, unknown>;
-  /** Records an item's end before the next one starts in its slot (fenced by the attempt). */
-  record(blockId: string, index: number, result: ItemResult): Promise<void>;
+  /**
+   * Records an item's end before the next one starts in its slot (fenced by the attempt),
+   * charging the paid answers its output holds in the same write.
+   */
+  record(
+    blockId: string,
+    index: number,
+    result: ItemResult,
+    charges: readonly ChargeKey[],
+  ): Promise<void>;
 }
 
 /** Sub-workflows: how to load one (same workspace, the group's version setting), and the path so far. */
@@ -69,6 +78,12 @@ export interface BlockResult {
   pause?: BlockPause;
   /** A resumed execution runs the block again instead of reusing its output (failed items). */
   retryOnResume?: boolean;
+  /**
+   * Paid answers the output holds (an enrichment's, a child's): charged by the write that
+   * records the output — the block's checkpoint, an item's record — or, where nothing
+   * records it, passed up with the parent's result to the write that does.
+   */
+  charges?: readonly ChargeKey[];
 }
 
 /**

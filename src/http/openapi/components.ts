@@ -56,6 +56,7 @@ const NAMED: Record<string, ZodType> = {
   ResumeCellRequest: cells.ResumeCellRequest,
   ResumeCellResponse: cells.ResumeCellResponse,
   ChildRun: cells.ChildRun,
+  CellWithDetails: cells.CellWithDetails,
   CellAttempt: cells.CellAttempt,
   CellAttemptsResponse: cells.CellAttemptsResponse,
   WhereOp: where.WhereOp,

@@ -4,7 +4,12 @@
  * contract its service answers with, so the document describes what the code does.
  */
 import { z } from "zod";
-import { CellAttemptsResponse, ResumeCellRequest, ResumeCellResponse } from "@/contracts/cells";
+import {
+  CellAttemptsResponse,
+  CellWithDetails,
+  ResumeCellRequest,
+  ResumeCellResponse,
+} from "@/contracts/cells";
 import { CsvImported } from "@/contracts/csv";
 import { EventsQuery } from "@/contracts/events";
 import { CreatedHook, CreateHookRequest, HookList } from "@/contracts/hooks";
@@ -160,6 +165,16 @@ const rows: Operation[] = [
     body: { json: ResumeCellRequest },
     answers: [{ status: 202, description: "Queued again", json: ResumeCellResponse }],
     errors: [409],
+  },
+  {
+    method: "get",
+    path: "/api/tables/{id}/rows/{rowId}/cells/{groupId}",
+    operationId: "getCell",
+    tag: "Cells",
+    summary: "One cell with its details (what each provider did and cost)",
+    access: "key",
+    params: CELL,
+    answers: [{ status: 200, description: "The cell", json: CellWithDetails }],
   },
   {
     method: "get",

@@ -27,7 +27,8 @@ const attemptJson = (x: "cur" | "hist") =>
   'outcome', ${x}.outcome, 'error', ${x}.error, 'startedAt', ${iso(`${x}.started_at`)},
   'endedAt', ${iso(`${x}.ended_at`)},
   'durationMs', (extract(epoch from ${x}.ended_at - ${x}.started_at) * 1000)::bigint,
-  'outputs', ${x}.outputs, 'blockErrors', ${x}.block_errors, 'resumedFrom', ${x}.resumed_from,
+  'outputs', ${x}.outputs, 'blockErrors', ${x}.block_errors, 'details', ${x}.details,
+  'resumedFrom', ${x}.resumed_from,
   'children', coalesce((select jsonb_agg(jsonb_build_object(
       'id', cr.id, 'parentId', cr.parent_id, 'blockId', cr.block_id, 'index', cr.item_index,
       'workflowId', cr.workflow_id,
@@ -60,7 +61,7 @@ export async function readCellAttempts(
                  case when c.status in ('completed', 'error', 'cancelled') then c.finished_at end as ended_at,
                  case when c.status = 'completed' then cellflow_group_outputs(t.schema, r.data, c.group_id) end
                    as outputs,
-                 c.block_errors, c.resumed_from
+                 c.block_errors, c.details, c.resumed_from
             from cells c join r on r.id = c.row_id join tables t on t.id = c.table_id
            where c.row_id = ${ref.rowId} and c.group_id = ${ref.groupId}
         ),

@@ -33,11 +33,11 @@ export async function clearGroupCells(
         del as (
           delete from cells c using target t where c.row_id = ${rowId} and c.group_id = t.group_id
           returning c.table_id, c.row_id, c.group_id, c.execution_id, c.status, c.attempt, c.outcome, c.error,
-                    c.started_at, c.finished_at, c.block_errors, c.resumed_from
+                    c.started_at, c.finished_at, c.block_errors, c.details, c.resumed_from
         ),
         kept as (
           insert into cell_attempts (table_id, row_id, group_id, execution_id, attempt, status, outcome, error,
-                                     started_at, ended_at, outputs, block_errors, resumed_from)
+                                     started_at, ended_at, outputs, block_errors, details, resumed_from)
           select d.table_id, d.row_id, d.group_id, d.execution_id, d.attempt,
                  case when d.status in ('completed', 'error', 'cancelled') then d.status else 'cancelled' end,
                  d.outcome,
@@ -45,7 +45,7 @@ export async function clearGroupCells(
                       else 'Cleared by an edit of its inputs before it finished' end,
                  d.started_at, coalesce(d.finished_at, now()),
                  case when d.status = 'completed' then cellflow_group_outputs(t.schema, r.data, d.group_id) end,
-                 d.block_errors, d.resumed_from
+                 d.block_errors, d.details, d.resumed_from
             from del d join tables t on t.id = d.table_id join rows r on r.id = d.row_id
            where d.status in ('completed', 'error', 'cancelled') or d.started_at is not null
           returning 1

@@ -1,5 +1,6 @@
 import type { Db } from "@db/client";
 import { sql } from "drizzle-orm";
+import type { ChargeKey } from "@/domain/charges";
 import type { CellOutcome } from "@/domain/statuses";
 import { jsonb } from "../sql";
 import {
@@ -14,6 +15,11 @@ export interface Finish {
   outputs?: Record<string, unknown>;
   /** Written to the cell's `details` when given (an enrichment's per-provider report). */
   details?: Record<string, unknown>;
+  /**
+   * The paid answers this write records: their reservations are charged in its statement
+   * if it wins its fence (`store/usage/settle.ts`). Only a `complete` write carries them.
+   */
+  charges?: readonly ChargeKey[];
 }
 
 /** The terminal write of an attempt: completed with an outcome, or error with a message. */

@@ -22,8 +22,9 @@ import { queryRows } from "@db/client";
 import { retryOnConflict } from "@db/sqlstate";
 import { sql } from "drizzle-orm";
 import type { CellStatus } from "@/domain/statuses";
-import { type CascadeStep, creditsUsedThisMonth } from "../engine-reads";
+import { type CascadeStep, creditsCommitted } from "../engine-reads";
 import { queuedOnRow } from "../sql";
+import { settleCtes } from "../usage/settle";
 import { claimSet } from "./claim";
 import type { Terminal } from "./finish";
 import { type AttemptRef, cellEventData, lostOutcome, type TransitionOutcome } from "./transition";
@@ -75,6 +76,7 @@ function stepItem(i: number, input: RowStepInput) {
     fin_error: f?.end.kind === "fail" ? f.end.message : null,
     fin_block_errors: f?.end.finish.blockErrors ?? null,
     fin_details: f?.end.finish.details ?? null,
+    fin_charges: f?.end.kind === "complete" ? (f.end.finish.charges ?? null) : null,
     // Outputs merge into the row: a null clears its column.
     fin_outputs: outputs ?? null,
     fin_set: outputs
@@ -127,7 +129,7 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
           select * from jsonb_to_recordset(${items}::jsonb) as x(
             i int, table_id text, row_id text,
             fin_group text, fin_exec text, fin_attempt int, fin_status text, fin_outcome text, fin_error text,
-            fin_block_errors jsonb, fin_details jsonb, fin_outputs jsonb, fin_set jsonb, fin_clear text[],
+            fin_block_errors jsonb, fin_details jsonb, fin_charges jsonb, fin_outputs jsonb, fin_set jsonb, fin_clear text[],
             claim_version int, claim_order text[], run_id text)),
         fin_upd as (
           update cells c
@@ -146,6 +148,13 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
             from fin_upd u
            where r.id = any(${rids}) and r.id = u.row_id and u.fin_outputs is not null
           returning r.id),
+        -- The answers the terminal writes that won recorded: their reservations are charged.
+        ${settleCtes(
+          sql`select k."chargeId" as charge_id, k.source, u.execution_id as cell_execution_id, u.attempt
+                from fin_upd u join inp on inp.i = u.i
+               cross join jsonb_to_recordset(coalesce(inp.fin_charges, '[]'::jsonb)) as k("chargeId" text, source text)`,
+          "fin",
+        )},
         -- Materialized: inlined, its subquery ran once per reference (three times a step).
         cand as materialized (
           select inp.i, inp.row_id, inp.run_id,
@@ -177,7 +186,7 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
           returning table_id)
         select ${durable ? sql`` : sql`set_config('synchronous_commit', 'off', true) as async,`}
                inp.i, t.id is not null as "tableFound", t.workspace_id as "workspaceId",
-               ${creditsUsedThisMonth} as "creditsUsed", t.schema, t.schema_version as "schemaVersion", w.plan, r.data,
+               ${creditsCommitted} as "creditsCommitted", t.schema, t.schema_version as "schemaVersion", w.plan, r.data,
                coalesce((select jsonb_object_agg(wf.id, jsonb_build_object(
                           'updatedAt', extract(epoch from wf.updated_at)::text, 'deployed', wf.deployed_version))
                            from workflows wf
@@ -231,7 +240,7 @@ function stepResult(input: RowStepInput, row: StepRow | undefined): RowStep {
   }
   const step: CascadeStep = {
     workspaceId: row.workspaceId,
-    creditsUsed: row.creditsUsed,
+    creditsCommitted: row.creditsCommitted,
     schema: row.schema,
     schemaVersion: row.schemaVersion,
     workflows: row.workflows,

@@ -3,6 +3,7 @@ import { queryRows } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
 import type { DispatchStatus, HaltReason, RunMode } from "@/domain/statuses";
 import { isoTime } from "../sql";
+import { asCredits } from "../usage/amounts";
 
 export interface DispatchView {
   id: string;
@@ -27,8 +28,8 @@ export interface DispatchView {
   haltReason: HaltReason | null;
   /** The run's credit cap (null: none). */
   maxCredits: number | null;
-  /** Credits its paid calls were charged; counted only under a cap (null without one). */
-  creditsUsed: number | null;
+  /** Credits its cells were charged (the ledger's charged entries of the run). */
+  creditsUsed: number;
 }
 
 const select = (where: SQL, tail: SQL = sql``) => sql`
@@ -36,7 +37,8 @@ const select = (where: SQL, tail: SQL = sql``) => sql`
          ${isoTime(sql`d.created_at`)} as "createdAt",
          case when d.finished_at is null then null else ${isoTime(sql`d.finished_at`)} end as "finishedAt",
          d.halt_reason as "haltReason", d.max_credits as "maxCredits",
-         case when d.max_credits is null then null else d.credits_used end as "creditsUsed",
+         ${asCredits(sql`(select coalesce(sum(u.milli), 0) from usage u
+                            where u.dispatch_id = d.id and u.state = 'charged')`)} as "creditsUsed",
          (select jsonb_build_object(
             'queued', count(*) filter (where c.status = 'queued'),
             'running', count(*) filter (where c.status = 'running'),

@@ -2,8 +2,10 @@ import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import type { Checkpoint } from "@/contracts/workflow";
+import type { ChargeKey } from "@/domain/charges";
 import { cellHeldBy } from "../cells/transition";
 import { jsonb } from "../sql";
+import { settleCtes } from "../usage/settle";
 
 export interface ExecutionRef {
   executionId: string;
@@ -17,23 +19,36 @@ export interface ExecutionRef {
 /**
  * Records a finished block of an attempt, fenced like every attempt write: only while
  * the cell is `running` under this execution id. Returns false when the attempt lost
- * the cell (the caller aborts).
+ * the cell (the caller aborts). The paid answers the block's output holds (`charges`)
+ * are charged in the same statement, only if the record was written.
  */
 export async function writeCheckpoint(
   db: Db,
   ref: ExecutionRef,
   blockId: string,
   checkpoint: Checkpoint,
+  charges: readonly ChargeKey[] = [],
 ): Promise<boolean> {
+  const settle =
+    charges.length === 0
+      ? sql``
+      : sql`, ${settleCtes(
+          sql`select k."chargeId" as charge_id, k.source, ${ref.executionId}::text as cell_execution_id,
+                     ${ref.attempt}::int as attempt
+                from cp cross join jsonb_to_recordset(${jsonb(charges)}) as k("chargeId" text, source text)`,
+          "cp",
+        )}`;
   const rows = await queryRows<{ id: string }>(
     db,
-    sql`insert into executions (id, table_id, row_id, group_id, checkpoints)
-        select ${ref.executionId}, ${ref.tableId}, ${ref.rowId}, ${ref.groupId},
-               jsonb_build_object(${blockId}::text, ${jsonb(checkpoint)})
-         where ${cellHeldBy(ref)}
-        on conflict (id) do update
-           set checkpoints = executions.checkpoints || excluded.checkpoints, updated_at = now()
-        returning id`,
+    sql`with cp as (
+          insert into executions (id, table_id, row_id, group_id, checkpoints)
+          select ${ref.executionId}, ${ref.tableId}, ${ref.rowId}, ${ref.groupId},
+                 jsonb_build_object(${blockId}::text, ${jsonb(checkpoint)})
+           where ${cellHeldBy(ref)}
+          on conflict (id) do update
+             set checkpoints = executions.checkpoints || excluded.checkpoints, updated_at = now()
+          returning id)${settle}
+        select id from cp`,
   );
   return rows.length === 1;
 }

@@ -1,0 +1,94 @@
+/**
+ * A reservation: credits set aside for one charge key before its paid call. Invariants:
+ * the call's attempt still holds its cell (the reservation is fenced like every attempt
+ * write, and marks the cell `credits_held` so the release trigger (migration `credit_ledger_release`) gives
+ * it back whenever the attempt ends without settling it); every cap that applies holds
+ * for what is charged plus what is reserved plus this call — the month's credits (one
+ * conditional UPDATE of the workspace row: a concurrent reservation waits for it and
+ * re-checks on the row it committed) and the run's `maxCredits` (its dispatch row locked
+ * first, always before the workspace row, so two reservations cannot deadlock); a key
+ * already charged (a retry, a re-drive or a resume of an execution that was charged for
+ * it) is not reserved again and costs nothing more. All in one statement.
+ */
+
+import type { Db } from "@db/client";
+import { queryRows } from "@db/client";
+import { sql } from "drizzle-orm";
+import type { ChargeKey } from "@/domain/charges";
+import type { HaltReason } from "@/domain/statuses";
+import { type CellAttemptRef, runningFence } from "../cells/transition";
+import { MONTH, milliOf } from "./amounts";
+
+export type Reservation =
+  /** `reserved` false: the key was charged before (nothing more to pay). */
+  | { ok: true; reserved: boolean }
+  | { ok: false; reason: HaltReason }
+  /** The attempt no longer holds its cell (a Stop, a newer attempt, a delete). */
+  | { ok: false; reason: "lost" };
+
+export async function reserveCredits(
+  db: Db,
+  r: {
+    workspaceId: string;
+    cell: CellAttemptRef & { tableId: string };
+    /** The run the cell belongs to (null: none, never capped). */
+    dispatchId: string | null;
+    charge: ChargeKey;
+    credits: number;
+    /** The month's cap in credits; null: none. */
+    monthlyCredits: number | null;
+  },
+): Promise<Reservation> {
+  const { cell, charge } = r;
+  const milli = milliOf(r.credits);
+  const cap = r.monthlyCredits === null ? null : milliOf(r.monthlyCredits);
+  const [row] = await queryRows<{
+    prior: boolean;
+    held: boolean;
+    reserved: boolean;
+    overRunCap: boolean;
+  }>(
+    db,
+    sql`with prior as (
+          select 1 from usage where execution_id = ${charge.chargeId} and source = ${charge.source}),
+        run as materialized (
+          select d.id, d.committed_milli + ${milli} <= d.max_credits::bigint * 1000 as fits
+            from dispatches d
+           where d.id = ${r.dispatchId}::text and d.max_credits is not null
+             for no key update),
+        held as (
+          update cells set credits_held = true
+           where row_id = ${cell.rowId} and group_id = ${cell.groupId} and ${runningFence(cell)}
+             -- Reads (so locks) the run's row first: the order a Stop takes them in.
+             and (select count(*) from run) >= 0
+          returning 1),
+        upd as (
+          update workspaces w set reserved_milli = w.reserved_milli + ${milli}
+           where w.id = ${r.workspaceId} and exists (select 1 from held)
+             and not exists (select 1 from prior) and coalesce((select fits from run), true)
+             and (${cap}::bigint is null
+                  or (case when w.credits_month = ${MONTH} then w.used_milli else 0 end)
+                       + w.reserved_milli + ${milli} <= ${cap}::bigint)
+          returning w.id),
+        counted as (
+          update dispatches d set committed_milli = d.committed_milli + ${milli}
+           where d.id in (select id from run) and exists (select 1 from upd)
+          returning 1),
+        ins as (
+          insert into usage (workspace_id, execution_id, source, milli, state, table_id, row_id, group_id,
+                             cell_execution_id, attempt, dispatch_id)
+          select ${r.workspaceId}, ${charge.chargeId}, ${charge.source}, ${milli}, 'reserved', ${cell.tableId},
+                 ${cell.rowId}, ${cell.groupId}, ${cell.executionId}, ${cell.attempt}, ${r.dispatchId}::text
+            from upd
+          returning 1)
+        select exists (select 1 from prior) as prior,
+               exists (select 1 from held) as held,
+               exists (select 1 from ins) as reserved,
+               not coalesce((select fits from run), true) as "overRunCap",
+               (select count(*) from counted)::int as counted`,
+  );
+  if (!row?.held) return { ok: false, reason: "lost" };
+  if (row.prior) return { ok: true, reserved: false };
+  if (row.reserved) return { ok: true, reserved: true };
+  return { ok: false, reason: row.overRunCap ? "run_credit_cap" : "monthly_credits" };
+}
