@@ -13,9 +13,9 @@ import { getBackend } from "@/backends/instance";
 import { admitAttempt } from "@/engine/admission";
 import { startRun } from "@/engine/dispatcher";
 import { planLimits } from "@/limits/plans";
-import { claimCell } from "@/store/cells/claim";
 import { admit } from "@/store/usage/admit";
 import { apiClient, dataOf } from "../helpers/api";
+import { claimNext } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
@@ -100,8 +100,7 @@ describe("halt", () => {
       db(),
       sql`select row_id, execution_id from cells where table_id = ${t.id} order by row_position limit 6`,
     );
-    for (const c of cells)
-      await claimCell(db(), { rowId: c.row_id, groupId: "g0", executionId: c.execution_id });
+    for (const c of cells) await claimNext(db(), { tableId: t.id, rowId: c.row_id, groupId: "g0" });
     // Four of them are admitted at once and all hit the limit; two keep running.
     const outcomes = await Promise.all(
       cells.slice(0, 4).map((c) =>
@@ -161,8 +160,7 @@ describe("a run's credit cap", () => {
       db(),
       sql`select row_id, execution_id from cells where table_id = ${t.id} order by row_position`,
     );
-    for (const c of cells)
-      await claimCell(db(), { rowId: c.row_id, groupId: "g0", executionId: c.execution_id });
+    for (const c of cells) await claimNext(db(), { tableId: t.id, rowId: c.row_id, groupId: "g0" });
     // Another admission of the run has counted 2 credits and not committed yet: every
     // admission below starts on a snapshot from before it and must wait for it. The
     // watcher has its own connection: the waiting admissions hold the pool's others.
