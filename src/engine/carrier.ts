@@ -294,12 +294,16 @@ async function cascade(
         // Shutting down: the claimed cell goes back to the queue, the queued ones stay,
         // and the row gets a new carrier (see runCarrier), elsewhere or after a restart.
         if (claimed)
-          await requeueCell(session.db, {
-            rowId,
-            groupId: claimed.groupId,
-            executionId: claimed.executionId,
-            attempt: claimed.attempt,
-          });
+          await requeueCell(
+            session.db,
+            {
+              rowId,
+              groupId: claimed.groupId,
+              executionId: claimed.executionId,
+              attempt: claimed.attempt,
+            },
+            "handed_back",
+          );
         return;
       }
       if (stopped.signal.aborted) {
@@ -373,7 +377,7 @@ async function cascade(
       });
       const ref = { executionId: claimed.executionId, attempt: claimed.attempt };
       if (result.kind === "interrupted")
-        await requeueCell(session.db, { rowId, groupId: claimed.groupId, ...ref });
+        await requeueCell(session.db, { rowId, groupId: claimed.groupId, ...ref }, "handed_back");
       // A wait that paused comes back by itself: a delayed carrier resumes it when due.
       if (result.kind === "paused" && result.resumeAt !== undefined)
         await deps.backend.enqueue([

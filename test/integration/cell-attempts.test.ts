@@ -186,9 +186,8 @@ describe("attempt history", () => {
     const rowId = await newRow();
     const executionId = await stamp(rowId);
     expect(await claimNext(db(), { tableId, rowId, groupId: "g" })).toMatchObject({ attempt: 1 });
-    expect((await requeueCell(db(), { rowId, groupId: "g", executionId, attempt: 1 })).ok).toBe(
-      true,
-    );
+    const back = await requeueCell(db(), { rowId, groupId: "g", executionId, attempt: 1 }, "lost");
+    expect(back.ok).toBe(true);
     const again = await claimNext(db(), { tableId, rowId, groupId: "g" });
     expect(again).toMatchObject({ executionId, attempt: 2 });
     const list = await attempts(rowId);
@@ -237,7 +236,7 @@ describe("attempt history", () => {
     const rowId = await newRow();
     const executionId = await stamp(rowId);
     expect(await claimNext(db(), { tableId, rowId, groupId: "g" })).toMatchObject({ attempt: 1 });
-    await requeueCell(db(), { rowId, groupId: "g", executionId, attempt: 1 });
+    await requeueCell(db(), { rowId, groupId: "g", executionId, attempt: 1 }, "lost");
     await claimNext(db(), { tableId, rowId, groupId: "g" });
     await completeCell(db(), {
       tableId,

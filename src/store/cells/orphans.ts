@@ -36,7 +36,7 @@ export interface OrphanCandidate {
   tableId: string;
   rowId: string;
   dispatchId: string | null;
-  running: { groupId: string; executionId: string; attempt: number }[];
+  running: { groupId: string; executionId: string; attempt: number; losses: number }[];
   /** Some queued cell was stale when the candidates were read (see the header). */
   queuedStale: boolean;
 }
@@ -63,7 +63,7 @@ export async function orphanCandidates(
           -- Off the window's partial index (queued/running cells only). A cell past an
           -- active dispatch's cursor waits for the window; any other one needs a carrier:
           -- no dispatch (auto-run, edits), or a dispatch already over (a resumed approval).
-          select c.table_id, c.row_id, c.dispatch_id, c.group_id, c.execution_id, c.attempt, c.status,
+          select c.table_id, c.row_id, c.dispatch_id, c.group_id, c.execution_id, c.attempt, c.losses, c.status,
                  ${staleQueued} as stale
             from cells c
             left join dispatches d on d.id = c.dispatch_id and d.status = 'active'
@@ -71,7 +71,8 @@ export async function orphanCandidates(
              and (d.id is null or c.row_position <= d."cursor")
         )
         select table_id as "tableId", row_id as "rowId", min(dispatch_id) as "dispatchId",
-               coalesce(jsonb_agg(jsonb_build_object('groupId', group_id, 'executionId', execution_id, 'attempt', attempt))
+               coalesce(jsonb_agg(jsonb_build_object('groupId', group_id, 'executionId', execution_id,
+                                            'attempt', attempt, 'losses', losses))
                           filter (where status = 'running'), '[]'::jsonb) as running,
                bool_or(stale) as "queuedStale"
           from inflight
