@@ -12,7 +12,9 @@
  * row is healed within about 2 × the grace + a pass interval of its hand-out. Every
  * active dispatch's window is advanced (it hands out rows a lost carrier never asked
  * for, and completes a dispatch with nothing left); a background stamping that stalled
- * is re-enqueued. A paused wait that is due (its delayed carrier lost) is resumed.
+ * is re-enqueued. A paused wait that is due (its delayed carrier lost) is resumed. A
+ * pass reads at most PASS_LIMIT candidates and never a row a live carrier holds, so rows
+ * in flight, however many, cannot keep an orphan out of its read.
  * Every step is idempotent, so passes on many machines at once only duplicate enqueues,
  * and a duplicate carrier finds the lock taken and leaves.
  */
