@@ -43,6 +43,13 @@ export const cells = pgTable(
     executionId: text("execution_id").notNull(),
     dispatchId: text("dispatch_id"),
     attempt: integer("attempt").notNull().default(0),
+    /**
+     * How often this execution's attempts were lost: the re-drive found the cell running
+     * with its row lock free (its worker or lock session died) and handed it back. Not
+     * counted by a pause, a resume or a shutdown's hand-back, which end nothing badly;
+     * the re-drive gives up on the cell at MAX_LOSSES. A new execution starts at 0.
+     */
+    losses: integer("losses").notNull().default(0),
     outcome: cellOutcome("outcome"),
     error: text("error"),
     runningBlockIds: text("running_block_ids").array().notNull().default(sql`'{}'::text[]`),

@@ -1,9 +1,11 @@
 /**
- * One attempt: one group on one row, by the carrier holding the row lock. Invariant:
- * every write is fenced by the execution id (claim, progress, terminal); the first write
- * that is rejected ends the attempt at once, and an attempt that ends because of a Stop
- * writes nothing (the tombstone is already there). The terminal write is returned, not
- * made: the carrier sends it with its next step (`row-step.ts`), fenced the same way.
+ * One attempt: one group on one row, by the carrier holding the row lock, of a cell the
+ * carrier's step already claimed (`row-step.ts`: the only way into `running`). Invariant:
+ * every write is fenced by the execution id and the claim's attempt number (progress,
+ * checkpoints, pause, terminal); the first write that is rejected ends the attempt at
+ * once, and an attempt that ends because of a Stop writes nothing (the tombstone is
+ * already there). The terminal write is returned, not made: the carrier sends it with
+ * its next step, fenced the same way.
  */
 import type { Db } from "@db/client";
 import type { Logger } from "@/config/log";
@@ -27,8 +29,6 @@ import {
 import { pickOutput, runWorkflow, WorkflowError } from "@/execution/executor";
 import type { RateLimiter } from "@/limits/rate/port";
 import { redact, redactText } from "@/security/redact";
-import { claimCell } from "@/store/cells/claim";
-import { failQueuedCell } from "@/store/cells/fail-queued";
 import type { Terminal } from "@/store/cells/finish";
 import { pauseAttempt } from "@/store/cells/pause-attempt";
 import { type CascadeStep, childWorkflow } from "@/store/engine-reads";
@@ -66,13 +66,8 @@ export interface AttemptInput {
   plan: Plan;
   /** The run that stamped the cell, if any: a usage-limit halt stops it. */
   dispatchId: string | null;
-  /**
-   * The attempt number when the carrier already claimed the cell (in its step
-   * statement); null when the attempt claims it itself.
-   */
-  claimedAttempt: number | null;
-  /** The task run carrying the row, recorded on the cell so a Stop can cancel it. */
-  runId: string;
+  /** The number the carrier's step claimed the cell with: the fence of every write. */
+  attempt: number;
   /** An earlier attempt of this execution left checkpoints (crash, pause): load them. */
   resumable: boolean;
   /** Paces the attempt's paid provider calls. */
@@ -140,50 +135,15 @@ function nextOf(block: Block | undefined): string[] {
 const blank = (group: Group) => Object.fromEntries(group.outputs.map((o) => [o.columnId, null]));
 const missing = (v: unknown) => v === undefined || v === null || v === "";
 
-/** An attempt's end with the attempt number its writes are fenced on (0: never claimed). */
-export type FencedResult = AttemptResult & { attempt: number };
-
-export async function runAttempt(a: AttemptInput): Promise<FencedResult> {
-  const fence = { attempt: a.claimedAttempt ?? 0 };
-  const result = await attemptBody(a, fence);
-  return { ...result, attempt: fence.attempt };
-}
-
-async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise<AttemptResult> {
-  const { db, rowId, groupId, executionId } = a;
+export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
+  const { db, rowId, groupId, executionId, attempt } = a;
   const log = a.log.child({ groupId, executionId });
   const group = a.schema.groups.find((g) => g.id === groupId);
-  const removed = "The group was removed from the table before it ran";
-  const claimedBefore = a.claimedAttempt !== null;
-  if (!group && !claimedBefore) {
-    await failQueuedCell(db, { rowId, groupId, executionId, message: removed });
-    return ended("error");
-  }
-  // Registered before the claim: a Stop landing between the claim's commit and the
-  // start of the work still finds this attempt and aborts it. (A claim made by the
-  // carrier's step is covered by the registry remembering cancels it could not match.)
+  if (!group) return failure("The group was removed from the table before it ran");
+  // The claim committed in the carrier's step, before this registers: a Stop's notice
+  // that arrived in between is remembered by the registry, which aborts it here at once.
   const controller = new AbortController();
   const unregister = registerAttempt(executionId, controller);
-  let attempt = fence.attempt;
-  if (a.claimedAttempt === null) {
-    const claimed = await claimCell(db, { rowId, groupId, executionId, runId: a.runId }).catch(
-      (err: unknown) => {
-        unregister();
-        throw err;
-      },
-    );
-    if (!claimed.ok) {
-      unregister();
-      log.debug({ reason: claimed.reason }, "claim lost");
-      return ended(claimed.reason);
-    }
-    attempt = claimed.attempt;
-    fence.attempt = attempt;
-  }
-  if (!group) {
-    unregister();
-    return failure(removed);
-  }
 
   const timer = setTimeout(
     () =>
@@ -277,8 +237,7 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
     const ref = { executionId, attempt, tableId: a.tableId, rowId, groupId };
     // Secrets only where the workflow can use them: a query saved on every other cell.
     secrets = needsSecrets(definition) ? await loadSecrets(db, a.workspaceId, log) : {};
-    const checkpoints =
-      a.resumable || !claimedBefore ? await readCheckpoints(db, executionId) : undefined;
+    const checkpoints = a.resumable ? await readCheckpoints(db, executionId) : undefined;
     // An earlier attempt of this execution died with children running: they ended then.
     if (attempt > 1) await sweepLeftChildren(db, { executionId, attempt }, "before", log);
     lineage = childLineage(db, ref, {

@@ -2,7 +2,8 @@
  * The row carrier: "drive this row". Invariants: at most one carrier works a row at a
  * time (session advisory lock; contention → exit, the holder drains); each step re-reads
  * schema, row and queued cells, so edits and stamps made meanwhile are seen; a cell is
- * claimed only under the schema version whose group order chose it; after unlocking it
+ * claimed only by a step (the only way into `running`), under the schema version whose
+ * group order chose it, and an attempt runs only a cell its step claimed; after unlocking it
  * checks once more for cells stamped while it was releasing and goes again, and when its
  * rounds run out with cells still queued it enqueues the row's next carrier rather than
  * leave them to the re-drive; when done it slides the window of every dispatch whose
@@ -12,7 +13,9 @@
  *
  * Statements per row with n cells: a share of a batched lock, n + 1 steps (each writes
  * the last attempt's terminal state and claims the next cell; batched with other
- * carriers' steps), a share of a batched unlock, and the window slide.
+ * carriers' steps; one more when the step had no group order to claim under: the first
+ * step of a table in this process, or after a schema edit), a share of a batched
+ * unlock, and the window slide.
  */
 import type { Database } from "@db/client";
 import {
@@ -37,7 +40,7 @@ import { resumeCell } from "@/store/cells/resume";
 import type { RowStepInput } from "@/store/cells/row-step";
 import { advanceDispatch } from "@/store/dispatches/advance";
 import { clearPendingCarrier } from "@/store/pending-carriers/entries";
-import { type FencedResult, runAttempt } from "./attempt";
+import { runAttempt } from "./attempt";
 import { groupOrderOf, lastGroupOrder, tableSchemaOf } from "./definitions";
 import { at, type Pause } from "./race-points";
 import { acquireRowLock, type RowSession } from "./row-lock";
@@ -78,6 +81,12 @@ export type CarrierOutcome = "done" | "contended";
 
 /** Re-acquire rounds after release before leaving the rest to the next carrier. */
 const MAX_ROUNDS = 5;
+
+/**
+ * Steps in a row that may claim nothing while cells are queued (the first step of a table
+ * in this process has no group order to claim under) before the carrier hands the row on.
+ */
+const MAX_CLAIMLESS_STEPS = 3;
 
 /** How long one carrier job keeps taking the next handed-out row itself before queueing it. */
 const CHAIN_MS = 5 * 60_000;
@@ -222,6 +231,7 @@ async function cascade(
   if (ctx.signal.aborted) onShutdown();
   let lastGroup: string | undefined;
   let pending: RowStepInput["finish"];
+  let claimless = 0;
   try {
     for (;;) {
       await at(deps.pause, "carrier:step", { rowId });
@@ -280,18 +290,21 @@ async function cascade(
         lastGroup = undefined;
         continue;
       }
-      lastGroup = next.groupId;
       if (next.dispatchId) dispatchIds.add(next.dispatchId);
       if (interrupted(stopped.signal)) {
         // Shutting down: the claimed cell goes back to the queue, the queued ones stay,
         // and the row gets a new carrier (see runCarrier), elsewhere or after a restart.
         if (claimed)
-          await requeueCell(session.db, {
-            rowId,
-            groupId: claimed.groupId,
-            executionId: claimed.executionId,
-            attempt: claimed.attempt,
-          });
+          await requeueCell(
+            session.db,
+            {
+              rowId,
+              groupId: claimed.groupId,
+              executionId: claimed.executionId,
+              attempt: claimed.attempt,
+            },
+            "handed_back",
+          );
         return;
       }
       if (stopped.signal.aborted) {
@@ -318,38 +331,54 @@ async function cascade(
         }
         return;
       }
-      deps.progress?.({ kind: "attempt", groupId: next.groupId, executionId: next.executionId });
-      const result: FencedResult = await runAttempt({
+      if (!claimed) {
+        // Cells are queued but the step claimed none: it had no group order for the table
+        // (its first step here) or one of an older schema version, or a write that
+        // committed after its read took the cell. Go round: the next step claims under the
+        // order just read. A cell starts running only through a step's claim.
+        if (++claimless <= MAX_CLAIMLESS_STEPS) continue;
+        // Something keeps taking the cells from under the claim: the release's read of
+        // what is queued hands the row on (driveRow).
+        log.warn({ queued: step.queued.length }, "steps kept claiming nothing; handing the row on");
+        return;
+      }
+      claimless = 0;
+      lastGroup = claimed.groupId;
+      deps.progress?.({
+        kind: "attempt",
+        groupId: claimed.groupId,
+        executionId: claimed.executionId,
+      });
+      const result = await runAttempt({
         db: session.db,
         log,
         tableId,
         rowId,
         schema,
         data: step.data,
-        groupId: next.groupId,
-        executionId: next.executionId,
+        groupId: claimed.groupId,
+        executionId: claimed.executionId,
+        attempt: claimed.attempt,
+        resumable: claimed.resumable,
         cascadeSignal: stopped.signal,
         attemptTimeoutMs: limits.attemptTimeoutMs,
         workflows: step.workflows,
         workspaceId: step.workspaceId,
         plan: step.plan,
-        dispatchId: next.dispatchId,
-        claimedAttempt: claimed?.attempt ?? null,
-        resumable: claimed?.resumable ?? true,
-        runId: ctx.runId,
+        dispatchId: claimed.dispatchId,
         limiter: deps.limiter,
         enrichmentCacheTtlMs: deps.enrichmentCacheTtlMs,
         requireSharedLimiter: deps.requireSharedLimiter ?? false,
       });
       deps.progress?.({
         kind: "attempt",
-        groupId: next.groupId,
-        executionId: next.executionId,
+        groupId: claimed.groupId,
+        executionId: claimed.executionId,
         end: result.end,
       });
-      const ref = { executionId: next.executionId, attempt: result.attempt };
+      const ref = { executionId: claimed.executionId, attempt: claimed.attempt };
       if (result.kind === "interrupted")
-        await requeueCell(session.db, { rowId, groupId: next.groupId, ...ref });
+        await requeueCell(session.db, { rowId, groupId: claimed.groupId, ...ref }, "handed_back");
       // A wait that paused comes back by itself: a delayed carrier resumes it when due.
       if (result.kind === "paused" && result.resumeAt !== undefined)
         await deps.backend.enqueue([
@@ -357,16 +386,17 @@ async function cascade(
             ...carrierSpec({
               tableId,
               rowId,
-              resumeWait: { groupId: next.groupId, executionId: next.executionId },
+              resumeWait: { groupId: claimed.groupId, executionId: claimed.executionId },
             }),
-            idempotencyKey: `resume:${next.executionId}`,
+            idempotencyKey: `resume:${claimed.executionId}`,
             delayMs: Math.max(0, result.resumeAt - Date.now()),
           },
         ]);
       // The terminal write rides the next step's statement.
-      if (result.kind === "write") pending = { groupId: next.groupId, ref, end: result.terminal };
+      if (result.kind === "write")
+        pending = { groupId: claimed.groupId, ref, end: result.terminal };
       log.debug(
-        { groupId: next.groupId, executionId: next.executionId, end: result.end },
+        { groupId: claimed.groupId, executionId: claimed.executionId, end: result.end },
         "attempt ended",
       );
     }

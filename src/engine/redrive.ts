@@ -2,8 +2,9 @@
  * The re-drive: heals what a crashed worker, a lost job or a failed enqueue left behind.
  * Invariants: a `running` cell is touched only while the re-drive holds its row lock,
  * which proves no live carrier is running it (a crashed carrier's lock died with its
- * connection); it goes back to `queued` (or to `error` once it has been lost
- * MAX_ATTEMPTS times) and the row gets a carrier. A `queued` cell gets a carrier when it
+ * connection); it goes back to `queued`, counted as a loss (or to `error` once this is
+ * its MAX_LOSSES-th loss: pauses, resumes and a shutdown's hand-backs are no losses),
+ * and the row gets a carrier. A `queued` cell gets a carrier when it
  * is stale (stamped and, in an active run, handed out longer than QUEUED_GRACE_MS ago:
  * a row handed out later is waiting for its carrier, however old its stamp; see
  * store/cells/orphans.ts) and its row lock is free, both read after the candidates, not
@@ -11,7 +12,9 @@
  * row is healed within about 2 × the grace + a pass interval of its hand-out. Every
  * active dispatch's window is advanced (it hands out rows a lost carrier never asked
  * for, and completes a dispatch with nothing left); a background stamping that stalled
- * is re-enqueued. A paused wait that is due (its delayed carrier lost) is resumed.
+ * is re-enqueued. A paused wait that is due (its delayed carrier lost) is resumed. A
+ * pass reads at most PASS_LIMIT candidates and never a row a live carrier holds, so rows
+ * in flight, however many, cannot keep an orphan out of its read.
  * Every step is idempotent, so passes on many machines at once only duplicate enqueues,
  * and a duplicate carrier finds the lock taken and leaves.
  */
@@ -26,8 +29,8 @@ import { advanceDispatch } from "@/store/dispatches/advance";
 import { at, type Pause } from "./race-points";
 import { acquireRowLock } from "./row-lock";
 
-/** How often a cell may lose its worker before the re-drive gives up on it. */
-export const MAX_ATTEMPTS = 3;
+/** The loss of its worker the re-drive gives up on a cell at (its execution's third). */
+export const MAX_LOSSES = 3;
 /**
  * How often a worker process runs a pass (a lost carrier's queued row is healed within
  * about this + 2 × the grace of its hand-out).
@@ -39,12 +42,13 @@ export const REDRIVE_EVERY_MS = 15_000;
  * this, not within a pass interval.
  */
 export const ORPHAN_PROBE_EVERY_MS = 2_000;
+/** Candidates a pass reads at most (oldest first; see store/cells/orphans.ts). */
 const PASS_LIMIT = 1_000;
 
 export interface RedriveReport {
   /** Running cells whose worker was lost, handed back to the queue (their rows carried). */
   requeued: number;
-  /** Running cells lost MAX_ATTEMPTS times, ended as errors. */
+  /** Running cells lost for the MAX_LOSSES-th time, ended as errors. */
   failed: number;
   /** Rows with queued cells nobody carried, given a carrier (no running cell requeued). */
   queuedRows: number;
@@ -112,22 +116,33 @@ export async function redriveOrphans(deps: {
       await at(deps.pause, "redrive:row", { rowId: c.rowId });
       for (const cell of c.running) {
         const ids = { tableId: c.tableId, rowId: c.rowId, groupId: cell.groupId };
-        if (cell.attempt >= MAX_ATTEMPTS) {
+        const ref = {
+          rowId: c.rowId,
+          groupId: cell.groupId,
+          executionId: cell.executionId,
+          attempt: cell.attempt,
+        };
+        // This loss and the ones before it (read with the attempt the writes are fenced
+        // on: a cell requeued and claimed again since fails the fence).
+        const losses = cell.losses + 1;
+        if (losses >= MAX_LOSSES) {
           const w = await failCell(session.db, {
-            rowId: c.rowId,
-            ...cell,
-            message: `The worker running this cell was lost ${cell.attempt} times; run it again`,
+            ...ref,
+            message: `The worker running this cell was lost ${losses} times; run it again`,
             finish: { blockErrors: {} },
           });
           if (w.ok) report.failed++;
-          log.warn({ ...ids, attempt: cell.attempt }, "re-drive gave up on a cell");
+          log.warn({ ...ids, attempt: cell.attempt, losses }, "re-drive gave up on a cell");
           continue;
         }
-        const w = await requeueCell(session.db, { rowId: c.rowId, ...cell });
+        const w = await requeueCell(session.db, ref, "lost");
         if (w.ok) {
           report.requeued++;
           requeued = true;
-          log.info({ ...ids, executionId: cell.executionId }, "re-drive requeued an orphan");
+          log.info(
+            { ...ids, executionId: cell.executionId, losses },
+            "re-drive requeued an orphan",
+          );
         }
       }
     } finally {

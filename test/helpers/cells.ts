@@ -1,16 +1,15 @@
 /**
- * Terminal writes the way production makes them: a carrier finishes an attempt through
- * its row step (store/cells/row-step.ts), the same statement that claims the row's next
- * cell. Tests that force an interleaving by hand call this, so the guard they prove is
- * the one the engine's writes go through.
+ * Claims and terminal writes the way production makes them: a carrier claims a cell and
+ * finishes an attempt through its row step (store/cells/row-step.ts). Tests that force
+ * an interleaving by hand call these, so the guard they prove is the one the engine's
+ * writes go through.
  */
-import type { Db } from "@db/client";
-import { queryRows } from "@db/client";
+import { type Db, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import type { CellOutcome } from "@/domain/statuses";
 import type { Finish } from "@/store/cells/finish";
 import { type ClaimedCell, rowStep } from "@/store/cells/row-step";
-import type { CellAttemptRef, TransitionOutcome } from "@/store/cells/transition";
+import type { CellAttemptRef, CellRef, TransitionOutcome } from "@/store/cells/transition";
 
 /** running(e, attempt) → completed with `outcome`, outputs merged into the row. */
 export async function completeCell(
@@ -32,24 +31,24 @@ export async function completeCell(
 }
 
 /**
- * queued → running the way a carrier claims: through its row step (the one claim door),
- * in the table's group order. Returns the claimed cell, or null when none was queued.
+ * queued → running the one way the engine makes it: a carrier's row step claims the
+ * row's next queued cell, `groupId` first, under the table's current schema version.
+ * The claim (its attempt number fences the attempt's writes), or null when the step
+ * claimed nothing (no queued cell: cancelled, running, gone).
  */
-export async function claimByStep(
+export async function claimNext(
   db: Db,
-  cell: { tableId: string; rowId: string; runId?: string },
+  cell: CellRef & { tableId: string; runId?: string },
 ): Promise<ClaimedCell | null> {
-  const [table] = await queryRows<{ version: number; order: string[] }>(
+  const [table] = await queryRows<{ version: number }>(
     db,
-    sql`select schema_version as version,
-               array(select g->>'id' from jsonb_array_elements(schema->'groups') g) as "order"
-          from tables where id = ${cell.tableId}`,
+    sql`select schema_version as version from tables where id = ${cell.tableId}`,
   );
-  if (!table) throw new Error(`no table ${cell.tableId}`);
-  const step = await rowStep(db, {
+  if (!table) return null;
+  const { claimed } = await rowStep(db, {
     tableId: cell.tableId,
     rowId: cell.rowId,
-    claim: { schemaVersion: table.version, order: table.order, runId: cell.runId ?? null },
+    claim: { schemaVersion: table.version, order: [cell.groupId], runId: cell.runId ?? null },
   });
-  return step.claimed;
+  return claimed;
 }

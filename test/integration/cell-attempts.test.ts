@@ -18,7 +18,6 @@ import { TableSchema } from "@/contracts/table";
 import { stampRun } from "@/engine/dispatcher";
 import { ATTEMPTS_KEPT } from "@/store/cells/attempts";
 import { cancelCells } from "@/store/cells/cancel";
-import { claimCell } from "@/store/cells/claim";
 import { clearGroupCells } from "@/store/cells/clear";
 import { failCell } from "@/store/cells/finish";
 import { requeueCell } from "@/store/cells/requeue";
@@ -28,7 +27,7 @@ import { readCheckpoints, writeCheckpoint } from "@/store/executions/checkpoint"
 import { insertRows } from "@/store/rows/insert";
 import { createTable } from "@/store/tables/create";
 import { apiClient, dataOf } from "../helpers/api";
-import { completeCell } from "../helpers/cells";
+import { claimNext, completeCell } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
 import { enrichmentTableBody } from "../helpers/store-tables";
@@ -78,8 +77,8 @@ async function runOnce(
   end: { ok: true; out: string } | { ok: false; message: string },
 ): Promise<string> {
   const executionId = await stamp(rowId);
-  const claimed = await claimCell(db(), { rowId, groupId: "g", executionId });
-  if (!claimed.ok) throw new Error(`claim lost: ${claimed.reason}`);
+  const claimed = await claimNext(db(), { tableId, rowId, groupId: "g" });
+  if (!claimed) throw new Error("claimed nothing");
   const ref = { executionId, attempt: claimed.attempt };
   const done = end.ok
     ? await completeCell(db(), {
@@ -164,7 +163,7 @@ describe("attempt history", () => {
   it("an attempt a new run takes over while it runs is kept as cancelled", async () => {
     const rowId = await newRow();
     const executionId = await stamp(rowId);
-    expect((await claimCell(db(), { rowId, groupId: "g", executionId })).ok).toBe(true);
+    expect(await claimNext(db(), { tableId, rowId, groupId: "g" })).toMatchObject({ executionId });
     await stamp(rowId);
     expect(await records(rowId)).toEqual([
       {
@@ -186,13 +185,11 @@ describe("attempt history", () => {
   it("an attempt a re-drive hands back is kept under its own attempt number", async () => {
     const rowId = await newRow();
     const executionId = await stamp(rowId);
-    const claimed = await claimCell(db(), { rowId, groupId: "g", executionId });
-    if (!claimed.ok) throw new Error("claim lost");
-    expect((await requeueCell(db(), { rowId, groupId: "g", executionId, attempt: 1 })).ok).toBe(
-      true,
-    );
-    const again = await claimCell(db(), { rowId, groupId: "g", executionId });
-    expect(again).toEqual({ ok: true, attempt: 2 });
+    expect(await claimNext(db(), { tableId, rowId, groupId: "g" })).toMatchObject({ attempt: 1 });
+    const back = await requeueCell(db(), { rowId, groupId: "g", executionId, attempt: 1 }, "lost");
+    expect(back.ok).toBe(true);
+    const again = await claimNext(db(), { tableId, rowId, groupId: "g" });
+    expect(again).toMatchObject({ executionId, attempt: 2 });
     const list = await attempts(rowId);
     expect(list.map((a) => [a.executionId, a.attempt, a.status])).toEqual([
       [executionId, 2, "running"],
@@ -204,7 +201,7 @@ describe("attempt history", () => {
   it("a Stop keeps the cell's attempt as the current one; the run after it records it as cancelled", async () => {
     const rowId = await newRow();
     const executionId = await stamp(rowId);
-    await claimCell(db(), { rowId, groupId: "g", executionId });
+    await claimNext(db(), { tableId, rowId, groupId: "g" });
     await cancelCells(db(), { tableId, rowIds: [rowId] });
     expect(await records(rowId)).toEqual([]);
     await stamp(rowId, "incomplete");
@@ -238,10 +235,9 @@ describe("attempt history", () => {
   it("cell events carry the attempt number of the write they describe", async () => {
     const rowId = await newRow();
     const executionId = await stamp(rowId);
-    const claimed = await claimCell(db(), { rowId, groupId: "g", executionId });
-    if (!claimed.ok) throw new Error("claim lost");
-    await requeueCell(db(), { rowId, groupId: "g", executionId, attempt: 1 });
-    await claimCell(db(), { rowId, groupId: "g", executionId });
+    expect(await claimNext(db(), { tableId, rowId, groupId: "g" })).toMatchObject({ attempt: 1 });
+    await requeueCell(db(), { rowId, groupId: "g", executionId, attempt: 1 }, "lost");
+    await claimNext(db(), { tableId, rowId, groupId: "g" });
     await completeCell(db(), {
       tableId,
       rowId,
@@ -285,8 +281,8 @@ describe("resume stamping", () => {
   async function failedWith(blocks: string[]): Promise<{ rowId: string; executionId: string }> {
     const rowId = await newRow();
     const executionId = await stamp(rowId);
-    const claimed = await claimCell(db(), { rowId, groupId: "g", executionId });
-    if (!claimed.ok) throw new Error("claim lost");
+    const claimed = await claimNext(db(), { tableId, rowId, groupId: "g" });
+    if (!claimed) throw new Error("claimed nothing");
     const ref = { executionId, attempt: claimed.attempt, tableId, rowId, groupId: "g" };
     for (const b of blocks)
       expect(await writeCheckpoint(db(), ref, b, { output: { from: b }, taken: [] })).toBe(true);

@@ -10,7 +10,6 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { CellStatus } from "@/domain/statuses";
 import { cancelCells } from "@/store/cells/cancel";
-import { claimCell } from "@/store/cells/claim";
 import { failQueuedCell } from "@/store/cells/fail-queued";
 import { failCell } from "@/store/cells/finish";
 import { pauseAttempt } from "@/store/cells/pause-attempt";
@@ -20,7 +19,7 @@ import { stampPage } from "@/store/cells/stamp";
 import { unstampCell } from "@/store/cells/unstamp";
 import { insertRows } from "@/store/rows/insert";
 import { createTable } from "@/store/tables/create";
-import { completeCell } from "../helpers/cells";
+import { claimNext, completeCell } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
 
@@ -74,6 +73,9 @@ async function out(rowId: string): Promise<unknown> {
   return rows[0]?.data.out;
 }
 
+/** The carrier's claim of the row's cell (its row step): null when it claimed nothing. */
+const claim = (rowId: string) => claimNext(db(), { tableId, rowId, groupId: "g" });
+
 // Writes of the first attempt of e unless told otherwise (a claim counts attempts up).
 const progress = (rowId: string, e: string, attempt = 1) =>
   writeProgress(db(), {
@@ -109,10 +111,8 @@ describe("cell guards", () => {
     const r1 = await newRow();
     const e1 = (await stamp(r1)) as string;
     await cancelCells(db(), { tableId, rowIds: [r1] });
-    expect(await claimCell(db(), { rowId: r1, groupId: "g", executionId: e1 })).toEqual({
-      ok: false,
-      reason: "cancelled",
-    });
+    expect(await claim(r1)).toBeNull();
+    expect((await cell(r1))?.status).toBe("cancelled");
     expect(
       await failQueuedCell(db(), { rowId: r1, groupId: "g", executionId: e1, message: "late" }),
     ).toEqual({
@@ -122,40 +122,33 @@ describe("cell guards", () => {
     // Stop while running: progress, complete and fail all bounce, and no output lands.
     const r2 = await newRow();
     const e2 = (await stamp(r2)) as string;
-    expect(await claimCell(db(), { rowId: r2, groupId: "g", executionId: e2 })).toMatchObject({
-      ok: true,
-    });
+    expect(await claim(r2)).toMatchObject({ executionId: e2, attempt: 1 });
     await cancelCells(db(), { tableId, rowIds: [r2] });
     for (const write of [progress, complete, fail]) {
       expect(await write(r2, e2)).toEqual({ ok: false, reason: "cancelled" });
     }
     expect((await cell(r2))?.status).toBe("cancelled");
     expect(await out(r2)).toBeUndefined();
-    // A second claim with the same id cannot resurrect it either.
-    expect(await claimCell(db(), { rowId: r2, groupId: "g", executionId: e2 })).toEqual({
-      ok: false,
-      reason: "cancelled",
-    });
+    // A second claim cannot resurrect it either.
+    expect(await claim(r2)).toBeNull();
+    expect((await cell(r2))?.status).toBe("cancelled");
   });
 
   it("after a re-run, every write of the old attempt is rejected", async () => {
     const r = await newRow();
     const old = (await stamp(r)) as string;
-    expect(await claimCell(db(), { rowId: r, groupId: "g", executionId: old })).toMatchObject({
-      ok: true,
-    });
+    expect(await claim(r)).toMatchObject({ executionId: old, attempt: 1 });
     const fresh = (await stamp(r, "all")) as string;
     expect(fresh).not.toBe(old);
     for (const write of [progress, complete, fail])
       expect(await write(r, old)).toEqual({ ok: false, reason: "stale" });
-    expect(await claimCell(db(), { rowId: r, groupId: "g", executionId: old })).toEqual({
-      ok: false,
-      reason: "stale",
-    });
     expect(await out(r)).toBeUndefined();
-    expect(await claimCell(db(), { rowId: r, groupId: "g", executionId: fresh })).toMatchObject({
-      ok: true,
-    });
+    // The next claim is the new execution's first attempt: the same number as the old
+    // one's, so the execution id alone keeps the old attempt's writes out.
+    expect(await claim(r)).toMatchObject({ executionId: fresh, attempt: 1 });
+    for (const write of [progress, complete, fail])
+      expect(await write(r, old)).toEqual({ ok: false, reason: "stale" });
+    expect(await out(r)).toBeUndefined();
     expect(await complete(r, fresh)).toMatchObject({ ok: true });
     expect(await out(r)).toBe("done");
   });
@@ -163,7 +156,7 @@ describe("cell guards", () => {
   it("a terminal write happens once: a second terminal write of the same attempt is rejected", async () => {
     const r = await newRow();
     const e = (await stamp(r)) as string;
-    await claimCell(db(), { rowId: r, groupId: "g", executionId: e });
+    await claim(r);
     expect(await complete(r, e)).toMatchObject({ ok: true });
     expect(await fail(r, e)).toEqual({ ok: false, reason: "stale" });
     expect(await complete(r, e)).toEqual({ ok: false, reason: "stale" });
@@ -175,7 +168,7 @@ describe("cell guards", () => {
     const e = (await stamp(r)) as string;
     expect(await stamp(r, "new")).toBe(e);
     expect(await stamp(r, "incomplete")).toBe(e);
-    await claimCell(db(), { rowId: r, groupId: "g", executionId: e });
+    await claim(r);
     expect(await stamp(r, "incomplete")).toBe(e);
     await fail(r, e);
     const again = await stamp(r, "incomplete");
@@ -198,8 +191,8 @@ describe("cell guards", () => {
     const resume = (executionId: string) =>
       resumeCell(db(), { ...at(executionId), data: { approval: "yes" } });
     expect(await resume(e)).toEqual({ ok: false, reason: "not_paused", status: "queued" });
-    const first = await claimCell(db(), { rowId: r, groupId: "g", executionId: e });
-    if (!first.ok || !("attempt" in first)) throw new Error("claim lost");
+    const first = await claim(r);
+    if (!first) throw new Error("claimed nothing");
     expect(await pause("ex_other", first.attempt)).toBe(false);
     expect(await pause(e, first.attempt + 1)).toBe(false);
     expect(await pause(e, first.attempt)).toBe(true);
@@ -208,8 +201,8 @@ describe("cell guards", () => {
     expect(await resume(e)).toEqual({ ok: true });
     // A resume hands the cell back to the queue under the same execution id.
     expect((await cell(r))?.status).toBe("queued");
-    const second = await claimCell(db(), { rowId: r, groupId: "g", executionId: e });
-    if (!second.ok || !("attempt" in second)) throw new Error("claim lost");
+    const second = await claim(r);
+    if (!second) throw new Error("claimed nothing");
     expect(await pause(e, first.attempt)).toBe(false);
     expect(await pause(e, second.attempt)).toBe(true);
     expect((await cancelCells(db(), { tableId, rowIds: [r] })).map((c) => c.was)).toEqual([
@@ -232,7 +225,7 @@ describe("cell guards", () => {
     });
     expect(await cell(r)).toBeNull();
     const e2 = (await stamp(r, "new")) as string;
-    await claimCell(db(), { rowId: r, groupId: "g", executionId: e2 });
+    await claim(r);
     expect(await unstampCell(db(), { rowId: r, groupId: "g", executionId: e2 })).toEqual({
       ok: false,
       reason: "stale",
@@ -243,7 +236,7 @@ describe("cell guards", () => {
   it("writes on a deleted row report gone and write nothing", async () => {
     const r = await newRow();
     const e = (await stamp(r)) as string;
-    await claimCell(db(), { rowId: r, groupId: "g", executionId: e });
+    await claim(r);
     await db().execute(sql`delete from rows where id = ${r}`);
     expect(await complete(r, e)).toEqual({ ok: false, reason: "gone" });
   });
@@ -251,7 +244,7 @@ describe("cell guards", () => {
   it("every successful transition appends exactly one cell event", async () => {
     const r = await newRow();
     const e = (await stamp(r)) as string;
-    await claimCell(db(), { rowId: r, groupId: "g", executionId: e });
+    await claim(r);
     await progress(r, e);
     await complete(r, e);
     await complete(r, e); // rejected: no event
@@ -353,40 +346,45 @@ describe("model-based", () => {
               if (inFlight) model.status = "cancelled";
               break;
             }
+            case "claim": {
+              // A carrier's step claims whatever cell of the row is queued, whichever
+              // execution it is: the actor carries the one it claimed from then on.
+              const claimed = await claim(r);
+              expect(claimed !== null, `claim by actor ${op.actor} in ${model.status}`).toBe(
+                model.status === "queued",
+              );
+              if (claimed) {
+                expect(claimed.executionId).toBe(model.exec);
+                attempt = claimed.attempt;
+                seen[op.actor] = claimed.executionId;
+                model.status = "running";
+              }
+              break;
+            }
             default: {
               const e = seen[op.actor];
               if (!e) break;
               const mine = e === model.exec;
-              const from: CellStatus =
-                op.kind === "claim" || op.kind === "failQueued" ? "queued" : "running";
+              const from: CellStatus = op.kind === "failQueued" ? "queued" : "running";
               const res =
-                op.kind === "claim"
-                  ? await claimCell(db(), { rowId: r, groupId: "g", executionId: e })
-                  : op.kind === "failQueued"
-                    ? await failQueuedCell(db(), {
-                        rowId: r,
-                        groupId: "g",
-                        executionId: e,
-                        message: "x",
-                      })
-                    : op.kind === "progress"
-                      ? await progress(r, e, attempt)
-                      : op.kind === "complete"
-                        ? await complete(r, e, attempt)
-                        : await fail(r, e, attempt);
-              if (
-                op.kind === "claim" &&
-                res.ok &&
-                "attempt" in res &&
-                typeof res.attempt === "number"
-              )
-                attempt = res.attempt;
+                op.kind === "failQueued"
+                  ? await failQueuedCell(db(), {
+                      rowId: r,
+                      groupId: "g",
+                      executionId: e,
+                      message: "x",
+                    })
+                  : op.kind === "progress"
+                    ? await progress(r, e, attempt)
+                    : op.kind === "complete"
+                      ? await complete(r, e, attempt)
+                      : await fail(r, e, attempt);
               const shouldWin = mine && model.status === from;
               expect(res.ok, `${op.kind} by actor ${op.actor} in ${model.status}`).toBe(shouldWin);
               if (!res.ok && model.status === "cancelled") expect(res.reason).toBe("cancelled");
               if (shouldWin) {
                 model.status =
-                  op.kind === "claim" || op.kind === "progress"
+                  op.kind === "progress"
                     ? "running"
                     : op.kind === "complete"
                       ? "completed"
@@ -406,12 +404,9 @@ describe("model-based", () => {
     for (let i = 0; i < 20; i++) {
       const r = await newRow();
       const e = (await stamp(r)) as string;
-      const results = await Promise.all(
-        Array.from({ length: 5 }, () =>
-          claimCell(db(), { rowId: r, groupId: "g", executionId: e }),
-        ),
-      );
-      expect(results.filter((x) => x.ok)).toHaveLength(1);
+      const results = await Promise.all(Array.from({ length: 5 }, () => claim(r)));
+      expect(results.filter((x) => x !== null)).toHaveLength(1);
+      expect(results.find((x) => x !== null)).toMatchObject({ executionId: e, attempt: 1 });
     }
   });
 
@@ -419,10 +414,7 @@ describe("model-based", () => {
     for (let i = 0; i < 20; i++) {
       const r = await newRow();
       const e = (await stamp(r)) as string;
-      await Promise.all([
-        claimCell(db(), { rowId: r, groupId: "g", executionId: e }),
-        cancelCells(db(), { tableId, rowIds: [r] }),
-      ]);
+      await Promise.all([claim(r), cancelCells(db(), { tableId, rowIds: [r] })]);
       expect((await cell(r))?.status).toBe("cancelled");
       expect(await complete(r, e)).toEqual({ ok: false, reason: "cancelled" });
     }

@@ -21,7 +21,7 @@ import { stampPage } from "@/store/cells/stamp";
 import type { CellAttemptRef } from "@/store/cells/transition";
 import { reserveCredits } from "@/store/usage/reserve";
 import { apiClient, dataOf } from "../helpers/api";
-import { claimByStep, completeCell } from "../helpers/cells";
+import { claimNext, completeCell } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
@@ -72,7 +72,7 @@ async function runningCells(
   );
   const cells = [];
   for (const r of rows) {
-    const claimed = await claimByStep(db(), { tableId: t.id, rowId: r.row_id });
+    const claimed = await claimNext(db(), { tableId: t.id, rowId: r.row_id, groupId: "g0" });
     if (!claimed) throw new Error("nothing claimed");
     cells.push({ tableId: t.id, rowId: r.row_id, ...claimed });
   }
@@ -221,7 +221,7 @@ describe("settling", () => {
       return row?.m;
     };
     expect(await committed()).toBe(10_000);
-    await requeueCell(db(), requeued);
+    await requeueCell(db(), requeued, "lost");
     await cancelCells(db(), { tableId, rowIds: [stopped.rowId] });
     await stampPage(db(), {
       tableId,
@@ -259,7 +259,7 @@ describe("halt", () => {
     );
     const cells = [];
     for (const r of rows) {
-      const claimed = await claimByStep(db(), { tableId: t.id, rowId: r.row_id });
+      const claimed = await claimNext(db(), { tableId: t.id, rowId: r.row_id, groupId: "g0" });
       if (claimed) cells.push({ rowId: r.row_id, ...claimed });
     }
     // Four of them are admitted at once and all hit the limit; two keep running.
@@ -323,7 +323,7 @@ describe("a run's credit cap", () => {
     );
     const cells = [];
     for (const r of rows) {
-      const claimed = await claimByStep(db(), { tableId: t.id, rowId: r.row_id });
+      const claimed = await claimNext(db(), { tableId: t.id, rowId: r.row_id, groupId: "g0" });
       if (claimed) cells.push({ rowId: r.row_id, ...claimed });
     }
     // Another admission of the run has counted 2 credits and not committed yet: every

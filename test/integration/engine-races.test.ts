@@ -13,10 +13,10 @@ import { log } from "@/config/log";
 import { AdvanceBatcher } from "@/engine/advance-batcher";
 import { runCarrier } from "@/engine/carrier";
 import { startRun } from "@/engine/dispatcher";
+import type { Pause } from "@/engine/race-points";
 import { redriveOrphans } from "@/engine/redrive";
 import { acquireRowLock } from "@/engine/row-lock";
 import { stopRuns } from "@/engine/stop";
-import { claimCell } from "@/store/cells/claim";
 import { failCell } from "@/store/cells/finish";
 import { runningWithoutLock } from "@/store/cells/orphan-probe";
 import { pauseAttempt } from "@/store/cells/pause-attempt";
@@ -25,7 +25,7 @@ import { rowStep } from "@/store/cells/row-step";
 import { stampPage } from "@/store/cells/stamp";
 import { writeCheckpoint } from "@/store/executions/checkpoint";
 import { apiClient } from "../helpers/api";
-import { completeCell } from "../helpers/cells";
+import { claimNext, completeCell } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
 import { engineDeps } from "../helpers/engine";
 import { everyPoint, RecordingBackend, taskContext } from "../helpers/engine-harness";
@@ -81,15 +81,15 @@ describe("attempt fence", () => {
     const rowId = t.rowIds[0] as string;
     const e = (await cell(rowId, "g0"))?.execution_id as string;
     // Attempt 1 claims without a row lock, as a carrier whose session then died.
-    expect(await claimCell(db(), { rowId, groupId: "g0", executionId: e })).toEqual({
-      ok: true,
+    expect(await claimNext(db(), { tableId: t.id, rowId, groupId: "g0" })).toMatchObject({
+      executionId: e,
       attempt: 1,
     });
     const backend = new RecordingBackend();
     const report = await redriveOrphans({ database: getDatabase(), backend, log: log() });
     expect(report.requeued).toBe(1);
-    expect(await claimCell(db(), { rowId, groupId: "g0", executionId: e })).toEqual({
-      ok: true,
+    expect(await claimNext(db(), { tableId: t.id, rowId, groupId: "g0" })).toMatchObject({
+      executionId: e,
       attempt: 2,
     });
     // The same execution id, attempt 1: each of its writes arrives late and loses.
@@ -189,7 +189,7 @@ describe("deadlocks", () => {
     const t = await stamped(2, 1);
     const rowId = t.rowIds[0] as string;
     const e0 = (await cell(rowId, "g0"))?.execution_id as string;
-    await claimCell(db(), { rowId, groupId: "g0", executionId: e0 });
+    await claimNext(db(), { tableId: t.id, rowId, groupId: "g0" });
     const other = await otherWriter(rowId);
     try {
       // The step finishes g0 (locking it) and claims g1, which the other writer holds.
@@ -264,7 +264,7 @@ describe("orphan probe", () => {
     const rowId = t.rowIds[0] as string;
     const e = (await cell(rowId, "g0"))?.execution_id as string;
     const before = await runningWithoutLock(db());
-    await claimCell(db(), { rowId, groupId: "g0", executionId: e });
+    await claimNext(db(), { tableId: t.id, rowId, groupId: "g0" });
     expect(await runningWithoutLock(db())).toBe(before + 1);
     // The same key the carrier locks: holding it makes the cell a live one.
     const session = await acquireRowLock(getDatabase(), t.id, rowId);
@@ -282,6 +282,40 @@ describe("orphan probe", () => {
       finish: { blockErrors: {} },
     });
     expect(await runningWithoutLock(db())).toBe(before);
+  });
+});
+
+describe("one claim door", () => {
+  it("a carrier claims every cell in a step: one step more on a table new to its process or after a schema edit, none when warm", async () => {
+    const t = await stamped(1, 3);
+    const [r1, r2, r3] = t.rowIds as [string, string, string];
+    const steps = new Map<string, number>();
+    const count: Pause = async (point, detail) => {
+      const rowId = detail?.rowId;
+      if (point !== "carrier:step" || !rowId) return;
+      const n = (steps.get(rowId) ?? 0) + 1;
+      steps.set(rowId, n);
+      // A schema edit just before r3's first step: the order that step claims under is
+      // of the version before.
+      if (rowId === r3 && n === 1)
+        await db().execute(
+          sql`update tables set schema_version = schema_version + 1 where id = ${t.id}`,
+        );
+    };
+    const deps = engineDeps({ backend: new RecordingBackend(), pause: count, chain: false });
+    for (const rowId of [r1, r2, r3]) {
+      const ctx = taskContext();
+      await runCarrier(deps, { tableId: t.id, rowId }, ctx);
+      expect(await cell(rowId, "g0")).toMatchObject({ status: "completed", attempt: 1 });
+      const [c] = await queryRows<{ run_id: string }>(
+        db(),
+        sql`select run_id from cells where row_id = ${rowId}`,
+      );
+      expect(c?.run_id).toBe(ctx.runId);
+    }
+    // The read, the claim under the order it brought, the terminal write (whose step
+    // reads the row done); warm, the read claims: the terminal write, and the read.
+    expect([r1, r2, r3].map((r) => steps.get(r))).toEqual([3, 2, 3]);
   });
 });
 

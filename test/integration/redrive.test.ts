@@ -1,7 +1,7 @@
 /**
  * The re-drive heals what a dead worker left: its `running` cells (row locks freed by
- * the crash) run again exactly once, a cell lost too often ends as an error, a queued
- * cell nobody carries gets a carrier, and passes racing each other do no work twice.
+ * the crash) run again exactly once, a queued cell nobody carries gets a carrier, and
+ * passes racing each other do no work twice. (A cell lost too often: redrive-losses.)
  */
 
 import { createDatabase, type Database, queryRows } from "@db/client";
@@ -10,7 +10,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalBackend } from "@/backends/local";
 import { log } from "@/config/log";
-import { MAX_ATTEMPTS, redriveOrphans } from "@/engine/redrive";
+import { redriveOrphans } from "@/engine/redrive";
 import { apiClient, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
@@ -55,29 +55,6 @@ const workerSessions = async () => {
 };
 
 describe("re-drive", () => {
-  it("a cell whose worker was lost too often ends as an error instead of running again", async () => {
-    const t = await waitTable(key, { groups: 1, ms: 10, rows: 1 });
-    await apiClient(key).POST("/api/tables/{id}/runs", {
-      params: { path: { id: t.id } },
-      body: { mode: "all" },
-    });
-    // No worker in this file runs it yet: make it look like a crash after the last attempt.
-    await db().execute(
-      sql`update cells set status = 'running', attempt = ${MAX_ATTEMPTS}, started_at = now()
-           where table_id = ${t.id}`,
-    );
-    const report = await redriveOrphans({ ...machine(), log: log() });
-    expect(report.failed).toBe(1);
-    const [cell] = await queryRows<{ status: string; error: string }>(
-      db(),
-      sql`select status::text, error from cells where table_id = ${t.id}`,
-    );
-    expect(cell).toEqual({
-      status: "error",
-      error: `The worker running this cell was lost ${MAX_ATTEMPTS} times; run it again`,
-    });
-  });
-
   it("a queued cell whose carrier job was lost gets a new carrier, and a fresh one is left alone", async () => {
     const t = await waitTable(key, { groups: 1, ms: 10, rows: 2 });
     await apiClient(key).POST("/api/tables/{id}/runs", {

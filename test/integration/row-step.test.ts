@@ -10,11 +10,11 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { CellStatus } from "@/domain/statuses";
 import { StepBatcher } from "@/engine/step-batcher";
 import { cancelCells } from "@/store/cells/cancel";
-import { claimCell } from "@/store/cells/claim";
 import { rowStep, rowSteps } from "@/store/cells/row-step";
 import { stampPage } from "@/store/cells/stamp";
 import { insertRows } from "@/store/rows/insert";
 import { createTable } from "@/store/tables/create";
+import { claimNext } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
 
@@ -122,9 +122,9 @@ describe("a carrier's step statement", () => {
 
   it("writes the finished cell's event before the claimed cell's, and reads the outputs back", async () => {
     const { rowId, e } = await stampedRow();
-    expect(
-      await claimCell(db(), { rowId, groupId: "g1", executionId: e.g1 as string }),
-    ).toMatchObject({ ok: true });
+    expect(await claimNext(db(), { tableId, rowId, groupId: "g1" })).toMatchObject({
+      executionId: e.g1,
+    });
     const r = await rowStep(db(), {
       tableId,
       rowId,
@@ -147,7 +147,7 @@ describe("a carrier's step statement", () => {
 
   it("a terminal write rejected by a Stop is reported, writes no outputs, and claims nothing", async () => {
     const { rowId, e } = await stampedRow();
-    await claimCell(db(), { rowId, groupId: "g1", executionId: e.g1 as string });
+    await claimNext(db(), { tableId, rowId, groupId: "g1" });
     await cancelCells(db(), { tableId, rowIds: [rowId] });
     const r = await rowStep(db(), {
       tableId,

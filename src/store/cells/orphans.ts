@@ -24,6 +24,14 @@
  * which adds up to one pass interval: at worst 2G + 2I (G + 2I when I ≥ G, as by
  * default: 40 s). A queued cell of no active dispatch is stale G after its stamp, healed
  * within G + I, as before.
+ *
+ * A pass reads at most `limit` candidates, and never the healthy ones: a row whose lock a
+ * session holds (its live carrier's; pg_locks, as the probe reads it) is left out, so
+ * however many rows are in flight, rows being carried cannot fill the read and keep an
+ * orphan out of it. The rest come rows with running cells first (a lost worker's: the
+ * pass hands them back, so they leave the candidates), then the oldest: by the time
+ * their running cell started or their stale queued cell was stamped. More candidates than
+ * the limit are healed over the next passes, the oldest first.
  */
 
 import type { Db } from "@db/client";
@@ -36,7 +44,7 @@ export interface OrphanCandidate {
   tableId: string;
   rowId: string;
   dispatchId: string | null;
-  running: { groupId: string; executionId: string; attempt: number }[];
+  running: { groupId: string; executionId: string; attempt: number; losses: number }[];
   /** Some queued cell was stale when the candidates were read (see the header). */
   queuedStale: boolean;
 }
@@ -63,20 +71,35 @@ export async function orphanCandidates(
           -- Off the window's partial index (queued/running cells only). A cell past an
           -- active dispatch's cursor waits for the window; any other one needs a carrier:
           -- no dispatch (auto-run, edits), or a dispatch already over (a resumed approval).
-          select c.table_id, c.row_id, c.dispatch_id, c.group_id, c.execution_id, c.attempt, c.status,
-                 ${staleQueued} as stale
+          select c.table_id, c.row_id, c.dispatch_id, c.group_id, c.execution_id, c.attempt, c.losses,
+                 c.status, c.started_at, c.queued_at, ${staleQueued} as stale
             from cells c
             left join dispatches d on d.id = c.dispatch_id and d.status = 'active'
            where c.status in ('queued', 'running')
              and (d.id is null or c.row_position <= d."cursor")
-        )
-        select table_id as "tableId", row_id as "rowId", min(dispatch_id) as "dispatchId",
-               coalesce(jsonb_agg(jsonb_build_object('groupId', group_id, 'executionId', execution_id, 'attempt', attempt))
-                          filter (where status = 'running'), '[]'::jsonb) as running,
-               bool_or(stale) as "queuedStale"
-          from inflight
-         group by table_id, row_id
-        having bool_or(status = 'running') or bool_or(stale)
+        ),
+        cand as (
+          select table_id, row_id, min(dispatch_id) as dispatch_id,
+                 coalesce(jsonb_agg(jsonb_build_object('groupId', group_id, 'executionId', execution_id,
+                                                       'attempt', attempt, 'losses', losses))
+                            filter (where status = 'running'), '[]'::jsonb) as running,
+                 bool_or(status = 'running') as has_running,
+                 bool_or(stale) as queued_stale,
+                 -- What makes it a candidate, and since when: a running cell's start, a
+                 -- stale queued cell's stamp (unknown times first).
+                 min(case when status = 'running' then coalesce(started_at, '-infinity')
+                          when stale then queued_at end) as since
+            from inflight
+           group by table_id, row_id
+          having bool_or(status = 'running') or bool_or(stale)
+        ),
+        held as (${heldRowLocks})
+        select table_id as "tableId", row_id as "rowId", dispatch_id as "dispatchId", running,
+               queued_stale as "queuedStale"
+          from cand
+         where not exists (select 1 from held
+                            where held.k = ${rowLockKeyOf(sql`cand.table_id`, sql`cand.row_id`)})
+         order by has_running desc, since, table_id, row_id
          limit ${opts.limit}`,
   );
 }

@@ -4,12 +4,13 @@
  * the fresh read the carrier decides on; and the steps of many carriers (of different
  * rows) in one statement, so one round trip and one commit serve them all (see
  * engine/step-batcher.ts). Each step keeps its own guards: a step whose terminal write
- * or claim loses its race loses only that, and learns why. Invariants: the claim is made only under the
- * schema version whose group order the caller passed (a schema edit in between makes it
- * claim nothing, and the caller decides on the fresh read instead); the claim is the
- * same guarded queued → running UPDATE as `claim.ts`, so a Stop that committed first
- * wins; the read is the statement's snapshot, taken before both writes, so the caller
- * applies the finished outputs to the row data itself.
+ * or claim loses its race loses only that, and learns why. Invariants: this claim is the
+ * only way a cell enters `running` (the attempt's number counts up here, and fences every
+ * write of the attempt); it is made only under the schema version whose group order the
+ * caller passed (with no order, or after a schema edit, it claims nothing and the caller
+ * steps again under the fresh read's order); it is a guarded queued → running UPDATE, so
+ * a Stop that committed first wins; the read is the statement's snapshot, taken before
+ * both writes, so the caller applies the finished outputs to the row data itself.
  *
  * A step that only claims commits asynchronously (no wait for the WAL flush): a claim
  * lost in a crash leaves the cell queued instead of running, and both are re-driven the
@@ -20,12 +21,11 @@
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { retryOnConflict } from "@db/sqlstate";
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { CellStatus } from "@/domain/statuses";
 import { type CascadeStep, creditsCommitted } from "../engine-reads";
 import { queuedOnRow } from "../sql";
 import { settleCtes } from "../usage/settle";
-import { claimSet } from "./claim";
 import type { Terminal } from "./finish";
 import { type AttemptRef, cellEventData, lostOutcome, type TransitionOutcome } from "./transition";
 
@@ -58,6 +58,18 @@ export interface RowStep {
    * caller wakes the table's streams once it returned.
    */
   eventsWritten: boolean;
+}
+
+/**
+ * What a claim sets: a fresh attempt with nothing of the last one left on the cell, and
+ * the task run carrying it (a Stop cancels that run). `attempt` counts up: it is the
+ * new attempt's number, which fences its writes. The new attempt has reserved no credits
+ * yet (whatever the last one held was released when the cell left it).
+ */
+function claimSet(runId: SQL): SQL {
+  return sql`status = 'running', started_at = now(), attempt = attempt + 1, run_id = ${runId},
+             running_block_ids = '{}', block_errors = '{}'::jsonb, outcome = null, error = null,
+             credits_held = false`;
 }
 
 /** One step as the statement reads it: a record of `jsonb_to_recordset`. */

@@ -4,7 +4,8 @@
  * so a stamp racing another writer can never replace what its mode must leave alone:
  * `new` never touches an existing cell; `incomplete` only re-arms `error`/`cancelled`
  * cells (in-flight ones are already on their way); `all` replaces anything, and the
- * attempt it replaces becomes stale. A new execution starts counting attempts from 0.
+ * attempt it replaces becomes stale. A new execution starts counting attempts and
+ * losses from 0.
  * A `resume` page starts an error/cancelled cell's new execution from the blocks its
  * last one finished: their checkpoints are copied under the new id in the same
  * statement (so every later write stays fenced on the new execution and attempt), and
@@ -237,7 +238,7 @@ export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
           on conflict (row_id, group_id) do update set
             status = 'queued', execution_id = excluded.execution_id, dispatch_id = excluded.dispatch_id,
             outcome = null, error = null, running_block_ids = '{}', block_errors = '{}'::jsonb,
-            details = '{}'::jsonb, run_id = null, attempt = 0, queued_at = now(), started_at = null,
+            details = '{}'::jsonb, run_id = null, attempt = 0, losses = 0, queued_at = now(), started_at = null,
             finished_at = null, updated_at = now(), resumed_from = ${resumedFrom(page)}
           where ${replaceable(page.mode)}
           returning table_id, row_id, group_id, status, outcome, execution_id, error, running_block_ids,

@@ -103,19 +103,7 @@ export function lostOutcome(updated: number, current: CellStatus | null): Transi
 }
 
 export async function transitionCell(db: Db, spec: TransitionSpec): Promise<TransitionOutcome> {
-  return (await transitionWithAttempt(db, spec)).outcome;
-}
-
-/** A transition that also tells the attempt number the cell has after it (a claim's). */
-export async function transitionWithAttempt(
-  db: Db,
-  spec: TransitionSpec,
-): Promise<{ outcome: TransitionOutcome; attempt: number | null }> {
-  const [row] = await queryRows<{
-    updated: number;
-    attempt: number | null;
-    current: CellStatus | null;
-  }>(
+  const [row] = await queryRows<{ updated: number; current: CellStatus | null }>(
     db,
     sql`with ${transitionCtes(spec, "t")},
         t_ev as (
@@ -125,13 +113,9 @@ export async function transitionWithAttempt(
         ),
         wake as (select pg_notify('cellflow_events', table_id) from t_ev)
         select (select count(*) from t_upd)::int as updated,
-               (select attempt from t_upd) as attempt,
                (select count(*) from wake)::int as woke,
                (select status from cells where row_id = ${spec.rowId} and group_id = ${spec.groupId}) as current`,
     { prepare: true },
   );
-  return {
-    outcome: lostOutcome(row?.updated ?? 0, row?.current ?? null),
-    attempt: row?.attempt ?? null,
-  };
+  return lostOutcome(row?.updated ?? 0, row?.current ?? null);
 }

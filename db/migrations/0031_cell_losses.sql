@@ -1,0 +1,1 @@
+ALTER TABLE "cells" ADD COLUMN "losses" integer DEFAULT 0 NOT NULL;
