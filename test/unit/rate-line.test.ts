@@ -47,7 +47,7 @@ describe("a rate-limit line", () => {
     );
     expect(served).toEqual(Array.from({ length: 12 }, (_, i) => i));
     expect(peak()).toBe(1);
-    expect(lineLength(key, limit)).toBe(0);
+    expect(lineLength(limiter, key, limit)).toBe(0);
   });
 
   it("lets a waiter behind the front leave at once when its attempt is stopped", async () => {
@@ -62,14 +62,14 @@ describe("a rate-limit line", () => {
     const stop = new AbortController();
     const behind = paceInLine(limiter, key, limit, { signal: stop.signal });
     const last = paceInLine(limiter, key, limit);
-    expect(lineLength(key, limit)).toBe(3);
+    expect(lineLength(limiter, key, limit)).toBe(3);
     const reason = new CancelledError();
     stop.abort(reason);
     await expect(behind).rejects.toBe(reason);
-    expect(lineLength(key, limit)).toBe(2);
+    expect(lineLength(limiter, key, limit)).toBe(2);
     release({ ok: true, at: 1 });
     await expect(front).resolves.toBe(1);
-    await waitFor(() => lineLength(key, limit) === 1, 1_000, 1);
+    await waitFor(() => lineLength(limiter, key, limit) === 1, 1_000, 1);
     release({ ok: true, at: 2 });
     await expect(last).resolves.toBe(2);
   });
@@ -107,7 +107,7 @@ describe("a rate-limit line", () => {
     for (const e of errors) expect(e).toBeInstanceOf(RateLimitExceeded);
     // The front's budget only: the line did not take budget × length to fail.
     expect(asked()).toBe(3);
-    expect(lineLength(key, limit)).toBe(0);
+    expect(lineLength(limiter, key, limit)).toBe(0);
   });
 
   it("refuses at once a waiter whose attempt is already stopped", async () => {

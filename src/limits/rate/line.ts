@@ -36,11 +36,25 @@ interface Line {
   waiters: Waiter[];
 }
 
-const lines = new Map<string, Line>();
+/**
+ * The lines of each limiter. A process builds one limiter (src/runtime/engine.ts), so
+ * this is one set of lines per process; a test that plays many processes in one (the
+ * simulated trigger.dev platform, a run per process) gives each its own limiter.
+ */
+const linesOf = new WeakMap<RateLimiter, Map<string, Line>>();
 
-/** How many waiters stand in this process's line for `key` (for tests and metrics). */
-export function lineLength(key: string, limit: RateLimit): number {
-  return lines.get(lineId(key, limit))?.waiters.length ?? 0;
+function linesFor(limiter: RateLimiter): Map<string, Line> {
+  let lines = linesOf.get(limiter);
+  if (!lines) {
+    lines = new Map();
+    linesOf.set(limiter, lines);
+  }
+  return lines;
+}
+
+/** How many waiters stand in `limiter`'s line for `key` (for tests and metrics). */
+export function lineLength(limiter: RateLimiter, key: string, limit: RateLimit): number {
+  return linesOf.get(limiter)?.get(lineId(key, limit))?.waiters.length ?? 0;
 }
 
 function lineId(key: string, limit: RateLimit): string {
@@ -59,6 +73,7 @@ export function paceInLine(
 ): Promise<number> {
   if (opts.signal?.aborted) return Promise.reject(opts.signal.reason);
   const id = lineId(key, limit);
+  const lines = linesFor(limiter);
   let line = lines.get(id);
   if (!line) {
     line = { limiter, key, limit, waiters: [] };
@@ -100,7 +115,7 @@ export function paceInLine(
       }, opts.stopCheckMs ?? 1_000);
       stopTimer.unref();
     }
-    if (current.waiters.length === 1) void serve(id, current);
+    if (current.waiters.length === 1) void serve(lines, id, current);
   });
 }
 
@@ -123,7 +138,7 @@ function settle(
 }
 
 /** Serves the line front to back until it is empty; never rejects. */
-async function serve(id: string, line: Line): Promise<void> {
+async function serve(lines: Map<string, Line>, id: string, line: Line): Promise<void> {
   for (let front = line.waiters[0]; front; front = line.waiters[0]) {
     try {
       const at = await pace(line.limiter, line.key, line.limit, front.opts);
