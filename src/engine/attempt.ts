@@ -19,7 +19,6 @@ import {
   isDeadline,
   isInterrupted,
   isLostAuthority,
-  isRateLimitExceeded,
   isSharedLimiterRequired,
   isUsageLimitHalt,
   LostAuthority,
@@ -185,6 +184,8 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
     return failure(removed);
   }
 
+  // The deadline's time as well as its timer: the rate-limit pacing reserves no slot past it.
+  const deadlineAt = Date.now() + a.attemptTimeoutMs;
   const timer = setTimeout(
     () =>
       controller.abort(new DeadlineError(`Timed out after ${formatDuration(a.attemptTimeoutMs)}`)),
@@ -219,6 +220,7 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
     (halt) => controller.abort(halt),
     {
       requireSharedLimiter: a.requireSharedLimiter ?? false,
+      deadlineAt,
       cacheTtlMs: a.enrichmentCacheTtlMs,
       onCacheError: (err) => log.warn({ err }, "the enrichment cache could not be written"),
     },
@@ -346,8 +348,6 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
     if (isInterrupted(reason)) return { kind: "interrupted", end: "interrupted" };
     if (isLostAuthority(reason)) return ended(reason.reason);
     if (isDeadline(reason)) return failure(reason.message);
-    // Paced past its budget: a plain message, not an internal error.
-    if (isRateLimitExceeded(reason)) return failure(reason.message);
     // A deployment without a shared limiter: the message says what to set.
     if (isSharedLimiterRequired(reason)) return failure(reason.message);
     // Error texts quote what blocks saw (URLs, answers): no secret leaves in them.
