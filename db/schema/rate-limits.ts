@@ -2,9 +2,10 @@ import { bigint, pgTable, text } from "drizzle-orm/pg-core";
 
 /**
  * The Postgres rate limiter's sliding logs (src/limits/rate/postgres.ts), one row per
- * `<limit>/<windowMs>:<workspaceId>:<providerId>`: the grant times (epoch ms, the
- * database's clock) still inside the window, oldest first. The row's lock serializes
- * the takers of one key across every process on the database (cellflow_rate_take).
+ * `<limit>/<windowMs>:<workspaceId>:<providerId>`: the calls' slots (epoch ms, the
+ * database's clock) still inside the window or reserved ahead, oldest first. The row's
+ * lock serializes the takers that reserve a slot, in every process on the database
+ * (cellflow_rate_take); a take that is refused only reads it.
  */
 export const rateLimitLogs = pgTable("rate_limit_logs", {
   key: text("key").primaryKey(),

@@ -21,7 +21,6 @@ import {
   isDeadline,
   isInterrupted,
   isLostAuthority,
-  isRateLimitExceeded,
   isSharedLimiterRequired,
   isUsageLimitHalt,
   LostAuthority,
@@ -145,6 +144,8 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
   const controller = new AbortController();
   const unregister = registerAttempt(executionId, controller);
 
+  // The deadline's time as well as its timer: the rate-limit pacing reserves no slot past it.
+  const deadlineAt = Date.now() + a.attemptTimeoutMs;
   const timer = setTimeout(
     () =>
       controller.abort(new DeadlineError(`Timed out after ${formatDuration(a.attemptTimeoutMs)}`)),
@@ -179,6 +180,7 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
     (halt) => controller.abort(halt),
     {
       requireSharedLimiter: a.requireSharedLimiter ?? false,
+      deadlineAt,
       cacheTtlMs: a.enrichmentCacheTtlMs,
       onCacheError: (err) => log.warn({ err }, "the enrichment cache could not be written"),
     },
@@ -309,8 +311,6 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
     if (isInterrupted(reason)) return { kind: "interrupted", end: "interrupted" };
     if (isLostAuthority(reason)) return ended(reason.reason);
     if (isDeadline(reason)) return failure(reason.message);
-    // Paced past its budget: a plain message, not an internal error.
-    if (isRateLimitExceeded(reason)) return failure(reason.message);
     // A deployment without a shared limiter: the message says what to set.
     if (isSharedLimiterRequired(reason)) return failure(reason.message);
     // Error texts quote what blocks saw (URLs, answers): no secret leaves in them.

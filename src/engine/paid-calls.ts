@@ -7,9 +7,11 @@
  * reservation is charged only by the fenced write that records the answer (the caller
  * passes the key with it: `Finish.charges`, a checkpoint's charges) and released
  * otherwise (`release`, or the trigger when the attempt ends); an attempt that lost its
- * cell makes no call; every call then waits its turn at the workspace's shared rate limit,
+ * cell makes no call; every call then waits its turn at the workspace's shared rate limit for
+ * as long as the attempt lives (its deadline is the budget, not a count of refusals),
  * standing down on a Stop (its signal, or the tombstone when the notice does not reach
- * this process); a provider's refusal with a `Retry-After` holds this process's later
+ * this process) and at the deadline (its signal again: the cell shows the deadline's
+ * message); a provider's refusal with a `Retry-After` holds this process's later
  * calls of the workspace to that provider that long. In front of it all, the workspace's
  * result cache (when on): a fresh answer for the same inputs is reused, with no admission
  * and no call. A halt aborts the whole attempt through `onHalt` before it is thrown,
@@ -38,6 +40,8 @@ export function paidCalls(
   onHalt: (halt: UsageLimitHalt | SharedLimiterRequired | LostAuthority) => void,
   opts: {
     requireSharedLimiter?: boolean;
+    /** The attempt's deadline (epoch ms): the pacing reserves no slot past it. */
+    deadlineAt?: number;
     /** Reuse answers this young (the workspace's result cache); 0 or absent: off. */
     cacheTtlMs?: number;
     onCacheError?: (err: unknown) => void;
@@ -53,6 +57,7 @@ export function paidCalls(
   const refusal = opts.requireSharedLimiter ? sharedLimiterRefusal(limiter.kind) : undefined;
   const pace = limiterHook(a.workspaceId, a.plan, {
     limiter,
+    deadlineAt: opts.deadlineAt,
     isStopped: () =>
       attemptSuperseded(db, {
         rowId: a.rowId,

@@ -70,7 +70,7 @@ export type ProviderStatus = "found" | "empty" | "error" | "skipped";
 
 /** A rate limiter's go-ahead for one provider call. */
 export interface CallGrant {
-  /** When the limiter counted the call (its clock, epoch ms). */
+  /** The call's slot: when the limiter let it go (its clock, epoch ms). */
   at: number;
   /** How long the call waited for it. */
   waitedMs: number;

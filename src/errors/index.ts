@@ -18,7 +18,6 @@ type Kind =
   | "deadline"
   | "lost-authority"
   | "usage-halt"
-  | "rate-limit-exceeded"
   | "shared-limiter-required";
 
 function kindOf(value: unknown): unknown {
@@ -75,21 +74,6 @@ export class UsageLimitHalt extends Error {
   }
 }
 
-export const RATE_LIMIT_EXCEEDED = "Rate limit exceeded — retry later";
-
-/** Paced past its budget of takes: the cell shows the plain message. */
-export class RateLimitExceeded extends Error {
-  readonly [KIND]: Kind = "rate-limit-exceeded";
-  constructor(
-    readonly key: string,
-    readonly reason: "limited" | "unavailable",
-    options?: ErrorOptions,
-  ) {
-    super(RATE_LIMIT_EXCEEDED, options);
-    this.name = "RateLimitExceeded";
-  }
-}
-
 /**
  * A paid call refused because this process's limiter counts only its own calls, where
  * every run is a process of its own: the message says what to configure.
@@ -107,7 +91,5 @@ export const isInterrupted = (e: unknown): e is InterruptedError => kindOf(e) ==
 export const isDeadline = (e: unknown): e is DeadlineError => kindOf(e) === "deadline";
 export const isLostAuthority = (e: unknown): e is LostAuthority => kindOf(e) === "lost-authority";
 export const isUsageLimitHalt = (e: unknown): e is UsageLimitHalt => kindOf(e) === "usage-halt";
-export const isRateLimitExceeded = (e: unknown): e is RateLimitExceeded =>
-  kindOf(e) === "rate-limit-exceeded";
 export const isSharedLimiterRequired = (e: unknown): e is SharedLimiterRequired =>
   kindOf(e) === "shared-limiter-required";

@@ -2,8 +2,8 @@
  * A process of pacers for the cross-process rate-limit test: PACERS concurrent loops,
  * each pacing GRANTS_EACH calls on KEY in this process's line (as cells do) through the
  * limiter the environment selects (REDIS_URL, else Postgres at DATABASE_URL), starting at START_AT (epoch ms). Prints
- * one JSON line: when the limiter counted every grant (its store's clock, epoch ms — what
- * the limit is about; the caller hears of it a delivery latency later) and each wait.
+ * one JSON line: every call's slot (its store's clock, epoch ms — what the limit is
+ * about; the call goes once its slot comes) and each wait.
  */
 
 import { createDatabase } from "@db/client";
@@ -39,7 +39,6 @@ async function main(): Promise<void> {
         const asked = Date.now();
         grants.push(
           await paceInLine(limiter, key, limit, {
-            attempts: 10_000,
             baseMs: paceBaseMs(limit.limit),
             maxMs: 1_000,
           }),

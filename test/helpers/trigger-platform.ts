@@ -13,12 +13,18 @@
  *   is failed and not retried (the task sets `retry: { maxAttempts: 1 }`). The re-drive
  *   schedule runs every `everyMs` (trigger.dev's cron is every minute). Run metadata
  *   (the dashboard's progress) is not reported: there is no task context.
+ * - A run's process, where it matters: with `limiterPerRun`, each run builds its own rate
+ *   limiter, as each trigger.dev run (its own process) does at its composition root, so
+ *   each stands in a line of its own per key (src/limits/rate/line.ts) and the runs'
+ *   fronts compete at the shared limiter, as separate processes do. Without it, every run
+ *   shares the deps' limiter, as the carriers of one worker process do.
  */
 import { setMaxListeners } from "node:events";
 import { CarrierPayloadSchema, StampPayloadSchema, TASKS } from "@/backends/port";
 import { type EngineDeps, runCarrier } from "@/engine/carrier";
 import { redriveOrphans } from "@/engine/redrive";
 import { runStamper } from "@/engine/stamper";
+import type { RateLimiter } from "@/limits/rate/port";
 import { delay } from "./endpoint";
 import type { FakeTrigger, TriggeredRun } from "./fake-trigger";
 
@@ -57,6 +63,7 @@ export class SimulatedTriggerPlatform {
     fake: FakeTrigger,
     private readonly deps: EngineDeps,
     private readonly concurrency: number,
+    private readonly opts: { limiterPerRun?: () => RateLimiter } = {},
   ) {
     fake.onRun((run) => this.accept(run));
     // Every running carrier listens on the one shutdown signal.
@@ -130,10 +137,15 @@ export class SimulatedTriggerPlatform {
   private async execute(run: TriggeredRun): Promise<void> {
     this.stats.started++;
     const ctx = { runId: run.id, signal: this.stopping.signal };
+    const limiter = this.opts.limiterPerRun?.();
     try {
       if (run.task === TASKS.carrier) {
         const payload = CarrierPayloadSchema.parse(run.payload);
-        await runCarrier({ ...this.deps, chain: false }, payload, ctx);
+        await runCarrier(
+          { ...this.deps, ...(limiter ? { limiter } : {}), chain: false },
+          payload,
+          ctx,
+        );
       } else if (run.task === TASKS.stamper) {
         const payload = StampPayloadSchema.parse(run.payload);
         await runStamper(this.deps.database.db, this.deps.backend, payload, ctx);
@@ -144,6 +156,8 @@ export class SimulatedTriggerPlatform {
       this.stats.failed++;
       const m = (err instanceof Error ? err.message : String(err)).slice(0, 120);
       this.stats.failures[m] = (this.stats.failures[m] ?? 0) + 1;
+    } finally {
+      await limiter?.close();
     }
   }
 }

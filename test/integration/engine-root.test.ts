@@ -36,8 +36,9 @@ class ClosingLimiter implements RateLimiter {
   readonly kind = "postgres";
   closes = 0;
   async take(_key: string, _limit: RateLimit): Promise<Take> {
-    return { ok: true };
+    return { ok: true, at: Date.now(), waitMs: 0, ticket: "t" };
   }
+  async release(): Promise<void> {}
   async close(): Promise<void> {
     this.closes += 1;
   }

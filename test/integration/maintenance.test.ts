@@ -56,7 +56,7 @@ describe("pruning", () => {
       sql`insert into rate_limit_logs (key, grants) values
             ('50/1000:ws_idle:p', array[${idle}::bigint]), ('50/1000:ws_empty:p', '{}')`,
     );
-    const take = { limit: 50, windowMs: 1000, spacingMs: 0, guardMs: 0 };
+    const take = { limit: 50, windowMs: 1000, spacingMs: 0, guardMs: 0, reachMs: 0 };
     expect((await takeFromLog(db(), { key: "50/1000:ws_busy:p", ...take })).granted).toBe(true);
     expect(await pruneRateLimitLogs(db())).toBe(2);
     expect(await keys("rate_limit_logs")).toEqual(["50/1000:ws_busy:p"]);

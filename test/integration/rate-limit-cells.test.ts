@@ -1,7 +1,8 @@
 /**
  * Shared rate limits through real cells: enrichment cells run by two worker processes,
  * paced through one Redis or through their Postgres, never call a provider more often than the plan allows in any
- * one-second window; and while credits are used up, auto-run does not fire paid groups.
+ * one-second window; a Stop ends their wait at once, and their deadline ends it with the
+ * deadline's message; and while credits are used up, auto-run does not fire paid groups.
  */
 
 import { queryRows } from "@db/client";
@@ -157,6 +158,39 @@ describe("rate limits through cells", () => {
     // nothing waiting in line goes out after the Stop.
     await new Promise((r) => setTimeout(r, 2_500));
     expect(ep.hitsOf("/slow-site").length).toBeLessThanOrEqual(callsAtStop + 1);
+  }, 60_000);
+
+  it("a cell whose deadline passes while it waits its turn ends with the deadline's message, not a rate-limit one", async () => {
+    const ws = await newWorkspace("deadline-paced");
+    await db().execute(sql`update workspaces set plan = 'pro' where id = ${ws.id}`);
+    // One call a second and 2.5 s per attempt: of eight cells waiting at once, only the
+    // first two or three can have their turn in time.
+    const worker = await spawnWorker(url, 8, {
+      CELLFLOW_RATE_LIMIT_PER_SECOND: "1",
+      CELLFLOW_ATTEMPT_TIMEOUT_MS: "2500",
+    });
+    try {
+      const tableId = await metaTable(ws.key, { siteUrl: ep.url, rows: 8, path: "/site" });
+      const run = await apiClient(ws.key).POST("/api/tables/{id}/runs", {
+        params: { path: { id: tableId } },
+        body: { mode: "all" },
+      });
+      expect(await waitForDispatch(ws.key, tableId, startedRun(run).dispatchId, 30_000)).toBe(
+        "completed",
+      );
+      const ends = await queryRows<{ status: string; error: string | null; n: number }>(
+        db(),
+        sql`select status::text as status, error, count(*)::int as n from cells
+             where table_id = ${tableId} group by 1, 2`,
+      );
+      const completed = ends.find((e) => e.status === "completed")?.n ?? 0;
+      const errors = ends.filter((e) => e.status === "error");
+      expect(completed).toBeGreaterThanOrEqual(1);
+      expect(errors.map((e) => e.error)).toEqual(["Timed out after 2.5 s"]);
+      expect(completed + (errors[0]?.n ?? 0)).toBe(8);
+    } finally {
+      await worker.kill();
+    }
   }, 60_000);
 
   it("while the month's credits are used up, auto-run does not fire paid groups", async () => {

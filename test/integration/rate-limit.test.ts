@@ -5,13 +5,14 @@
  * on one Redis, or on one Postgres, no one-second window holds more than the limit.
  */
 import net from "node:net";
-import { createDatabase } from "@db/client";
+import { createDatabase, queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
+import { sql } from "drizzle-orm";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readEnv } from "@/config/env";
 import { abortLocal, registerAttempt } from "@/engine/cancellation";
-import { CancelledError, RateLimitExceeded } from "@/errors";
+import { CancelledError, DeadlineError } from "@/errors";
 import { limiterFromEnv, limiterKind } from "@/limits/rate/instance";
 import { MemoryLimiter } from "@/limits/rate/memory";
 import { backoffMs, coolDown, pace } from "@/limits/rate/pace";
@@ -56,33 +57,104 @@ const adapters: [string, () => RateLimiter][] = [
 ];
 
 describe.each(adapters)("the %s adapter", (_name, make) => {
-  it("grants exactly the limit per window, then answers not-now until the window moves", async () => {
+  it("reserves the limit per window in order, spaced, the next once the first leaves the window; a slot out of the caller's reach is refused", async () => {
     const limiter = make();
     const key = freshKey();
-    const limit = { limit: 5, windowMs: 400 };
-    // When each granted take was asked and answered: the grant happened in between.
-    const asked: number[] = [];
-    const grants: number[] = [];
-    const reasons = new Set<string>();
-    while (grants.length < 6) {
-      const before = performance.now();
+    // A long window: slots are reserved at once, so the test does not wait for them, and
+    // their spacing (half of 4 s / 5) dwarfs any adapter's latency.
+    const limit = { limit: 5, windowMs: 4_000 };
+    const slots: { at: number; waitMs: number }[] = [];
+    for (let i = 0; i < 6; i++) {
       const take = await limiter.take(key, limit);
-      if (take.ok) {
-        asked.push(before);
-        grants.push(performance.now());
-      } else {
-        reasons.add(take.reason);
-        expect(take.retryAfterMs).toBeGreaterThan(0);
-        expect(take.retryAfterMs).toBeLessThanOrEqual(410);
-        await new Promise((r) => setTimeout(r, take.retryAfterMs));
-      }
+      if (!take.ok) throw new Error(`take ${i} refused: ${take.reason}`);
+      slots.push(take);
     }
-    expect(reasons).toEqual(new Set(["limited"]));
-    // Five inside one window, the sixth only once the first left it.
-    expect((asked[4] ?? 0) - (grants[0] ?? 0)).toBeLessThan(400);
-    expect((grants[5] ?? 0) - (asked[0] ?? 0)).toBeGreaterThanOrEqual(400);
+    const ats = slots.map((s) => s.at);
+    // The first goes now; each later one is reserved ahead, in the order asked, at least
+    // the spacing after the one before.
+    expect(slots[0]?.waitMs).toBeLessThan(400);
+    for (let i = 1; i < 6; i++) {
+      expect((ats[i] ?? 0) - (ats[i - 1] ?? 0)).toBeGreaterThanOrEqual(400);
+    }
+    // Reserved ahead, said how far on the limiter's clock (less the time the takes took).
+    expect(slots[5]?.waitMs).toBeGreaterThan(2_000);
+    // The sixth only once the first has left the window (4 s and its 1 % guard).
+    expect((ats[5] ?? 0) - (ats[0] ?? 0)).toBeGreaterThanOrEqual(4_040);
+    expect(maxInAnyWindow(ats, 4_040)).toBeLessThanOrEqual(5);
+    // A caller that cannot wait that long is refused, and told when a slot is in reach.
+    const near = await limiter.take(key, limit, { maxWaitMs: 10 });
+    expect(near).toMatchObject({ ok: false, reason: "limited" });
+    if (!near.ok) expect(near.retryAfterMs).toBeGreaterThan(0);
     // Keys are independent: another workspace's provider is not limited by this one.
-    expect((await limiter.take(`${key}-other`, limit)).ok).toBe(true);
+    expect(await limiter.take(`${key}-other`, limit)).toMatchObject({ ok: true, waitMs: 0 });
+  });
+
+  it("takes a slot given back: the next caller gets it", async () => {
+    const limiter = make();
+    const key = freshKey();
+    const limit = { limit: 2, windowMs: 10_000 };
+    const first = await limiter.take(key, limit);
+    const second = await limiter.take(key, limit);
+    if (!first.ok || !second.ok) throw new Error("refused");
+    expect(second.waitMs).toBeGreaterThan(2_000);
+    await limiter.release(key, limit, second);
+    const again = await limiter.take(key, limit);
+    if (!again.ok) throw new Error("refused");
+    expect(again.at).toBeLessThanOrEqual(second.at);
+    // The window is full again: the next waits for the first to leave it.
+    const third = await limiter.take(key, limit);
+    if (!third.ok) throw new Error("refused");
+    expect(third.at).toBeGreaterThanOrEqual(first.at + 10_000);
+  });
+});
+
+describe("the Postgres limiter", () => {
+  /** The key's row's xmin and xmax: a write changes the first, a row lock the second. */
+  async function rowVersion(key: string): Promise<string | undefined> {
+    const [row] = await queryRows<{ v: string }>(
+      getDatabase().db,
+      sql`select xmin::text || '/' || xmax::text as v from rate_limit_logs where key = ${key}`,
+    );
+    return row?.v;
+  }
+
+  it("refuses with a read: a refused take neither locks nor writes the key's row", async () => {
+    const limiter = new PostgresLimiter(getDatabase().db);
+    const key = freshKey();
+    // One call a minute: the next slot is out of reach (past the horizon).
+    const limit = { limit: 1, windowMs: 60_000 };
+    expect((await limiter.take(key, limit)).ok).toBe(true);
+    const before = await rowVersion(`1/60000:${key}`);
+    for (let i = 0; i < 5; i++) {
+      expect(await limiter.take(key, limit)).toMatchObject({ ok: false, reason: "limited" });
+    }
+    expect(await rowVersion(`1/60000:${key}`)).toBe(before);
+  });
+
+  it("refused takes do not queue on the row lock: with the row locked by a taker, twenty refusals answer at once", async () => {
+    // A take that waited on the lock would answer "unavailable" at this timeout (or at
+    // the database's lock timeout of 2 s).
+    const limiter = new PostgresLimiter(getDatabase().db, 1_500);
+    const key = freshKey();
+    const limit = { limit: 1, windowMs: 60_000 };
+    expect((await limiter.take(key, limit)).ok).toBe(true);
+    // Warm: the pool's connections are open before the clock starts.
+    await Promise.all(Array.from({ length: 20 }, () => limiter.take(key, limit)));
+    const holder = new pg.Client({ connectionString: dbUrl });
+    await holder.connect();
+    try {
+      await holder.query("begin");
+      await holder.query("select 1 from rate_limit_logs where key = $1 for update", [
+        `1/60000:${key}`,
+      ]);
+      const started = performance.now();
+      const takes = await Promise.all(Array.from({ length: 20 }, () => limiter.take(key, limit)));
+      for (const t of takes) expect(t).toMatchObject({ ok: false, reason: "limited" });
+      expect(performance.now() - started).toBeLessThan(1_500);
+    } finally {
+      await holder.query("rollback");
+      await holder.end();
+    }
   });
 });
 
@@ -137,7 +209,7 @@ describe("a limiter that cannot answer", () => {
     }
   });
 
-  it("says not-now when the key's log stays locked past the timeout (a stuck taker holds it)", async () => {
+  it("says not-now when a slot is in reach but the key's log stays locked past the timeout (a stuck taker holds it)", async () => {
     const limiter = new PostgresLimiter(getDatabase().db, 300);
     const key = freshKey();
     const limit = { limit: 100, windowMs: 1000 };
@@ -156,7 +228,7 @@ describe("a limiter that cannot answer", () => {
       await blocked.connect();
       try {
         await expect(
-          blocked.query("select * from cellflow_rate_take($1, 100, 1000, 5, 10)", [
+          blocked.query("select * from cellflow_rate_take($1, 100, 1000, 5, 10, 30000)", [
             `100/1000:${key}`,
           ]),
         ).rejects.toThrow(/lock timeout/);
@@ -213,9 +285,10 @@ describe("pacing", () => {
         seen[i] = times;
         times.push(performance.now());
         return times.length > refusals
-          ? { ok: true }
+          ? { ok: true, at: Date.now(), waitMs: 0, ticket: "t" }
           : { ok: false, retryAfterMs, reason: "limited" };
       },
+      async release() {},
       async close() {},
     };
   };
@@ -241,15 +314,15 @@ describe("pacing", () => {
     );
   });
 
-  it("waits out a known retry-after with a jitter capped at four bases; backs off exponentially only when the limiter cannot answer", () => {
+  it("waits out a known retry-after with a jitter of at most one base; backs off exponentially only when the limiter cannot answer", () => {
     const limited = { retryAfterMs: 30, reason: "limited" as const };
     const down = { retryAfterMs: 500, reason: "unavailable" as const };
     const top = () => 0.999_999;
-    // Refusal after refusal, a limited waiter never waits much past when a call frees up.
+    // Refusal after refusal, a limited waiter never waits much past when a slot is in reach.
     for (const attempt of [0, 1, 2, 5, 20]) {
       const w = backoffMs(attempt, limited, 10, 5_000, top);
       expect(w).toBeGreaterThanOrEqual(30);
-      expect(w).toBeLessThanOrEqual(30 + 10 * Math.min(4, 2 ** attempt));
+      expect(w).toBeLessThanOrEqual(30 + 10);
     }
     expect(backoffMs(0, limited, 10, 5_000, () => 0)).toBe(30);
     // A limiter that is down is asked less and less often, up to the cap.
@@ -306,20 +379,62 @@ describe("pacing", () => {
     expect(performance.now() - started).toBeLessThan(400);
   });
 
-  it("gives up after its budget with the message the cell shows", async () => {
+  it("has no budget of refusals: it waits until the attempt's deadline, and ends with the deadline's error", async () => {
     const seen: number[][] = [];
+    const deadline = new AbortController();
+    const reason = new DeadlineError("Timed out after 1 s");
+    setTimeout(() => deadline.abort(reason), 600);
     const err = await pace(
-      refusing(100, 5, seen),
+      refusing(Number.POSITIVE_INFINITY, 2, seen),
       "0",
       { limit: 1, windowMs: 1000 },
-      {
-        attempts: 3,
-        baseMs: 5,
-      },
+      { baseMs: 1, signal: deadline.signal },
     ).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(RateLimitExceeded);
-    expect((err as Error).message).toBe("Rate limit exceeded — retry later");
-    expect(seen[0]).toHaveLength(3);
+    expect(err).toBe(reason);
+    // Far more refusals than the old budget of 40 takes: the time ran out, not a count.
+    expect(seen[0]?.length).toBeGreaterThan(40);
+  });
+
+  it("reserves no slot past the attempt's deadline: the limiter is told how long the call can wait", async () => {
+    const limiter = new MemoryLimiter();
+    const key = freshKey();
+    const limit = { limit: 1, windowMs: 1_000 };
+    await limiter.take(key, limit);
+    const deadline = new AbortController();
+    const reason = new DeadlineError("Timed out after 0.3 s");
+    setTimeout(() => deadline.abort(reason), 300);
+    // The next slot is a second away, past the deadline: refused (and not reserved) until
+    // the deadline ends the wait.
+    await expect(
+      pace(limiter, key, limit, {
+        signal: deadline.signal,
+        deadlineAt: Date.now() + 300,
+        baseMs: 5,
+      }),
+    ).rejects.toBe(reason);
+    // Nothing was reserved for it: the next caller's slot is the one right after the first.
+    const next = await limiter.take(key, limit);
+    expect(next).toMatchObject({ ok: true });
+    if (next.ok) expect(next.waitMs).toBeLessThan(1_010);
+  });
+
+  it("each call asks the limiter once when a slot is in reach: waiting is sleeping until its slot, not asking again", async () => {
+    const limiter = new MemoryLimiter();
+    let takes = 0;
+    const counting: RateLimiter = {
+      kind: "memory",
+      take: (...args) => {
+        takes++;
+        return limiter.take(...args);
+      },
+      release: (...args) => limiter.release(...args),
+      close: async () => {},
+    };
+    const key = freshKey();
+    const limit = { limit: 20, windowMs: 1_000 };
+    const grants = await Promise.all(Array.from({ length: 30 }, () => pace(counting, key, limit)));
+    expect(takes).toBe(30);
+    expect(maxInAnyWindow(grants, 1_000)).toBeLessThanOrEqual(20);
   });
 
   it("honours a provider's Retry-After before the next call on that key", async () => {

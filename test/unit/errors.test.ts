@@ -9,11 +9,9 @@ import {
   isDeadline,
   isInterrupted,
   isLostAuthority,
-  isRateLimitExceeded,
   isSharedLimiterRequired,
   isUsageLimitHalt,
   LostAuthority,
-  RateLimitExceeded,
   SharedLimiterRequired,
   UsageLimitHalt,
 } from "@/errors";
@@ -29,11 +27,6 @@ const cases: { name: string; make: () => Error; is: (e: unknown) => boolean }[] 
   { name: "DeadlineError", make: () => new DeadlineError("too long", { cause }), is: isDeadline },
   { name: "LostAuthority", make: () => new LostAuthority("stale", { cause }), is: isLostAuthority },
   { name: "UsageLimitHalt", make: () => new UsageLimitHalt({ cause }), is: isUsageLimitHalt },
-  {
-    name: "RateLimitExceeded",
-    make: () => new RateLimitExceeded("k", "limited", { cause }),
-    is: isRateLimitExceeded,
-  },
   {
     name: "SharedLimiterRequired",
     make: () => new SharedLimiterRequired("set REDIS_URL", { cause }),

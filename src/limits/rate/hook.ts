@@ -2,10 +2,10 @@
  * The run context's `beforeCall(providerId, signal)`: paces every provider call of a
  * workspace through the shared limiter, keyed `<workspaceId>:<providerId>`, at the
  * workspace plan's rate, standing in this process's line for that key (`line.ts`).
- * Resolves with the grant (when the limiter counted it, how long the call waited);
- * rejects with the signal's reason on a Stop, CancelledError when `isStopped` finds the
- * tombstone, or RateLimitExceeded ("Rate limit exceeded — retry later") when the
- * budget runs out.
+ * Resolves with the grant (the call's slot, how long the call waited). Its budget is the
+ * attempt's time: it waits its turn until `signal` aborts (the attempt's deadline, with
+ * the deadline's own error, or a Stop) or `isStopped` finds the tombstone
+ * (CancelledError); with `deadlineAt`, no slot past it is reserved.
  */
 import type { Plan } from "@/domain/statuses";
 import type { BeforeCall } from "@/enrichments/types";
@@ -14,18 +14,14 @@ import { paceInLine } from "./line";
 import { coolDown, type PaceOptions } from "./pace";
 import type { RateLimiter } from "./port";
 
-/** Refusals the front of a line waits through before the line ends "Rate limit exceeded". */
-export const CELL_PACE_ATTEMPTS = 40;
-
 export function rateLimitKey(workspaceId: string, providerId: string): string {
   return `${workspaceId}:${providerId}`;
 }
 
 /**
- * Backoff base for a rate: a quarter of the even spacing (1 s / rate), kept between 2
- * and 100 ms. The limiter says when the next call frees up, and only the front of each
- * process's line asks, so a small jitter keeps processes out of lockstep; a jitter of a
- * whole spacing left freed calls unused (W5: 47.6/s instead of 49.5/s at 50/s).
+ * The jitter on a refusal's retry-after: a quarter of the even spacing (1 s / rate), kept
+ * between 2 and 100 ms. Refusals only come when no slot is in reach (the limiter reserves
+ * one otherwise), so this only keeps processes asking again out of lockstep.
  */
 export function paceBaseMs(perSecond: number): number {
   return Math.min(100, Math.max(2, Math.round(250 / perSecond)));
@@ -42,10 +38,9 @@ export function limiterHook(
   return async (providerId, signal) => {
     const started = Date.now();
     const at = await paceInLine(limiter, rateLimitKey(workspaceId, providerId), limit, {
-      attempts: CELL_PACE_ATTEMPTS,
       baseMs: paceBaseMs(perSecond),
-      // The limiter knows when a call frees up: backing off much longer than a window
-      // only leaves calls unused.
+      // A limiter that cannot answer is asked again at least every second: the calls
+      // waiting for it go as soon as it is back.
       maxMs: 1_000,
       stopCheckMs: 2_000,
       ...paceOpts,

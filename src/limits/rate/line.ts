@@ -1,31 +1,30 @@
 /**
- * A line per rate-limit key in this process: waiters are served first come, first
- * served, and only the one at the front asks the shared limiter (through `pace`).
+ * A line per rate-limit key in each process: waiters reserve their slots at the shared
+ * limiter first come, first served, one take in flight per key per process (through
+ * `reserve`); each then waits for its own slot out of the line, so the next can reserve
+ * at once.
  *
- * Why: when every waiter asks the limiter on its own, who gets the next free call is a
- * lottery among everyone whose backoff happens to end first, so a few unlucky waiters
- * wait many times longer than the rest (the p99), and waiters backed off for seconds
- * leave free calls unused (the rate falls short of the limit). In a line the wait is the
- * line's length over the rate, and one asker per key per process keeps the contention on
- * the shared limiter to one waiter per process.
+ * Why: the limiter hands out slots in the order it is asked, so a process's line keeps
+ * its calls in the order they came, and one take per key per process keeps the
+ * contention at the shared limiter (the Postgres limiter's row lock) to one taker per
+ * process. Across processes the limiter's order is the order of asking: no lottery.
  *
  * Invariants:
- * - First come, first served within a process; across processes the fronts of the
- *   lines compete with jittered waits (`pace`), so no two wake in lockstep.
+ * - First come, first served within a process.
  * - A waiter that is stopped leaves at once: its signal, or `isStopped` asked every
- *   `stopCheckMs` while it waits behind others (the front's own `pace` asks it there).
- * - When the front's budget runs out (the limiter keeps refusing, or cannot answer),
- *   everyone in the line hears the same `RateLimitExceeded`: they face the same limit,
- *   and a line must not take budget × length to drain while the limiter is down.
+ *   `stopCheckMs` while it waits behind others (the front's own `reserve` asks it there).
+ * - A waiter leaves only with a slot or when its own attempt ends: a limiter that keeps
+ *   refusing or cannot answer is waited out by the front until its own deadline, and the
+ *   next waiter then carries on (each waits up to its own attempt's deadline).
  */
-import { CancelledError, isRateLimitExceeded } from "@/errors";
-import { type PaceOptions, pace } from "./pace";
-import type { RateLimit, RateLimiter } from "./port";
+import { CancelledError } from "@/errors";
+import { awaitSlot, type PaceOptions, reserve } from "./pace";
+import type { RateLimit, RateLimiter, Slot } from "./port";
 
 interface Waiter {
   opts: PaceOptions;
   settled: boolean;
-  resolve(at: number): void;
+  resolve(slot: Slot): void;
   reject(reason: unknown): void;
 }
 
@@ -36,11 +35,25 @@ interface Line {
   waiters: Waiter[];
 }
 
-const lines = new Map<string, Line>();
+/**
+ * The lines of each limiter. A process builds one limiter (src/runtime/engine.ts), so
+ * this is one set of lines per process; a test that plays many processes in one (the
+ * simulated trigger.dev platform, a run per process) gives each its own limiter.
+ */
+const linesOf = new WeakMap<RateLimiter, Map<string, Line>>();
 
-/** How many waiters stand in this process's line for `key` (for tests and metrics). */
-export function lineLength(key: string, limit: RateLimit): number {
-  return lines.get(lineId(key, limit))?.waiters.length ?? 0;
+function linesFor(limiter: RateLimiter): Map<string, Line> {
+  let lines = linesOf.get(limiter);
+  if (!lines) {
+    lines = new Map();
+    linesOf.set(limiter, lines);
+  }
+  return lines;
+}
+
+/** How many waiters stand in `limiter`'s line for `key` (for tests and metrics). */
+export function lineLength(limiter: RateLimiter, key: string, limit: RateLimit): number {
+  return linesOf.get(limiter)?.get(lineId(key, limit))?.waiters.length ?? 0;
 }
 
 function lineId(key: string, limit: RateLimit): string {
@@ -48,24 +61,35 @@ function lineId(key: string, limit: RateLimit): string {
 }
 
 /**
- * Resolves once `key` may make its call, with when the limiter counted the grant; rejects
- * like `pace` (the signal's reason, CancelledError, RateLimitExceeded).
+ * Resolves once `key` may make its call, with the time of its slot (the limiter's clock);
+ * rejects like `pace` (the signal's reason, CancelledError).
  */
-export function paceInLine(
+export async function paceInLine(
   limiter: RateLimiter,
   key: string,
   limit: RateLimit,
   opts: PaceOptions = {},
 ): Promise<number> {
+  const slot = await reserveInLine(limiter, key, limit, opts);
+  return awaitSlot(limiter, key, limit, slot, opts);
+}
+
+function reserveInLine(
+  limiter: RateLimiter,
+  key: string,
+  limit: RateLimit,
+  opts: PaceOptions,
+): Promise<Slot> {
   if (opts.signal?.aborted) return Promise.reject(opts.signal.reason);
   const id = lineId(key, limit);
+  const lines = linesFor(limiter);
   let line = lines.get(id);
   if (!line) {
     line = { limiter, key, limit, waiters: [] };
     lines.set(id, line);
   }
   const current = line;
-  return new Promise<number>((resolve, reject) => {
+  return new Promise<Slot>((resolve, reject) => {
     let stopTimer: NodeJS.Timeout | undefined;
     const onAbort = () => leave(current, waiter, opts.signal?.reason);
     const cleanup = () => {
@@ -75,9 +99,9 @@ export function paceInLine(
     const waiter: Waiter = {
       opts,
       settled: false,
-      resolve: (at) => {
+      resolve: (slot) => {
         cleanup();
-        resolve(at);
+        resolve(slot);
       },
       reject: (reason) => {
         cleanup();
@@ -89,7 +113,7 @@ export function paceInLine(
     const isStopped = opts.isStopped;
     if (isStopped) {
       stopTimer = setInterval(() => {
-        // The front's own pace asks isStopped; behind it, this timer does.
+        // The front's own reserve asks isStopped; behind it, this timer does.
         if (current.waiters[0] === waiter) return;
         isStopped().then(
           (stopped) => {
@@ -100,11 +124,11 @@ export function paceInLine(
       }, opts.stopCheckMs ?? 1_000);
       stopTimer.unref();
     }
-    if (current.waiters.length === 1) void serve(id, current);
+    if (current.waiters.length === 1) void serve(lines, id, current);
   });
 }
 
-/** A waiter behind the front leaves now; the front leaves when its `pace` rejects. */
+/** A waiter behind the front leaves now; the front leaves when its `reserve` rejects. */
 function leave(line: Line, waiter: Waiter, reason: unknown): void {
   const at = line.waiters.indexOf(waiter);
   if (at <= 0 || waiter.settled) return;
@@ -114,29 +138,25 @@ function leave(line: Line, waiter: Waiter, reason: unknown): void {
 
 function settle(
   waiter: Waiter,
-  result: { ok: true; at: number } | { ok: false; reason: unknown },
+  result: { ok: true; slot: Slot } | { ok: false; reason: unknown },
 ): void {
   if (waiter.settled) return;
   waiter.settled = true;
-  if (result.ok) waiter.resolve(result.at);
+  if (result.ok) waiter.resolve(result.slot);
   else waiter.reject(result.reason);
 }
 
 /** Serves the line front to back until it is empty; never rejects. */
-async function serve(id: string, line: Line): Promise<void> {
+async function serve(lines: Map<string, Line>, id: string, line: Line): Promise<void> {
   for (let front = line.waiters[0]; front; front = line.waiters[0]) {
+    let result: { ok: true; slot: Slot } | { ok: false; reason: unknown };
     try {
-      const at = await pace(line.limiter, line.key, line.limit, front.opts);
-      line.waiters.shift();
-      settle(front, { ok: true, at });
-    } catch (err) {
-      if (isRateLimitExceeded(err)) {
-        for (const waiter of line.waiters.splice(0)) settle(waiter, { ok: false, reason: err });
-      } else {
-        line.waiters.shift();
-        settle(front, { ok: false, reason: err });
-      }
+      result = { ok: true, slot: await reserve(line.limiter, line.key, line.limit, front.opts) };
+    } catch (reason) {
+      result = { ok: false, reason };
     }
+    line.waiters.shift();
+    settle(front, result);
   }
   if (lines.get(id) === line) lines.delete(id);
 }

@@ -1,36 +1,38 @@
 /**
- * The in-process rate limiter (neither Upstash nor REDIS_URL configured): the same
- * sliding log the Redis adapters run (sliding-log.ts explains the guard and the
- * spacing), per key. It limits one process only: two worker processes each allow the
- * full limit.
+ * The in-process rate limiter (RATE_LIMITER=memory only): the sliding log the shared
+ * limiters keep (slots.ts), per key. It limits one process only: two worker processes
+ * each allow the full limit.
  */
-import type { RateLimit, RateLimiter, Take } from "./port";
-
-/** Half the even spacing: smooths bursts yet lets a late grant catch up. */
-export const spacingMs = (limit: number, windowMs: number) => Math.floor(windowMs / limit / 2);
-/** 1% of the window, at least 1 ms. */
-export const guardMs = (windowMs: number) => Math.max(1, Math.ceil(windowMs / 100));
+import type { RateLimit, RateLimiter, Slot, Take, TakeOptions } from "./port";
+import { guardMs, horizonMs, nextSlot, spacingMs } from "./slots";
 
 export class MemoryLimiter implements RateLimiter {
   readonly kind = "memory" as const;
-  /** Grant times per `<limit>/<windowMs>:<key>`, oldest first. */
+  /** Entries per `<limit>/<windowMs>:<key>`, oldest first. */
   private readonly logs = new Map<string, number[]>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  async take(key: string, { limit, windowMs }: RateLimit): Promise<Take> {
+  async take(key: string, { limit, windowMs }: RateLimit, opts: TakeOptions = {}): Promise<Take> {
     const id = `${limit}/${windowMs}:${key}`;
     const t = this.now();
-    const window = windowMs + guardMs(windowMs);
-    const log = (this.logs.get(id) ?? []).filter((at) => at > t - window);
+    const span = windowMs + guardMs(windowMs);
+    const log = (this.logs.get(id) ?? []).filter((at) => at > t - span);
     this.logs.set(id, log);
-    let wait = 0;
-    const newest = log.at(-1);
-    if (newest !== undefined) wait = newest + spacingMs(limit, windowMs) - t;
-    if (log.length >= limit) wait = Math.max(wait, (log[0] ?? t) + window - t);
-    if (wait > 0) return { ok: false, retryAfterMs: wait, reason: "limited" };
-    log.push(t);
-    return { ok: true, at: t };
+    const slot = nextSlot(log, t, limit, span, spacingMs(limit, windowMs));
+    const reach = Math.max(
+      0,
+      Math.min(opts.maxWaitMs ?? Number.POSITIVE_INFINITY, horizonMs(windowMs)),
+    );
+    if (slot - t > reach) return { ok: false, retryAfterMs: slot - t - reach, reason: "limited" };
+    log.push(slot);
+    return { ok: true, at: slot, waitMs: slot - t, ticket: String(slot) };
+  }
+
+  async release(key: string, { limit, windowMs }: RateLimit, slot: Slot): Promise<void> {
+    const log = this.logs.get(`${limit}/${windowMs}:${key}`);
+    const i = log?.indexOf(slot.at) ?? -1;
+    if (i >= 0) log?.splice(i, 1);
   }
 
   async close(): Promise<void> {

@@ -1,44 +1,47 @@
 /**
- * Pacing: an attempt that a rate limit turns away waits in place — holding its dispatch
- * window slot, not going back to the queue — and asks again, up to a budget of takes.
+ * Pacing: a call waits its turn at the shared limiter — its attempt keeping its dispatch
+ * window slot, not going back to the queue — for as long as its attempt lives. The budget
+ * is time, not a count of refusals: the wait ends when the call's slot comes, or when the
+ * attempt ends (its deadline or a Stop, through its signal or the tombstone).
  *
  * Invariants:
- * - No lockstep: waiters on a key hear the same `retryAfterMs` (when the oldest grant
- *   leaves the window), so each adds its own jitter, growing exponentially with repeated
- *   refusals; a limiter that cannot answer is backed off with full-jitter exponential
- *   delays.
- * - A Stop lands mid-wait: the attempt's AbortSignal ends the wait at once (rejecting
- *   with the signal's reason), and `isStopped` (the caller's tombstone check, for a Stop
- *   whose notice did not reach this process) is asked at least every `stopCheckMs`.
- * - "unavailable" (limiter down or slow) is waited out like "limited": never fail open.
- * - After `attempts` refusals: `RateLimitExceeded`, whose message the cell shows.
+ * - A call goes at its slot, counted on the limiter's clock (`waitMs`), never earlier.
+ * - Never fail open: "unavailable" (limiter down or slow) is waited out like "limited",
+ *   asked again with full-jitter exponential backoff until the attempt ends.
+ * - A Stop lands mid-wait: the signal ends it at once, rejecting with the signal's reason
+ *   (a DeadlineError at the deadline, so the cell shows the deadline's message);
+ *   `isStopped` (the caller's tombstone check, for a Stop whose notice did not reach this
+ *   process) is asked every `stopCheckMs` of waiting, not at every answer.
+ * - A slot whose call will not be made (the attempt ended while waiting for it) is given
+ *   back to the limiter.
+ * - No slot past `deadlineAt` is reserved: the limiter refuses it (a read), and the call
+ *   waits for a nearer one or for its deadline.
  */
 
 import { sleep } from "@/domain/sleep";
-import { CancelledError, RateLimitExceeded } from "@/errors";
-import type { RateLimit, RateLimiter } from "./port";
+import { CancelledError } from "@/errors";
+import type { RateLimit, RateLimiter, Slot, TakeOptions } from "./port";
 
 export interface PaceOptions {
+  /** The attempt's: its deadline and a Stop abort it. */
   signal?: AbortSignal;
-  /** Takes before giving up. Default 8. */
-  attempts?: number;
-  /** First backoff ceiling and the jitter added to a `retryAfterMs`. Default 100 ms. */
+  /** When the attempt's deadline passes (epoch ms): no slot later than that is reserved. */
+  deadlineAt?: number;
+  /** The jitter added to a refusal's `retryAfterMs`, and the first backoff ceiling. Default 100 ms. */
   baseMs?: number;
-  /** Largest backoff ceiling (a longer `retryAfterMs` is still honoured). Default 5 s. */
+  /** Largest backoff ceiling while the limiter cannot answer. Default 5 s. */
   maxMs?: number;
   /** Whether the cell was stopped meanwhile (a DB tombstone check). */
   isStopped?: () => Promise<boolean>;
-  /** How often `isStopped` is asked during a long wait. Default 1 s. */
+  /** How often `isStopped` is asked while waiting. Default 1 s. */
   stopCheckMs?: number;
   random?: () => number;
 }
 
 /**
  * The wait after the `attempt`-th refusal (0-based).
- * - "limited": the limiter said when a call frees up; wait that plus a jitter of up to
- *   `baseMs · 2^attempt`, capped at 4 × `baseMs`. Longer only leaves freed calls unused
- *   while another waiter takes them: a full exponential backoff here cost W5 a tenth of
- *   its rate and made the unluckiest waiters wait seconds longer than the rest.
+ * - "limited": the limiter said when a slot comes in reach; that plus a jitter of up to
+ *   `baseMs`, so waiters of several processes do not ask in lockstep.
  * - "unavailable": nothing is known; at least `retryAfterMs` plus up to `baseMs`, or a
  *   full-jitter exponential backoff up to `maxMs` when that is longer.
  */
@@ -50,14 +53,79 @@ export function backoffMs(
   random: () => number = Math.random,
 ): number {
   const { retryAfterMs, reason } = refusal;
-  if (reason === "limited") return retryAfterMs + random() * baseMs * Math.min(4, 2 ** attempt);
+  if (reason === "limited") return retryAfterMs + random() * baseMs;
   const ceiling = Math.min(maxMs, baseMs * 2 ** attempt);
   return Math.max(retryAfterMs + random() * baseMs, random() * ceiling);
 }
 
+/** A tombstone check asked at most every `stopCheckMs`: throws CancelledError once stopped. */
+export type StopCheck = () => Promise<void>;
+
+export function stopCheck(opts: PaceOptions): StopCheck {
+  const every = opts.stopCheckMs ?? 1_000;
+  let last = Date.now();
+  return async () => {
+    if (!opts.isStopped || Date.now() - last < every) return;
+    last = Date.now();
+    if (await opts.isStopped()) throw new CancelledError();
+  };
+}
+
+function reachOf(opts: PaceOptions): TakeOptions {
+  return opts.deadlineAt === undefined
+    ? {}
+    : { maxWaitMs: Math.max(0, opts.deadlineAt - Date.now()) };
+}
+
 /**
- * Resolves once `key` may call its provider, with when the limiter counted the grant
- * (its clock, epoch ms); see the header for what else it does.
+ * Asks the limiter until it reserves a slot for a call on `key`; rejects only when the
+ * attempt ends (the signal's reason, or CancelledError from the tombstone).
+ */
+export async function reserve(
+  limiter: RateLimiter,
+  key: string,
+  limit: RateLimit,
+  opts: PaceOptions = {},
+  check: StopCheck = stopCheck(opts),
+): Promise<Slot> {
+  const baseMs = opts.baseMs ?? 100;
+  const maxMs = opts.maxMs ?? 5_000;
+  const random = opts.random ?? Math.random;
+  for (let attempt = 0; ; attempt++) {
+    opts.signal?.throwIfAborted();
+    const coolingMs = (coolDowns.get(key) ?? 0) - Date.now();
+    if (coolingMs > 0) await wait(coolingMs + random() * baseMs, opts, check);
+    const take = await limiter.take(key, limit, reachOf(opts));
+    if (take.ok) return { at: take.at, waitMs: take.waitMs, ticket: take.ticket };
+    await wait(backoffMs(attempt, take, baseMs, maxMs, random), opts, check);
+  }
+}
+
+/**
+ * Waits for a reserved slot; resolves with its time (the limiter's clock, epoch ms). When
+ * the attempt ends first, gives the slot back and rejects like `reserve`.
+ */
+export async function awaitSlot(
+  limiter: RateLimiter,
+  key: string,
+  limit: RateLimit,
+  slot: Slot,
+  opts: PaceOptions = {},
+  check: StopCheck = stopCheck(opts),
+): Promise<number> {
+  try {
+    opts.signal?.throwIfAborted();
+    await wait(slot.waitMs, opts, check);
+  } catch (err) {
+    void limiter.release(key, limit, slot).catch(() => {});
+    throw err;
+  }
+  return slot.at;
+}
+
+/**
+ * Resolves once `key` may call its provider, with the time of its slot (the limiter's
+ * clock, epoch ms); see the header for what else it does.
  */
 export async function pace(
   limiter: RateLimiter,
@@ -65,19 +133,9 @@ export async function pace(
   limit: RateLimit,
   opts: PaceOptions = {},
 ): Promise<number> {
-  const attempts = opts.attempts ?? 8;
-  const baseMs = opts.baseMs ?? 100;
-  const maxMs = opts.maxMs ?? 5_000;
-  const random = opts.random ?? Math.random;
-  for (let attempt = 0; ; attempt++) {
-    opts.signal?.throwIfAborted();
-    const coolingMs = (coolDowns.get(key) ?? 0) - Date.now();
-    if (coolingMs > 0) await wait(coolingMs + random() * baseMs, opts);
-    const take = await limiter.take(key, limit);
-    if (take.ok) return take.at ?? Date.now();
-    if (attempt + 1 >= attempts) throw new RateLimitExceeded(key, take.reason);
-    await wait(backoffMs(attempt, take, baseMs, maxMs, random), opts);
-  }
+  const check = stopCheck(opts);
+  const slot = await reserve(limiter, key, limit, opts, check);
+  return awaitSlot(limiter, key, limit, slot, opts, check);
 }
 
 /** Provider-imposed pauses per key, this process only: epoch ms before which to wait. */
@@ -98,12 +156,12 @@ export function coolDown(key: string, retryAfterMs: number): void {
   }
 }
 
-/** Sleeps `ms`, in slices of `stopCheckMs` between which `isStopped` is asked. */
-async function wait(ms: number, opts: PaceOptions): Promise<void> {
+/** Sleeps `ms`, in slices of `stopCheckMs` after which the tombstone check may ask. */
+async function wait(ms: number, opts: PaceOptions, check: StopCheck): Promise<void> {
   const slice = opts.isStopped ? (opts.stopCheckMs ?? 1_000) : ms;
   const end = Date.now() + ms;
   for (let left = ms; left > 0; left = end - Date.now()) {
     await sleep(Math.min(left, slice), opts.signal);
-    if (opts.isStopped && (await opts.isStopped())) throw new CancelledError();
+    await check();
   }
 }
