@@ -8,7 +8,7 @@
 import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { planLimits } from "@/limits/plans";
 import { apiClient, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
@@ -120,7 +120,12 @@ describe("rate limits through cells", () => {
     const ws = await newWorkspace("stopped-paced");
     await db().execute(sql`update workspaces set plan = 'pro' where id = ${ws.id}`);
     // One call a second: twenty cells queue behind the limit for many seconds.
-    await spawnWorker(url, 20, { REDIS_URL: redis.url, CELLFLOW_RATE_LIMIT_PER_SECOND: "1" });
+    const worker = await spawnWorker(url, 20, {
+      REDIS_URL: redis.url,
+      CELLFLOW_RATE_LIMIT_PER_SECOND: "1",
+    });
+    // The next test's worker must be the only one, paced at its own rate and deadline.
+    onTestFinished(() => worker.kill());
     const tableId = await metaTable(ws.key, { siteUrl: ep.url, rows: 20, path: "/slow-site" });
     const run = await apiClient(ws.key).POST("/api/tables/{id}/runs", {
       params: { path: { id: tableId } },

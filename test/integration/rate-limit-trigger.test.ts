@@ -123,7 +123,10 @@ describe("rate-limited cells where each run is its own process", () => {
     expect(grants).toHaveLength(CELLS);
     // Never fail open: no one-second window of the limiter's clock holds more than the limit.
     expect(maxInAnyWindow(grants, 1_000)).toBeLessThanOrEqual(RATE);
-    expect(achieved).toBeLessThanOrEqual(RATE);
+    // The average over the whole span is not that bound: grants placed exactly at the
+    // limit's spacing average RATE, and the milliseconds they are recorded in move it a
+    // fraction of a percent either way (seen: 5.02/s with no second over 5).
+    expect(achieved).toBeLessThanOrEqual(RATE * 1.01);
     // And fifty lines' fronts do not leave slots unused: near the limit (the sliding log's
     // guard of 1 % and a wake-up's latency are all it loses).
     expect(achieved).toBeGreaterThanOrEqual(RATE * 0.9);
