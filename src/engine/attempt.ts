@@ -4,8 +4,9 @@
  * that is rejected ends the attempt at once, and an attempt that ends because of a Stop
  * writes nothing (the tombstone is already there). A Stop reaches it through its abort
  * signal (the process's cancel registry), its next fenced write, or, where the notice
- * does not reach (trigger.dev), a read of its tombstone every `stopCheckMs`. The terminal write is returned, not
- * made: the carrier sends it with its next step (`row-step.ts`), fenced the same way.
+ * does not reach (trigger.dev), a read of its tombstone every `stopCheckMs`. The
+ * terminal write is returned, not made: the carrier sends it with its next step
+ * (`row-step.ts`), fenced the same way.
  */
 import type { Db } from "@db/client";
 import type { Logger } from "@/config/log";
