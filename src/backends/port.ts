@@ -78,8 +78,8 @@ export interface TaskBackend {
   enqueue(specs: EnqueueSpec[]): Promise<void>;
   /**
    * Cancels one carrier run, once, without retrying (the outbox drain retries). Correctness
-   * never depends on it (the tombstone does); it stops the work promptly where the cancel
-   * NOTIFY cannot reach.
+   * never depends on it (the tombstone does); it ends a run the Stop covered entirely
+   * where the cancel NOTIFY cannot reach (a run still carrying other cells is spared).
    */
   cancelRun(runId: string): Promise<CancelOutcome>;
   close(): Promise<void>;

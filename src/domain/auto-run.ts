@@ -7,7 +7,7 @@
  * group, even one whose outputs came back empty.
  */
 import type { Group, TableSchema } from "@/contracts/table";
-import { columnsRead, groupOrder } from "./table-schema";
+import { columnsRead, groupOrder, upstreamGroups } from "./table-schema";
 import { isEmptyValue } from "./values";
 
 /** Auto-run groups and their dependencies, keyed by group id. */
@@ -40,6 +40,25 @@ export function nextAutoGroup(
       g !== undefined && id !== exclude && g.autoRun && !present.has(id) && dependenciesMet(g, data)
     );
   });
+}
+
+/**
+ * The auto-run groups a Stop of `held` groups leaves unheld on the rows it covers: those
+ * neither stopped nor downstream of a stopped group (the hold of `store/cells/stamp.ts`).
+ * The carrier of such a row may still stamp one once the stopped attempt ends; `null`
+ * (a Stop of every group) holds them all.
+ */
+export function autoRunUnheld(schema: TableSchema, held: readonly string[] | null): string[] {
+  if (held === null) return [];
+  const stopped = new Set(held);
+  return schema.groups
+    .filter(
+      (g) =>
+        g.autoRun &&
+        g.dependsOn.length > 0 &&
+        !upstreamGroups(schema, g.id).some((id) => stopped.has(id)),
+    )
+    .map((g) => g.id);
 }
 
 /**

@@ -4,8 +4,10 @@
  * every write is fenced by the execution id and the claim's attempt number (progress,
  * checkpoints, pause, terminal); the first write that is rejected ends the attempt at
  * once, and an attempt that ends because of a Stop writes nothing (the tombstone is
- * already there). The terminal write is returned, not made: the carrier sends it with
- * its next step, fenced the same way.
+ * already there). A Stop reaches it through its abort signal (the process's cancel
+ * registry), its next fenced write, or, where the notice does not reach (trigger.dev), a
+ * read of its tombstone every `stopCheckMs`. The terminal write is returned, not made:
+ * the carrier sends it with its next step, fenced the same way.
  */
 import type { Db } from "@db/client";
 import type { Logger } from "@/config/log";
@@ -33,7 +35,7 @@ import { pauseAttempt } from "@/store/cells/pause-attempt";
 import { type CascadeStep, childWorkflow } from "@/store/engine-reads";
 import { readCheckpoints, writeCheckpoint } from "@/store/executions/checkpoint";
 import { loadSecrets } from "@/store/secrets/read";
-import { registerAttempt } from "./cancellation";
+import { registerAttempt, watchTombstone } from "./cancellation";
 import { childLineage, sweepLeftChildren } from "./child-lineage";
 import { definitionOf } from "./definitions";
 import { enrichmentTerminal } from "./enrichment-attempt";
@@ -75,6 +77,11 @@ export interface AttemptInput {
   requireSharedLimiter?: boolean;
   /** Reuse paid enrichments' answers this young (0: the cache is off). */
   enrichmentCacheTtlMs: number;
+  /**
+   * Read the cell's tombstone this often while the attempt runs (trigger.dev, where a
+   * Stop's notice does not reach the process); absent: the notice aborts the attempt.
+   */
+  stopCheckMs?: number;
 }
 
 /**
@@ -185,6 +192,17 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
       onCacheError: (err) => log.warn({ err }, "the enrichment cache could not be written"),
     },
   );
+  // Where a Stop's notice cannot reach this process (trigger.dev), the tombstone is read
+  // on a timer: a block that writes nothing still ends within `stopCheckMs` of the Stop.
+  const unwatch = a.stopCheckMs
+    ? watchTombstone(
+        db,
+        { rowId, groupId, executionId, attempt },
+        a.stopCheckMs,
+        (reason) => controller.abort(new LostAuthority(reason)),
+        (err) => log.warn({ err }, "could not read the cell's tombstone; reading again"),
+      )
+    : undefined;
   try {
     if (controller.signal.aborted) throw controller.signal.reason;
     if (group.kind === "enrichment") {
@@ -320,6 +338,7 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
     log.error({ err: { message: text } }, "attempt failed unexpectedly");
     return failure(`Internal error: ${text}`);
   } finally {
+    unwatch?.();
     // Before the terminal write, which the carrier makes after this returns.
     await progress.close();
     // A Stop, a halt or a lost cell ended the attempt with children running.

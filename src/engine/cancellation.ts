@@ -2,11 +2,17 @@
  * How a Stop reaches a running attempt: (1) the DB tombstone every write checks, which
  * alone guarantees correctness; (2) this process's registry of AbortControllers keyed by
  * execution id, for promptness; (3) a NOTIFY on `cellflow_cancel` that every worker
- * process LISTENs to and feeds into its own registry.
+ * process LISTENs to and feeds into its own registry; (4) where no NOTIFY reaches (a
+ * trigger.dev run is a process of its own, and its run is cancelled only when nothing
+ * else rides on it), the attempt reads its tombstone every `STOP_CHECK_MS`
+ * (`watchTombstone`): a block that writes nothing (a long http call, a wait) still ends
+ * within that interval and one read of the Stop's commit.
  */
 import type { Db, SessionClient, SessionPool } from "@db/client";
 import type { Logger } from "@/config/log";
+import type { LostReason } from "@/domain/statuses";
 import { CancelledError } from "@/errors";
+import { attemptLost } from "@/store/engine-reads";
 import { listen, unlisten } from "@/store/notify/listen";
 import { notify } from "@/store/notify/publish";
 
@@ -72,6 +78,46 @@ export function abortLocal(executionIds: Iterable<string>): number {
 
 export function runningAttempts(): number {
   return registry().size;
+}
+
+/** How often an attempt the cancel NOTIFY cannot reach reads its tombstone. */
+export const STOP_CHECK_MS = 2_000;
+
+/**
+ * Reads the attempt's cell every `everyMs` until the returned function is called, and
+ * calls `onLost` once with the reason its cell is no longer its own (a Stop's tombstone,
+ * a re-run, the row deleted). A read still in progress delays the next; one that fails
+ * is reported and the next tick reads again (the fenced writes still decide).
+ */
+export function watchTombstone(
+  db: Db,
+  cell: { rowId: string; groupId: string; executionId: string; attempt: number },
+  everyMs: number,
+  onLost: (reason: LostReason) => void,
+  onReadFailed: (err: unknown) => void,
+): () => void {
+  let reading = false;
+  let done = false;
+  const timer = setInterval(() => {
+    if (reading || done) return;
+    reading = true;
+    void attemptLost(db, cell)
+      .then((lost) => {
+        if (lost && !done) {
+          done = true;
+          clearInterval(timer);
+          onLost(lost);
+        }
+      }, onReadFailed)
+      .finally(() => {
+        reading = false;
+      });
+  }, everyMs);
+  timer.unref();
+  return () => {
+    done = true;
+    clearInterval(timer);
+  };
 }
 
 // NOTIFY payloads are capped at 8000 bytes; ids are ~35 bytes.

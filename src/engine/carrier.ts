@@ -65,6 +65,11 @@ export interface EngineDeps {
    * each run is its own process and a per-process limit multiplies by the runs).
    */
   requireSharedLimiter?: boolean;
+  /**
+   * Attempts read their cell's tombstone this often (trigger.dev: the Stop's notice does
+   * not reach a run's process, and its run is cancelled only when nothing else rides on it).
+   */
+  stopCheckMs?: number;
   /** What the carrier is doing, for a dashboard (trigger.dev run metadata). */
   progress?: (event: CarrierProgress) => void;
   /** Tests: hold the carrier between its statements (see race-points.ts). */
@@ -369,6 +374,7 @@ async function cascade(
         limiter: deps.limiter,
         enrichmentCacheTtlMs: deps.enrichmentCacheTtlMs,
         requireSharedLimiter: deps.requireSharedLimiter ?? false,
+        stopCheckMs: deps.stopCheckMs,
       });
       deps.progress?.({
         kind: "attempt",

@@ -1,6 +1,13 @@
 /**
  * Drains the run-cancel outbox: the remote runs a Stop or a table delete found running.
- * Guarantees, per drainer: at most `concurrency` cancel calls in flight, and calls started
+ * A platform cancel ends the whole run, so it is made only when the run carries nothing
+ * the Stop did not cover, judged just before the call (`spareRunCancel`): why at drain
+ * time rather than in the Stop's transaction is that the verdict must hold when the call
+ * lands, and between the Stop and the drain (milliseconds with the server's drainer, a
+ * minute with the scheduled one, hours of retries in an outage) the run can take on new
+ * work (a run request stamping on the row it still holds). A spared run meanwhile needs no
+ * call: its stopped attempt finds its tombstone by itself (engine/attempt.ts, the stop
+ * check) and the run goes on with the rest of its row. Guarantees, per drainer: at most `concurrency` cancel calls in flight, and calls started
  * no faster than `ratePerSecond` (after a first `burst`), so the platform's API rate limit
  * is respected whatever the outbox holds. A run the platform answered as cancelled, or as
  * not running any more, leaves the outbox; a transient failure (5xx, network, 429) is
@@ -18,6 +25,7 @@ import {
   type PendingCancel,
   retryRunCancel,
   settleRunCancel,
+  spareRunCancel,
 } from "@/store/run-cancels/outbox";
 
 export interface DrainSettings {
@@ -99,6 +107,8 @@ export class TokenBucket {
 
 export interface DrainReport {
   cancelled: number;
+  /** Runs left alive: they still carried cells the Stop did not cover. */
+  spared: number;
   gone: number;
   retried: number;
   dropped: number;
@@ -119,7 +129,7 @@ export interface DrainDeps {
 export async function drainRunCancels(deps: DrainDeps): Promise<DrainReport> {
   const { db, settings, signal } = deps;
   const bucket = deps.bucket ?? new TokenBucket(settings.ratePerSecond, settings.burst);
-  const report: DrainReport = { cancelled: 0, gone: 0, retried: 0, dropped: 0 };
+  const report: DrainReport = { cancelled: 0, spared: 0, gone: 0, retried: 0, dropped: 0 };
   // A batch must be done well inside its lease even at the configured rate.
   const batch = Math.max(
     1,
@@ -148,6 +158,15 @@ export async function drainRunCancels(deps: DrainDeps): Promise<DrainReport> {
 
 async function cancelOne(deps: DrainDeps, row: PendingCancel, report: DrainReport): Promise<void> {
   const { db, backend, log, settings, signal } = deps;
+  // Read just before the call, so the verdict is on the state the cancel would act on.
+  if (await spareRunCancel(db, row.runId)) {
+    log.debug(
+      { runId: row.runId, tableId: row.tableId },
+      "run not cancelled: it still carries cells the Stop did not cover",
+    );
+    report.spared++;
+    return;
+  }
   const outcome = await backend.cancelRun(row.runId);
   // A drainer told to go writes nothing: its lease runs out and another one settles it.
   if (signal?.aborted) return;

@@ -55,7 +55,7 @@ export function startRunCancelLoop(opts: {
     while (!stopping.signal.aborted) {
       woken = false;
       const taken = waiters.splice(0, waiters.length);
-      let report: DrainReport = { cancelled: 0, gone: 0, retried: 0, dropped: 0 };
+      let report: DrainReport = { cancelled: 0, spared: 0, gone: 0, retried: 0, dropped: 0 };
       try {
         report = await drainRunCancels({ ...opts, bucket, signal: stopping.signal });
       } catch (err) {

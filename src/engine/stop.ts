@@ -9,20 +9,27 @@
  * Running attempts are told to abort here and in every other worker process; dispatches
  * left with nothing to do end as `cancelled`, and those that still have work keep sliding.
  * Where a run's cancel is a remote call (trigger.dev), the runs go to the cancel outbox in
- * the same transaction and are cancelled after the Stop returns, by whichever drainer gets
- * there (src/engine/run-cancel-drain.ts): the Stop never waits on the platform's API.
+ * the same transaction, with the row each carries and the auto-run groups the Stop left
+ * unheld, and are cancelled after the Stop returns, by whichever drainer gets there
+ * (src/engine/run-cancel-drain.ts): the Stop never waits on the platform's API. A run
+ * that still carries work outside the Stop when the drainer comes (its row's other
+ * queued or running cells, or an auto-run it may still stamp) is not cancelled: the
+ * stopped attempt ends on its tombstone (`attempt.ts`, the stop check) and the run goes on.
  */
 import type { Db } from "@db/client";
 import { retryOnConflict } from "@db/sqlstate";
 import type { TaskBackend } from "@/backends/port";
+import { autoRunUnheld } from "@/domain/auto-run";
 import type { TypedCondition } from "@/domain/where";
 import { type CancelScope, cancelCells } from "@/store/cells/cancel";
 import { finishCancelledDispatches } from "@/store/dispatches/finish-cancelled";
 import { holdStamping } from "@/store/dispatches/stop-stamping";
-import { addRunCancels } from "@/store/run-cancels/outbox";
+import { stopHoldSource } from "@/store/engine-reads";
+import { addRunCancels, type RunOnRow } from "@/store/run-cancels/outbox";
 import { recordStop } from "@/store/stops/record";
 import { lockForStop } from "@/store/stops/stop-lock";
 import { abortLocal, publishCancel } from "./cancellation";
+import { tableSchemaOf } from "./definitions";
 import { slideWindows } from "./dispatcher";
 import { at, type Pause } from "./race-points";
 import { wakeRunCancelDrainers } from "./run-cancel-loop";
@@ -30,6 +37,18 @@ import { wakeRunCancelDrainers } from "./run-cancel-loop";
 export interface StopScope extends Omit<CancelScope, "stopSeq"> {
   /** Checked conditions: the Stop covers the rows that match them when it is made. */
   where?: readonly TypedCondition[];
+}
+
+/**
+ * The auto-run groups this Stop leaves unheld on the rows it covers (a Stop naming groups,
+ * or a run, holds those and what depends on them; any other Stop holds every group).
+ */
+async function cascadeLeft(tx: Db, scope: Omit<CancelScope, "stopSeq">): Promise<string[]> {
+  if (!scope.groupIds && !scope.dispatchId) return [];
+  const source = await stopHoldSource(tx, scope.tableId, scope.dispatchId);
+  if (!source) return [];
+  const schema = tableSchemaOf(scope.tableId, source.schemaVersion, source.schema);
+  return autoRunUnheld(schema, scope.groupIds ?? source.runGroups);
 }
 
 export async function stopRuns(
@@ -62,11 +81,16 @@ export async function stopRuns(
         tx,
         running.map((c) => c.executionId),
       );
-      if (backend.remoteCancel)
-        await addRunCancels(tx, {
-          tableId: scope.tableId,
-          runIds: [...new Set(running.flatMap((c) => (c.runId ? [c.runId] : [])))],
-        });
+      if (backend.remoteCancel) {
+        const runs = new Map<string, RunOnRow>();
+        for (const c of running) if (c.runId) runs.set(c.runId, { runId: c.runId, rowId: c.rowId });
+        if (runs.size > 0)
+          await addRunCancels(tx, {
+            tableId: scope.tableId,
+            runs: [...runs.values()],
+            cascadeGroups: await cascadeLeft(tx, scope),
+          });
+      }
       return {
         cancelled: cells,
         ended: new Set(

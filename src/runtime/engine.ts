@@ -13,6 +13,7 @@ import type { Database } from "@db/client";
 import type { TaskBackend } from "@/backends/port";
 import type { Env } from "@/config/env";
 import type { Logger } from "@/config/log";
+import { STOP_CHECK_MS } from "@/engine/cancellation";
 import type { EngineDeps } from "@/engine/carrier";
 import { limiterFromEnv } from "@/limits/rate/instance";
 import type { RateLimiter } from "@/limits/rate/port";
@@ -58,6 +59,9 @@ export function assembleEngine(parts: EngineParts): EngineRuntime {
     // run is its own process: only a limiter every run shares keeps a provider's rate.
     chain: parts.runtime === "local",
     requireSharedLimiter: parts.runtime === "trigger",
+    // No cancel NOTIFY reaches a trigger.dev run, and a Stop cancels the run only when
+    // nothing else rides on it: its attempts read their tombstone on a timer.
+    stopCheckMs: parts.runtime === "trigger" ? STOP_CHECK_MS : undefined,
   };
   let closed: Promise<void> | undefined;
   return {

@@ -3,7 +3,7 @@
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { Plan } from "@/domain/statuses";
+import type { LostReason, Plan } from "@/domain/statuses";
 import { asCredits, usedThisMonthMilli } from "./usage/amounts";
 
 /**
@@ -28,6 +28,28 @@ export async function tableForEngine(db: Db, tableId: string): Promise<EngineTab
     sql`select t.id, t.workspace_id as "workspaceId", w.plan, ${creditsCommitted} as "creditsCommitted",
                t.schema, t.schema_version as "schemaVersion"
           from tables t join workspaces w on w.id = t.workspace_id where t.id = ${tableId}`,
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * What a Stop's hold on auto-run is judged on: the table's schema, and the groups of the
+ * run it names (null without one). null when the table is gone.
+ */
+export async function stopHoldSource(
+  db: Db,
+  tableId: string,
+  dispatchId: string | undefined,
+): Promise<{ schema: unknown; schemaVersion: number; runGroups: string[] | null } | null> {
+  const rows = await queryRows<{
+    schema: unknown;
+    schemaVersion: number;
+    runGroups: string[] | null;
+  }>(
+    db,
+    sql`select t.schema, t.schema_version as "schemaVersion",
+               (select d.group_ids from dispatches d where d.id = ${dispatchId ?? null}) as "runGroups"
+          from tables t where t.id = ${tableId}`,
   );
   return rows[0] ?? null;
 }
@@ -87,13 +109,29 @@ export async function attemptSuperseded(
   db: Db,
   cell: { rowId: string; groupId: string; executionId: string; attempt: number },
 ): Promise<boolean> {
-  const rows = await queryRows<{ one: number }>(
+  return (await attemptLost(db, cell)) !== null;
+}
+
+/**
+ * Why an attempt no longer holds its cell, or null while it does: `cancelled` (a Stop's
+ * tombstone of its execution), `stale` (a re-run, or a later attempt), `gone` (the row or
+ * group deleted). The reason the attempt's fenced writes would be refused with.
+ */
+export async function attemptLost(
+  db: Db,
+  cell: { rowId: string; groupId: string; executionId: string; attempt: number },
+): Promise<LostReason | null> {
+  const rows = await queryRows<{ lost: LostReason | null }>(
     db,
-    sql`select 1 as one from cells
-         where row_id = ${cell.rowId} and group_id = ${cell.groupId}
-           and execution_id = ${cell.executionId} and attempt = ${cell.attempt} and status = 'running'`,
+    sql`select case when c.row_id is null then 'gone'
+                    when c.execution_id <> ${cell.executionId} then 'stale'
+                    when c.status = 'cancelled' then 'cancelled'
+                    when c.status = 'running' and c.attempt = ${cell.attempt} then null
+                    else 'stale' end as lost
+          from (select 1) one
+          left join cells c on c.row_id = ${cell.rowId} and c.group_id = ${cell.groupId}`,
   );
-  return rows.length === 0;
+  return rows[0]?.lost ?? null;
 }
 
 /** What a carrier decides a cascade step on (read by `cells/row-step.ts`). */

@@ -4,7 +4,8 @@
  * what the real SDK sends and answers the minimal bodies the SDK accepts. `failNext`
  * makes the next calls fail with a status; `outage` makes every call fail with a status
  * until a deadline (an API outage, 500s or 429s for a while). `onRun` hears every run
- * the fake accepted (task, payload, idempotency key, delay), so something can execute it.
+ * the fake accepted (task, payload, idempotency key, delay), so something can execute it;
+ * `onCancel` every run a cancel ended, so that something can end it too.
  * Runs have a status: a cancel moves a live run to CANCELED once (`cancelled` counts those
  * moves, `cancelCalls` every call), answers 200 again for a cancelled run, and 404 for a
  * run the fake never had. `latency` answers every call after a delay; `holdCancels` keeps
@@ -38,6 +39,8 @@ export interface FakeTrigger {
   /** Every call fails with `status` for the next `ms` (answering `Retry-After: retryAfterS`). */
   outage(ms: number, status: number, retryAfterS?: number): void;
   onRun(listener: (run: TriggeredRun) => void): void;
+  /** Hears every run a cancel moved to CANCELED, so what executes it can end it. */
+  onCancel(listener: (runId: string) => void): void;
   /** Runs the platform has (as if triggered earlier), for tests that seed cells directly. */
   addRuns(ids: string[]): void;
   /** Runs moved to CANCELED, and how many times each (more than once would be a bug here). */
@@ -98,6 +101,7 @@ export async function startFakeTrigger(): Promise<FakeTrigger> {
     retryAfterS: 0,
   };
   const listeners: ((run: TriggeredRun) => void)[] = [];
+  const cancelListeners: ((runId: string) => void)[] = [];
   let runs = 0;
   let batches = 0;
   const live = new Set<string>();
@@ -181,8 +185,10 @@ export async function startFakeTrigger(): Promise<FakeTrigger> {
         const id = cancel[1] ?? "";
         cancelCalls.set(id, (cancelCalls.get(id) ?? 0) + 1);
         const apply = () => {
-          if (live.delete(id)) cancelled.set(id, (cancelled.get(id) ?? 0) + 1);
-          else if (!cancelled.has(id)) return reply(404, { error: "Run not found" });
+          if (live.delete(id)) {
+            cancelled.set(id, (cancelled.get(id) ?? 0) + 1);
+            for (const l of cancelListeners) l(id);
+          } else if (!cancelled.has(id)) return reply(404, { error: "Run not found" });
           return reply(200, { id });
         };
         if (holding) held.push(apply);
@@ -205,6 +211,9 @@ export async function startFakeTrigger(): Promise<FakeTrigger> {
     },
     onRun(listener) {
       listeners.push(listener);
+    },
+    onCancel(listener) {
+      cancelListeners.push(listener);
     },
     addRuns(ids) {
       for (const id of ids) live.add(id);

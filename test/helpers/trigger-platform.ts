@@ -11,8 +11,11 @@
  *   is executed in this process (not in its own machine), at most `concurrency` at once,
  *   deduplicated by idempotency key, delayed runs after their delay; a run that throws
  *   is failed and not retried (the task sets `retry: { maxAttempts: 1 }`). The re-drive
- *   schedule runs every `everyMs` (trigger.dev's cron is every minute). Run metadata
- *   (the dashboard's progress) is not reported: there is no task context.
+ *   schedule runs every `everyMs` (trigger.dev's cron is every minute). A run the API
+ *   cancelled ends as trigger.dev ends it: its signal is aborted, and its process being
+ *   gone, nothing it would still ask of the platform (the next carrier for its row, the
+ *   rows it handed out) is made. Run metadata (the dashboard's progress) is not reported:
+ *   there is no task context.
  * - A run's process, where it matters: with `limiterPerRun`, each run builds its own rate
  *   limiter, as each trigger.dev run (its own process) does at its composition root, so
  *   each stands in a line of its own per key (src/limits/rate/line.ts) and the runs'
@@ -20,7 +23,7 @@
  *   shares the deps' limiter, as the carriers of one worker process do.
  */
 import { setMaxListeners } from "node:events";
-import { CarrierPayloadSchema, StampPayloadSchema, TASKS } from "@/backends/port";
+import { CarrierPayloadSchema, StampPayloadSchema, TASKS, type TaskBackend } from "@/backends/port";
 import { type EngineDeps, runCarrier } from "@/engine/carrier";
 import { redriveOrphans } from "@/engine/redrive";
 import { runStamper } from "@/engine/stamper";
@@ -33,6 +36,8 @@ export interface PlatformStats {
   triggered: number;
   deduplicated: number;
   started: number;
+  /** Runs a cancel ended while they were executing. */
+  killed: number;
   /** Runs whose task threw (the carrier could not enqueue the rows it handed out, …). */
   failed: number;
   failures: Record<string, number>;
@@ -46,6 +51,7 @@ export class SimulatedTriggerPlatform {
     triggered: 0,
     deduplicated: 0,
     started: 0,
+    killed: 0,
     failed: 0,
     failures: {},
     redrivePasses: 0,
@@ -56,6 +62,7 @@ export class SimulatedTriggerPlatform {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly stopping = new AbortController();
   private running = 0;
+  private readonly executing = new Map<string, { controller: AbortController; killed: boolean }>();
   private schedule: NodeJS.Timeout | undefined;
   private redriving: Promise<void> | undefined;
 
@@ -66,6 +73,7 @@ export class SimulatedTriggerPlatform {
     private readonly opts: { limiterPerRun?: () => RateLimiter } = {},
   ) {
     fake.onRun((run) => this.accept(run));
+    fake.onCancel((runId) => this.kill(runId));
     // Every running carrier listens on the one shutdown signal.
     setMaxListeners(0, this.stopping.signal);
   }
@@ -134,21 +142,46 @@ export class SimulatedTriggerPlatform {
     }
   }
 
+  /** A cancel of a run executing: its signal aborts, and it asks nothing more of the platform. */
+  private kill(runId: string): void {
+    const run = this.executing.get(runId);
+    if (!run || run.killed) return;
+    run.killed = true;
+    this.stats.killed++;
+    run.controller.abort(new Error("run cancelled"));
+  }
+
   private async execute(run: TriggeredRun): Promise<void> {
     this.stats.started++;
-    const ctx = { runId: run.id, signal: this.stopping.signal };
+    const entry = { controller: new AbortController(), killed: false };
+    this.executing.set(run.id, entry);
+    const onStop = () => entry.controller.abort(this.stopping.signal.reason);
+    if (this.stopping.signal.aborted) onStop();
+    else this.stopping.signal.addEventListener("abort", onStop, { once: true });
+    const ctx = { runId: run.id, signal: entry.controller.signal };
     const limiter = this.opts.limiterPerRun?.();
+    const own = this.deps.backend;
+    const backend: TaskBackend = {
+      kind: own.kind,
+      tableConcurrency: own.tableConcurrency,
+      remoteCancel: own.remoteCancel,
+      enqueue: async (specs) => {
+        if (!entry.killed) await own.enqueue(specs);
+      },
+      cancelRun: (id) => own.cancelRun(id),
+      close: () => own.close(),
+    };
     try {
       if (run.task === TASKS.carrier) {
         const payload = CarrierPayloadSchema.parse(run.payload);
         await runCarrier(
-          { ...this.deps, ...(limiter ? { limiter } : {}), chain: false },
+          { ...this.deps, ...(limiter ? { limiter } : {}), backend, chain: false },
           payload,
           ctx,
         );
       } else if (run.task === TASKS.stamper) {
         const payload = StampPayloadSchema.parse(run.payload);
-        await runStamper(this.deps.database.db, this.deps.backend, payload, ctx);
+        await runStamper(this.deps.database.db, backend, payload, ctx);
       } else {
         throw new Error(`no task ${run.task}`);
       }
@@ -158,6 +191,8 @@ export class SimulatedTriggerPlatform {
       this.stats.failures[m] = (this.stats.failures[m] ?? 0) + 1;
     } finally {
       await limiter?.close();
+      this.stopping.signal.removeEventListener("abort", onStop);
+      this.executing.delete(run.id);
     }
   }
 }

@@ -3,6 +3,7 @@
  * run it found running is cancelled at the platform exactly once afterwards, through the
  * outbox, whoever drains it: the loop of the process that took the Stop, another
  * process after that one died mid-drain, or the scheduled drain after an API outage.
+ * A run that carries work the Stop did not cover when the drainer comes is left alone.
  * The fake trigger.dev API stands in for the platform; the cells are seeded as running
  * carriers with a recorded run id, as a carrier's claim leaves them.
  */
@@ -222,6 +223,26 @@ describe("Stop on trigger.dev", () => {
     await stopRuns(db(), backend, { tableId });
     const report = await drainRunCancels({ db: db(), backend, log: log(), settings: settings() });
     expect(report).toMatchObject({ gone: 3, cancelled: 0, retried: 0 });
+    expect(await countRunCancels(db())).toBe(0);
+  });
+
+  it("a run whose row took on new work between the Stop and the drain is not cancelled", async () => {
+    const { tableId, runIds } = await runningCarriers(2);
+    await stopRuns(db(), backend, { tableId });
+    // A run request after the Stop stamps the first row again: the run still holding that
+    // row would carry the new cell, so cancelling it would strand the cell.
+    const [first] = await queryRows<{ rowId: string }>(
+      db(),
+      sql`select row_id as "rowId" from cells where run_id = ${runIds[0] ?? ""}`,
+    );
+    await apiClient(key).POST("/api/tables/{id}/runs", {
+      params: { path: { id: tableId } },
+      body: { mode: "all", rowIds: [first?.rowId ?? ""] },
+    });
+    const report = await drainRunCancels({ db: db(), backend, log: log(), settings: settings() });
+    expect(report).toMatchObject({ spared: 1, cancelled: 1 });
+    expect(fake.cancelCalls.has(runIds[0] ?? "")).toBe(false);
+    expect(fake.cancelled.get(runIds[1] ?? "")).toBe(1);
     expect(await countRunCancels(db())).toBe(0);
   });
 

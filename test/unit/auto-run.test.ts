@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { TableSchema } from "@/contracts/table";
 import {
   autoRunDependencies,
+  autoRunUnheld,
   dependenciesMet,
   nextAutoGroup,
   reArmedByEdit,
@@ -57,6 +58,15 @@ const schema = TableSchema.parse({
 });
 
 describe("auto-run rules", () => {
+  it("a Stop of some groups leaves unheld the auto-run groups neither stopped nor downstream of them", () => {
+    // company_g reads domain_g's output, size_g reads company_g's: a Stop of domain_g holds all three.
+    expect(autoRunUnheld(schema, ["domain_g"])).toEqual([]);
+    expect(autoRunUnheld(schema, ["company_g"])).toEqual(["domain_g"]);
+    expect(autoRunUnheld(schema, ["manual_g"]).sort()).toEqual(["company_g", "domain_g", "size_g"]);
+    // A Stop of every group holds them all.
+    expect(autoRunUnheld(schema, null)).toEqual([]);
+  });
+
   it("only autoRun groups with a non-empty dependsOn auto-run", () => {
     expect(Object.keys(autoRunDependencies(schema)).sort()).toEqual([
       "company_g",

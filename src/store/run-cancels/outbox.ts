@@ -3,7 +3,8 @@
  * (a second Stop of the same run adds nothing); a row is handed to one drainer at a time
  * (a lease, taken with SKIP LOCKED so drainers never wait on each other), and a drainer
  * that died without a word loses its rows when the lease runs out; a row leaves only when
- * its cancel is settled (done, the run gone, or given up on).
+ * its cancel is settled (done, the run gone, or given up on) or the run is spared (it
+ * still carries work the Stop did not cover, `spareRunCancel`).
  */
 
 import type { Db } from "@db/client";
@@ -20,18 +21,56 @@ export interface PendingCancel {
   ageMs: number;
 }
 
-/** Adds runs to cancel; call it in the transaction that made their cells `cancelled`. */
+/** A run a Stop found carrying one of the cells it cancelled, and that cell's row. */
+export interface RunOnRow {
+  runId: string;
+  rowId: string;
+}
+
+/**
+ * Adds runs to cancel; call it in the transaction that made their cells `cancelled`.
+ * `cascadeGroups`: the auto-run groups the Stop left unheld (a run whose row lacks one
+ * may still stamp it, so `spareRunCancel` keeps it alive). A run already waiting keeps
+ * what its first Stop wrote: that can only spare it where a later Stop would not have.
+ */
 export async function addRunCancels(
   db: Db,
-  cancels: { tableId: string; runIds: string[] },
+  cancels: { tableId: string; runs: readonly RunOnRow[]; cascadeGroups: readonly string[] },
 ): Promise<void> {
-  const { tableId, runIds } = cancels;
-  if (runIds.length === 0) return;
+  const { tableId, runs, cascadeGroups } = cancels;
+  if (runs.length === 0) return;
   await db.execute(
-    sql`insert into run_cancels (run_id, table_id)
-        select unnest(${textArray(runIds)}), ${tableId}
+    sql`insert into run_cancels (run_id, table_id, row_id, cascade_groups)
+        select r.run_id, ${tableId}, r.row_id, ${textArray([...cascadeGroups])}
+          from unnest(${textArray(runs.map((r) => r.runId))}, ${textArray(runs.map((r) => r.rowId))})
+               as r(run_id, row_id)
         on conflict (run_id) do nothing`,
   );
+}
+
+/**
+ * Drops the run's cancel, without a call, when the run still carries work the Stop did
+ * not cover: its row has a queued or running cell (the run's carrier holds the row and
+ * takes them next), or lacks a cell of an auto-run group the Stop left unheld (the
+ * carrier may still stamp it). Read now, just before the call, so the verdict is on the
+ * state the cancel would act on; the stopped attempt meanwhile sees its tombstone by
+ * itself and the run goes on or ends. A table delete's runs (no row) are never spared.
+ * Returns whether the run was spared.
+ */
+export async function spareRunCancel(db: Db, runId: string): Promise<boolean> {
+  const rows = await queryRows<{ one: number }>(
+    db,
+    sql`delete from run_cancels rc
+         where rc.run_id = ${runId} and rc.row_id is not null
+           and (exists (select 1 from cells c
+                         where c.row_id = rc.row_id and c.status in ('queued', 'running'))
+                or (exists (select 1 from rows r where r.id = rc.row_id)
+                    and exists (select 1 from unnest(rc.cascade_groups) g(id)
+                                 where not exists (select 1 from cells c
+                                                    where c.row_id = rc.row_id and c.group_id = g.id))))
+     returning 1 as one`,
+  );
+  return rows.length > 0;
 }
 
 /** Takes up to `limit` due rows for `leaseMs`, oldest due first. */
