@@ -32,7 +32,8 @@ import { failQueuedCell } from "@/store/cells/fail-queued";
 import type { Terminal } from "@/store/cells/finish";
 import { pauseAttempt } from "@/store/cells/pause-attempt";
 import { type CascadeStep, childWorkflow } from "@/store/engine-reads";
-import { readCheckpoints, writeCheckpoint } from "@/store/executions/checkpoint";
+import { readExecutionRecords } from "@/store/execution-steps/read";
+import { writeCheckpoint } from "@/store/executions/checkpoint";
 import { loadSecrets } from "@/store/secrets/read";
 import { registerAttempt } from "./cancellation";
 import { childLineage, sweepLeftChildren } from "./child-lineage";
@@ -73,7 +74,10 @@ export interface AttemptInput {
   claimedAttempt: number | null;
   /** The task run carrying the row, recorded on the cell so a Stop can cancel it. */
   runId: string;
-  /** An earlier attempt of this execution left checkpoints (crash, pause): load them. */
+  /**
+   * An earlier attempt of this execution left records (checkpoints, steps, a pause), or it
+   * resumes another: load them.
+   */
   resumable: boolean;
   /** Paces the attempt's paid provider calls. */
   limiter: RateLimiter;
@@ -277,14 +281,18 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
     const ref = { executionId, attempt, tableId: a.tableId, rowId, groupId };
     // Secrets only where the workflow can use them: a query saved on every other cell.
     secrets = needsSecrets(definition) ? await loadSecrets(db, a.workspaceId, log) : {};
-    const checkpoints =
-      a.resumable || !claimedBefore ? await readCheckpoints(db, executionId) : undefined;
+    // What this execution (and those it resumes) recorded; a fresh one has nothing.
+    const records =
+      a.resumable || !claimedBefore
+        ? await readExecutionRecords(db, executionId)
+        : { checkpoints: {}, chain: [executionId], scopes: [] };
     // An earlier attempt of this execution died with children running: they ended then.
     if (attempt > 1) await sweepLeftChildren(db, { executionId, attempt }, "before", log);
     lineage = childLineage(db, ref, {
       secrets: () => secrets,
       onLost: () => controller.abort(new LostAuthority("stale")),
       log,
+      records,
     });
     const result = await runWorkflow({
       definition,
@@ -293,7 +301,7 @@ async function attemptBody(a: AttemptInput, fence: { attempt: number }): Promise
       executionId,
       signal: controller.signal,
       secrets,
-      checkpoints,
+      checkpoints: records.checkpoints,
       paid,
       lineage,
       children: {
