@@ -49,7 +49,7 @@ export function childLineage(
       db,
       ref,
       { ...step.record, output, scope: step.scope, key: step.key },
-      childId === undefined ? undefined : { id: childId, output },
+      childId,
     );
     if (held) known.add(step.scope);
     else opts.onLost();

@@ -1,9 +1,10 @@
 /**
- * Step records no attempt can reuse any more: of an execution that is neither its cell's
- * current one nor one that the current one resumes (`executions.resumes`). Only the
- * current execution runs again (a re-drive) or is resumed, so nothing else reads them.
- * A deleted row takes its records with it (foreign key). In batches, so no statement
- * runs long.
+ * Step records nothing reads any more: of an execution that is neither its cell's current
+ * one, nor one that the current one resumes (`executions.resumes`: only the current
+ * execution runs again or is resumed), nor one of the cell's kept attempts (whose history
+ * lists its foreach items' outputs from these records), as child runs are pruned. A
+ * deleted row takes its records with it (foreign key). In batches, so no statement runs
+ * long.
  */
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
@@ -23,6 +24,9 @@ export async function pruneExecutionSteps(db: Db): Promise<number> {
                                 where c.row_id = s.row_id and c.group_id = s.group_id
                                   and (c.execution_id = s.execution_id
                                        or s.execution_id = any(e.resumes)))
+               and not exists (select 1 from cell_attempts a
+                                where a.row_id = s.row_id and a.group_id = s.group_id
+                                  and a.execution_id = s.execution_id)
              limit ${BATCH}
           ), del as (
             delete from execution_steps s using doomed d

@@ -4,7 +4,8 @@
  * recorded before, so N items write O(N) bytes. Invariant: fenced like every attempt write
  * — only while the cell is `running` under this execution and attempt; zero rows means the
  * attempt lost the cell (the caller aborts). An item's child run ends in the same
- * statement, and only when its record was written.
+ * statement, and only when its record was written; its output is kept once, in the
+ * record (the cell's history reads it from there).
  *
  * One statement on purpose: what must commit with a step's record joins it as another CTE
  * guarded by `exists (select 1 from step)` — e.g. a paid block's settle (its reservation
@@ -28,18 +29,13 @@ export interface StepRow {
   retryOnResume: boolean;
 }
 
-/** A foreach item's child run, ended `completed` with its record. */
-export interface ChildRunDone {
-  id: string;
-  output: unknown;
-}
-
 /** False when the attempt no longer holds the cell. */
 export async function recordStep(
   db: Db,
   ref: CellAttemptRef,
   step: StepRow,
-  child?: ChildRunDone,
+  /** A foreach item's child run, ended `completed` with its record. */
+  childRunId?: string,
 ): Promise<boolean> {
   const [row] = await queryRows<{ recorded: number }>(
     db,
@@ -56,13 +52,11 @@ export async function recordStep(
                  created_at = now()
           returning 1 as one
         )${
-          child
+          childRunId !== undefined
             ? sql`,
         child as (
-          update child_runs
-             set status = 'completed', ended_at = now(), output = ${jsonb(child.output ?? null)},
-                 error = null
-           where id = ${child.id} and attempt = ${ref.attempt} and execution_id = ${ref.executionId}
+          update child_runs set status = 'completed', ended_at = now(), output = null, error = null
+           where id = ${childRunId} and attempt = ${ref.attempt} and execution_id = ${ref.executionId}
              and status = 'running' and exists (select 1 from step)
           returning 1 as one
         )`
