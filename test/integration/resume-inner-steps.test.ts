@@ -216,6 +216,70 @@ describe("resume: true reuses what finished inside children", () => {
   }, 60_000);
 });
 
+describe("resume: true, again and deeper", () => {
+  it("a resume of a resume still reuses what the first execution finished inside the child", async () => {
+    ep.on("/rr-two", async (_hit, nth) =>
+      nth <= 2 ? { status: 500, body: { no: nth } } : { status: 200, body: { n: nth } },
+    );
+    const leaf = await workflow({ inputs: [], blocks: chain("rr", ["one", "two"]) });
+    const { tableId, rowIds } = await workflowTable(key, {
+      workflow: { inputs: [], blocks: [{ id: "sub", type: "workflow", workflowId: leaf }] },
+      outputs: { out: "sub" },
+    });
+    expect(await runToEnd(key, tableId)).toBe("completed");
+    expect(await runToEnd(key, tableId, { mode: "failed", resume: true })).toBe("completed");
+    const [second, first] = await attempts(tableId, rowIds[0] ?? "");
+    expect(second).toMatchObject({ status: "error", resumedFrom: first?.executionId });
+    expect(await runToEnd(key, tableId, { mode: "failed", resume: true })).toBe("completed");
+    const [third] = await attempts(tableId, rowIds[0] ?? "");
+    expect(third).toMatchObject({ status: "completed", resumedFrom: second?.executionId });
+    expect(ep.hitsOf("/rr-one")).toHaveLength(1);
+    expect(ep.hitsOf("/rr-two")).toHaveLength(3);
+  }, 60_000);
+
+  it("a sub-workflow whose fan-out ended with failed items under continue is run again by a resume: only those items are called again", async () => {
+    ep.on("/nc-leaf", async (hit) =>
+      hit.query.get("i") === "1" && callsBy("/nc-leaf")["1"] === 1
+        ? { status: 500, body: { no: 1 } }
+        : { status: 200, body: { i: hit.query.get("i") } },
+    );
+    ep.on("/nc-after", failFirst);
+    const leaf = await workflow({ inputs: [], blocks: chain("nc", ["leaf"]) });
+    const middle = await workflow({
+      inputs: [],
+      blocks: [
+        {
+          id: "each",
+          type: "foreach",
+          items: "[0, 1, 2]",
+          workflowId: leaf,
+          concurrency: 1,
+          failurePolicy: "continue",
+        },
+      ],
+    });
+    const { tableId, rowIds } = await workflowTable(key, {
+      workflow: {
+        inputs: [],
+        blocks: [
+          { id: "sub", type: "workflow", workflowId: middle, next: "after" },
+          ...chain("nc", ["after"]),
+        ],
+      },
+      outputs: { out: "sub" },
+    });
+    expect(await runToEnd(key, tableId)).toBe("completed");
+    expect(callsBy("/nc-leaf")).toEqual({ "0": 1, "1": 1, "2": 1 });
+    expect(await runToEnd(key, tableId, { mode: "failed", resume: true })).toBe("completed");
+    expect(callsBy("/nc-leaf")).toEqual({ "0": 1, "1": 2, "2": 1 });
+    const [resumed] = await attempts(tableId, rowIds[0] ?? "");
+    expect(resumed).toMatchObject({
+      status: "completed",
+      outputs: { out: { ok: 3, failed: 0 } },
+    });
+  }, 60_000);
+});
+
 describe("the foreach item limit", () => {
   it("a foreach of more than 10,000 items fails at once with its count, running no item", async () => {
     const child = await workflow({
