@@ -269,8 +269,9 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
         blocks[id] = result.output;
         const taken = takenEdges(block, result);
         if (result.retryOnResume) retryOnResume = true;
-        // What is stored is redacted (a resumed run sees `[redacted]` where an answer
-        // echoed a secret); this run goes on with the output as it came.
+        // What is stored is redacted (here for checkpoints, by the ledger for step
+        // records: a resumed run sees `[redacted]` where an answer echoed a secret); this
+        // run goes on with the output as it came.
         if (!PURE.has(block.type)) {
           if (nested)
             await input.lineage?.record({
