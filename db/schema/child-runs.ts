@@ -10,7 +10,9 @@ import { rows } from "./tables";
  * execution id (`<parent>:<blockId>` or `<parent>:<blockId>:<index>`), the same in every
  * attempt of the execution, so the key includes the attempt. Written only while the cell
  * runs that execution and attempt; children an attempt left running (a Stop, a crash)
- * are marked `cancelled` when it ends or when the next attempt starts.
+ * are marked `cancelled` when it ends or when the next attempt starts. A foreach item
+ * that ended `completed` keeps its output with its step record (execution_steps), written
+ * in the same statement; `output` here is then null.
  */
 export const childRuns = pgTable(
   "child_runs",

@@ -17,6 +17,12 @@ export const executions = pgTable(
     workflowVersion: integer("workflow_version"),
     /** Outputs of finished blocks, keyed by block id. */
     checkpoints: jsonb("checkpoints").notNull().default({}),
+    /**
+     * The executions this one resumes (a `resume: true` run), newest first: the one it
+     * replaced, then the one that one resumed, and so on. Their step records
+     * (`execution_steps`) are this execution's to reuse.
+     */
+    resumes: text("resumes").array().notNull().default([]),
     pauseToken: text("pause_token"),
     resumeData: jsonb("resume_data"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),

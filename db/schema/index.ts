@@ -5,6 +5,7 @@ export * from "./dispatches";
 export * from "./enrichment-cache";
 export * from "./enums";
 export * from "./events";
+export * from "./execution-steps";
 export * from "./executions";
 export * from "./hook-deliveries";
 export * from "./hooks";

@@ -33,7 +33,8 @@ import { redact, redactText } from "@/security/redact";
 import type { Terminal } from "@/store/cells/finish";
 import { pauseAttempt } from "@/store/cells/pause-attempt";
 import { type CascadeStep, childWorkflow } from "@/store/engine-reads";
-import { readCheckpoints, writeCheckpoint } from "@/store/executions/checkpoint";
+import { readExecutionRecords } from "@/store/execution-steps/read";
+import { writeCheckpoint } from "@/store/executions/checkpoint";
 import { loadSecrets } from "@/store/secrets/read";
 import { registerAttempt, watchTombstone } from "./cancellation";
 import { childLineage, sweepLeftChildren } from "./child-lineage";
@@ -69,7 +70,10 @@ export interface AttemptInput {
   dispatchId: string | null;
   /** The number the carrier's step claimed the cell with: the fence of every write. */
   attempt: number;
-  /** An earlier attempt of this execution left checkpoints (crash, pause): load them. */
+  /**
+   * An earlier attempt of this execution left records (checkpoints, steps, a pause), or it
+   * resumes another: load them.
+   */
   resumable: boolean;
   /** Paces the attempt's paid provider calls. */
   limiter: RateLimiter;
@@ -257,13 +261,17 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
     const ref = { executionId, attempt, tableId: a.tableId, rowId, groupId };
     // Secrets only where the workflow can use them: a query saved on every other cell.
     secrets = needsSecrets(definition) ? await loadSecrets(db, a.workspaceId, log) : {};
-    const checkpoints = a.resumable ? await readCheckpoints(db, executionId) : undefined;
+    // What this execution (and those it resumes) recorded; a fresh one has nothing.
+    const records = a.resumable
+      ? await readExecutionRecords(db, executionId)
+      : { checkpoints: {}, chain: [executionId], scopes: [] };
     // An earlier attempt of this execution died with children running: they ended then.
     if (attempt > 1) await sweepLeftChildren(db, { executionId, attempt }, "before", log);
     lineage = childLineage(db, ref, {
       secrets: () => secrets,
       onLost: () => controller.abort(new LostAuthority("stale")),
       log,
+      records,
     });
     const result = await runWorkflow({
       definition,
@@ -272,7 +280,7 @@ export async function runAttempt(a: AttemptInput): Promise<AttemptResult> {
       executionId,
       signal: controller.signal,
       secrets,
-      checkpoints,
+      checkpoints: records.checkpoints,
       paid,
       lineage,
       children: {

@@ -4,15 +4,24 @@
  * waits for every taken branch); parallel `next` lists run concurrently; the first block
  * failure aborts the rest and fails the run with that block's id; an abort stops every
  * running block.
+ *
+ * A finished block with effects (all but the pure ones) is recorded before any block
+ * after it starts, and a later attempt reuses it instead of running it again: the cell's
+ * own blocks as checkpoints (`hooks.checkpoint`), a child run's blocks, at any depth, as
+ * step records of the execution (`lineage.record`) under the digest of the child's
+ * inputs — reused only by a child run with the same inputs. A child's id, and so the
+ * Idempotency-Keys and charges of what runs in it, come from its execution's id: what a
+ * resumed execution runs again is sent under its own keys.
  */
 import type { Block, Checkpoint, WorkflowDefinition } from "@/contracts/workflow";
 import type { ChargeKey } from "@/domain/charges";
+import { digestOf } from "@/domain/digest";
 import { assertNever } from "@/domain/statuses";
 import { entryBlock } from "@/domain/workflow-graph";
 import type { PaidCalls } from "@/enrichments/types";
 import { redact } from "@/security/redact";
 import { runApproval, runCondition, runFail, runTransform, runWait } from "./blocks/basic";
-import { type ChildOutput, foreachRunner, type RunChild, workflowRunner } from "./blocks/compose";
+import { type ChildResult, foreachRunner, type RunChild, workflowRunner } from "./blocks/compose";
 import { runEnrichmentBlock } from "./blocks/enrichment";
 import { runHttp } from "./blocks/http";
 import { runLlm } from "./blocks/llm";
@@ -23,8 +32,7 @@ import {
   type BlockResult,
   type ChildLedger,
   type Children,
-  type ItemLedger,
-  type ItemResult,
+  type StepRecord,
   withRetries,
 } from "./blocks/types";
 import type { ExpressionScope } from "./expressions";
@@ -32,10 +40,7 @@ import type { ExpressionScope } from "./expressions";
 export interface RunHooks {
   onBlockStart?(blockId: string): void;
   onBlockComplete?(blockId: string, output: unknown): void;
-  /**
-   * Persists a finished block, charging the paid answers its output holds in the same
-   * write; the blocks after it wait for this.
-   */
+  /** Persists a finished block; the blocks after it wait for this. */
   checkpoint?(
     blockId: string,
     checkpoint: Checkpoint,
@@ -61,8 +66,17 @@ export interface RunInput {
   children?: Children;
   /** The gate for paid provider calls (enrichment blocks): admission and pacing. */
   paid?: PaidCalls;
-  /** Where child runs (sub-workflows, foreach items) are recorded. */
+  /**
+   * Where child runs (sub-workflows, foreach items) and the steps finished inside them are
+   * recorded, and the steps an earlier attempt finished are found.
+   */
   lineage?: ChildLedger;
+  /**
+   * The run's place in its execution: "" (the default) for the cell's workflow, whose
+   * blocks are checkpoints; a child's id after the cell's execution id for a child run,
+   * whose blocks are step records.
+   */
+  stepScope?: string;
 }
 
 export interface RunOutput {
@@ -70,9 +84,11 @@ export interface RunOutput {
   blocks: Record<string, unknown>;
   /** Set when a block paused the run: resume it with that block's output. */
   paused?: { blockId: string; pause: BlockPause };
+  /** A block of the run holds failed foreach items: a resumed execution runs it again. */
+  retryOnResume?: boolean;
   /**
-   * Paid answers in the outputs that no checkpoint recorded (a run without a checkpoint
-   * hook: a child's): the caller's write that records the outputs charges them.
+   * Paid answers in the outputs that no write of this run recorded (a run with neither a
+   * checkpoint hook nor a ledger): the caller's write that records the outputs charges them.
    */
   charges: ChargeKey[];
 }
@@ -94,9 +110,10 @@ const runForeach = foreachRunner(runChild);
 
 /**
  * A child workflow: a run of its own under the parent's signal, recorded from start to end
- * when the attempt keeps a lineage; its result is its leaves' output.
+ * when the attempt keeps a lineage (a foreach item's `ok` end is written by the fan-out,
+ * with the item's record); its result is its leaves' output.
  */
-async function runChild(args: Parameters<RunChild>[0]): Promise<ChildOutput> {
+async function runChild(args: Parameters<RunChild>[0]): Promise<ChildResult> {
   const lineage = args.ctx.lineage;
   await lineage?.started({ id: args.executionId, parentId: args.ctx.executionId, ...args.call });
   try {
@@ -105,6 +122,7 @@ async function runChild(args: Parameters<RunChild>[0]): Promise<ChildOutput> {
       inputs: args.inputs,
       row: args.ctx.scope.row,
       executionId: args.executionId,
+      stepScope: args.stepScope,
       signal: args.ctx.signal,
       secrets: args.ctx.scope.secrets,
       ...(args.ctx.children ? { children: { ...args.ctx.children, path: args.path } } : {}),
@@ -120,8 +138,9 @@ async function runChild(args: Parameters<RunChild>[0]): Promise<ChildOutput> {
         },
       );
     const output = leafOutput(args.definition, out.blocks);
-    await lineage?.ended(args.executionId, { status: "completed", output });
-    return { output, charges: out.charges };
+    if (args.call.index === null)
+      await lineage?.ended(args.executionId, { status: "completed", output });
+    return { output, retryOnResume: out.retryOnResume ?? false, charges: out.charges };
   } catch (err) {
     await lineage?.ended(
       args.executionId,
@@ -204,11 +223,26 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
   };
   const failure = new AbortController();
   const signal = AbortSignal.any([input.signal, failure.signal]);
-  const items = itemLedger(input);
+  const stepScope = input.stepScope ?? "";
+  const nested = stepScope !== "";
+  // A child's records are reused only by a run of it with the same inputs.
+  const digest = nested ? digestOf(input.inputs) : "";
+  const recorded = (await input.lineage?.recorded(stepScope)) ?? new Map<string, StepRecord>();
+  const reusable = (id: string): Checkpoint | undefined => {
+    if (!nested) return input.checkpoints?.[id];
+    const r = recorded.get(id);
+    if (!r || r.digest !== digest) return undefined;
+    return {
+      output: r.output,
+      taken: r.taken,
+      ...(r.retryOnResume ? { retryOnResume: true } : {}),
+    };
+  };
   const results = new Map<string, Promise<{ ran: boolean; taken: string[] }>>();
-  const unrecorded: ChargeKey[] = [];
   let firstError: WorkflowError | undefined;
   let paused: RunOutput["paused"];
+  let retryOnResume = false;
+  const unrecorded: ChargeKey[] = [];
 
   const settle = (id: string): Promise<{ ran: boolean; taken: string[] }> => {
     const known = results.get(id);
@@ -219,10 +253,11 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
       const before = await Promise.all((preds.get(id) ?? []).map(settle));
       const active = id === entry.id || before.some((r) => r.taken.includes(id));
       if (!active || signal.aborted) return { ran: false, taken: [] };
-      const recorded = input.checkpoints?.[id];
-      if (recorded) {
-        blocks[id] = recorded.output;
-        return { ran: true, taken: recorded.taken };
+      const reused = reusable(id);
+      if (reused) {
+        blocks[id] = reused.output;
+        if (reused.retryOnResume) retryOnResume = true;
+        return { ran: true, taken: reused.taken };
       }
       input.hooks?.onBlockStart?.(id);
       try {
@@ -231,9 +266,10 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
             scope,
             signal: trySignal,
             executionId: input.executionId,
+            stepScope,
+            recorded,
             ...(input.children ? { children: input.children } : {}),
             ...(input.paid ? { paid: input.paid } : {}),
-            ...(items ? { items } : {}),
             ...(input.lineage ? { lineage: input.lineage } : {}),
           }),
         );
@@ -243,12 +279,30 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
         }
         blocks[id] = result.output;
         const taken = takenEdges(block, result);
-        // What is stored is redacted (a resumed run sees `[redacted]` where an answer
-        // echoed a secret); this run goes on with the output as it came.
+        if (result.retryOnResume) retryOnResume = true;
+        // What is stored is redacted (here for checkpoints, by the ledger for step
+        // records: a resumed run sees `[redacted]` where an answer echoed a secret); this
+        // run goes on with the output as it came.
+        // The paid answers the output holds are charged by the write that records it; a
+        // run that records nothing passes them up to its caller's write.
         const charges = result.charges ?? [];
-        const checkpoint = PURE.has(block.type) ? undefined : input.hooks?.checkpoint;
-        if (checkpoint)
-          await checkpoint(
+        const lineage = nested ? input.lineage : undefined;
+        const checkpoint = nested ? undefined : input.hooks?.checkpoint;
+        if (PURE.has(block.type) || !(lineage || checkpoint)) unrecorded.push(...charges);
+        else if (lineage)
+          await lineage.record({
+            scope: stepScope,
+            key: id,
+            record: {
+              digest,
+              output: result.output,
+              taken,
+              retryOnResume: result.retryOnResume ?? false,
+            },
+            charges,
+          });
+        else
+          await checkpoint?.(
             id,
             {
               output: redact(result.output, scope.secrets),
@@ -257,7 +311,6 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
             },
             charges,
           );
-        else unrecorded.push(...charges);
         input.hooks?.onBlockComplete?.(id, result.output);
         return { ran: true, taken };
       } catch (err) {
@@ -278,43 +331,11 @@ export async function runWorkflow(input: RunInput): Promise<RunOutput> {
   await Promise.all(definition.blocks.map((b) => settle(b.id)));
   if (input.signal.aborted) throw input.signal.reason;
   if (firstError) throw firstError;
-  return paused ? { blocks, paused, charges: unrecorded } : { blocks, charges: unrecorded };
-}
-
-/** Item checkpoints are keyed `<blockId>#<index>`: never a block id (ids have no `#`). */
-const ITEM_KEY = /^([a-z][a-z0-9_]*)#(\d+)$/;
-
-/**
- * The fan-outs' item records of a run whose blocks are checkpointed (the cell's own
- * workflow; children run inside one block and are not): the items earlier attempts
- * finished, from the execution's checkpoints, and each item's end, written through the
- * same fenced checkpoint hook (redacted, as block outputs are).
- */
-function itemLedger(input: RunInput): ItemLedger | undefined {
-  const checkpoint = input.hooks?.checkpoint;
-  if (!checkpoint) return undefined;
-  const ok = new Map<string, Map<number, unknown>>();
-  const keep = (blockId: string, index: number, output: unknown) => {
-    const items = ok.get(blockId) ?? new Map<number, unknown>();
-    items.set(index, output);
-    ok.set(blockId, items);
-  };
-  for (const [key, recorded] of Object.entries(input.checkpoints ?? {})) {
-    const match = ITEM_KEY.exec(key);
-    const result = recorded.output as ItemResult | null;
-    if (match?.[1] && match[2] && result?.status === "ok")
-      keep(match[1], Number(match[2]), result.output);
-  }
   return {
-    finished: (blockId) => new Map(ok.get(blockId) ?? []),
-    async record(blockId, index, result, charges) {
-      if (result.status === "ok") keep(blockId, index, result.output);
-      await checkpoint(
-        `${blockId}#${index}`,
-        { output: redact(result, input.secrets ?? {}), taken: [] },
-        charges,
-      );
-    },
+    blocks,
+    charges: unrecorded,
+    ...(paused ? { paused } : {}),
+    ...(retryOnResume ? { retryOnResume } : {}),
   };
 }
 

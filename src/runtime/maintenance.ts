@@ -11,6 +11,7 @@ import { drainRunCancels, drainSettingsFromEnv } from "@/engine/run-cancel-drain
 import { pruneChildRuns } from "@/store/child-runs/prune";
 import { pruneEnrichmentCache } from "@/store/enrichment-cache/prune";
 import { pruneEvents } from "@/store/events/prune";
+import { pruneExecutionSteps } from "@/store/execution-steps/prune";
 import { pruneHookDeliveries } from "@/store/hook-deliveries/prune";
 import { prunePendingCarriers } from "@/store/pending-carriers/entries";
 import { pruneRateLimitLogs } from "@/store/rate-limits/prune";
@@ -58,6 +59,7 @@ export const PRUNE: MaintenanceJob = {
       enrichmentCache: await pruneEnrichmentCache(db, env.CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS),
       childRuns: await pruneChildRuns(db),
       runKeys: await pruneRunKeys(db),
+      executionSteps: await pruneExecutionSteps(db),
     };
   },
 };

@@ -9,7 +9,7 @@
  * new execution, and the old execution is fenced out of it.
  */
 
-import { queryRows } from "@db/client";
+import { type Db, queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -23,7 +23,8 @@ import { failCell } from "@/store/cells/finish";
 import { requeueCell } from "@/store/cells/requeue";
 import { stampPage } from "@/store/cells/stamp";
 import { stampNextPage } from "@/store/dispatches/stamp-next";
-import { readCheckpoints, writeCheckpoint } from "@/store/executions/checkpoint";
+import { readExecutionRecords } from "@/store/execution-steps/read";
+import { writeCheckpoint } from "@/store/executions/checkpoint";
 import { insertRows } from "@/store/rows/insert";
 import { createTable } from "@/store/tables/create";
 import { apiClient, dataOf } from "../helpers/api";
@@ -34,6 +35,9 @@ import { enrichmentTableBody } from "../helpers/store-tables";
 
 let key: string;
 let tableId: string;
+
+const readCheckpoints = async (db: Db, executionId: string) =>
+  (await readExecutionRecords(db, executionId)).checkpoints;
 const db = () => getDatabase().db;
 
 beforeAll(async () => {

@@ -104,6 +104,9 @@ describe("child runs", () => {
     expect(byId.get(`${ex}:each:1`)).toMatchObject({ parentId: ex, index: 1 });
     expect(byId.get(`${ex}:each:1`)?.error).toContain("400");
     expect(byId.get(`${ex}:each:0`)?.endedAt).not.toBeNull();
+    // An item's output is kept once, with its step record, and listed from there.
+    expect(byId.get(`${ex}:each:2`)?.output).toMatchObject({ status: 200, body: { ok: true } });
+    expect(byId.get(`${ex}:sub:inner`)?.output).toMatchObject({ body: { ok: true } });
   });
 
   it("a Stop of the parent ends every running child at once: all read cancelled", async () => {

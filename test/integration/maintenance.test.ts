@@ -11,6 +11,7 @@ import { LocalBackend } from "@/backends/local";
 import { log } from "@/config/log";
 import { jobsFor, MAINTENANCE_JOBS, PRUNE } from "@/runtime/maintenance";
 import { pruneEnrichmentCache } from "@/store/enrichment-cache/prune";
+import { pruneExecutionSteps } from "@/store/execution-steps/prune";
 import { prunePendingCarriers } from "@/store/pending-carriers/entries";
 import { pruneRateLimitLogs } from "@/store/rate-limits/prune";
 import { takeFromLog } from "@/store/rate-limits/take";
@@ -122,6 +123,53 @@ describe("pruning", () => {
     expect(left.map((r) => r.key)).toEqual(["k-young"]);
   });
 
+  it("drops the step records nothing reads: keeps the current execution's, those it resumes, its kept attempts' and young ones", async () => {
+    const { key } = await newWorkspace();
+    const { tableId, rowIds } = await workflowTable(key, {
+      workflow: { inputs: [], blocks: [{ id: "t", type: "transform", expression: "1" }] },
+      outputs: { out: "t" },
+    });
+    const rowId = rowIds[0] ?? "";
+    await db().execute(
+      sql`insert into cells (table_id, row_id, group_id, row_position, status, execution_id)
+          select ${tableId}, id, 'g', position, 'error', 'ex_cur' from rows where id = ${rowId}`,
+    );
+    await db().execute(
+      sql`insert into executions (id, table_id, row_id, group_id, resumes)
+          values ('ex_cur', ${tableId}, ${rowId}, 'g', array['ex_prev', 'ex_first'])`,
+    );
+    await db().execute(
+      sql`insert into cell_attempts (table_id, row_id, group_id, execution_id, attempt, status)
+          values (${tableId}, ${rowId}, 'g', 'ex_hist', 1, 'error')`,
+    );
+    const steps = [
+      ["ex_cur", "2 hours"],
+      ["ex_prev", "2 hours"],
+      ["ex_first", "2 hours"],
+      ["ex_hist", "2 hours"],
+      ["ex_gone", "2 hours"],
+      ["ex_young", "10 minutes"],
+    ].map(
+      ([ex, age]) => sql`(${ex}, 'each:0', 'get', ${rowId}, 'g', 1, 'd', now() - ${age}::interval)`,
+    );
+    await db().execute(
+      sql`insert into execution_steps (execution_id, scope, key, row_id, group_id, attempt, digest, created_at)
+          values ${sql.join(steps, sql`, `)}`,
+    );
+    const pruned = await pruneExecutionSteps(db());
+    const left = await queryRows<{ e: string }>(
+      db(),
+      sql`select execution_id as e from execution_steps where row_id = ${rowId} order by 1`,
+    );
+    expect(left.map((r) => r.e)).toEqual(["ex_cur", "ex_first", "ex_hist", "ex_prev", "ex_young"]);
+    expect(pruned).toBe(1);
+    // A row deleted takes its records with it.
+    await db().execute(sql`delete from rows where id = ${rowId}`);
+    expect(
+      await queryRows(db(), sql`select 1 from execution_steps where row_id = ${rowId}`),
+    ).toEqual([]);
+  });
+
   it("the prune job runs every pruning and reports each count", async () => {
     await db().execute(
       sql`insert into pending_carriers (row_id, table_id, run_key, enqueued_at)
@@ -144,6 +192,7 @@ describe("pruning", () => {
         "deliveries",
         "enrichmentCache",
         "events",
+        "executionSteps",
         "pendingCarriers",
         "rateLimitLogs",
         "runKeys",

@@ -134,7 +134,7 @@ async function workflow(name: string, blocks: Schemas["Block"][]): Promise<strin
 type Cell = { status: string; error?: string | null; blockErrors?: Record<string, string> };
 type Row = { id: string; data: Record<string, unknown>; cells: Record<string, Cell> };
 
-const GROUPS = ["echo", "cut", "truncated", "fail", "items", "llm"] as const;
+const GROUPS = ["echo", "nested", "cut", "truncated", "fail", "items", "llm"] as const;
 let streamText = "";
 let settled: Row;
 
@@ -238,7 +238,11 @@ beforeAll(async () => {
       prompt: "say hi",
     },
   ]);
-  const ids = { echo, cut, truncated, fail, items, llm };
+  // The echo again, inside a foreach item: its blocks and the item are step records.
+  const nested = await workflow("nested", [
+    { id: "each", type: "foreach", items: "[1]", workflowId: echo },
+  ]);
+  const ids = { echo, nested, cut, truncated, fail, items, llm };
   const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "leaks",
@@ -251,7 +255,8 @@ beforeAll(async () => {
         outputs: [
           {
             columnId: `out_${g}`,
-            from: { echo: "show", items: "each", llm: "ask" }[g as string] ?? "call",
+            from:
+              { echo: "show", nested: "each", items: "each", llm: "ask" }[g as string] ?? "call",
           },
         ],
       })),
@@ -281,7 +286,7 @@ beforeAll(async () => {
     return GROUPS.every((g) => ["completed", "error"].includes(settled.cells[g]?.status ?? ""));
   }, 60_000);
   if (!done) throw new Error(`cells never settled: ${JSON.stringify(settled)}`);
-  // Terminal events come from the same writes: wait for all five.
+  // Terminal events come from the same writes: wait for all of them.
   await stream.waitFor((events) =>
     GROUPS.every((g) =>
       events.some(
@@ -309,6 +314,8 @@ describe("a secret echoed back by a server leaves the run nowhere", () => {
     // The secret was really sent and echoed (now redacted), so its absence means something.
     expect(JSON.stringify(out)).toContain("[redacted]");
     expect(out.raw).toBe("[redacted]");
+    expect(settled.cells.nested?.status).toBe("completed");
+    expect(JSON.stringify(settled.data.out_nested)).toContain("[redacted]");
     for (const g of ["cut", "truncated", "fail", "items", "llm"] as const) {
       expect({ g, status: settled.cells[g]?.status }).toEqual({ g, status: "error" });
     }

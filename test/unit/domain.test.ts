@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { TableSchema } from "@/contracts/table";
 import { WorkflowDefinition } from "@/contracts/workflow";
 import { importValue } from "@/domain/csv-columns";
+import { digestOf } from "@/domain/digest";
 import { formatDuration } from "@/domain/durations";
 import { findCycle } from "@/domain/graph";
 import { newId } from "@/domain/ids";
@@ -21,6 +22,17 @@ describe("statuses", () => {
   it("every status is exactly one of in flight or terminal", () => {
     for (const s of CELL_STATUSES) expect(isInFlight(s)).toBe(!isTerminal(s));
     expect(CELL_STATUSES.filter(isInFlight)).toEqual(["queued", "running", "paused"]);
+  });
+});
+
+describe("digests (a resumed foreach reuses an item's record only for the same item)", () => {
+  it("equal values digest alike whatever the order of their keys; different ones do not", () => {
+    expect(digestOf({ a: 1, b: { c: [1, { d: 2, e: 3 }] } })).toBe(
+      digestOf({ b: { c: [1, { e: 3, d: 2 }] }, a: 1 }),
+    );
+    expect(digestOf({ a: 1 })).not.toBe(digestOf({ a: "1" }));
+    expect(digestOf([1, 2])).not.toBe(digestOf([2, 1]));
+    expect(digestOf(null)).toBe(digestOf(undefined));
   });
 });
 

@@ -2,23 +2,46 @@
  * Blocks that run other workflows: `workflow` (one child with mapped inputs) and
  * `foreach` (one child per item, at most `concurrency` at once, results in item order).
  * Invariants: nesting stops at MAX_DEPTH and a workflow never runs inside itself (both
- * fail with the path in the message, not retryable); a child runs under its parent's
- * signal, so a Stop or a timeout ends every child; with `fail-fast` the first failure
- * aborts the running items and starts no more. Each item's end (ok or error) is recorded
- * (`ctx.items`, fenced by the attempt) before its slot takes the next item, so a later
- * attempt of the execution — a re-drive after a crash, a resume — runs only the items not
- * finished `ok`, at the same concurrency; only the items in flight at a crash run twice
- * (with the same Idempotency-Keys). A fan-out that ended with failed items under
- * `continue` is run again by a resumed execution, its finished items reused.
+ * fail with the path in the message, not retryable); a fan-out has at most
+ * MAX_FOREACH_ITEMS items (more fails the block, not retried); a child runs under its
+ * parent's signal, so a Stop or a timeout ends every child; with `fail-fast` the first
+ * failure aborts the running items and starts no more.
+ *
+ * Each item that ends `ok` is recorded (with the digest of the item, and its child run's
+ * end, in one fenced write) before its slot takes the next item, at any depth, so a later
+ * attempt — a re-drive after a crash, a resume — runs only the items not finished `ok`
+ * with the same item at that index; only the items in flight at a crash run twice (with
+ * the same Idempotency-Keys within an execution). A child that runs again reuses the
+ * blocks it finished (see the executor). A fan-out that ended with failed items under
+ * `continue`, or a child holding one, is marked `retryOnResume`: a resumed execution runs
+ * it again, its finished items reused.
  */
 import type { ForeachBlock, WorkflowBlock, WorkflowDefinition } from "@/contracts/workflow";
 import type { ChargeKey } from "@/domain/charges";
+import { digestOf } from "@/domain/digest";
 import { redactedExcerpt } from "@/security/redact";
 import { evaluate } from "../expressions";
-import { type BlockContext, BlockError, type BlockRunner, type ItemResult } from "./types";
+import {
+  type BlockContext,
+  BlockError,
+  type BlockRunner,
+  type ItemResult,
+  type StepWrite,
+} from "./types";
 
 export const MAX_DEPTH = 8;
 export const DEFAULT_FOREACH_CONCURRENCY = 5;
+export const MAX_FOREACH_ITEMS = 10_000;
+
+/**
+ * What a child run returned, whether it holds failed items a resume runs again, and the
+ * paid answers in it that no write of its own recorded (a run without a ledger).
+ */
+export interface ChildResult {
+  output: unknown;
+  retryOnResume: boolean;
+  charges: readonly ChargeKey[];
+}
 
 /** The executor's entry point, passed in to keep the module graph acyclic. */
 export type RunChild = (args: {
@@ -26,15 +49,22 @@ export type RunChild = (args: {
   inputs: Record<string, unknown>;
   ctx: BlockContext;
   executionId: string;
+  /** The child's place in the execution (its id after the cell's execution id). */
+  stepScope: string;
   path: string[];
-  /** What called it, for its record: the block, the item (foreach), the workflow. */
+  /**
+   * What called it, for its record: the block, the item (foreach), the workflow. An
+   * item's end, when it ends `ok`, is written by the fan-out with the item's record.
+   */
   call: { blockId: string; index: number | null; workflowId: string };
-}) => Promise<ChildOutput>;
+}) => Promise<ChildResult>;
 
-/** A child's result, and the paid answers in it that no write has recorded yet. */
-export interface ChildOutput {
-  output: unknown;
-  charges: readonly ChargeKey[];
+/** The child's execution id and its scope, from the caller's and the call's own part. */
+function childIds(ctx: BlockContext, part: string): { executionId: string; stepScope: string } {
+  return {
+    executionId: `${ctx.executionId}:${part}`,
+    stepScope: ctx.stepScope ? `${ctx.stepScope}:${part}` : part,
+  };
 }
 
 async function child(
@@ -74,15 +104,19 @@ export function workflowRunner(runChild: RunChild): BlockRunner<WorkflowBlock> {
     const inputs: Record<string, unknown> = {};
     for (const [name, expression] of Object.entries(block.inputs ?? {}))
       inputs[name] = await evaluate(expression, ctx.scope);
-    const { output, charges } = await runChild({
+    const out = await runChild({
       definition,
       inputs,
       ctx,
-      executionId: `${ctx.executionId}:${block.id}`,
+      ...childIds(ctx, block.id),
       path,
       call: { blockId: block.id, index: null, workflowId: block.workflowId },
     });
-    return { output, charges };
+    return {
+      output: out.output,
+      ...(out.retryOnResume ? { retryOnResume: true } : {}),
+      ...(out.charges.length > 0 ? { charges: out.charges } : {}),
+    };
   };
 }
 
@@ -97,20 +131,33 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
           retryable: false,
         },
       );
+    if (items.length > MAX_FOREACH_ITEMS)
+      throw new BlockError(
+        block.id,
+        `foreach: ${items.length} items, at most ${MAX_FOREACH_ITEMS.toLocaleString("en-US")}`,
+        { retryable: false },
+      );
     const { definition, path } = await child(block.id, block.workflowId, ctx);
     const failFast = (block.failurePolicy ?? "fail-fast") === "fail-fast";
     const stop = new AbortController();
     const signal = AbortSignal.any([ctx.signal, stop.signal]);
     const results: ItemResult[] = new Array(items.length);
-    // Items an earlier attempt of this execution finished are not run again.
-    for (const [index, output] of ctx.items?.finished(block.id) ?? [])
-      if (index < items.length) results[index] = { status: "ok", output };
+    const keyOf = (index: number) => `${block.id}#${index}`;
+    // Some item (reused or run) holds failed items deeper down: a resume runs it again.
+    let partial = false;
+    // Items an earlier attempt finished are not run again, if the item is the same one.
+    if (ctx.recorded && ctx.recorded.size > 0)
+      items.forEach((item: unknown, index) => {
+        const recorded = ctx.recorded?.get(keyOf(index));
+        if (!recorded || recorded.digest !== digestOf(item)) return;
+        results[index] = { status: "ok", output: recorded.output };
+        if (recorded.retryOnResume) partial = true;
+      });
     let next = 0;
     let firstFailure: { index: number; error: string } | undefined;
     // An item's record that could not be written ends the fan-out (after its running items).
     let unrecorded: unknown;
-    // Paid answers of items no record holds (a fan-out inside a child): they go up with
-    // the block's result.
+    // Paid answers of items no record holds (no ledger): they go up with the block's result.
     const charges: ChargeKey[] = [];
     const worker = async (): Promise<void> => {
       for (;;) {
@@ -121,34 +168,49 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
         const item: unknown = items[index];
         const fields =
           item !== null && typeof item === "object" && !Array.isArray(item) ? item : {};
-        let result: ItemResult;
-        let itemCharges: readonly ChargeKey[] = [];
+        const ids = childIds(ctx, `${block.id}:${index}`);
+        let done: StepWrite | undefined;
         try {
-          const { output, charges: paid } = await runChild({
+          const out = await runChild({
             definition,
             inputs: { ...fields, item, index },
             ctx: { ...ctx, signal },
-            executionId: `${ctx.executionId}:${block.id}:${index}`,
+            ...ids,
             path,
             call: { blockId: block.id, index, workflowId: block.workflowId },
           });
-          result = { status: "ok", output };
-          itemCharges = paid;
+          results[index] = { status: "ok", output: out.output };
+          if (out.retryOnResume) partial = true;
+          done = {
+            scope: ctx.stepScope ?? "",
+            key: keyOf(index),
+            record: {
+              digest: digestOf(item),
+              output: out.output,
+              taken: [],
+              retryOnResume: out.retryOnResume,
+            },
+            charges: out.charges,
+          };
         } catch (err) {
           // Stopped, or cut short by fail-fast after another item failed: no end of its
           // own (a later attempt runs it again).
           if (signal.aborted) return;
           const error = err instanceof Error ? err.message : String(err);
-          result = { status: "error", error };
+          results[index] = { status: "error", error };
           if (failFast && !firstFailure) {
             firstFailure = { index, error };
             stop.abort(new Error("another item failed"));
           }
         }
-        results[index] = result;
-        if (!ctx.items) charges.push(...itemCharges);
+        if (!done) continue;
+        if (!ctx.lineage) {
+          charges.push(...done.charges);
+          continue;
+        }
         try {
-          await ctx.items?.record(block.id, index, result, itemCharges);
+          await ctx.lineage.itemDone(ids.executionId, done);
+          ctx.recorded?.set(done.key, done.record);
         } catch (err) {
           unrecorded ??= err;
           stop.abort(err);
@@ -171,7 +233,7 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
     const failed = done.filter((r) => r.status === "error").length;
     return {
       output: { results: done, ok: done.length - failed, failed },
-      ...(failed > 0 ? { retryOnResume: true } : {}),
+      ...(failed > 0 || partial ? { retryOnResume: true } : {}),
       ...(charges.length > 0 ? { charges } : {}),
     };
   };

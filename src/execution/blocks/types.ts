@@ -14,11 +14,20 @@ export interface BlockContext {
   /** For `enrichment` blocks: admission and pacing of paid provider calls. */
   paid?: PaidCalls;
   /**
-   * For `foreach` blocks of the cell's own workflow: where each item's end is recorded, so
-   * a later attempt of the execution runs only the items not finished.
+   * The run's place in its execution, where its steps are recorded: "" for the cell's
+   * workflow (the default), else the child's execution id after the cell's (`sub`,
+   * `each:3:inner`).
    */
-  items?: ItemLedger;
-  /** For `workflow` and `foreach` blocks: where their child runs are recorded (lineage). */
+  stepScope?: string;
+  /**
+   * The steps of this run an earlier attempt finished (`ChildLedger.recorded`); a
+   * `foreach` finds its items' records here (`<blockId>#<index>`) and adds what it records.
+   */
+  recorded?: Map<string, StepRecord>;
+  /**
+   * For `workflow` and `foreach` blocks: where their child runs, and the steps finished
+   * inside them, are recorded.
+   */
   lineage?: ChildLedger;
 }
 
@@ -36,30 +45,59 @@ export interface ChildStart {
 /** How a child run ended (as its record keeps it). */
 export type ChildEnd = ChildRunEnd;
 
-/** The record of an attempt's child runs (see db/schema/child-runs.ts). */
+/**
+ * A finished step as its execution keeps it (db/schema/execution-steps.ts): a block of a
+ * child run, or a foreach item that ended `ok`.
+ */
+export interface StepRecord {
+  /**
+   * A block's: the digest of its run's inputs; an item's: of the item. A record is
+   * reused only where the digest is the same.
+   */
+  digest: string;
+  output: unknown;
+  /** A block's: the edges it took. */
+  taken: string[];
+  /** It holds failed foreach items (its own or deeper): a resumed execution runs it again. */
+  retryOnResume: boolean;
+}
+
+/**
+ * A step to record: the run it belongs to (`scope`), its key, the record, and the paid
+ * answers it holds (charged in the record's write, only if it is written).
+ */
+export interface StepWrite {
+  scope: string;
+  /** A block id, or `<blockId>#<index>` for a foreach item. */
+  key: string;
+  record: StepRecord;
+  charges: readonly ChargeKey[];
+}
+
+/**
+ * The record of an attempt's child runs (db/schema/child-runs.ts) and of the steps its
+ * execution finished inside them (db/schema/execution-steps.ts), so a later attempt — a
+ * re-drive, or a resume's new execution — reuses them instead of running them again.
+ */
 export interface ChildLedger {
   started(child: ChildStart): Promise<void>;
   ended(id: string, end: ChildEnd): Promise<void>;
+  /**
+   * The records of a run's steps it may reuse, by key: the newest of this execution and of
+   * those it resumes, without an earlier execution's steps that held failed items.
+   */
+  recorded(scope: string): Promise<Map<string, StepRecord>>;
+  /** Records a finished block of a child run (fenced) before the blocks after it start. */
+  record(step: StepWrite): Promise<void>;
+  /**
+   * A foreach item's child run that ended `ok`: its record and its end in one write
+   * (fenced), made before its slot takes the next item.
+   */
+  itemDone(childId: string, step: StepWrite): Promise<void>;
 }
 
 /** How one item of a fan-out ended. */
 export type ItemResult = { status: "ok"; output: unknown } | { status: "error"; error: string };
-
-/** The record of a fan-out's items, kept with the execution's checkpoints. */
-export interface ItemLedger {
-  /** The items of `blockId` that ended `ok` in this execution so far (by index). */
-  finished(blockId: string): Map<number, unknown>;
-  /**
-   * Records an item's end before the next one starts in its slot (fenced by the attempt),
-   * charging the paid answers its output holds in the same write.
-   */
-  record(
-    blockId: string,
-    index: number,
-    result: ItemResult,
-    charges: readonly ChargeKey[],
-  ): Promise<void>;
-}
 
 /** Sub-workflows: how to load one (same workspace, the group's version setting), and the path so far. */
 export interface Children {
@@ -80,8 +118,8 @@ export interface BlockResult {
   retryOnResume?: boolean;
   /**
    * Paid answers the output holds (an enrichment's, a child's): charged by the write that
-   * records the output — the block's checkpoint, an item's record — or, where nothing
-   * records it, passed up with the parent's result to the write that does.
+   * records the output — the block's checkpoint or step record, an item's record — or,
+   * where nothing records it, passed up with the parent's result to the write that does.
    */
   charges?: readonly ChargeKey[];
 }

@@ -40,7 +40,15 @@ const attemptJson = (x: "cur" | "hist") =>
                           and held.status = 'running' and held.execution_id = cr.execution_id
                           and held.attempt = cr.attempt)
                      then 'cancelled' else cr.status::text end,
-      'output', cr.output, 'error', cr.error,
+      -- A foreach item that ended ok keeps its output once, with its step record.
+      'output', coalesce(cr.output, (
+                  select s.output from execution_steps s
+                   where cr.item_index is not null and cr.status = 'completed'
+                     and s.execution_id = cr.execution_id
+                     and s.scope = case when cr.parent_id = cr.execution_id then ''
+                                        else substr(cr.parent_id, length(cr.execution_id) + 2) end
+                     and s.key = cr.block_id || '#' || cr.item_index)),
+      'error', cr.error,
       'startedAt', ${iso("cr.started_at")}, 'endedAt', ${iso("cr.ended_at")}) order by cr.started_at, cr.id)
     from (select * from child_runs cr where cr.execution_id = ${x}.execution_id
              and cr.attempt = ${x}.attempt order by cr.started_at, cr.id

@@ -44,7 +44,10 @@ export interface ClaimedCell {
   /** The claim's attempt number: the fence of this attempt's writes. */
   attempt: number;
   dispatchId: string | null;
-  /** An earlier attempt of this execution recorded state (checkpoints, a pause). */
+  /**
+   * An earlier attempt of this execution recorded state (checkpoints, steps, a pause), or
+   * the execution resumes another (its stamp made its `executions` row).
+   */
   resumable: boolean;
 }
 
@@ -213,7 +216,8 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
                    and c.row_id = inp.row_id and c.group_id = inp.fin_group) as "finishCurrent",
                (select jsonb_build_object('groupId', group_id, 'executionId', execution_id, 'dispatchId', dispatch_id,
                                           'attempt', attempt,
-                                          'resumable', exists (select 1 from executions e where e.id = clm.execution_id))
+                                          'resumable', exists (select 1 from executions e where e.id = clm.execution_id)
+                                                       or exists (select 1 from execution_steps s where s.execution_id = clm.execution_id))
                   from clm where clm.i = inp.i) as claimed
           from inp
           left join tables t on t.id = inp.table_id

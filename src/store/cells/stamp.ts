@@ -6,11 +6,14 @@
  * cells (in-flight ones are already on their way); `all` replaces anything, and the
  * attempt it replaces becomes stale. A new execution starts counting attempts and
  * losses from 0.
- * A `resume` page starts an error/cancelled cell's new execution from the blocks its
- * last one finished: their checkpoints are copied under the new id in the same
- * statement (so every later write stays fenced on the new execution and attempt), and
- * the cell's `resumed_from` names the old one. The replaced attempt is kept in the
- * cell's history by a trigger (migration 0025).
+ * A `resume` page starts an error/cancelled cell's new execution from what its last one
+ * finished: the cell's own blocks' checkpoints are copied under the new id in the same
+ * statement (so every later write stays fenced on the new execution and attempt), the
+ * cell's `resumed_from` names the old one, and the new execution's `resumes` lists the
+ * old one and those it resumed, whose step records (blocks inside child runs, foreach
+ * items: any number of them) the new execution reads where they are instead of a copy —
+ * a page's cost stays one row per cell whatever their fan-outs recorded. The replaced
+ * attempt is kept in the cell's history by a trigger (migration 0025).
  */
 
 import type { Db } from "@db/client";
@@ -107,30 +110,37 @@ function replaceable(mode: RunMode): SQL {
 /**
  * What a replacing stamp records as the execution it resumes from: on a resume page, the
  * replaced cell's (the row version the conflict locked, so never a stale read) if it
- * ended in error or cancelled and recorded checkpoints; otherwise null.
+ * ended in error or cancelled and recorded something to reuse (checkpoints, step records,
+ * or executions it resumed itself); otherwise null.
  */
 function resumedFrom(page: StampPage): SQL {
   if (!page.resume) return sql`null`;
   return sql`case when cells.status in ('error', 'cancelled')
-                   and exists (select 1 from executions e
-                                where e.id = cells.execution_id and e.checkpoints <> '{}'::jsonb)
+                   and (exists (select 1 from executions e
+                                 where e.id = cells.execution_id
+                                   and (e.checkpoints <> '{}'::jsonb or e.resumes <> '{}'))
+                        or exists (select 1 from execution_steps s
+                                    where s.execution_id = cells.execution_id))
                   then cells.execution_id end`;
 }
 
 /**
- * The new executions' copies of the checkpoints they resume from (resume pages only),
- * without the fan-outs marked `retryOnResume` (they ended with failed items: the resumed
- * execution runs them again, reusing their finished items' records).
+ * The resumed executions (resume pages only): a copy of the checkpoints they resume from,
+ * without the blocks marked `retryOnResume` (they hold failed items: the resumed execution
+ * runs them again, reusing their finished parts), and the chain of executions whose step
+ * records they reuse (`resumes`: the old one first, then the ones it resumed).
  */
 function resumeCopy(page: StampPage): SQL {
   if (!page.resume) return sql``;
   return sql`resumed as (
-          insert into executions (id, table_id, row_id, group_id, checkpoints)
+          insert into executions (id, table_id, row_id, group_id, checkpoints, resumes)
           select i.execution_id, i.table_id, i.row_id, i.group_id,
-                 (select coalesce(jsonb_object_agg(k, v), '{}'::jsonb)
-                    from jsonb_each(e.checkpoints) as x(k, v)
-                   where (v->>'retryOnResume') is distinct from 'true')
-            from ins i join executions e on e.id = i.resumed_from
+                 coalesce((select jsonb_object_agg(k, v)
+                             from jsonb_each(e.checkpoints) as x(k, v)
+                            where (v->>'retryOnResume') is distinct from 'true'), '{}'::jsonb),
+                 array_prepend(i.resumed_from, coalesce(e.resumes, '{}'))
+            from ins i left join executions e on e.id = i.resumed_from
+           where i.resumed_from is not null
           on conflict (id) do nothing
           returning id
         ),`;

@@ -52,15 +52,3 @@ export async function writeCheckpoint(
   );
   return rows.length === 1;
 }
-
-/** The blocks an earlier attempt of this execution finished. */
-export async function readCheckpoints(
-  db: Db,
-  executionId: string,
-): Promise<Record<string, Checkpoint>> {
-  const [row] = await queryRows<{ checkpoints: Record<string, Checkpoint> }>(
-    db,
-    sql`select checkpoints from executions where id = ${executionId}`,
-  );
-  return row?.checkpoints ?? {};
-}
