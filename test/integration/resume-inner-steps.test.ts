@@ -127,7 +127,8 @@ describe("resume: true reuses what finished inside children", () => {
     // The inner enrichment was charged once, by the old execution.
     const charges = await queryRows<{ source: string; executionId: string }>(
       db(),
-      sql`select source, execution_id as "executionId" from usage where workspace_id = ${workspaceId}`,
+      sql`select source, execution_id as "executionId" from usage
+           where workspace_id = ${workspaceId} and state = 'charged'`,
     );
     expect(charges).toEqual([
       { source: "website_meta@meta", executionId: `${failed?.executionId}:sub:inner` },
