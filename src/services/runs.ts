@@ -8,7 +8,7 @@ import type {
 } from "@/contracts/runs";
 import { TableSchema } from "@/contracts/table";
 import { conflict, type Failure, invalid, notFound } from "@/domain/errors";
-import { requestDigest } from "@/domain/request-digest";
+import { digestOf } from "@/domain/digest";
 import type { Result } from "@/domain/result";
 import { checkWhere, type TypedCondition } from "@/domain/where";
 import { type RunScope, startKeyedRun, startRun } from "@/engine/dispatcher";
@@ -71,7 +71,7 @@ export interface RunAnswer {
  * Starts a run. With an `Idempotency-Key` (per table, honoured 24 h), a request whose key
  * started a run before gets that run back (as it stands now), whatever happened to the
  * first request after the run was created; the key with another request is a conflict.
- * "The same request" is the same parsed request (requestDigest), not the same bytes.
+ * "The same request" is the same parsed request (digestOf), not the same bytes.
  */
 export async function createRun(
   ctx: RunContext,
@@ -89,7 +89,7 @@ export async function createRun(
   const table = await ownTable(ctx, tableId);
   if (!table) return { ok: false, reason: notFound("table") };
   const key = idempotencyKey === null ? null : { tableId, key: idempotencyKey };
-  const digest = requestDigest({ ...req, dryRun: undefined });
+  const digest = digestOf({ ...req, dryRun: undefined });
   // Only an early answer (a repeat whose table changed since still gets its run): the
   // key's primary key, not this read, decides between two requests (startKeyedRun).
   const seen = key ? await findRunKey(ctx.db, key) : null;
