@@ -14,7 +14,7 @@ import { getBackend } from "@/backends/instance";
 import type { TaskBackend } from "@/backends/port";
 import type { Schemas } from "@/client/cellflow-client";
 import { ApiError } from "@/contracts/common";
-import { requestDigest } from "@/domain/request-digest";
+import { digestOf } from "@/domain/digest";
 import { startKeyedRun } from "@/engine/dispatcher";
 import { createKeyedDispatch } from "@/store/run-keys/create-keyed";
 import { apiClient, dataOf, startedRun } from "../helpers/api";
@@ -179,7 +179,7 @@ describe("a repeat while the first request is still creating its run", () => {
       const created = await createKeyedDispatch(
         tx,
         { tableId, groupIds: ["g"], mode: "all", rowIds: null, rowLimit: null, window: 50 },
-        { tableId, key: "k-together", requestDigest: requestDigest({ mode: "all" }) },
+        { tableId, key: "k-together", requestDigest: digestOf({ mode: "all" }) },
       );
       if (!created.created) throw new Error("the key was free");
       repeat = runs(tableId, { mode: "all" }, "k-together");
@@ -216,7 +216,7 @@ describe("a repeat while the first request is still creating its run", () => {
       db(),
       getBackend(),
       { tableId, groupIds: ["g"], mode: "all", rowIds: null, limit: null, window: 50 },
-      { tableId, key: "k-stamping", requestDigest: requestDigest({ mode: "all" }) },
+      { tableId, key: "k-stamping", requestDigest: digestOf({ mode: "all" }) },
       async (point, detail) => {
         if (point !== "run:created") return;
         created(detail?.dispatchId ?? "");
