@@ -369,6 +369,27 @@ describe("a Stop ends the auto-run cascade", () => {
     expect(await dispatchStatus(run.dispatchId)).toBe("completed");
   });
 
+  it("a request after the Stop lifts its hold on the row even when an older run re-stamps the cell", async () => {
+    const { tableId, rowIds } = await table(
+      [
+        { id: "ga", column: "a" },
+        { id: "gb", column: "b", autoRun: true, dependsOn: ["a"], input: "a" },
+      ],
+      Array(10).fill({}),
+    );
+    const row7 = rowIds[7] as string;
+    const backend = new RecordingBackend();
+    const scope = { tableId, groupIds: ["ga"], mode: "all" as const, limit: null, window: 5 };
+    await startRun(db(), backend, { ...scope, rowIds: null, pageRows: 5, syncRows: 5 });
+    await stopRuns(db(), backend, { tableId, groupIds: ["gb"] });
+    // A run of ga on row 7 made after the Stop; then the older run's background page
+    // stamps row 7 again (mode all): the row keeps the newer request.
+    await startRun(db(), backend, { ...scope, rowIds: [row7] });
+    await drain(backend);
+    const gb = (await cellsOf(tableId)).filter((c) => c.groupId === "gb");
+    expect(gb.map((c) => [c.rowId, c.status])).toEqual([[row7, "completed"]]);
+  });
+
   it("a run request after a Stop lifts its hold even once the request's cell was resumed (item 10)", async () => {
     const { tableId, rowIds } = await table(
       [

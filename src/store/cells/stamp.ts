@@ -9,7 +9,9 @@
  * last one finished: their checkpoints are copied under the new id in the same
  * statement (so every later write stays fenced on the new execution and attempt), and
  * the cell's `resumed_from` names the old one. The replaced attempt is kept in the
- * cell's history by a trigger (migration 0025).
+ * cell's history by a trigger (migration 0025). Each cell keeps the number of the run
+ * request that stamped it (`request_seq`, the greater on a re-stamp): what lifts a Stop's
+ * hold on its row (`notHeld`).
  */
 
 import type { Db } from "@db/client";
