@@ -42,6 +42,13 @@ export const cells = pgTable(
     /** The only attempt allowed to write this cell. */
     executionId: text("execution_id").notNull(),
     dispatchId: text("dispatch_id"),
+    /**
+     * The newest run request that stamped this cell (`dispatches.seq`): what lifts a Stop's
+     * hold on the row (store/cells/stamp.ts, notHeld). A re-stamp keeps the greater of the
+     * two; a resume (which leaves the run: dispatch_id null) keeps it; a carrier's auto-run
+     * stamp, which is no request, inherits the row's newest. Null: stamped before it was kept.
+     */
+    requestSeq: bigint("request_seq", { mode: "number" }),
     attempt: integer("attempt").notNull().default(0),
     /**
      * How often this execution's attempts were lost: the re-drive found the cell running

@@ -18,6 +18,15 @@ export const dispatches = pgTable(
   "dispatches",
   {
     id: text("id").primaryKey(),
+    /**
+     * The request's number, drawn from the execution sequence when the run is created (the
+     * sequence that numbers Stops): every cell its pages stamp keeps it (`cells.request_seq`),
+     * so a Stop's hold compares the Stop with when the request was made, not with when a
+     * later page of it stamped.
+     */
+    seq: bigint("seq", { mode: "number" })
+      .notNull()
+      .default(sql`nextval('cellflow_execution_seq')`),
     tableId: text("table_id")
       .notNull()
       .references(() => tables.id, { onDelete: "cascade" }),

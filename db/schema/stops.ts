@@ -4,9 +4,11 @@ import { tables } from "./tables";
 
 /**
  * One per Stop: what it covered. A carrier's auto-run stamp is refused on a row a Stop
- * covers until something newer than the Stop happened there (a run request stamped one
- * of its cells, an edit or insert re-fired it): `seq` is drawn from the execution-id
- * sequence, so it compares with the order of the cells' execution ids.
+ * covers until a run request made after the Stop (an explicit run, an edit's or an
+ * insert's auto-fire) stamped one of its cells: `seq` is drawn from the execution
+ * sequence, as each request's `dispatches.seq` is when the request is made, so it
+ * compares with the `request_seq` the row's cells keep. Kept while anything older than
+ * it could still reach its rows (store/stops/prune.ts).
  */
 export const stops = pgTable(
   "stops",

@@ -7,8 +7,8 @@ import type {
   RunView,
 } from "@/contracts/runs";
 import { TableSchema } from "@/contracts/table";
-import { conflict, type Failure, invalid, notFound } from "@/domain/errors";
 import { digestOf } from "@/domain/digest";
+import { conflict, type Failure, invalid, notFound } from "@/domain/errors";
 import type { Result } from "@/domain/result";
 import { checkWhere, type TypedCondition } from "@/domain/where";
 import { type RunScope, startKeyedRun, startRun } from "@/engine/dispatcher";

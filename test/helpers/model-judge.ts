@@ -99,15 +99,18 @@ function origins(records: AuditRecord[]): Map<string, Origin> {
 /**
  * I1: after a Stop returns, nothing in its scope is or becomes queued or running without
  * a new run request. A queued or running record committed after the Stop returned is a
- * finding when its execution is in the Stop's scope and was not started by something
- * newer than the Stop: a run created after the Stop began, or, for a carrier's auto-run,
- * a run request that stamped the row after the Stop began.
+ * finding when its execution is in the Stop's scope and was not started by a request
+ * made after the Stop began: its own run, or, for a carrier's auto-run, a run that
+ * stamped a cell of the row before the auto-run's stamp. A run counts as made after the
+ * Stop only if the schedule did not know it before the Stop began: a run made before it
+ * lifts nothing, however late its pages stamp the row (issue 29, item 2).
  */
 export function checkStopHolds(h: History): string[] {
   const found: string[] = [];
   const origin = origins(h.records);
   const created = new Map<string, number>();
-  const news = new Map<string, number[]>();
+  /** Per row, each stamp of a run on it: when it committed and when its run was known. */
+  const news = new Map<string, { committed: number; known: number }[]>();
   const rowRuns = new Map<string, Set<string>>();
   for (const r of h.records) {
     if (r.kind === "dispatch" && r.op === "insert" && r.dispatchId)
@@ -118,8 +121,13 @@ export function checkStopHolds(h: History): string[] {
       rowRuns.set(r.rowId, runs);
     }
   }
+  const known = (dispatchId: string) => h.runKnown[dispatchId] ?? created.get(dispatchId) ?? 0;
   for (const [, o] of origin)
-    if (o.dispatchId) news.set(o.rowId, [...(news.get(o.rowId) ?? []), o.committed]);
+    if (o.dispatchId)
+      news.set(o.rowId, [
+        ...(news.get(o.rowId) ?? []),
+        { committed: o.committed, known: known(o.dispatchId) },
+      ]);
   for (const r of h.records) {
     if (r.kind !== "cell" || !inFlight(r.status) || !r.executionId || !r.rowId || !r.groupId)
       continue;
@@ -131,8 +139,7 @@ export function checkStopHolds(h: History): string[] {
       if (x.dispatchId !== null) {
         if (s.scope.groupIds && !s.scope.groupIds.includes(r.groupId)) continue;
         if (s.scope.dispatchId && x.dispatchId !== s.scope.dispatchId) continue;
-        const known = h.runKnown[x.dispatchId] ?? created.get(x.dispatchId) ?? 0;
-        if (known > s.t0) continue;
+        if (known(x.dispatchId) > s.t0) continue;
         found.push(
           `I1: ${r.rowId}/${r.groupId} ${r.status} after a Stop with an execution of run ${x.dispatchId}, which predates the Stop`,
         );
@@ -143,10 +150,12 @@ export function checkStopHolds(h: History): string[] {
       const upstream = h.upstream[r.groupId] ?? [r.groupId];
       if (held && !upstream.some((g) => held.includes(g))) continue;
       if (s.scope.dispatchId && !rowRuns.get(r.rowId)?.has(s.scope.dispatchId)) continue;
-      const newer = (news.get(r.rowId) ?? []).some((t) => t > s.t0 && t <= x.committed);
+      const newer = (news.get(r.rowId) ?? []).some(
+        (n) => n.known > s.t0 && n.committed <= x.committed,
+      );
       if (newer) continue;
       found.push(
-        `I1: ${r.rowId}/${r.groupId} ${r.status} after a Stop through an auto-run with nothing newer on the row`,
+        `I1: ${r.rowId}/${r.groupId} ${r.status} after a Stop through an auto-run with no run request made after the Stop on the row`,
       );
     }
   }

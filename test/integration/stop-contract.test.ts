@@ -13,7 +13,10 @@ import { log } from "@/config/log";
 import { runCarrier } from "@/engine/carrier";
 import { startRun } from "@/engine/dispatcher";
 import { redriveOrphans } from "@/engine/redrive";
+import { runStamper } from "@/engine/stamper";
 import { stopRuns } from "@/engine/stop";
+import { resumeCell } from "@/store/cells/resume";
+import { pruneStops } from "@/store/stops/prune";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { engineDeps } from "../helpers/engine";
@@ -48,11 +51,26 @@ interface GroupSpec {
   autoRun?: boolean;
   dependsOn?: string[];
   input?: string;
+  /** The group waits for an approval before it writes "ok". */
+  approval?: boolean;
 }
 
 async function table(groups: GroupSpec[], rows: Record<string, unknown>[]) {
   const wf = await workflow("'ok'");
   const fromInput = await workflow("inputs.v", "v");
+  const approval = dataOf(
+    await apiClient(key).POST("/api/workflows", {
+      body: {
+        name: "approval",
+        definition: {
+          blocks: [
+            { id: "ask", type: "approval", prompt: "ok?", next: "out" },
+            { id: "out", type: "transform", expression: "'ok'" },
+          ],
+        },
+      },
+    }),
+  ).id;
   const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "stops",
@@ -68,7 +86,7 @@ async function table(groups: GroupSpec[], rows: Record<string, unknown>[]) {
         id: g.id,
         name: g.id,
         kind: "workflow" as const,
-        workflowId: g.input ? fromInput : wf,
+        workflowId: g.approval ? approval : g.input ? fromInput : wf,
         inputs: g.input ? { v: g.input } : ({} as Record<string, string>),
         outputs: [{ columnId: g.column, from: "out" }],
         autoRun: g.autoRun ?? false,
@@ -101,6 +119,40 @@ async function dispatchStatus(id: string): Promise<string | undefined> {
 }
 
 const inFlight = (s: string) => s === "queued" || s === "running";
+
+/** Runs what the engine enqueued (carriers, the stamper) as a worker would, until nothing is left. */
+async function drain(backend: RecordingBackend): Promise<void> {
+  for (let jobs = backend.take(); jobs.length > 0; jobs = backend.take())
+    for (const job of jobs)
+      if (job.task === "row-carrier")
+        await runCarrier(engineDeps({ database: database(), backend }), job.payload, taskContext());
+      else await runStamper(db(), backend, job.payload, taskContext(), { pageRows: 5 });
+}
+
+/** Resumes the row's paused cell of `groupId` (an approval) and carries the row. */
+async function approve(tableId: string, rowId: string, groupId: string): Promise<void> {
+  const [cell] = await queryRows<{ executionId: string }>(
+    db(),
+    sql`select execution_id as "executionId" from cells
+         where row_id = ${rowId} and group_id = ${groupId} and status = 'paused'`,
+  );
+  if (!cell) throw new Error(`no paused cell of ${groupId}`);
+  const resumed = await resumeCell(db(), {
+    tableId,
+    rowId,
+    groupId,
+    executionId: cell.executionId,
+    data: { approval: true },
+  });
+  expect(resumed).toEqual({ ok: true });
+  const backend = new RecordingBackend();
+  await runCarrier(
+    engineDeps({ database: database(), backend }),
+    { tableId, rowId },
+    taskContext(),
+  );
+  await drain(backend);
+}
 
 describe("a Stop while a run is still stamping", () => {
   it("a Stop of the table between two pages ends the run: no page after it stamps", async () => {
@@ -284,5 +336,172 @@ describe("a Stop ends the auto-run cascade", () => {
       ["ga", "completed"],
       ["gb", "completed"],
     ]);
+  });
+
+  it("a Stop of the auto-run group holds on rows its upstream's run stamps after the Stop (issue 29, item 2)", async () => {
+    // ga manual, gb auto-run on ga's output; a run of ga stamps 10 rows before it returns
+    // and the other 20 in the background, after the Stop of gb.
+    const { tableId } = await table(
+      [
+        { id: "ga", column: "a" },
+        { id: "gb", column: "b", autoRun: true, dependsOn: ["a"], input: "a" },
+      ],
+      Array(30).fill({}),
+    );
+    const backend = new RecordingBackend();
+    const run = await startRun(db(), backend, {
+      tableId,
+      groupIds: ["ga"],
+      mode: "all",
+      rowIds: null,
+      limit: null,
+      window: 5,
+      pageRows: 5,
+      syncRows: 10,
+    });
+    expect(run).toMatchObject({ stamped: 10, stamping: true });
+    await stopRuns(db(), backend, { tableId, groupIds: ["gb"] });
+    await drain(backend);
+    const cells = await cellsOf(tableId);
+    // ga ran on every row, its later pages included; gb on none.
+    expect(cells.filter((c) => c.groupId === "ga" && c.status === "completed")).toHaveLength(30);
+    expect(cells.filter((c) => c.groupId === "gb")).toEqual([]);
+    expect(await dispatchStatus(run.dispatchId)).toBe("completed");
+  });
+
+  it("a request after the Stop lifts its hold on the row even when an older run re-stamps the cell", async () => {
+    const { tableId, rowIds } = await table(
+      [
+        { id: "ga", column: "a" },
+        { id: "gb", column: "b", autoRun: true, dependsOn: ["a"], input: "a" },
+      ],
+      Array(10).fill({}),
+    );
+    const row7 = rowIds[7] as string;
+    const backend = new RecordingBackend();
+    const scope = { tableId, groupIds: ["ga"], mode: "all" as const, limit: null, window: 5 };
+    await startRun(db(), backend, { ...scope, rowIds: null, pageRows: 5, syncRows: 5 });
+    await stopRuns(db(), backend, { tableId, groupIds: ["gb"] });
+    // A run of ga on row 7 made after the Stop; then the older run's background page
+    // stamps row 7 again (mode all): the row keeps the newer request.
+    await startRun(db(), backend, { ...scope, rowIds: [row7] });
+    await drain(backend);
+    const gb = (await cellsOf(tableId)).filter((c) => c.groupId === "gb");
+    expect(gb.map((c) => [c.rowId, c.status])).toEqual([[row7, "completed"]]);
+  });
+
+  it("a run request after a Stop lifts its hold even once the request's cell was resumed (item 10)", async () => {
+    const { tableId, rowIds } = await table(
+      [
+        { id: "gp", column: "p", approval: true },
+        { id: "gb", column: "b", autoRun: true, dependsOn: ["p"], input: "p" },
+      ],
+      [{}],
+    );
+    const rowId = rowIds[0] as string;
+    await stopRuns(db(), new RecordingBackend(), { tableId });
+    // A run of gp made after the Stop: it pauses for its approval, and the resume takes
+    // the cell out of the run.
+    const backend = new RecordingBackend();
+    await startRun(db(), backend, {
+      tableId,
+      groupIds: ["gp"],
+      mode: "all",
+      rowIds: [rowId],
+      limit: null,
+      window: 5,
+    });
+    await drain(backend);
+    expect((await cellsOf(tableId)).map((c) => [c.groupId, c.status])).toEqual([["gp", "paused"]]);
+    await approve(tableId, rowId, "gp");
+    expect((await cellsOf(tableId)).map((c) => [c.groupId, c.status])).toEqual([
+      ["gb", "completed"],
+      ["gp", "completed"],
+    ]);
+  });
+});
+
+describe("a Stop record is kept while anything it could hold remains (item 3)", () => {
+  const approvalChain: GroupSpec[] = [
+    { id: "gp", column: "p", approval: true },
+    { id: "gb", column: "b", autoRun: true, dependsOn: ["p"], input: "p" },
+  ];
+  const age = (tableId: string, what: "stops" | "cells") =>
+    db().execute(
+      what === "stops"
+        ? sql`update stops set created_at = now() - interval '25 hours' where table_id = ${tableId}`
+        : sql`update cells set updated_at = now() - interval '25 hours' where table_id = ${tableId}`,
+    );
+  const stopsOf = async (tableId: string) =>
+    (
+      await queryRows<{ n: number }>(
+        db(),
+        sql`select count(*)::int as n from stops where table_id = ${tableId}`,
+      )
+    )[0]?.n;
+
+  it("a 25-hour-old Stop over a paused approval still holds once the approval is given", async () => {
+    const { tableId, rowIds } = await table(approvalChain, [{}]);
+    const rowId = rowIds[0] as string;
+    const backend = new RecordingBackend();
+    await startRun(db(), backend, {
+      tableId,
+      groupIds: ["gp"],
+      mode: "all",
+      rowIds: null,
+      limit: null,
+      window: 5,
+    });
+    await drain(backend);
+    await stopRuns(db(), backend, { tableId, groupIds: ["gb"] });
+    await age(tableId, "stops");
+    await age(tableId, "cells");
+    await pruneStops(db());
+    expect(await stopsOf(tableId)).toBe(1);
+    // The approval comes the next day: gp completes, gb stays held.
+    await approve(tableId, rowId, "gp");
+    expect((await cellsOf(tableId)).map((c) => [c.groupId, c.status])).toEqual([
+      ["gp", "completed"],
+    ]);
+    // Its carrier may still be on the row for a while: kept; a day later, nothing is left.
+    await pruneStops(db());
+    expect(await stopsOf(tableId)).toBe(1);
+    await age(tableId, "cells");
+    await pruneStops(db());
+    expect(await stopsOf(tableId)).toBe(0);
+  });
+
+  it("a Stop older than a day is kept while a run made before it is active, and pruned after", async () => {
+    const { tableId } = await table(approvalChain, Array(4).fill({}));
+    const backend = new RecordingBackend();
+    const run = await startRun(db(), backend, {
+      tableId,
+      groupIds: ["gp"],
+      mode: "all",
+      rowIds: null,
+      limit: null,
+      window: 5,
+      pageRows: 2,
+      syncRows: 2,
+    });
+    expect(run.stamping).toBe(true);
+    await stopRuns(db(), backend, { tableId, groupIds: ["gb"] });
+    await age(tableId, "stops");
+    await age(tableId, "cells");
+    // The run is still stamping (and its cells are queued): kept.
+    await pruneStops(db());
+    expect(await stopsOf(tableId)).toBe(1);
+    // Its cells all pause, the run completes; the paused cells still keep the record.
+    await drain(backend);
+    expect(await dispatchStatus(run.dispatchId)).toBe("completed");
+    await age(tableId, "cells");
+    await pruneStops(db());
+    expect(await stopsOf(tableId)).toBe(1);
+    // A Stop of the table cancels them: nothing older is left to hold.
+    await stopRuns(db(), backend, { tableId });
+    await age(tableId, "stops");
+    await age(tableId, "cells");
+    await pruneStops(db());
+    expect(await stopsOf(tableId)).toBe(0);
   });
 });

@@ -113,6 +113,54 @@ describe("I1: a Stop holds", () => {
     );
   });
 
+  it("finds an auto-run lifted only by later pages of a run made before the Stop (issue 29, item 2)", () => {
+    // ga manual, gb auto-run on it. Run d1 of ga is made (and known) before the Stop of gb
+    // and stamps r1 before it; its background page stamps r2 after it, ga completes
+    // there and a carrier's auto-run stamps gb: only a request made before the Stop is
+    // behind it.
+    const stopGb = { scope: { groupIds: ["gb"] }, t0: 100, t1: 110 };
+    const records = [
+      run(10, "d1"),
+      cell(20, "r1", "ga", "queued", "e1", { dispatchId: "d1" }),
+      cell(120, "r2", "ga", "queued", "e2", { dispatchId: "d1" }),
+      cell(130, "r2", "ga", "running", "e2", { dispatchId: "d1", attempt: 1 }),
+      cell(140, "r2", "ga", "completed", "e2", { dispatchId: "d1", attempt: 1 }),
+      cell(140, "r2", "gb", "queued", "e3"),
+    ];
+    const h = base(records, [stopGb]);
+    h.runKnown = { d1: 12 };
+    expect(checkStopHolds(h)).toEqual([
+      "I1: r2/gb queued after a Stop through an auto-run with no run request made after the Stop on the row",
+    ]);
+    // The judge's rule before issue 29 took any run's stamp on the row after the Stop began
+    // for a new request, and this history has one: it passed what the engine did wrong.
+    const ruleBefore29 = records.some(
+      (r) => r.rowId === "r2" && r.dispatchId && r.status === "queued" && r.committed > 100,
+    );
+    expect(ruleBefore29).toBe(true);
+    // The same history with d1 made after the Stop began is kept.
+    h.runKnown = { d1: 105 };
+    expect(checkStopHolds(h)).toEqual([]);
+  });
+
+  it("accepts an auto-run after a request made after the Stop whose cell was resumed (item 10)", () => {
+    const records = [
+      run(104, "d2"),
+      cell(120, "r1", "gp", "queued", "e1", { dispatchId: "d2" }),
+      cell(121, "r1", "gp", "running", "e1", { dispatchId: "d2", attempt: 1 }),
+      cell(122, "r1", "gp", "paused", "e1", { dispatchId: "d2", attempt: 1 }),
+      // The resume takes the cell out of its run.
+      cell(130, "r1", "gp", "queued", "e1", { attempt: 1 }),
+      cell(131, "r1", "gp", "running", "e1", { attempt: 2 }),
+      cell(132, "r1", "gp", "completed", "e1", { attempt: 2 }),
+      cell(132, "r1", "gb", "queued", "e2"),
+    ];
+    const h = base(records, [stop]);
+    h.upstream.gb = ["gb", "gp"];
+    h.runKnown = { d2: 105 };
+    expect(checkStopHolds(h)).toEqual([]);
+  });
+
   it("ignores what committed before the Stop returned", () => {
     const h = base(
       [run(10, "d1"), cell(105, "r1", "ga", "queued", "e1", { dispatchId: "d1" })],

@@ -1,7 +1,8 @@
 /**
  * A carrier's auto-run stamp: the next auto-run group of the row it holds, with no run
- * request behind it. Invariant: it never stamps on a row a Stop covers until something
- * newer than the Stop happened there (see `stamp.ts`, `hold`); the table's stop lock,
+ * request behind it. Invariant: it never stamps on a row a Stop covers until a run
+ * request made after the Stop stamped the row (see `stamp.ts`, `hold`); being no request,
+ * its cell inherits the row's newest request number and lifts no hold. The table's stop lock,
  * taken shared in its own statement first, makes that check see every committed Stop and
  * keeps a Stop from committing between it and the stamp.
  */

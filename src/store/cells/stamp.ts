@@ -13,7 +13,9 @@
  * old one and those it resumed, whose step records (blocks inside child runs, foreach
  * items: any number of them) the new execution reads where they are instead of a copy —
  * a page's cost stays one row per cell whatever their fan-outs recorded. The replaced
- * attempt is kept in the cell's history by a trigger (migration 0025).
+ * attempt is kept in the cell's history by a trigger (migration 0025). Each cell keeps the
+ * number of the run request that stamped it (`request_seq`, the greater on a re-stamp):
+ * what lifts a Stop's hold on its row (`notHeld`).
  */
 
 import type { Db } from "@db/client";
@@ -28,6 +30,12 @@ import { cellEventData } from "./transition";
 export interface StampPage {
   tableId: string;
   dispatchId: string | null;
+  /**
+   * The run request's number (`dispatches.seq`), kept on every cell the page stamps as
+   * `request_seq` (a re-stamp keeps the greater). Absent for the carrier's auto-run, which
+   * is no request: its cell inherits the row's newest, so it lifts no hold.
+   */
+  requestSeq?: number;
   groupIds: string[];
   mode: RunMode;
   /**
@@ -172,8 +180,11 @@ function notExcluded(page: StampScope): SQL {
 
 /**
  * The hold of a Stop on a row's auto-run: a Stop covering the row (and the group or one
- * it depends on) newer than the newest cell a run request stamped on it. Execution ids
- * carry the sequence that numbers Stops, so the newest request wins whichever it is.
+ * it depends on) newer than the newest run request that stamped one of the row's cells.
+ * Requests and Stops draw their numbers from one sequence when they are made, so only a
+ * request made after the Stop lifts it, whenever its pages stamp: a run still stamping
+ * when the Stop came is older than it on every page. `request_seq` survives a resume and
+ * a carrier's auto-run stamp (neither is a request), so neither hides nor fakes one.
  */
 function notHeld(page: StampScope): SQL {
   if (!page.hold) return sql`true`;
@@ -185,9 +196,13 @@ function notHeld(page: StampScope): SQL {
        and (s.group_ids is null or s.group_ids && ${textArray([...page.hold.upstream])})
        and (s.dispatch_id is null
             or exists (select 1 from cells sc where sc.row_id = r.id and sc.dispatch_id = s.dispatch_id))
-       and s.seq > coalesce((
-             select max(('x' || substr(rc.execution_id, 5, 12))::bit(48)::bigint) from cells rc
-              where rc.row_id = r.id and rc.dispatch_id is not null and rc.execution_id like 'ex2\_%'), 0))`;
+       and s.seq > coalesce((select max(rc.request_seq) from cells rc where rc.row_id = r.id), 0))`;
+}
+
+/** The `request_seq` of a stamped cell (row `p`): the request's, or the row's newest. */
+function requestSeqOf(page: StampPage): SQL {
+  if (page.requestSeq !== undefined) return sql`${page.requestSeq}::bigint`;
+  return sql`(select max(rc.request_seq) from cells rc where rc.row_id = p.row_id)`;
 }
 
 /** What scopes a page besides its mode: the groups (alias g), guards and row filter. */
@@ -235,11 +250,12 @@ export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
           ${scopedRows(page, { afterPosition: page.afterPosition, limit: page.maxRows })}
         ),
         ins as (
-          insert into cells (table_id, row_id, group_id, row_position, status, execution_id, dispatch_id, queued_at, updated_at)
+          insert into cells (table_id, row_id, group_id, row_position, status, execution_id, dispatch_id,
+                             request_seq, queued_at, updated_at)
           select ${page.tableId}, p.row_id, g.group_id, p.position, 'queued',
                  'ex2_' || lpad(to_hex(nextval('cellflow_execution_seq')), 12, '0')
                    || left(replace(gen_random_uuid()::text, '-', ''), 20),
-                 ${page.dispatchId}, now(), now()
+                 ${page.dispatchId}, ${requestSeqOf(page)}, now(), now()
             from page_rows p
            cross join lateral (select p.row_id as id, p.data) as r
            cross join ${groups.from}
@@ -247,6 +263,7 @@ export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
            where ${eligible(page.mode)} and ${guards}
           on conflict (row_id, group_id) do update set
             status = 'queued', execution_id = excluded.execution_id, dispatch_id = excluded.dispatch_id,
+            request_seq = greatest(cells.request_seq, excluded.request_seq),
             outcome = null, error = null, running_block_ids = '{}', block_errors = '{}'::jsonb,
             details = '{}'::jsonb, run_id = null, attempt = 0, losses = 0, queued_at = now(), started_at = null,
             finished_at = null, updated_at = now(), resumed_from = ${resumedFrom(page)}

@@ -41,6 +41,7 @@ export async function stampNextPage(
   return retryOnConflict(() =>
     db.transaction(async (tx) => {
       const [d] = await queryRows<{
+        seq: number;
         table_id: string;
         group_ids: string[];
         mode: RunMode;
@@ -54,7 +55,7 @@ export async function stampNextPage(
         resume: boolean;
       }>(
         tx,
-        sql`select table_id, group_ids, mode, row_ids, row_limit, stamp_after, stamped_rows, depends_on, excluded,
+        sql`select seq, table_id, group_ids, mode, row_ids, row_limit, stamp_after, stamped_rows, depends_on, excluded,
                    "where", resume
             from dispatches where id = ${dispatchId} and status = 'active' and stamping for update`,
       );
@@ -66,6 +67,7 @@ export async function stampNextPage(
           ? await stampPage(tx, {
               tableId: d.table_id,
               dispatchId,
+              requestSeq: d.seq,
               groupIds: d.group_ids,
               mode: d.mode,
               rowIds: d.row_ids,

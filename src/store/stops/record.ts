@@ -1,8 +1,8 @@
 /**
  * Records a Stop (see db/schema/stops.ts): from its commit on, a carrier's auto-run stamp
- * on a row it covers is refused until something newer happens there. Made under the
- * table's stop lock (`stop-lock.ts`), which every such stamp takes too, so none slips
- * between the Stop's reading of cells and its commit. A Stop with a `where` covers the
+ * on a row it covers is refused until a run request made after it stamps the row. Made
+ * under the table's stop lock (`stop-lock.ts`), which every such stamp takes too, so none
+ * slips between the Stop's reading of cells and its commit. A Stop with a `where` covers the
  * rows that match it in this statement, listed in `stop_rows` in the same statement, so
  * the Stop's cancel, its hold and the runs' exclusions all name exactly the same rows.
  */
