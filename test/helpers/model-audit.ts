@@ -25,7 +25,9 @@ const STATEMENTS = [
      dispatch_id text,
      "cursor" bigint,
      "window" int,
-     stamping boolean
+     stamping boolean,
+     outcome text,
+     cached boolean
    )`,
   `create index if not exists model_audit_table_idx on model_audit (table_id)`,
   `create or replace function model_audit_cells() returns trigger language plpgsql as $$
@@ -37,9 +39,11 @@ const STATEMENTS = [
      elsif tg_op = 'INSERT' or new.status is distinct from old.status
            or new.execution_id is distinct from old.execution_id or new.attempt is distinct from old.attempt
            or new.dispatch_id is distinct from old.dispatch_id then
-       insert into model_audit (kind, op, table_id, row_id, group_id, row_position, status, execution_id, attempt, dispatch_id)
+       insert into model_audit (kind, op, table_id, row_id, group_id, row_position, status, execution_id, attempt,
+                                dispatch_id, outcome, cached)
        values ('cell', lower(tg_op), new.table_id, new.row_id, new.group_id, new.row_position, new.status::text,
-               new.execution_id, new.attempt, new.dispatch_id);
+               new.execution_id, new.attempt, new.dispatch_id, new.outcome::text,
+               coalesce((new.details->>'cached')::boolean, false));
      end if;
      return null;
    end $$`,
@@ -82,7 +86,7 @@ export async function auditedHistory(db: Db, tableId: string): Promise<AuditReco
                  as committed,
                kind, op, row_id as "rowId", group_id as "groupId", row_position::float8 as "rowPosition",
                status, execution_id as "executionId", attempt, dispatch_id as "dispatchId",
-               "cursor"::float8 as "cursor", "window", stamping
+               "cursor"::float8 as "cursor", "window", stamping, outcome, cached
           from model_audit where table_id = ${tableId}
          order by committed, txn, id`,
   );

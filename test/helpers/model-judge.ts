@@ -23,6 +23,9 @@ export interface AuditRecord {
   cursor: number | null;
   window: number | null;
   stamping: boolean | null;
+  /** A cell's outcome, and whether its answer came from the result cache (`details.cached`). */
+  outcome?: string | null;
+  cached?: boolean | null;
 }
 
 export interface StopScope {

@@ -2,17 +2,21 @@
  * The engine's promises under concurrency, checked as a model: in each schedule several
  * actors run the real engine operations at once on real Postgres — runs stamped across
  * page boundaries, Stops at every scope, carriers through the real row step, re-drive
- * passes, resumes of paused cells, edits that re-arm, Stops with a `where` — and fast-check's scheduler picks
- * the order in which they pass the engine's race points. Afterwards the audited history
- * (commit order) is judged against I1–I5 (test/helpers/model-judge.ts,
- * docs/engine-invariants.md). `MODEL_RUNS` sets how many schedules (default 200).
+ * passes, resumes of paused cells, edits that re-arm, Stops with a `where`, runs with a
+ * credit cap that halts them — and fast-check's scheduler picks the order in which they
+ * pass the engine's race points and in which the paid group's provider answers. Afterwards
+ * the audited history (commit order) is judged against I1–I5 (test/helpers/model-judge.ts)
+ * and the ledger against I6 (test/helpers/model-money.ts; docs/engine-invariants.md).
+ * `MODEL_RUNS` sets how many schedules (default 200).
  */
 
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import fc from "fast-check";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { carrierSpec, type EnqueueSpec, type TaskBackend } from "@/backends/port";
 import type { Schemas } from "@/client/cellflow-client";
 import { log } from "@/config/log";
@@ -34,10 +38,15 @@ import { taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
 import { auditedHistory, installModelAudit, serverClock } from "../helpers/model-audit";
 import { judge, type StopMade, type StopScope } from "../helpers/model-judge";
+import { checkCharges, type LedgerEntry, type ProviderAnswer } from "../helpers/model-money";
 
 const RUNS = Number(process.env.MODEL_RUNS ?? 200);
 const ROWS = 5;
-const GROUPS = ["ga", "gb", "gp"] as const;
+const GROUPS = ["ga", "gb", "gp", "gm"] as const;
+/** gm's price: company_lookup's cost, in milli-credits. */
+const COST_MILLI = 5_000;
+/** What the provider answers for each row's domain (by row index). */
+const ROW_ANSWERS = ["found", "found", "not_found", "error", "found"] as const;
 const PAGE_ROWS = 2;
 const SYNC_ROWS = 2;
 const WINDOW = 2;
@@ -47,12 +56,59 @@ let workspaceId: string;
 let workflows: { quick: string; approval: string };
 const db = () => getDatabase().db;
 
+/**
+ * The paid group's provider: a loopback server whose every answer waits for the
+ * schedule's turn (so a Stop, a re-drive or an edit can land while a call is out, or
+ * between its answer and the write that records it), and logs what it answered.
+ */
+let provider: { url: string; close(): Promise<void> };
+let current: World | undefined;
+
+async function startProvider(): Promise<typeof provider> {
+  const server = http.createServer((req, res) => {
+    const domain = new URL(req.url ?? "/", "http://x").searchParams.get("domain") ?? "";
+    const world = current;
+    const answer = async () => {
+      await world?.s.schedule(Promise.resolve(), `provider ${domain}`);
+      // `<answer>-<row>.<table>.example`: what to answer, for which row.
+      const [kind, row] = (domain.split(".")[0] ?? "").split("-");
+      const rowId = world?.rowIds[Number(row)] ?? "";
+      if (kind === "found") {
+        world?.answers.push({ rowId, kind: "found" });
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ name: `Company ${row}` }));
+      } else if (kind === "none") {
+        world?.answers.push({ rowId, kind: "not_found" });
+        res.writeHead(404).end();
+      } else {
+        world?.answers.push({ rowId, kind: "error" });
+        res.writeHead(500).end();
+      }
+    };
+    void answer();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
 beforeAll(async () => {
   await useTestDatabase();
   await installModelAudit(db());
   const ws = await newWorkspace();
   key = ws.key;
   workspaceId = ws.id;
+  // Caps come from the runs' own `maxCredits` (halts), not from the month running out.
+  await db().execute(sql`update workspaces set plan = 'unlimited' where id = ${workspaceId}`);
+  provider = await startProvider();
+  const secret = await apiClient(key).PUT("/api/secrets/{name}", {
+    params: { path: { name: "COMPANY_LOOKUP_URL_1" } },
+    body: { value: provider.url },
+  });
+  expect(secret.response.status).toBe(200);
   const wf = async (blocks: Schemas["Block"][]) =>
     dataOf(
       await apiClient(key).POST("/api/workflows", { body: { name: "m", definition: { blocks } } }),
@@ -66,7 +122,12 @@ beforeAll(async () => {
   };
 });
 
-/** ga (manual) → a; gb (auto-run on a) → b; gp (manual, waits for an approval) → p. */
+afterAll(() => provider.close());
+
+/**
+ * ga (manual) → a; gb (auto-run on a) → b; gp (manual, waits for an approval) → p; gm
+ * (manual, paid: company_lookup on d, each row's domain answered as ROW_ANSWERS says) → m.
+ */
 async function modelTable(): Promise<{ tableId: string; rowIds: string[]; schema: TableSchema }> {
   const group = (id: string, workflowId: string, column: string, autoOn?: string) => ({
     id,
@@ -80,17 +141,29 @@ async function modelTable(): Promise<{ tableId: string; rowIds: string[]; schema
   const t = await apiClient(key).POST("/api/tables", {
     body: {
       name: "model",
-      columns: ["a", "b", "p"].map((id) => ({ id, name: id, type: "text" as const })),
+      columns: ["a", "b", "p", "d", "m"].map((id) => ({ id, name: id, type: "text" as const })),
       groups: [
         group("ga", workflows.quick, "a"),
         group("gb", workflows.quick, "b", "a"),
         group("gp", workflows.approval, "p"),
+        {
+          id: "gm",
+          name: "gm",
+          kind: "enrichment" as const,
+          enrichmentId: "company_lookup",
+          inputs: { domain: "d" },
+          outputs: [{ columnId: "m", from: "name" }],
+        },
       ],
     },
   });
+  // A domain of its own per table, so only a row's earlier answers are in the cache.
+  const label = dataOf(t).id.replace(/_/g, "-").toLowerCase();
+  const domain = (i: number) =>
+    `${{ found: "found", not_found: "none", error: "fail" }[ROW_ANSWERS[i] ?? "error"]}-${i}.${label}.example`;
   const ins = await apiClient(key).POST("/api/tables/{id}/rows", {
     params: { path: { id: dataOf(t).id } },
-    body: { rows: Array.from({ length: ROWS }, () => ({ data: {} })) },
+    body: { rows: Array.from({ length: ROWS }, (_, i) => ({ data: { d: domain(i) } })) },
   });
   const [table] = await queryRows<{ schema: unknown }>(
     db(),
@@ -110,6 +183,8 @@ type Actor =
       groups: string[];
       rows: number[] | null;
       limit: number | null;
+      /** A credit cap on the run: its paid calls past it halt it. */
+      maxCredits: number | null;
     }
   | {
       kind: "stop";
@@ -134,6 +209,7 @@ const actorArb: fc.Arbitrary<Actor> = fc.oneof(
       groups: fc.subarray([...GROUPS], { minLength: 1 }),
       rows: fc.option(rowIndexes, { nil: null }),
       limit: fc.option(fc.integer({ min: 1, max: ROWS }), { nil: null, freq: 4 }),
+      maxCredits: fc.option(fc.constantFrom(5, 10), { nil: null, freq: 5 }),
     }),
   },
   {
@@ -170,11 +246,13 @@ class World {
   readonly runs: string[] = [];
   readonly stops: StopMade[] = [];
   readonly runKnown: Record<string, number> = {};
+  /** What the paid group's provider answered in this schedule. */
+  readonly answers: ProviderAnswer[] = [];
   readonly pause: Pause;
   readonly backend: TaskBackend;
 
   constructor(
-    private readonly s: fc.Scheduler,
+    readonly s: fc.Scheduler,
     readonly tableId: string,
     readonly rowIds: string[],
   ) {
@@ -234,6 +312,7 @@ class World {
             mode: a.mode,
             rowIds: a.rows ? rows(a.rows) : null,
             limit: a.limit,
+            ...(a.maxCredits !== null ? { maxCredits: a.maxCredits } : {}),
             window: WINDOW,
             pageRows: PAGE_ROWS,
             syncRows: SYNC_ROWS,
@@ -348,10 +427,19 @@ class World {
 
 describe("engine model", () => {
   it(
-    `concurrent runs, Stops, carriers, re-drives, resumes and edits keep I1–I5 (${RUNS} schedules)`,
+    `concurrent runs, Stops, carriers, re-drives, resumes, edits and halts keep I1–I6 (${RUNS} schedules)`,
     async () => {
       let schedules = 0;
-      const stats = { steps: 0, cells: 0, stops: 0, jobs: 0, ends: {} as Record<string, number> };
+      const stats = {
+        steps: 0,
+        cells: 0,
+        stops: 0,
+        jobs: 0,
+        answers: 0,
+        charged: 0,
+        halted: 0,
+        ends: {} as Record<string, number>,
+      };
       await fc.assert(
         fc.asyncProperty(
           fc.scheduler(),
@@ -360,6 +448,7 @@ describe("engine model", () => {
             schedules++;
             const { tableId, rowIds, schema } = await modelTable();
             const world = new World(s, tableId, rowIds);
+            current = world;
             await s.waitFor(Promise.all(actors.map(([a, delay]) => world.act(a, delay))));
             await world.drain();
             const finalCells = await queryRows<{ rowId: string; groupId: string; status: string }>(
@@ -380,6 +469,12 @@ describe("engine model", () => {
               ).map((d) => [d.id, d.groups]),
             );
             const records = await auditedHistory(db(), tableId);
+            const ledger = await queryRows<LedgerEntry>(
+              db(),
+              sql`select execution_id as "executionId", source, state::text as state, milli::int as milli,
+                         row_id as "rowId"
+                    from usage where table_id = ${tableId}`,
+            );
             const findings = judge(
               {
                 records,
@@ -391,6 +486,27 @@ describe("engine model", () => {
               finalCells,
               finalRuns,
             );
+            findings.push(
+              ...checkCharges({
+                source: "company_lookup",
+                costMilli: COST_MILLI,
+                ledger,
+                ends: records
+                  .filter(
+                    (r) => r.kind === "cell" && r.groupId === "gm" && r.status === "completed",
+                  )
+                  .map((r) => ({
+                    rowId: r.rowId ?? "",
+                    executionId: r.executionId ?? "",
+                    outcome: r.outcome ?? null,
+                    cached: r.cached ?? false,
+                  })),
+                answers: world.answers,
+              }),
+            );
+            stats.charged += ledger.filter((e) => e.state === "charged").length;
+            stats.answers += world.answers.length;
+            stats.halted += finalRuns.filter((r) => r.status === "halted").length;
             stats.steps += s.report().length;
             stats.cells += finalCells.length;
             stats.stops += world.stops.length;
