@@ -8,11 +8,13 @@
  * made-up histories (test/unit/model-money.test.ts).
  */
 
+import type { CreditState } from "@/domain/statuses";
+
 export interface LedgerEntry {
   /** The charge id: for an enrichment group, the cell's execution. */
   executionId: string;
   source: string;
-  state: "reserved" | "charged";
+  state: CreditState;
   milli: number;
   rowId: string | null;
 }
