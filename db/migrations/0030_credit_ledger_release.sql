@@ -17,27 +17,31 @@ CREATE OR REPLACE FUNCTION cellflow_release_reserved(p_cell_execution text, p_at
                                                      p_charge text DEFAULT NULL, p_source text DEFAULT NULL)
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
-  released bigint;
+  runs text[];
+  spaces text[];
+  amounts bigint[];
 BEGIN
-  UPDATE dispatches d SET committed_milli = d.committed_milli - r.m
-    FROM (SELECT u.dispatch_id, sum(u.milli) AS m FROM usage u
-           WHERE u.cell_execution_id = p_cell_execution AND u.attempt = p_attempt AND u.state = 'reserved'
-             AND (p_charge IS NULL OR (u.execution_id = p_charge AND u.source = p_source))
-             AND u.dispatch_id IS NOT NULL
-           GROUP BY u.dispatch_id) r
-   WHERE d.id = r.dispatch_id AND d.max_credits IS NOT NULL;
+  -- The entries first, and the counters only from what this very DELETE released: two
+  -- releases of one attempt (the attempt's own and the trigger of the Stop taking its cell)
+  -- cannot both count an entry, nor can a release count one a settle charged meanwhile.
   WITH rel AS (
     DELETE FROM usage u
      WHERE u.cell_execution_id = p_cell_execution AND u.attempt = p_attempt AND u.state = 'reserved'
        AND (p_charge IS NULL OR (u.execution_id = p_charge AND u.source = p_source))
-    RETURNING u.workspace_id, u.milli),
-  ws AS (
-    UPDATE workspaces w SET reserved_milli = w.reserved_milli - r.m
-      FROM (SELECT workspace_id, sum(milli) AS m FROM rel GROUP BY workspace_id) r
-     WHERE w.id = r.workspace_id
-    RETURNING 1)
-  SELECT coalesce(sum(milli), 0) INTO released FROM rel;
-  RETURN released;
+    RETURNING u.dispatch_id, u.workspace_id, u.milli)
+  SELECT array_agg(dispatch_id), array_agg(workspace_id), array_agg(milli) INTO runs, spaces, amounts FROM rel;
+  IF amounts IS NULL THEN
+    RETURN 0;
+  END IF;
+  -- The capped run's row before the workspace's: the order a reservation takes them in.
+  UPDATE dispatches d SET committed_milli = d.committed_milli - r.m
+    FROM (SELECT x.id, sum(x.m) AS m FROM unnest(runs, amounts) AS x(id, m)
+           WHERE x.id IS NOT NULL GROUP BY x.id) r
+   WHERE d.id = r.id AND d.max_credits IS NOT NULL;
+  UPDATE workspaces w SET reserved_milli = w.reserved_milli - r.m
+    FROM (SELECT x.id, sum(x.m) AS m FROM unnest(spaces, amounts) AS x(id, m) GROUP BY x.id) r
+   WHERE w.id = r.id;
+  RETURN (SELECT sum(x) FROM unnest(amounts) AS x);
 END $$;
 --> statement-breakpoint
 CREATE OR REPLACE FUNCTION cellflow_release_credits() RETURNS trigger

@@ -3,9 +3,13 @@
  * paid group, the credits charged equal its cost times the provider answers whose
  * recording write won its fence — exactly once whatever the Stops, re-drives, resumes and
  * halts; a cache hit is never charged; nothing is left reserved once the schedule is
- * drained; and nothing is charged for a row the provider never answered. Pure: it reads
- * the ledger, the paid cells' audited completions and the provider's log. Unit-tested on
- * made-up histories (test/unit/model-money.test.ts).
+ * drained; nothing is charged for a row the provider never answered; and the counters
+ * the caps read (the workspace's, a capped run's) say what the ledger says. The paid
+ * group's answers are recorded by its cells' terminal writes, a paid block's by its
+ * checkpoint (reused, not charged again, by the execution a resume copies it to). Pure:
+ * it reads the ledger, the paid cells' audited completions, the executions' checkpoints,
+ * the counters and the provider's log. Unit-tested on made-up histories
+ * (test/unit/model-money.test.ts).
  */
 
 import type { CreditState } from "@/domain/statuses";
@@ -34,6 +38,25 @@ export interface ProviderAnswer {
   kind: "found" | "not_found" | "error";
 }
 
+/** An execution of the group with the paid block, as its checkpoints say at the end. */
+export interface BlockRecord {
+  executionId: string;
+  /** The executions it resumes (a resume copies their checkpoints under its id). */
+  resumes: string[];
+  /** Its checkpoint of the paid block holds a provider's answer. */
+  answered: boolean;
+}
+
+/** The counters the caps read, at rest, and what the ledger says they should be. */
+export interface Counters {
+  /** The workspace's reserved milli-credits, and its charges this month: counter, ledger. */
+  reservedMilli: number;
+  usedMilli: number;
+  ledgerUsedMilli: number;
+  /** Each capped run: its committed counter and its ledger charges. */
+  runs: { id: string; committedMilli: number; chargedMilli: number }[];
+}
+
 export interface Money {
   /** The paid group's ledger source (an enrichment group's: its enrichment id). */
   source: string;
@@ -43,6 +66,9 @@ export interface Money {
   /** The paid group's completions, from the audited history. */
   ends: PaidEnd[];
   answers: ProviderAnswer[];
+  /** The paid block (`<enrichmentId>@<blockId>`) and the executions that may have run it. */
+  block?: { source: string; records: BlockRecord[] };
+  counters?: Counters;
 }
 
 export function checkCharges(m: Money): string[] {
@@ -50,30 +76,63 @@ export function checkCharges(m: Money): string[] {
   for (const e of m.ledger)
     if (e.state === "reserved")
       found.push(`I6: ${e.executionId} ${e.source} left reserved (${e.milli} milli)`);
-  const charged = new Map<string, { milli: number; rowId: string | null }>();
-  for (const e of m.ledger) {
-    if (e.state !== "charged" || e.source !== m.source) continue;
-    const was = charged.get(e.executionId);
-    charged.set(e.executionId, { milli: (was?.milli ?? 0) + e.milli, rowId: e.rowId });
-  }
   // An execution owes its cost once if a completion of it recorded a provider's answer.
   const owed = new Map<string, string>();
   for (const end of m.ends)
     if (end.outcome === "ok" && !end.cached) owed.set(end.executionId, end.rowId);
-  const executions = new Set([...charged.keys(), ...owed.keys()]);
-  for (const exec of executions) {
-    const got = charged.get(exec)?.milli ?? 0;
-    const want = owed.has(exec) ? m.costMilli : 0;
+  found.push(...weigh(m, m.source, new Set(owed.keys())));
+  if (m.block) {
+    // A checkpoint owes its cost in the execution that recorded it, not in one a resume
+    // copied it to (that one reused the answer).
+    const answered = new Set(m.block.records.filter((r) => r.answered).map((r) => r.executionId));
+    const recorded = m.block.records
+      .filter((r) => r.answered && !r.resumes.some((x) => answered.has(x)))
+      .map((r) => r.executionId);
+    found.push(...weigh(m, m.block.source, new Set(recorded)));
+  }
+  const answeredRows = new Set(m.answers.filter((a) => a.kind === "found").map((a) => a.rowId));
+  for (const e of m.ledger)
+    if (e.state === "charged" && e.milli > 0 && (e.rowId === null || !answeredRows.has(e.rowId)))
+      found.push(
+        `I6: execution ${e.executionId} charged for row ${e.rowId}, which no provider answered`,
+      );
+  if (m.counters) found.push(...checkCounters(m.counters));
+  return found;
+}
+
+/** Each execution's charges of `source` against the cost it owes (once, or nothing). */
+function weigh(m: Money, source: string, owing: Set<string>): string[] {
+  const found: string[] = [];
+  const charged = new Map<string, number>();
+  for (const e of m.ledger)
+    if (e.state === "charged" && e.source === source)
+      charged.set(e.executionId, (charged.get(e.executionId) ?? 0) + e.milli);
+  for (const exec of new Set([...charged.keys(), ...owing])) {
+    const got = charged.get(exec) ?? 0;
+    const want = owing.has(exec) ? m.costMilli : 0;
     if (got !== want)
       found.push(
-        `I6: execution ${exec} charged ${got} milli, owes ${want} (${
-          owed.has(exec) ? "an answer was recorded" : "no answer was recorded"
+        `I6: execution ${exec} charged ${got} milli for ${source}, owes ${want} (${
+          owing.has(exec) ? "an answer was recorded" : "no answer was recorded"
         })`,
       );
   }
-  const answered = new Set(m.answers.filter((a) => a.kind === "found").map((a) => a.rowId));
-  for (const [exec, c] of charged)
-    if (c.milli > 0 && (c.rowId === null || !answered.has(c.rowId)))
-      found.push(`I6: execution ${exec} charged for row ${c.rowId}, which no provider answered`);
+  return found;
+}
+
+/** At rest nothing is reserved, and the counters the caps read agree with the ledger. */
+function checkCounters(c: Counters): string[] {
+  const found: string[] = [];
+  if (c.reservedMilli !== 0)
+    found.push(`I6: the workspace holds ${c.reservedMilli} milli reserved at rest`);
+  if (c.usedMilli !== c.ledgerUsedMilli)
+    found.push(
+      `I6: the workspace counts ${c.usedMilli} milli used, its ledger ${c.ledgerUsedMilli}`,
+    );
+  for (const r of c.runs)
+    if (r.committedMilli !== r.chargedMilli)
+      found.push(
+        `I6: run ${r.id} counts ${r.committedMilli} milli against its cap, its ledger ${r.chargedMilli}`,
+      );
   return found;
 }

@@ -5,6 +5,9 @@
  * lost to a newer run and a cached answer cost nothing; every reservation is given back;
  * usage, the run's `creditsUsed` and the cells' `details.costCredits` say the same.
  */
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Schemas } from "@/client/cellflow-client";
 import { apiClient, dataOf, startedRun } from "../helpers/api";
@@ -157,9 +160,18 @@ describe("a paid lookup is charged only for answers", () => {
     expect(stop.response.status).toBe(200);
     expect(await waitForDispatch(key, tableId, run.dispatchId)).toBe("cancelled");
     open();
-    // Whatever the providers say now reaches no cell: nothing running, nothing charged.
+    // Whatever the providers say now reaches no cell: every carrier has let go of its row
+    // (its attempt ended, after the answers came or its call was cut), nothing charged.
     expect(
-      await waitFor(async () => (await cellCounts(tableId)).running === undefined, 20_000),
+      await waitFor(async () => {
+        const [held] = await queryRows<{ n: number }>(
+          getDatabase().db,
+          sql`select count(*)::int as n from pg_locks
+               where locktype = 'advisory' and granted
+                 and database = (select oid from pg_database where datname = current_database())`,
+        );
+        return (held?.n ?? 0) === 0 && (await cellCounts(tableId)).running === undefined;
+      }, 20_000),
     ).toBe(true);
     const after = await usage(key);
     expect(after.used).toBe(before.used);

@@ -19,6 +19,9 @@ import { failCell } from "@/store/cells/finish";
 import { requeueCell } from "@/store/cells/requeue";
 import { stampPage } from "@/store/cells/stamp";
 import type { CellAttemptRef } from "@/store/cells/transition";
+import { haltForLimit } from "@/store/dispatches/halt";
+import { writeCheckpoint } from "@/store/executions/checkpoint";
+import { releaseCharge } from "@/store/usage/release";
 import { reserveCredits } from "@/store/usage/reserve";
 import { apiClient, dataOf } from "../helpers/api";
 import { claimNext, completeCell } from "../helpers/cells";
@@ -240,6 +243,92 @@ describe("settling", () => {
   });
 });
 
+describe("settling races a Stop", () => {
+  /** A connection of its own that begins, cancels the cell (its trigger releases) and waits. */
+  async function stopHeldOpen(cell: CellAttemptRef) {
+    const blocker = await getDatabase().pool.connect();
+    await blocker.query("begin");
+    await blocker.query(
+      "update cells set status = 'cancelled', updated_at = now() where row_id = $1 and group_id = $2",
+      [cell.rowId, cell.groupId],
+    );
+    return blocker;
+  }
+
+  /** Whether `n` statements wait on a lock now (the racing write was made to wait). */
+  const lockWaiters = async (n: number) => {
+    const [row] = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from pg_stat_activity
+           where datname = current_database() and wait_event_type = 'Lock'`,
+    );
+    return (row?.n ?? 0) >= n;
+  };
+
+  it("a block's checkpoint racing a Stop that has not committed waits for it, then writes and charges nothing", async () => {
+    const w = await newWorkspace("checkpoint-vs-stop");
+    await leave(w.id, 100);
+    const { tableId, cells } = await runningCells(w.key, 1);
+    const cell = cells[0] as (typeof cells)[number];
+    const key = { chargeId: cell.executionId, source: "company_lookup@look" };
+    expect(await reserveFor(w.id, cell, null, 5, key.source)).toMatchObject({ ok: true });
+    const blocker = await stopHeldOpen(cell);
+    let settled = false;
+    const writing = writeCheckpoint(
+      db(),
+      { ...cell, tableId },
+      "look",
+      { output: { name: "Acme" }, taken: [] },
+      [key],
+    ).finally(() => {
+      settled = true;
+    });
+    try {
+      // The fence reads the cell under a lock: it waits for the Stop instead of judging
+      // the snapshot it began with (where the cell was still running).
+      expect(await waitFor(async () => settled || (await lockWaiters(1)), 10_000)).toBe(true);
+      expect(settled).toBe(false);
+    } finally {
+      await blocker.query("commit");
+      blocker.release();
+    }
+    expect(await writing).toBe(false);
+    const [recorded] = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from executions where id = ${cell.executionId}`,
+    );
+    expect(recorded?.n).toBe(0);
+    expect(await ledger(w.id)).toEqual([]);
+    expect(await counters(w.id)).toMatchObject({ reserved: 0 });
+  });
+
+  it("an attempt's own release racing the Stop's trigger takes its run's counter back once", async () => {
+    const w = await newWorkspace("release-vs-stop");
+    await leave(w.id, 100);
+    const { dispatchId, cells } = await runningCells(w.key, 1, { maxCredits: 50 });
+    const cell = cells[0] as (typeof cells)[number];
+    expect(await reserveFor(w.id, cell, dispatchId, 5)).toMatchObject({ ok: true });
+    const blocker = await stopHeldOpen(cell);
+    const releasing = releaseCharge(db(), {
+      cell,
+      charge: { chargeId: cell.executionId, source: "email_domain" },
+    });
+    try {
+      expect(await waitFor(() => lockWaiters(1), 10_000)).toBe(true);
+    } finally {
+      await blocker.query("commit");
+      blocker.release();
+    }
+    await releasing;
+    const [run] = await queryRows<{ m: number }>(
+      db(),
+      sql`select committed_milli::int as m from dispatches where id = ${dispatchId}`,
+    );
+    expect(run?.m).toBe(0);
+    expect(await counters(w.id)).toMatchObject({ reserved: 0 });
+  });
+});
+
 describe("halt", () => {
   it("many attempts hitting the limit at once: one limit event, halted run, no queued cell, running ones kept", async () => {
     await leave(ws.id, 0);
@@ -301,6 +390,64 @@ describe("halt", () => {
       sql`select count(*)::int as n from usage where workspace_id = ${ws.id}`,
     );
     expect(ledger?.n).toBe(0);
+  });
+});
+
+describe("a halt racing a page of its run", () => {
+  it("a halt that waited for a page being stamped unstamps that page's cells too", async () => {
+    const w = await newWorkspace("halt-vs-page");
+    const t = await waitTable(w.key, { groups: 1, ms: 10, rows: 2 });
+    const rows = await queryRows<{ id: string; position: number }>(
+      db(),
+      sql`select id, position::int from rows where table_id = ${t.id} order by position`,
+    );
+    const [first, second] = rows as [(typeof rows)[number], (typeof rows)[number]];
+    const run = await startRun(db(), getBackend(), {
+      tableId: t.id,
+      groupIds: ["g0"],
+      mode: "all",
+      rowIds: [first.id],
+      limit: null,
+      window: 2,
+    });
+    const claimed = await claimNext(db(), { tableId: t.id, rowId: first.id, groupId: "g0" });
+    if (!claimed) throw new Error("nothing claimed");
+    // A page of the run, not committed yet: it holds the run's row and stamps the second row.
+    const page = await getDatabase().pool.connect();
+    await page.query("begin");
+    await page.query("update dispatches set updated_at = now() where id = $1", [run.dispatchId]);
+    await page.query(
+      `insert into cells (table_id, row_id, group_id, row_position, status, execution_id, dispatch_id, queued_at)
+       values ($1, $2, 'g0', $3, 'queued', 'ex_page', $4, now())`,
+      [t.id, second.id, second.position, run.dispatchId],
+    );
+    const halting = haltForLimit(db(), {
+      dispatchId: run.dispatchId,
+      tableId: t.id,
+      own: {
+        rowId: first.id,
+        groupId: "g0",
+        executionId: claimed.executionId,
+        attempt: claimed.attempt,
+      },
+    });
+    try {
+      const waiting = async () => {
+        const [row] = await queryRows<{ n: number }>(
+          db(),
+          sql`select count(*)::int as n from pg_stat_activity
+               where datname = current_database() and wait_event_type = 'Lock'`,
+        );
+        return (row?.n ?? 0) >= 1;
+      };
+      expect(await waitFor(waiting, 10_000)).toBe(true);
+    } finally {
+      await page.query("commit");
+      page.release();
+    }
+    expect(await halting).toEqual({ halted: true, unstamped: 1 });
+    // Nothing of the halted run is left queued: its page's cell went back to un-run too.
+    expect(await cellCounts(t.id)).toEqual({});
   });
 });
 

@@ -38,9 +38,19 @@ import { taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
 import { auditedHistory, installModelAudit, serverClock } from "../helpers/model-audit";
 import { judge, type StopMade, type StopScope } from "../helpers/model-judge";
-import { checkCharges, type LedgerEntry, type ProviderAnswer } from "../helpers/model-money";
+import {
+  type BlockRecord,
+  type Counters,
+  checkCharges,
+  type LedgerEntry,
+  type ProviderAnswer,
+} from "../helpers/model-money";
 
 const RUNS = Number(process.env.MODEL_RUNS ?? 200);
+// No result cache: a paid block's checkpoint does not say whether its answer came from the
+// cache, so with it on the judge could not tell a recorded answer from a free one. (Cache
+// hits are never charged: credits-answers.test.ts, enrichment-cache.test.ts.)
+process.env.CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS = "0";
 const ROWS = 5;
 const GROUPS = ["ga", "gb", "gp", "gm"] as const;
 /** gm's price: company_lookup's cost, in milli-credits. */
@@ -115,18 +125,36 @@ beforeAll(async () => {
     ).id;
   workflows = {
     quick: await wf([{ id: "out", type: "transform", expression: "'v'" }]),
-    approval: await wf([
-      { id: "ask", type: "approval", prompt: "ok?", next: "out" },
-      { id: "out", type: "transform", expression: "'p'" },
-    ]),
+    approval: dataOf(
+      await apiClient(key).POST("/api/workflows", {
+        body: {
+          name: "m",
+          definition: {
+            inputs: [{ name: "d", type: "text", required: false }],
+            blocks: [
+              {
+                id: "look",
+                type: "enrichment",
+                enrichmentId: "company_lookup",
+                inputs: { domain: "inputs.d" },
+                next: "ask",
+              },
+              { id: "ask", type: "approval", prompt: "ok?", next: "out" },
+              { id: "out", type: "transform", expression: "'p'" },
+            ],
+          },
+        },
+      }),
+    ).id,
   };
 });
 
 afterAll(() => provider.close());
 
 /**
- * ga (manual) → a; gb (auto-run on a) → b; gp (manual, waits for an approval) → p; gm
- * (manual, paid: company_lookup on d, each row's domain answered as ROW_ANSWERS says) → m.
+ * ga (manual) → a; gb (auto-run on a) → b; gp (manual: a paid company_lookup block on d,
+ * then waits for an approval) → p; gm (manual, paid: company_lookup on d) → m. The
+ * provider answers each row's domain as ROW_ANSWERS says.
  */
 async function modelTable(): Promise<{ tableId: string; rowIds: string[]; schema: TableSchema }> {
   const group = (id: string, workflowId: string, column: string, autoOn?: string) => ({
@@ -145,7 +173,7 @@ async function modelTable(): Promise<{ tableId: string; rowIds: string[]; schema
       groups: [
         group("ga", workflows.quick, "a"),
         group("gb", workflows.quick, "b", "a"),
-        group("gp", workflows.approval, "p"),
+        { ...group("gp", workflows.approval, "p"), inputs: { d: "d" } },
         {
           id: "gm",
           name: "gm",
@@ -239,6 +267,34 @@ const actorArb: fc.Arbitrary<Actor> = fc.oneof(
     }),
   },
 );
+
+/** The workspace's counters and the table's capped runs', with what the ledger says. */
+async function counters(tableId: string): Promise<Counters> {
+  const [w] = await queryRows<Omit<Counters, "runs">>(
+    db(),
+    sql`select w.reserved_milli::int as "reservedMilli",
+               (case when w.credits_month = date_trunc('month', now() at time zone 'utc')::date
+                     then w.used_milli else 0 end)::int as "usedMilli",
+               (select coalesce(sum(u.milli), 0) from usage u
+                 where u.workspace_id = w.id and u.state = 'charged'
+                   and u.charged_at >= date_trunc('month', now() at time zone 'utc') at time zone 'utc')::int
+                 as "ledgerUsedMilli"
+          from workspaces w where w.id = ${workspaceId}`,
+  );
+  const runs = await queryRows<Counters["runs"][number]>(
+    db(),
+    sql`select d.id, d.committed_milli::int as "committedMilli",
+               (select coalesce(sum(u.milli), 0) from usage u
+                 where u.dispatch_id = d.id and u.state = 'charged')::int as "chargedMilli"
+          from dispatches d where d.table_id = ${tableId} and d.max_credits is not null`,
+  );
+  return {
+    reservedMilli: w?.reservedMilli ?? -1,
+    usedMilli: w?.usedMilli ?? -1,
+    ledgerUsedMilli: w?.ledgerUsedMilli ?? -1,
+    runs,
+  };
+}
 
 /** One schedule's world: its table, the jobs its actors enqueued, the Stops they made. */
 class World {
@@ -486,6 +542,12 @@ describe("engine model", () => {
               finalCells,
               finalRuns,
             );
+            const blockRecords = await queryRows<BlockRecord>(
+              db(),
+              sql`select id as "executionId", resumes,
+                         (checkpoints->'look'->'output'->>'name') is not null as answered
+                    from executions where table_id = ${tableId} and group_id = 'gp'`,
+            );
             findings.push(
               ...checkCharges({
                 source: "company_lookup",
@@ -502,6 +564,8 @@ describe("engine model", () => {
                     cached: r.cached ?? false,
                   })),
                 answers: world.answers,
+                block: { source: "company_lookup@look", records: blockRecords },
+                counters: await counters(tableId),
               }),
             );
             stats.charged += ledger.filter((e) => e.state === "charged").length;

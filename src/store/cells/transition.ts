@@ -39,10 +39,16 @@ export type CellAttemptRef = CellRef & AttemptRef;
 export function runningFence(ref: AttemptRef): SQL {
   return sql`status = 'running' and execution_id = ${ref.executionId} and attempt = ${ref.attempt}`;
 }
-/** The attempt still holds its cell: the fence of its writes to other tables. */
+/**
+ * The attempt still holds its cell: the fence of its writes to other tables. The cell row
+ * is locked (shared) by the check, so a writer that is taking the cell from the attempt
+ * (a Stop, a requeue, a re-stamp: an UPDATE of the row, not yet committed) is waited for
+ * and then seen — a plain read would judge the statement's snapshot, and a checkpoint
+ * could land (and charge nothing, its reservation already released) after the Stop.
+ */
 export function cellHeldBy(ref: CellAttemptRef): SQL {
   return sql`exists (select 1 from cells where row_id = ${ref.rowId} and group_id = ${ref.groupId}
-                        and ${runningFence(ref)})`;
+                        and ${runningFence(ref)} for share)`;
 }
 
 export type TransitionOutcome = { ok: true } | { ok: false; reason: LostReason };

@@ -13,6 +13,7 @@
 
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
+import { retryOnConflict } from "@db/sqlstate";
 import { sql } from "drizzle-orm";
 import type { ChargeKey } from "@/domain/charges";
 import type { HaltReason } from "@/domain/statuses";
@@ -42,14 +43,17 @@ export async function reserveCredits(
   const { cell, charge } = r;
   const milli = milliOf(r.credits);
   const cap = r.monthlyCredits === null ? null : milliOf(r.monthlyCredits);
-  const [row] = await queryRows<{
-    prior: boolean;
-    held: boolean;
-    reserved: boolean;
-    overRunCap: boolean;
-  }>(
-    db,
-    sql`with prior as (
+  // One statement, run again whole on a deadlock (a batched row step's settle can take the
+  // workspace row before the release trigger of another of its cells takes a run's).
+  const [row] = await retryOnConflict(() =>
+    queryRows<{
+      prior: boolean;
+      held: boolean;
+      reserved: boolean;
+      overRunCap: boolean;
+    }>(
+      db,
+      sql`with prior as (
           select 1 from usage where execution_id = ${charge.chargeId} and source = ${charge.source}),
         run as materialized (
           select d.id, d.committed_milli + ${milli} <= d.max_credits::bigint * 1000 as fits
@@ -86,6 +90,7 @@ export async function reserveCredits(
                exists (select 1 from ins) as reserved,
                not coalesce((select fits from run), true) as "overRunCap",
                (select count(*) from counted)::int as counted`,
+    ),
   );
   if (!row?.held) return { ok: false, reason: "lost" };
   if (row.prior) return { ok: true, reserved: false };
