@@ -1,6 +1,6 @@
 /**
  * One take from a key's sliding log in Postgres (cellflow_rate_take, migrations 0019 and
- * 0028): a slot reserved at the database's clock (now, or `waitMs` ahead), or a refusal
+ * 0032): a slot reserved at the database's clock (now, or `waitMs` ahead), or a refusal
  * with how long until a slot is in reach. Invariants: a refusal is a read (nothing locked
  * or written); a grant is decided and written under the key's row lock in one statement,
  * so concurrent takers in any number of processes never overfill a window.
