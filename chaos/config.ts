@@ -15,7 +15,7 @@ const num = (name: string, fallback: number): number => {
 export interface ChaosConfig {
   only: Set<string>;
   seed: number;
-  /** Cells of the worker-kill and Postgres-kill workloads (rows × 2 chained groups). */
+  /** Cells of the worker-kill and Postgres-kill workloads (rows × 4 groups, `workload.ts`). */
   cells: number;
   /** WORKER_CONCURRENCY of each worker process; the dispatch window is twice this. */
   concurrency: number;
@@ -24,6 +24,8 @@ export interface ChaosConfig {
   kills: number;
   /** The loopback sink's answer latency: cells spend that long mid-call, where a kill hurts. */
   sinkMs: number;
+  /** The billing provider's answer latency: paid calls in flight when a fault lands. */
+  providerMs: number;
   redisCells: number;
   redisRate: number;
   /** The two Redis outages: a short one (cells wait) and one past the pacing budget. */
@@ -51,6 +53,7 @@ export function readConfig(): ChaosConfig {
     redriveEveryMs: num("CHAOS_REDRIVE_EVERY_MS", 15_000),
     kills: num("CHAOS_KILLS", 3),
     sinkMs: num("CHAOS_SINK_MS", 10),
+    providerMs: num("CHAOS_PROVIDER_MS", 50),
     redisCells: num("CHAOS_REDIS_CELLS", 300),
     redisRate: num("CHAOS_REDIS_RATE", 10),
     redisShortMs: num("CHAOS_REDIS_SHORT_MS", 5_000),

@@ -1,10 +1,12 @@
 /**
  * The end of a chain-workload run: the shared invariants, plus what only this workload
- * can tell (each cell's output is computable from its row, and each completed cell must
- * have made its call), with the evidence for every suspect cell: its transitions from
- * the audit and the sink calls made under its execution id, so a finding can be traced.
+ * can tell (each cell's output is computable from its row, each completed chain cell must
+ * have made its call), and the money judge over its paid groups, with the evidence for
+ * every suspect cell: its transitions from the audit and the sink calls made under its
+ * execution id, so a finding can be traced.
  */
-import type { Db } from "@db/client";
+import { type Db, queryRows } from "@db/client";
+import { sql } from "drizzle-orm";
 import { type Transition, transitionsOf } from "./audit";
 import {
   checkDuplicates,
@@ -13,8 +15,18 @@ import {
   type InvariantReport,
   problemsOf,
 } from "./invariants";
-import type { Arrival } from "./sink";
-import { cellsNow, GROUPS, type WrongOutput, wrongChainOutputs } from "./workload";
+import { readMoney } from "./ledger-read";
+import { judgeMoney, type MoneyReport, moneyProblems } from "./money";
+import { COMPANY_PATH, companyKind, companyName, providerLog } from "./provider";
+import type { Arrival, Sink } from "./sink";
+import {
+  CHAIN_GROUPS,
+  cellsNow,
+  GROUPS,
+  PAID,
+  type WrongOutput,
+  wrongChainOutputs,
+} from "./workload";
 
 export interface Evidence {
   rowId: string;
@@ -35,6 +47,9 @@ export interface ChainVerdict {
   /** Completed cells whose execution never called the sink (a checkpoint from nowhere?). */
   completedWithoutCall: number;
   completedWithoutCallSample: Evidence[];
+  money: MoneyReport;
+  /** Each money finding's cell (the first 10): its transitions. */
+  moneyEvidence: Evidence[];
   problems: string[];
 }
 
@@ -61,23 +76,52 @@ function evidenceOf(
   };
 }
 
+/** Completed paid cells whose output column is not what the provider answers for their domain. */
+async function wrongPaidOutputs(db: Db, tableId: string): Promise<WrongOutput[]> {
+  const rows = await queryRows<WrongOutput & { domain: string | null }>(
+    db,
+    sql`select c.row_id as "rowId", c.group_id as "groupId", c.execution_id as "executionId",
+               r.data->>(c.group_id || '_domain') as domain, r.data->(c.group_id || '_name') as actual
+          from cells c join rows r on r.id = c.row_id
+         where c.table_id = ${tableId} and c.status = 'completed' and c.group_id in ('co', 'cw')`,
+  );
+  const out: WrongOutput[] = [];
+  for (const { domain, ...r } of rows) {
+    const expected = domain && companyKind(domain) === "found" ? companyName(domain) : null;
+    if ((r.actual ?? null) !== expected) out.push({ ...r, expected: String(expected) });
+  }
+  return out;
+}
+
 export async function judgeChain(
   db: Db,
-  tableId: string,
+  run: { tableId: string; workspaceId: string },
   expectedCells: number,
-  arrivals: Arrival[],
+  sink: Sink,
   faults: FaultWindow[],
 ): Promise<ChainVerdict> {
+  const { tableId } = run;
+  const arrivals = sink.arrivals;
   const transitions = await transitionsOf(db, tableId);
   const now = await cellsNow(db, tableId);
   const invariants = checkTransitions(transitions, now, expectedCells, GROUPS);
   invariants.duplicates = checkDuplicates(arrivals, faults);
-  const wrong = await wrongChainOutputs(db, tableId);
+  const wrong = [
+    ...(await wrongChainOutputs(db, tableId)),
+    ...(await wrongPaidOutputs(db, tableId)),
+  ];
   const called = new Set(arrivals.map((a) => a.key));
+  const chained = new Set<string>(CHAIN_GROUPS);
   const silent = now.filter(
-    (c) => c.status === "completed" && !called.has(`${c.executionId}:call`),
+    (c) =>
+      c.status === "completed" && chained.has(c.groupId) && !called.has(`${c.executionId}:call`),
   );
-  const problems = problemsOf(invariants);
+  const money = judgeMoney({
+    ...(await readMoney(db, { ...run, paid: PAID, transitions })),
+    answers: providerLog(sink, COMPANY_PATH, (q) => q.get("domain") ?? ""),
+    expected: companyKind,
+  });
+  const problems = [...problemsOf(invariants), ...moneyProblems(money)];
   if (wrong.length > 0) problems.push(`${wrong.length} completed cells hold a wrong output`);
   if (silent.length > 0)
     problems.push(`${silent.length} completed cells never made their call to the sink`);
@@ -97,6 +141,17 @@ export async function judgeChain(
     completedWithoutCallSample: silent
       .slice(0, 10)
       .map((c) => evidenceOf(transitions, arrivals, c)),
+    money,
+    moneyEvidence: money.sample
+      .filter((f) => f.rowId !== null && f.groupId !== null)
+      .slice(0, 10)
+      .map((f) =>
+        evidenceOf(transitions, arrivals, {
+          rowId: f.rowId ?? "",
+          groupId: f.groupId ?? "",
+          executionId: f.executionId ?? "",
+        }),
+      ),
     problems,
   };
 }
