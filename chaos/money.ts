@@ -275,7 +275,10 @@ export function judgeMoney(m: MoneyInput): MoneyReport {
         wrongOutcomes++;
         note({ ...at, why: `completed ${got}, the provider answers ${want}` });
       }
-    } else if (c.status === "error" && want !== "error") unexpectedErrors++;
+    } else if (c.status === "error" && want !== "error") {
+      unexpectedErrors++;
+      note({ ...at, why: `ended error: ${c.error}` });
+    }
   }
 
   const reserved = m.ledger.filter((e) => e.state === "reserved");

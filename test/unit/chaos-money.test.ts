@@ -283,10 +283,14 @@ describe("judgeMoney", () => {
   it("a paid cell completed with an outcome its provider did not answer is counted; an unexpected error is reported", () => {
     const run = cleanRun();
     run.cells[1] = { ...(run.cells[1] as MoneyCell), input: "found.example" };
-    run.cells.push(cell("r8", "co", "none.example", { status: "error", outcome: null }));
+    const lost = "The worker running this cell was lost 3 times; run it again";
+    run.cells.push(
+      cell("r8", "co", "none.example", { status: "error", outcome: null, error: lost }),
+    );
     const r = judgeMoney(run);
     expect(r.wrongOutcomes).toBe(1);
     expect(r.unexpectedErrors).toBe(1);
+    expect(r.sample.map((f) => f.why)).toContain(`ended error: ${lost}`);
     // An error is reported, not a break: a fault may end a call.
     expect(moneyProblems(r)).toEqual([
       "1 paid cells completed with an outcome their provider did not answer",
