@@ -25,6 +25,7 @@
  *   each charge, and **cells failed for the rate limit** (a limiter that runs dry must
  *   make calls wait, not fail).
  */
+import type { CreditState } from "@/domain/statuses";
 
 /** What the provider said for one call, from its own log. */
 export interface ProviderAnswer {
@@ -39,7 +40,7 @@ export interface LedgerEntry {
   executionId: string;
   source: string;
   milli: number;
-  state: "reserved" | "charged";
+  state: CreditState;
   rowId: string | null;
   groupId: string | null;
   cellExecutionId: string | null;

@@ -38,12 +38,20 @@ const small = {
   providerMs: 20,
 };
 const CELLS = small.rows * GROUPS.length;
+/**
+ * The killed scenarios' workers run without the result cache: a claim on a cache entry
+ * held by a killed attempt holds its own re-driven cell for 30 s (CLAIM_STALE_MS) before
+ * it is taken over, which quadrupled this file's time. The full run keeps the cache on
+ * and reports it (docs/reliability.md); the trigger.dev scenario here keeps it too.
+ */
+const noCache = { env: { CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS: "0" } };
 
 /** Money: the figures the full run reports, all 0, and paid calls that were made. */
-function expectMoney(m: MoneyReport): void {
+function expectMoney(m: MoneyReport, cache: boolean): void {
   expect(m.answers.found).toBeGreaterThan(0);
   expect(m.charges).toBeGreaterThan(0);
-  expect(m.cacheHits).toBeGreaterThan(0);
+  if (cache) expect(m.cacheHits).toBeGreaterThan(0);
+  else expect(m.cacheHits).toBe(0);
   expect(m.duplicateCharges).toBe(0);
   expect(m.chargesWithoutAnswer).toBe(0);
   expect(m.answersNotCharged).toBe(0);
@@ -62,7 +70,7 @@ function expectWhole(r: ChainResult): void {
   expect(r.invariants.illegalTransitions).toBe(0);
   expect(r.invariants.terminalMoreThanOnce).toBe(0);
   expect(r.invariants.duplicates?.unexplained ?? 0).toBe(0);
-  expectMoney(r.money);
+  expectMoney(r.money, false);
   expect(r.problems).toEqual([]);
 }
 
@@ -78,6 +86,7 @@ describe("on the suite's Postgres", () => {
   it("a worker SIGKILLed mid-run loses no cell and makes no illegal transition", async () => {
     const r = await workerKill({
       ...small,
+      ...noCache,
       url,
       database,
       timeoutMs: 60_000,
@@ -103,7 +112,7 @@ describe("on the suite's Postgres", () => {
     expect(r.invariants.stampedCells).toBe(CELLS);
     expect(r.invariants.lost).toBe(0);
     expect(r.invariants.illegalTransitions).toBe(0);
-    expectMoney(r.money);
+    expectMoney(r.money, true);
     expect(r.problems).toEqual([]);
   }, 120_000);
 });
@@ -127,6 +136,7 @@ describe("Postgres SIGKILLed mid-run and started again", () => {
     try {
       const r = await postgresKill({
         ...small,
+        ...noCache,
         url,
         database,
         timeoutMs: 90_000,
