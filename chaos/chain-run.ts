@@ -5,7 +5,7 @@
  * here, so they measure the same thing the same way.
  */
 import fs from "node:fs";
-import type { Database } from "@db/client";
+import type { Database, Db } from "@db/client";
 import { LocalBackend } from "@/backends/local";
 import { startRun } from "@/engine/dispatcher";
 import type { Transition } from "./audit";
@@ -39,6 +39,9 @@ export interface LiveRun {
   monitor: RunMonitor;
   pool: WorkerPool;
   cells: number;
+  db: Db;
+  backend: LocalBackend;
+  tableId: string;
   /**
    * Records a fault at this instant (wall clock) and returns its record; set its
    * `wallEnd` once the system has recovered from it (the victim restarted, …).
@@ -123,6 +126,9 @@ export async function runChain(opts: ChainOptions): Promise<ChainResult> {
       monitor: live,
       pool,
       cells,
+      db,
+      backend,
+      tableId,
       fault(kind, detail = {}) {
         const f: FaultRecord = {
           kind,

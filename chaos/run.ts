@@ -15,6 +15,7 @@ import { moneyLine } from "./money";
 import { RestartablePostgres } from "./postgres-server";
 import { postgresKill } from "./scenarios/postgres-kill";
 import { type RedisResult, redisOutage } from "./scenarios/redis-outage";
+import { stopMidCall } from "./scenarios/stop-mid-call";
 import { type TriggerResult, triggerOutage } from "./scenarios/trigger-outage";
 import { workerKill } from "./scenarios/worker-kill";
 import { freshDatabase, GROUPS } from "./workload";
@@ -53,7 +54,7 @@ function chainLine(name: string, r: ChainResult, base: number | null): string {
     .join(", ");
   const i = r.invariants;
   const d = i.duplicates;
-  return `${name}: ${r.cells} cells in ${r.seconds.toFixed(1)} s${versus(r.seconds, base)}; ${r.faults.length} faults, healed in ${heals || "-"}; lost ${i.lost}, illegal ${i.illegalTransitions}, out of order ${i.outOfOrderClaims}, requeued ${i.requeues}, errors ${i.statuses.error ?? 0}; duplicate calls ${d?.extraCalls ?? 0} (${d?.explainedByFault ?? 0} after a fault, ${d?.unexplained ?? 0} unexplained); ${moneyLine(r.money)}${verdict(r.problems)}`;
+  return `${name}: ${r.cells} cells in ${r.seconds.toFixed(1)} s${versus(r.seconds, base)}; ${r.faults.length} faults, healed in ${heals || "-"}; lost ${i.lost}, illegal ${i.illegalTransitions}, out of order ${i.outOfOrderClaims}, requeued ${i.requeues}, errors ${i.statuses.error ?? 0}${i.statuses.cancelled ? `, cancelled ${i.statuses.cancelled}` : ""}; duplicate calls ${d?.extraCalls ?? 0} (${d?.explainedByFault ?? 0} after a fault, ${d?.unexplained ?? 0} unexplained); ${moneyLine(r.money)}${verdict(r.problems)}`;
 }
 
 function report(
@@ -142,6 +143,14 @@ async function main(): Promise<void> {
       );
       say(chainLine("postgres-kill", r, base));
       reports.push(report("postgres-kill", r.problems, r.seconds, base, r));
+    }
+    if (cfg.only.has("stop")) {
+      const base = await chainBaseline();
+      const r = await withDb((d) =>
+        stopMidCall({ ...chain, ...d, stops: cfg.stops, random: seededRandom(cfg.seed + 2) }),
+      );
+      say(chainLine("stop", r, base));
+      reports.push(report("stop", r.problems, r.seconds, base, r));
     }
     if (cfg.only.has("redis-outage")) {
       const opts = {

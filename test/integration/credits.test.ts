@@ -11,6 +11,7 @@ import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getBackend } from "@/backends/instance";
+import type { ChargeKey } from "@/domain/charges";
 import { admitCall } from "@/engine/admission";
 import { startRun } from "@/engine/dispatcher";
 import { planLimits } from "@/limits/plans";
@@ -19,6 +20,8 @@ import { failCell } from "@/store/cells/finish";
 import { requeueCell } from "@/store/cells/requeue";
 import { stampPage } from "@/store/cells/stamp";
 import type { CellAttemptRef } from "@/store/cells/transition";
+import { recordStep } from "@/store/execution-steps/record";
+import { writeCheckpoint } from "@/store/executions/checkpoint";
 import { reserveCredits } from "@/store/usage/reserve";
 import { apiClient, dataOf } from "../helpers/api";
 import { claimNext, completeCell } from "../helpers/cells";
@@ -35,6 +38,18 @@ beforeAll(async () => {
   await useTestDatabase();
   ws = await newWorkspace();
 });
+
+/** Waits until some session of this database waits for a row lock. */
+async function someoneWaitsForALock(): Promise<boolean> {
+  return waitFor(async () => {
+    const [w] = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from pg_stat_activity
+           where datname = current_database() and wait_event_type = 'Lock'`,
+    );
+    return (w?.n ?? 0) > 0;
+  }, 10_000);
+}
 
 /** Leaves `left` credits of the free plan's month. */
 async function leave(workspaceId: string, left: number): Promise<void> {
@@ -187,6 +202,74 @@ describe("settling", () => {
     );
     expect(spent?.used).toBe((planLimits("free").monthlyCredits ?? 0) * 1000 - 100_000 + 5000);
   });
+
+  // A block's checkpoint (the cell's own workflow) and a step record (a block inside a child).
+  const recorders = {
+    "a block's checkpoint": (cell: CellAttemptRef & { tableId: string }, charges: ChargeKey[]) =>
+      writeCheckpoint(db(), cell, "lookup", { output: { name: "Acme" }, taken: [] }, charges),
+    "a child block's step record": (
+      cell: CellAttemptRef & { tableId: string },
+      charges: ChargeKey[],
+    ) =>
+      recordStep(
+        db(),
+        cell,
+        {
+          scope: `${cell.executionId}:inner`,
+          key: "lookup",
+          digest: "d",
+          output: { name: "Acme" },
+          taken: [],
+          retryOnResume: false,
+        },
+        undefined,
+        charges,
+      ),
+  };
+  const recordedCount = async (cell: CellAttemptRef) => {
+    const [r] = await queryRows<{ n: number }>(
+      db(),
+      sql`select (select count(*) from executions where id = ${cell.executionId} and checkpoints ? 'lookup')
+               + (select count(*) from execution_steps where execution_id = ${cell.executionId})::int as n`,
+    );
+    return Number(r?.n);
+  };
+
+  for (const [what, record] of Object.entries(recorders)) {
+    it(`${what} racing a Stop records its answer only with its charge: both or neither`, async () => {
+      const w = await newWorkspace("record-stop");
+      await leave(w.id, 100);
+      const { tableId, cells } = await runningCells(w.key, 1);
+      const cell = cells[0] as (typeof cells)[number];
+      const source = "company_lookup@lookup";
+      expect(await reserveFor(w.id, cell, null, 5, source)).toMatchObject({ ok: true });
+      // The Stop has cancelled the cell (its release trigger took the reservation) and not
+      // committed yet when the answer's record is written.
+      let commit = () => {};
+      const held = new Promise<void>((r) => {
+        commit = r;
+      });
+      let cancelled = () => {};
+      const stopped = new Promise<void>((r) => {
+        cancelled = r;
+      });
+      const stop = db().transaction(async (tx) => {
+        await cancelCells(tx, { tableId, rowIds: [cell.rowId] });
+        cancelled();
+        await held;
+      });
+      await stopped;
+      const written = record(cell, [{ chargeId: cell.executionId, source }]);
+      expect(await someoneWaitsForALock()).toBe(true);
+      commit();
+      await stop;
+      // The Stop won: the attempt no longer held its cell, so nothing was recorded.
+      expect(await written).toBe(false);
+      expect(await recordedCount(cell)).toBe(0);
+      expect(await ledger(w.id)).toEqual([]);
+      expect(await counters(w.id)).toMatchObject({ reserved: 0 });
+    });
+  }
 
   it("a completed write without the key (nothing found) releases what the attempt reserved", async () => {
     const w = await newWorkspace("miss");
