@@ -122,6 +122,9 @@ export interface MoneyReport {
   wrongOutcomes: number;
   /** Cells that ended `error` on an input the provider answers (found or not found). */
   unexpectedErrors: number;
+  /** Paid cells a Stop ended, and those of them charged (a block's checkpoint came first). */
+  stopped: number;
+  stoppedCharged: number;
   sample: MoneyFinding[];
 }
 
@@ -237,12 +240,18 @@ export function judgeMoney(m: MoneyInput): MoneyReport {
   let rateLimitFailures = 0;
   let wrongOutcomes = 0;
   let unexpectedErrors = 0;
+  let stopped = 0;
+  let stoppedCharged = 0;
   for (const c of m.cells) {
     const paid = paidBy.get(c.groupId);
     if (!paid) continue;
     const mine = chargedKeys.get(chargeKey(c.executionId, paid.source)) ?? [];
     const r = c.recorded;
     const at = { rowId: c.rowId, groupId: c.groupId, executionId: c.executionId };
+    if (c.status === "cancelled") {
+      stopped++;
+      if (mine.length > 0) stoppedCharged++;
+    }
     if (r?.cached === true) {
       cacheHits++;
       if (mine.length > 0) {
@@ -306,6 +315,8 @@ export function judgeMoney(m: MoneyInput): MoneyReport {
     rateLimitFailures,
     wrongOutcomes,
     unexpectedErrors,
+    stopped,
+    stoppedCharged,
     sample,
   };
 }
@@ -339,5 +350,5 @@ export function moneyProblems(r: MoneyReport): string[] {
 /** The figures, for a scenario's summary line. */
 export function moneyLine(r: MoneyReport): string {
   const a = r.answers;
-  return `money: ${r.charges} charges (${r.credits} credits) for ${a.found} found answers (${a.notFound} not found, ${a.error} failed), duplicates ${r.duplicateCharges}, without an answer ${r.chargesWithoutAnswer}, answers not charged ${r.answersNotCharged}${r.uncertainCacheHits > 0 ? ` (+${r.uncertainCacheHits} after a re-drive, maybe cached)` : ""}, cache hits ${r.cacheHits} (charged ${r.cachedCharged}), reserved left ${r.reservedLeft}, counters ${r.counters.ok ? "ok" : "OFF"}, rate-limit failures ${r.rateLimitFailures}`;
+  return `money: ${r.charges} charges (${r.credits} credits) for ${a.found} found answers (${a.notFound} not found, ${a.error} failed), duplicates ${r.duplicateCharges}, without an answer ${r.chargesWithoutAnswer}, answers not charged ${r.answersNotCharged}${r.uncertainCacheHits > 0 ? ` (+${r.uncertainCacheHits} after a re-drive, maybe cached)` : ""}, cache hits ${r.cacheHits} (charged ${r.cachedCharged}), reserved left ${r.reservedLeft}, counters ${r.counters.ok ? "ok" : "OFF"}, rate-limit failures ${r.rateLimitFailures}${r.stopped > 0 ? `; ${r.stopped} paid cells stopped, ${r.stoppedCharged} of them charged (answer recorded first)` : ""}`;
 }

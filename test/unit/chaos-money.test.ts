@@ -128,6 +128,8 @@ describe("judgeMoney", () => {
       rateLimitFailures: 0,
       wrongOutcomes: 0,
       unexpectedErrors: 0,
+      stopped: 0,
+      stoppedCharged: 0,
     });
     expect(r.sample).toEqual([]);
     expect(moneyProblems(r)).toEqual([]);
@@ -191,6 +193,18 @@ describe("judgeMoney", () => {
       recorded: null,
     };
     expect(judgeMoney(run).chargesWithoutAnswer).toBe(1);
+  });
+
+  it("a Stop after a block's checkpoint leaves its charge standing; before it, nothing is charged", () => {
+    const run = cleanRun();
+    // r5's checkpoint recorded its answer (charged), then the Stop came.
+    run.cells[4] = { ...(run.cells[4] as MoneyCell), status: "cancelled", outcome: null };
+    // r2 was stopped mid-call: nothing recorded, nothing charged.
+    run.cells[1] = { ...(run.cells[1] as MoneyCell), status: "cancelled", recorded: null };
+    const r = judgeMoney(run);
+    expect(r).toMatchObject({ stopped: 2, stoppedCharged: 1, chargesWithoutAnswer: 0 });
+    expect(moneyProblems(r)).toEqual([]);
+    expect(moneyLine(r)).toContain("2 paid cells stopped, 1 of them charged");
   });
 
   it("a block charged without a checkpoint holding a found answer has no answer", () => {
