@@ -36,6 +36,8 @@ export interface Evidence {
   transitions: string[];
   /** Sink arrivals whose key starts with the execution id. */
   calls: { key: string | undefined; at: string }[];
+  /** A paid cell's: the provider's answers for its input, `<time> <kind>`. */
+  answers?: string[];
 }
 
 export interface ChainVerdict {
@@ -116,11 +118,10 @@ export async function judgeChain(
     (c) =>
       c.status === "completed" && chained.has(c.groupId) && !called.has(`${c.executionId}:call`),
   );
-  const money = judgeMoney({
-    ...(await readMoney(db, { ...run, paid: PAID, transitions })),
-    answers: providerLog(sink, COMPANY_PATH, (q) => q.get("domain") ?? ""),
-    expected: companyKind,
-  });
+  const read = await readMoney(db, { ...run, paid: PAID, transitions });
+  const answers = providerLog(sink, COMPANY_PATH, (q) => q.get("domain") ?? "");
+  const money = judgeMoney({ ...read, answers, expected: companyKind });
+  const inputOf = new Map(read.cells.map((c) => [`${c.rowId}/${c.groupId}`, c.input]));
   const problems = [...problemsOf(invariants), ...moneyProblems(money)];
   if (wrong.length > 0) problems.push(`${wrong.length} completed cells hold a wrong output`);
   if (silent.length > 0)
@@ -145,13 +146,17 @@ export async function judgeChain(
     moneyEvidence: money.sample
       .filter((f) => f.rowId !== null && f.groupId !== null)
       .slice(0, 10)
-      .map((f) =>
-        evidenceOf(transitions, arrivals, {
-          rowId: f.rowId ?? "",
-          groupId: f.groupId ?? "",
-          executionId: f.executionId ?? "",
-        }),
-      ),
+      .map((f) => {
+        const input = inputOf.get(`${f.rowId}/${f.groupId}`);
+        return {
+          ...evidenceOf(transitions, arrivals, {
+            rowId: f.rowId ?? "",
+            groupId: f.groupId ?? "",
+            executionId: f.executionId ?? "",
+          }),
+          answers: answers.filter((a) => a.input === input).map((a) => `${iso(a.at)} ${a.kind}`),
+        };
+      }),
     problems,
   };
 }

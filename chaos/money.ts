@@ -16,9 +16,10 @@
  *   (each answer pays for one charge at most).
  * - **Answers not charged**: a recorded provider answer (found, not cached) with no
  *   charge for its execution. A block's checkpoint does not say whether its answer came
- *   from the cache: one recorded by a cell claimed more than once may be a cache hit of
- *   an answer an earlier attempt got and could not record (reported, not a break); a
- *   cell claimed once, with an input no other cell asks, can only have asked itself.
+ *   from the cache: one recorded by a cell claimed more than once, whose input the
+ *   provider did answer, may be a cache hit of an answer an earlier attempt got and could
+ *   not record (reported, not a break); a cell claimed once, with an input no other cell
+ *   asks, can only have asked itself.
  * - **Cached cells charged**, **reservations left** at rest, **counters** (the
  *   workspace's `used_milli` is the sum of its charged entries, `reserved_milli` 0), a
  *   group cell's `details.costCredits` equal to what its key was charged, the amount of
@@ -240,6 +241,7 @@ export function judgeMoney(m: MoneyInput): MoneyReport {
   let rateLimitFailures = 0;
   let wrongOutcomes = 0;
   let unexpectedErrors = 0;
+  const foundInputs = new Set(m.answers.filter((a) => a.kind === "found").map((a) => a.input));
   let stopped = 0;
   let stoppedCharged = 0;
   for (const c of m.cells) {
@@ -260,8 +262,12 @@ export function judgeMoney(m: MoneyInput): MoneyReport {
       }
     }
     if (r?.found && r.cached !== true && mine.length === 0) {
-      if (r.cached === null && c.claims > 1) uncertainCacheHits++;
-      else {
+      // A cache hit needs an answer of the provider to have been kept.
+      const kept = c.input !== null && foundInputs.has(c.input);
+      if (r.cached === null && c.claims > 1 && kept) {
+        uncertainCacheHits++;
+        note({ ...at, why: `not charged, claimed ${c.claims} times: maybe a cache hit` });
+      } else {
         answersNotCharged++;
         note({ ...at, why: "a recorded provider answer was not charged" });
       }

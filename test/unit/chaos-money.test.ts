@@ -131,7 +131,15 @@ describe("judgeMoney", () => {
       stopped: 0,
       stoppedCharged: 0,
     });
-    expect(r.sample).toEqual([]);
+    // The one finding is r6, reported (with its evidence) but no break.
+    expect(r.sample).toEqual([
+      {
+        rowId: "r6",
+        groupId: "cw",
+        executionId: "ex_r6",
+        why: "not charged, claimed 2 times: maybe a cache hit",
+      },
+    ]);
     expect(moneyProblems(r)).toEqual([]);
     expect(moneyLine(r)).toContain("duplicates 0, without an answer 0, answers not charged 0");
   });
@@ -244,6 +252,9 @@ describe("judgeMoney", () => {
     const r = judgeMoney(run);
     expect(r.answersNotCharged).toBe(0);
     expect(r.uncertainCacheHits).toBe(2);
+    // No cache hit without an answer the provider gave: then it came from nowhere.
+    run.answers = run.answers.filter((a) => a.input !== "block.example");
+    expect(judgeMoney(run)).toMatchObject({ answersNotCharged: 1, uncertainCacheHits: 1 });
   });
 
   it("a reservation left at rest is counted, and the counters must show none", () => {
