@@ -5,8 +5,7 @@
  * every suspect cell: its transitions from the audit and the sink calls made under its
  * execution id, so a finding can be traced.
  */
-import { type Db, queryRows } from "@db/client";
-import { sql } from "drizzle-orm";
+import type { Db } from "@db/client";
 import { type Transition, transitionsOf } from "./audit";
 import {
   checkDuplicates,
@@ -17,7 +16,7 @@ import {
 } from "./invariants";
 import { readMoney } from "./ledger-read";
 import { judgeMoney, type MoneyReport, moneyProblems } from "./money";
-import { COMPANY_PATH, companyKind, companyName, providerLog } from "./provider";
+import { COMPANY_PATH, companyKind, providerLog } from "./provider";
 import type { Arrival, Sink } from "./sink";
 import {
   CHAIN_GROUPS,
@@ -26,6 +25,7 @@ import {
   PAID,
   type WrongOutput,
   wrongChainOutputs,
+  wrongPaidOutputs,
 } from "./workload";
 
 export interface Evidence {
@@ -50,7 +50,7 @@ export interface ChainVerdict {
   completedWithoutCall: number;
   completedWithoutCallSample: Evidence[];
   money: MoneyReport;
-  /** Each money finding's cell (the first 10): its transitions. */
+  /** Each money finding's cell (the first 10): its transitions, its provider's answers. */
   moneyEvidence: Evidence[];
   problems: string[];
 }
@@ -76,23 +76,6 @@ function evidenceOf(
       .filter((a) => a.key?.startsWith(`${cell.executionId}:`))
       .map((a) => ({ key: a.key, at: iso(a.at) })),
   };
-}
-
-/** Completed paid cells whose output column is not what the provider answers for their domain. */
-async function wrongPaidOutputs(db: Db, tableId: string): Promise<WrongOutput[]> {
-  const rows = await queryRows<WrongOutput & { domain: string | null }>(
-    db,
-    sql`select c.row_id as "rowId", c.group_id as "groupId", c.execution_id as "executionId",
-               r.data->>(c.group_id || '_domain') as domain, r.data->(c.group_id || '_name') as actual
-          from cells c join rows r on r.id = c.row_id
-         where c.table_id = ${tableId} and c.status = 'completed' and c.group_id in ('co', 'cw')`,
-  );
-  const out: WrongOutput[] = [];
-  for (const { domain, ...r } of rows) {
-    const expected = domain && companyKind(domain) === "found" ? companyName(domain) : null;
-    if ((r.actual ?? null) !== expected) out.push({ ...r, expected: String(expected) });
-  }
-  return out;
 }
 
 export async function judgeChain(

@@ -27,7 +27,7 @@ import { migratedDatabase } from "../test/helpers/databases";
 import { installAudit } from "./audit";
 import type { CellNow } from "./invariants";
 import type { PaidColumn } from "./ledger-read";
-import { answerCompanies, COMPANY_MILLI, COMPANY_PATH } from "./provider";
+import { answerCompanies, COMPANY_MILLI, COMPANY_PATH, companyKind, companyName } from "./provider";
 import { json, type Sink } from "./sink";
 
 /** The chained groups (each calls the sink once) and the paid ones, in the table's order. */
@@ -208,4 +208,21 @@ export async function cellsNow(db: Db, tableId: string): Promise<CellNow[]> {
                execution_id as "executionId", error
           from cells where table_id = ${tableId}`,
   );
+}
+
+/** Completed paid cells whose output column is not what the provider answers for their domain. */
+export async function wrongPaidOutputs(db: Db, tableId: string): Promise<WrongOutput[]> {
+  const rows = await queryRows<WrongOutput & { domain: string | null }>(
+    db,
+    sql`select c.row_id as "rowId", c.group_id as "groupId", c.execution_id as "executionId",
+               r.data->>(c.group_id || '_domain') as domain, r.data->(c.group_id || '_name') as actual
+          from cells c join rows r on r.id = c.row_id
+         where c.table_id = ${tableId} and c.status = 'completed' and c.group_id in ('co', 'cw')`,
+  );
+  const out: WrongOutput[] = [];
+  for (const { domain, ...r } of rows) {
+    const expected = domain && companyKind(domain) === "found" ? companyName(domain) : null;
+    if ((r.actual ?? null) !== expected) out.push({ ...r, expected: String(expected) });
+  }
+  return out;
 }
