@@ -5,7 +5,7 @@
  * here, so they measure the same thing the same way.
  */
 import fs from "node:fs";
-import type { Database } from "@db/client";
+import type { Database, Db } from "@db/client";
 import { LocalBackend } from "@/backends/local";
 import { startRun } from "@/engine/dispatcher";
 import type { Transition } from "./audit";
@@ -25,6 +25,8 @@ export interface ChainOptions {
   concurrency: number;
   redriveEveryMs: number;
   sinkMs: number;
+  /** The billing provider's answer latency (default: the sink's). */
+  providerMs?: number;
   timeoutMs: number;
   /** Extra environment for the workers. */
   env?: Record<string, string>;
@@ -37,6 +39,9 @@ export interface LiveRun {
   monitor: RunMonitor;
   pool: WorkerPool;
   cells: number;
+  db: Db;
+  backend: LocalBackend;
+  tableId: string;
   /**
    * Records a fault at this instant (wall clock) and returns its record; set its
    * `wallEnd` once the system has recovered from it (the victim restarted, …).
@@ -81,6 +86,8 @@ export interface ChainResult {
   outOfOrderEvidence: ChainVerdict["outOfOrderEvidence"];
   completedWithoutCall: number;
   completedWithoutCallSample: ChainVerdict["completedWithoutCallSample"];
+  money: ChainVerdict["money"];
+  moneyEvidence: ChainVerdict["moneyEvidence"];
   unexpectedExits: UnexpectedExit[];
   problems: string[];
 }
@@ -88,7 +95,7 @@ export interface ChainResult {
 export async function runChain(opts: ChainOptions): Promise<ChainResult> {
   const db = opts.database.db;
   const sink: Sink = await startSink(opts.sinkMs);
-  answerChain(sink);
+  answerChain(sink, opts.providerMs ?? opts.sinkMs);
   const backend = new LocalBackend(opts.url);
   const pool = new WorkerPool({
     DATABASE_URL: opts.url,
@@ -99,7 +106,8 @@ export async function runChain(opts: ChainOptions): Promise<ChainResult> {
   const cells = opts.rows * GROUPS.length;
   let monitor: RunMonitor | undefined;
   try {
-    const { tableId } = await chainTable(db, sink.url, opts.rows);
+    const table = await chainTable(db, sink.url, opts.rows);
+    const { tableId } = table;
     await pool.start(opts.workers);
     const started = Date.now();
     const run = await startRun(db, backend, {
@@ -118,6 +126,9 @@ export async function runChain(opts: ChainOptions): Promise<ChainResult> {
       monitor: live,
       pool,
       cells,
+      db,
+      backend,
+      tableId,
       fault(kind, detail = {}) {
         const f: FaultRecord = {
           kind,
@@ -147,7 +158,7 @@ export async function runChain(opts: ChainOptions): Promise<ChainResult> {
       ...faults.map((f) => ({ start: f.wallAt, end: f.wallEnd ?? f.wallAt })),
       ...pool.unexpected.map((u) => ({ start: u.wallAt, end: u.restartedAt ?? Date.now() })),
     ];
-    const verdict = await judgeChain(db, tableId, cells, sink.arrivals, windows);
+    const verdict = await judgeChain(db, table, cells, sink, windows);
     const endWall = started + seconds * 1000;
     for (const [i, f] of faults.entries()) {
       const next = faults[i + 1];
@@ -174,6 +185,8 @@ export async function runChain(opts: ChainOptions): Promise<ChainResult> {
       outOfOrderEvidence: verdict.outOfOrderEvidence,
       completedWithoutCall: verdict.completedWithoutCall,
       completedWithoutCallSample: verdict.completedWithoutCallSample,
+      money: verdict.money,
+      moneyEvidence: verdict.moneyEvidence,
       unexpectedExits: pool.unexpected,
       problems,
     };

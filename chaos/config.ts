@@ -15,15 +15,19 @@ const num = (name: string, fallback: number): number => {
 export interface ChaosConfig {
   only: Set<string>;
   seed: number;
-  /** Cells of the worker-kill and Postgres-kill workloads (rows × 2 chained groups). */
+  /** Cells of the worker-kill, Postgres-kill and stop workloads (rows × 4 groups, `workload.ts`). */
   cells: number;
   /** WORKER_CONCURRENCY of each worker process; the dispatch window is twice this. */
   concurrency: number;
   /** CELLFLOW_REDRIVE_EVERY_MS of the workers, and of the simulated trigger.dev schedule. */
   redriveEveryMs: number;
   kills: number;
+  /** Stops of running paid cells in the stop scenario. */
+  stops: number;
   /** The loopback sink's answer latency: cells spend that long mid-call, where a kill hurts. */
   sinkMs: number;
+  /** The billing provider's answer latency: paid calls in flight when a fault lands. */
+  providerMs: number;
   redisCells: number;
   redisRate: number;
   /** The two Redis outages: a short one (cells wait) and one past the pacing budget. */
@@ -40,7 +44,7 @@ export interface ChaosConfig {
 export function readConfig(): ChaosConfig {
   return {
     only: new Set(
-      (process.env.CHAOS_ONLY ?? "worker-kill,postgres-kill,redis-outage,trigger-outage")
+      (process.env.CHAOS_ONLY ?? "worker-kill,postgres-kill,stop,redis-outage,trigger-outage")
         .split(",")
         .map((s) => s.trim())
         .filter(Boolean),
@@ -50,7 +54,9 @@ export function readConfig(): ChaosConfig {
     concurrency: num("CHAOS_CONCURRENCY", 20),
     redriveEveryMs: num("CHAOS_REDRIVE_EVERY_MS", 15_000),
     kills: num("CHAOS_KILLS", 3),
+    stops: num("CHAOS_STOPS", 5),
     sinkMs: num("CHAOS_SINK_MS", 10),
+    providerMs: num("CHAOS_PROVIDER_MS", 50),
     redisCells: num("CHAOS_REDIS_CELLS", 300),
     redisRate: num("CHAOS_REDIS_RATE", 10),
     redisShortMs: num("CHAOS_REDIS_SHORT_MS", 5_000),

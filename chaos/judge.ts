@@ -1,8 +1,9 @@
 /**
  * The end of a chain-workload run: the shared invariants, plus what only this workload
- * can tell (each cell's output is computable from its row, and each completed cell must
- * have made its call), with the evidence for every suspect cell: its transitions from
- * the audit and the sink calls made under its execution id, so a finding can be traced.
+ * can tell (each cell's output is computable from its row, each completed chain cell must
+ * have made its call), and the money judge over its paid groups, with the evidence for
+ * every suspect cell: its transitions from the audit and the sink calls made under its
+ * execution id, so a finding can be traced.
  */
 import type { Db } from "@db/client";
 import { type Transition, transitionsOf } from "./audit";
@@ -13,8 +14,19 @@ import {
   type InvariantReport,
   problemsOf,
 } from "./invariants";
-import type { Arrival } from "./sink";
-import { cellsNow, GROUPS, type WrongOutput, wrongChainOutputs } from "./workload";
+import { readMoney } from "./ledger-read";
+import { judgeMoney, type MoneyReport, moneyProblems } from "./money";
+import { COMPANY_PATH, companyKind, providerLog } from "./provider";
+import type { Arrival, Sink } from "./sink";
+import {
+  CHAIN_GROUPS,
+  cellsNow,
+  GROUPS,
+  PAID,
+  type WrongOutput,
+  wrongChainOutputs,
+  wrongPaidOutputs,
+} from "./workload";
 
 export interface Evidence {
   rowId: string;
@@ -24,6 +36,8 @@ export interface Evidence {
   transitions: string[];
   /** Sink arrivals whose key starts with the execution id. */
   calls: { key: string | undefined; at: string }[];
+  /** A paid cell's: the provider's answers for its input, `<time> <kind>`. */
+  answers?: string[];
 }
 
 export interface ChainVerdict {
@@ -35,6 +49,9 @@ export interface ChainVerdict {
   /** Completed cells whose execution never called the sink (a checkpoint from nowhere?). */
   completedWithoutCall: number;
   completedWithoutCallSample: Evidence[];
+  money: MoneyReport;
+  /** Each money finding's cell (the first 10): its transitions, its provider's answers. */
+  moneyEvidence: Evidence[];
   problems: string[];
 }
 
@@ -63,21 +80,32 @@ function evidenceOf(
 
 export async function judgeChain(
   db: Db,
-  tableId: string,
+  run: { tableId: string; workspaceId: string },
   expectedCells: number,
-  arrivals: Arrival[],
+  sink: Sink,
   faults: FaultWindow[],
 ): Promise<ChainVerdict> {
+  const { tableId } = run;
+  const arrivals = sink.arrivals;
   const transitions = await transitionsOf(db, tableId);
   const now = await cellsNow(db, tableId);
   const invariants = checkTransitions(transitions, now, expectedCells, GROUPS);
   invariants.duplicates = checkDuplicates(arrivals, faults);
-  const wrong = await wrongChainOutputs(db, tableId);
+  const wrong = [
+    ...(await wrongChainOutputs(db, tableId)),
+    ...(await wrongPaidOutputs(db, tableId)),
+  ];
   const called = new Set(arrivals.map((a) => a.key));
+  const chained = new Set<string>(CHAIN_GROUPS);
   const silent = now.filter(
-    (c) => c.status === "completed" && !called.has(`${c.executionId}:call`),
+    (c) =>
+      c.status === "completed" && chained.has(c.groupId) && !called.has(`${c.executionId}:call`),
   );
-  const problems = problemsOf(invariants);
+  const read = await readMoney(db, { ...run, paid: PAID, transitions });
+  const answers = providerLog(sink, COMPANY_PATH, (q) => q.get("domain") ?? "");
+  const money = judgeMoney({ ...read, answers, expected: companyKind });
+  const inputOf = new Map(read.cells.map((c) => [`${c.rowId}/${c.groupId}`, c.input]));
+  const problems = [...problemsOf(invariants), ...moneyProblems(money)];
   if (wrong.length > 0) problems.push(`${wrong.length} completed cells hold a wrong output`);
   if (silent.length > 0)
     problems.push(`${silent.length} completed cells never made their call to the sink`);
@@ -97,6 +125,21 @@ export async function judgeChain(
     completedWithoutCallSample: silent
       .slice(0, 10)
       .map((c) => evidenceOf(transitions, arrivals, c)),
+    money,
+    moneyEvidence: money.sample
+      .filter((f) => f.rowId !== null && f.groupId !== null)
+      .slice(0, 10)
+      .map((f) => {
+        const input = inputOf.get(`${f.rowId}/${f.groupId}`);
+        return {
+          ...evidenceOf(transitions, arrivals, {
+            rowId: f.rowId ?? "",
+            groupId: f.groupId ?? "",
+            executionId: f.executionId ?? "",
+          }),
+          answers: answers.filter((a) => a.input === input).map((a) => `${iso(a.at)} ${a.kind}`),
+        };
+      }),
     problems,
   };
 }

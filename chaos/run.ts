@@ -11,12 +11,14 @@ import { freePort } from "../test/helpers/processes";
 import type { ChainResult } from "./chain-run";
 import { stopEverything } from "./cleanup";
 import { type ChaosConfig, readConfig, say, seededRandom } from "./config";
+import { moneyLine } from "./money";
 import { RestartablePostgres } from "./postgres-server";
 import { postgresKill } from "./scenarios/postgres-kill";
 import { type RedisResult, redisOutage } from "./scenarios/redis-outage";
+import { stopMidCall } from "./scenarios/stop-mid-call";
 import { type TriggerResult, triggerOutage } from "./scenarios/trigger-outage";
 import { workerKill } from "./scenarios/worker-kill";
-import { freshDatabase } from "./workload";
+import { freshDatabase, GROUPS } from "./workload";
 
 // Loopback sinks everywhere, including the carriers the trigger.dev scenario runs here.
 process.env.CELLFLOW_ALLOW_PRIVATE_NETWORK = "1";
@@ -52,7 +54,7 @@ function chainLine(name: string, r: ChainResult, base: number | null): string {
     .join(", ");
   const i = r.invariants;
   const d = i.duplicates;
-  return `${name}: ${r.cells} cells in ${r.seconds.toFixed(1)} s${versus(r.seconds, base)}; ${r.faults.length} faults, healed in ${heals || "-"}; lost ${i.lost}, illegal ${i.illegalTransitions}, out of order ${i.outOfOrderClaims}, requeued ${i.requeues}, errors ${i.statuses.error ?? 0}; duplicate calls ${d?.extraCalls ?? 0} (${d?.explainedByFault ?? 0} after a fault, ${d?.unexplained ?? 0} unexplained)${verdict(r.problems)}`;
+  return `${name}: ${r.cells} cells in ${r.seconds.toFixed(1)} s${versus(r.seconds, base)}; ${r.faults.length} faults, healed in ${heals || "-"}; lost ${i.lost}, illegal ${i.illegalTransitions}, out of order ${i.outOfOrderClaims}, requeued ${i.requeues}, errors ${i.statuses.error ?? 0}${i.statuses.cancelled ? `, cancelled ${i.statuses.cancelled}` : ""}; duplicate calls ${d?.extraCalls ?? 0} (${d?.explainedByFault ?? 0} after a fault, ${d?.unexplained ?? 0} unexplained); ${moneyLine(r.money)}${verdict(r.problems)}`;
 }
 
 function report(
@@ -103,11 +105,12 @@ async function main(): Promise<void> {
   };
   const reports: ScenarioReport[] = [];
   const chain = {
-    rows: Math.max(1, Math.round(cfg.cells / 2)),
+    rows: Math.max(1, Math.round(cfg.cells / GROUPS.length)),
     workers: 2,
     concurrency: cfg.concurrency,
     redriveEveryMs: cfg.redriveEveryMs,
     sinkMs: cfg.sinkMs,
+    providerMs: cfg.providerMs,
     timeoutMs: cfg.timeoutMs,
   };
   // The chain workload's clean run, once, for the slowdown of scenarios 1 and 2.
@@ -140,6 +143,14 @@ async function main(): Promise<void> {
       );
       say(chainLine("postgres-kill", r, base));
       reports.push(report("postgres-kill", r.problems, r.seconds, base, r));
+    }
+    if (cfg.only.has("stop")) {
+      const base = await chainBaseline();
+      const r = await withDb((d) =>
+        stopMidCall({ ...chain, ...d, stops: cfg.stops, random: seededRandom(cfg.seed + 2) }),
+      );
+      say(chainLine("stop", r, base));
+      reports.push(report("stop", r.problems, r.seconds, base, r));
     }
     if (cfg.only.has("redis-outage")) {
       const opts = {
@@ -175,10 +186,11 @@ async function main(): Promise<void> {
     }
     if (cfg.only.has("trigger-outage")) {
       const opts = {
-        rows: Math.max(1, Math.round(cfg.triggerCells / 2)),
+        rows: Math.max(1, Math.round(cfg.triggerCells / GROUPS.length)),
         concurrency: cfg.concurrency,
         redriveEveryMs: cfg.redriveEveryMs,
         sinkMs: cfg.sinkMs,
+        providerMs: cfg.providerMs,
         timeoutMs: cfg.timeoutMs,
       };
       let base: TriggerResult | null = null;

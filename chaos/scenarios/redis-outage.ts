@@ -6,7 +6,9 @@
  * (100 s by default). Either way the waiting cells wait: a call's budget is its
  * attempt's deadline, not a count of refusals, so no cell ends `error`. A limiter that
  * cannot answer must never be taken as a yes: the site must not see more calls than the
- * limit in any one-second window.
+ * limit in any one-second window. The enrichment is paid (1 credit an answer): the money
+ * judge checks that every page the site served and a cell recorded was charged once, and
+ * nothing else (`money.ts`).
  */
 
 import { type Database, queryRows } from "@db/client";
@@ -19,7 +21,10 @@ import { sitesTable } from "../../test/helpers/store-tables";
 import { transitionsOf } from "../audit";
 import { sleep } from "../config";
 import { checkTransitions, type InvariantReport, problemsOf } from "../invariants";
+import { readMoney } from "../ledger-read";
+import { judgeMoney, type MoneyReport, moneyLine, moneyProblems } from "../money";
 import { RunMonitor } from "../monitor";
+import { providerLog } from "../provider";
 import { RestartableRedis } from "../redis";
 import { type Arrival, startSink } from "../sink";
 import { WorkerPool } from "../workers";
@@ -66,6 +71,7 @@ export interface RedisResult {
   completedWithoutGrant: number;
   outages: OutageRecord[];
   invariants: InvariantReport;
+  money: MoneyReport;
   problems: string[];
   /**
    * Findings that break nothing: more calls at the site in one second than the limit when
@@ -198,11 +204,20 @@ export async function redisOutage(opts: RedisOptions): Promise<RedisResult> {
       const next = grants.find((g) => g >= o.wallUp);
       o.resumedAfterMs = next === undefined ? null : next - o.wallUp;
     }
-    const invariants = checkTransitions(
-      await transitionsOf(db, tableId),
-      await cellsNow(db, tableId),
-      opts.cells,
-    );
+    const transitions = await transitionsOf(db, tableId);
+    const invariants = checkTransitions(transitions, await cellsNow(db, tableId), opts.cells);
+    const money = judgeMoney({
+      ...(await readMoney(db, {
+        tableId,
+        workspaceId: ws.id,
+        // website_meta costs 1 credit (src/enrichments/website-meta.ts).
+        paid: [{ groupId: "meta", source: "website_meta", milli: 1_000, inputColumn: "url" }],
+        transitions,
+      })),
+      answers: providerLog(site, "/site", (_q, search) => `${site.url}/site${search}`),
+      // Every page has a title.
+      expected: () => "found",
+    });
     const result: RedisResult = {
       cells: opts.cells,
       seconds,
@@ -215,11 +230,12 @@ export async function redisOutage(opts: RedisOptions): Promise<RedisResult> {
       completedWithoutGrant: cells.filter((c) => c.status === "completed" && c.at === null).length,
       outages: outages.map(({ wallDown: _d, wallUp: _u, ...o }) => o),
       invariants,
+      money,
       problems: [],
       notes: [],
       summary: "",
     };
-    const p = problemsOf(invariants);
+    const p = [...problemsOf(invariants), ...moneyProblems(money)];
     if (end !== "completed") p.push(`the run ended "${end}", not "completed"`);
     // Waiting out the limiter is the whole point: any error is a finding.
     for (const [m, n] of Object.entries(invariants.errors)) p.push(`${n} cells ended error: ${m}`);
@@ -251,7 +267,7 @@ export async function redisOutage(opts: RedisOptions): Promise<RedisResult> {
       (o) =>
         `${(o.downMs / 1000).toFixed(0)} s: ${o.errors} cells ended error${o.firstErrorAfterMs === null ? "" : ` from ${(o.firstErrorAfterMs / 1000).toFixed(0)} s on`}, calls again ${o.resumedAfterMs ?? "-"} ms after`,
     );
-    result.summary = `${opts.cells} cells at ${opts.ratePerSec}/s in ${seconds.toFixed(1)} s; ${outages.length} outages (${told.join("; ") || "-"}); ${invariants.statuses.error ?? 0} errors; at most ${result.arrivalsMaxInAnySecond} calls (${result.grantsMaxInAnySecond} grants) in any second; lost ${invariants.lost}, illegal ${invariants.illegalTransitions}`;
+    result.summary = `${opts.cells} cells at ${opts.ratePerSec}/s in ${seconds.toFixed(1)} s; ${outages.length} outages (${told.join("; ") || "-"}); ${invariants.statuses.error ?? 0} errors; at most ${result.arrivalsMaxInAnySecond} calls (${result.grantsMaxInAnySecond} grants) in any second; lost ${invariants.lost}, illegal ${invariants.illegalTransitions}; ${moneyLine(money)}`;
     return result;
   } finally {
     await monitor?.stop();

@@ -18,6 +18,7 @@ import { type PlatformStats, SimulatedTriggerPlatform } from "../../test/helpers
 import { sleep } from "../config";
 import type { InvariantReport } from "../invariants";
 import { type ChainVerdict, judgeChain } from "../judge";
+import { moneyLine } from "../money";
 import { type Heal, RunMonitor } from "../monitor";
 import { startSink } from "../sink";
 import { answerChain, chainTable, GROUPS } from "../workload";
@@ -30,6 +31,8 @@ export interface TriggerOptions {
   concurrency: number;
   redriveEveryMs: number;
   sinkMs: number;
+  /** The billing provider's answer latency (default: the sink's). */
+  providerMs?: number;
   timeoutMs: number;
   /** 500s for this long, then 429s for as long; 0: no outage (the baseline). */
   outageMs: number;
@@ -53,6 +56,8 @@ export interface TriggerResult {
   outOfOrderEvidence: ChainVerdict["outOfOrderEvidence"];
   completedWithoutCall: number;
   completedWithoutCallSample: ChainVerdict["completedWithoutCallSample"];
+  money: ChainVerdict["money"];
+  moneyEvidence: ChainVerdict["moneyEvidence"];
   problems: string[];
   summary: string;
 }
@@ -60,7 +65,7 @@ export interface TriggerResult {
 export async function triggerOutage(opts: TriggerOptions): Promise<TriggerResult> {
   const db = opts.database.db;
   const sink = await startSink(opts.sinkMs);
-  answerChain(sink);
+  answerChain(sink, opts.providerMs ?? opts.sinkMs);
   const fake = await startFakeTrigger();
   // What TASK_BACKEND=trigger builds (src/backends/instance.ts), pointed at the fake.
   const backend = new TriggerBackend({
@@ -82,7 +87,8 @@ export async function triggerOutage(opts: TriggerOptions): Promise<TriggerResult
   );
   let monitor: RunMonitor | undefined;
   try {
-    const { tableId } = await chainTable(db, sink.url, opts.rows);
+    const table = await chainTable(db, sink.url, opts.rows);
+    const { tableId } = table;
     platform.startSchedule(opts.redriveEveryMs);
     const started = Date.now();
     const run = await startRun(db, backend, {
@@ -117,7 +123,7 @@ export async function triggerOutage(opts: TriggerOptions): Promise<TriggerResult
     await sleep(500);
     await live.stop();
     // No worker dies here: any repeated call is unexplained.
-    const verdict = await judgeChain(db, tableId, cells, sink.arrivals, []);
+    const verdict = await judgeChain(db, table, cells, sink, []);
     const { invariants, problems } = verdict;
     if (end !== "completed") problems.push(`the run ended "${end}", not "completed"`);
     let outageReport: TriggerResult["outage"] = null;
@@ -145,8 +151,10 @@ export async function triggerOutage(opts: TriggerOptions): Promise<TriggerResult
       outOfOrderEvidence: verdict.outOfOrderEvidence,
       completedWithoutCall: verdict.completedWithoutCall,
       completedWithoutCallSample: verdict.completedWithoutCallSample,
+      money: verdict.money,
+      moneyEvidence: verdict.moneyEvidence,
       problems,
-      summary: `${cells} cells in ${seconds.toFixed(1)} s; ${told}; lost ${invariants.lost}, illegal ${invariants.illegalTransitions}, duplicate calls ${invariants.duplicates?.extraCalls ?? 0}`,
+      summary: `${cells} cells in ${seconds.toFixed(1)} s; ${told}; lost ${invariants.lost}, illegal ${invariants.illegalTransitions}, duplicate calls ${invariants.duplicates?.extraCalls ?? 0}; ${moneyLine(verdict.money)}`,
     };
   } finally {
     await monitor?.stop();

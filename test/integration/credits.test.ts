@@ -11,6 +11,7 @@ import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getBackend } from "@/backends/instance";
+import type { ChargeKey } from "@/domain/charges";
 import { admitCall } from "@/engine/admission";
 import { startRun } from "@/engine/dispatcher";
 import { planLimits } from "@/limits/plans";
@@ -20,6 +21,7 @@ import { requeueCell } from "@/store/cells/requeue";
 import { stampPage } from "@/store/cells/stamp";
 import type { CellAttemptRef } from "@/store/cells/transition";
 import { haltForLimit } from "@/store/dispatches/halt";
+import { recordStep } from "@/store/execution-steps/record";
 import { writeCheckpoint } from "@/store/executions/checkpoint";
 import { releaseCharge } from "@/store/usage/release";
 import { reserveCredits } from "@/store/usage/reserve";
@@ -38,6 +40,18 @@ beforeAll(async () => {
   await useTestDatabase();
   ws = await newWorkspace();
 });
+
+/** Waits until some session of this database waits for a row lock. */
+async function someoneWaitsForALock(): Promise<boolean> {
+  return waitFor(async () => {
+    const [w] = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from pg_stat_activity
+           where datname = current_database() and wait_event_type = 'Lock'`,
+    );
+    return (w?.n ?? 0) > 0;
+  }, 10_000);
+}
 
 /** Leaves `left` credits of the free plan's month. */
 async function leave(workspaceId: string, left: number): Promise<void> {
@@ -191,6 +205,74 @@ describe("settling", () => {
     expect(spent?.used).toBe((planLimits("free").monthlyCredits ?? 0) * 1000 - 100_000 + 5000);
   });
 
+  // A block's checkpoint (the cell's own workflow) and a step record (a block inside a child).
+  const recorders = {
+    "a block's checkpoint": (cell: CellAttemptRef & { tableId: string }, charges: ChargeKey[]) =>
+      writeCheckpoint(db(), cell, "lookup", { output: { name: "Acme" }, taken: [] }, charges),
+    "a child block's step record": (
+      cell: CellAttemptRef & { tableId: string },
+      charges: ChargeKey[],
+    ) =>
+      recordStep(
+        db(),
+        cell,
+        {
+          scope: `${cell.executionId}:inner`,
+          key: "lookup",
+          digest: "d",
+          output: { name: "Acme" },
+          taken: [],
+          retryOnResume: false,
+        },
+        undefined,
+        charges,
+      ),
+  };
+  const recordedCount = async (cell: CellAttemptRef) => {
+    const [r] = await queryRows<{ n: number }>(
+      db(),
+      sql`select (select count(*) from executions where id = ${cell.executionId} and checkpoints ? 'lookup')
+               + (select count(*) from execution_steps where execution_id = ${cell.executionId})::int as n`,
+    );
+    return Number(r?.n);
+  };
+
+  for (const [what, record] of Object.entries(recorders)) {
+    it(`${what} racing a Stop records its answer only with its charge: both or neither`, async () => {
+      const w = await newWorkspace("record-stop");
+      await leave(w.id, 100);
+      const { tableId, cells } = await runningCells(w.key, 1);
+      const cell = cells[0] as (typeof cells)[number];
+      const source = "company_lookup@lookup";
+      expect(await reserveFor(w.id, cell, null, 5, source)).toMatchObject({ ok: true });
+      // The Stop has cancelled the cell (its release trigger took the reservation) and not
+      // committed yet when the answer's record is written.
+      let commit = () => {};
+      const held = new Promise<void>((r) => {
+        commit = r;
+      });
+      let cancelled = () => {};
+      const stopped = new Promise<void>((r) => {
+        cancelled = r;
+      });
+      const stop = db().transaction(async (tx) => {
+        await cancelCells(tx, { tableId, rowIds: [cell.rowId] });
+        cancelled();
+        await held;
+      });
+      await stopped;
+      const written = record(cell, [{ chargeId: cell.executionId, source }]);
+      expect(await someoneWaitsForALock()).toBe(true);
+      commit();
+      await stop;
+      // The Stop won: the attempt no longer held its cell, so nothing was recorded.
+      expect(await written).toBe(false);
+      expect(await recordedCount(cell)).toBe(0);
+      expect(await ledger(w.id)).toEqual([]);
+      expect(await counters(w.id)).toMatchObject({ reserved: 0 });
+    });
+  }
+
   it("a completed write without the key (nothing found) releases what the attempt reserved", async () => {
     const w = await newWorkspace("miss");
     await leave(w.id, 100);
@@ -243,7 +325,7 @@ describe("settling", () => {
   });
 });
 
-describe("settling races a Stop", () => {
+describe("a release races a Stop", () => {
   /** A connection of its own that begins, cancels the cell (its trigger releases) and waits. */
   async function stopHeldOpen(cell: CellAttemptRef) {
     const blocker = await getDatabase().pool.connect();
@@ -254,53 +336,6 @@ describe("settling races a Stop", () => {
     );
     return blocker;
   }
-
-  /** Whether `n` statements wait on a lock now (the racing write was made to wait). */
-  const lockWaiters = async (n: number) => {
-    const [row] = await queryRows<{ n: number }>(
-      db(),
-      sql`select count(*)::int as n from pg_stat_activity
-           where datname = current_database() and wait_event_type = 'Lock'`,
-    );
-    return (row?.n ?? 0) >= n;
-  };
-
-  it("a block's checkpoint racing a Stop that has not committed waits for it, then writes and charges nothing", async () => {
-    const w = await newWorkspace("checkpoint-vs-stop");
-    await leave(w.id, 100);
-    const { tableId, cells } = await runningCells(w.key, 1);
-    const cell = cells[0] as (typeof cells)[number];
-    const key = { chargeId: cell.executionId, source: "company_lookup@look" };
-    expect(await reserveFor(w.id, cell, null, 5, key.source)).toMatchObject({ ok: true });
-    const blocker = await stopHeldOpen(cell);
-    let settled = false;
-    const writing = writeCheckpoint(
-      db(),
-      { ...cell, tableId },
-      "look",
-      { output: { name: "Acme" }, taken: [] },
-      [key],
-    ).finally(() => {
-      settled = true;
-    });
-    try {
-      // The fence reads the cell under a lock: it waits for the Stop instead of judging
-      // the snapshot it began with (where the cell was still running).
-      expect(await waitFor(async () => settled || (await lockWaiters(1)), 10_000)).toBe(true);
-      expect(settled).toBe(false);
-    } finally {
-      await blocker.query("commit");
-      blocker.release();
-    }
-    expect(await writing).toBe(false);
-    const [recorded] = await queryRows<{ n: number }>(
-      db(),
-      sql`select count(*)::int as n from executions where id = ${cell.executionId}`,
-    );
-    expect(recorded?.n).toBe(0);
-    expect(await ledger(w.id)).toEqual([]);
-    expect(await counters(w.id)).toMatchObject({ reserved: 0 });
-  });
 
   it("an attempt's own release racing the Stop's trigger takes its run's counter back once", async () => {
     const w = await newWorkspace("release-vs-stop");
@@ -314,7 +349,7 @@ describe("settling races a Stop", () => {
       charge: { chargeId: cell.executionId, source: "email_domain" },
     });
     try {
-      expect(await waitFor(() => lockWaiters(1), 10_000)).toBe(true);
+      expect(await someoneWaitsForALock()).toBe(true);
     } finally {
       await blocker.query("commit");
       blocker.release();
@@ -432,15 +467,7 @@ describe("a halt racing a page of its run", () => {
       },
     });
     try {
-      const waiting = async () => {
-        const [row] = await queryRows<{ n: number }>(
-          db(),
-          sql`select count(*)::int as n from pg_stat_activity
-               where datname = current_database() and wait_event_type = 'Lock'`,
-        );
-        return (row?.n ?? 0) >= 1;
-      };
-      expect(await waitFor(waiting, 10_000)).toBe(true);
+      expect(await someoneWaitsForALock()).toBe(true);
     } finally {
       await page.query("commit");
       page.release();

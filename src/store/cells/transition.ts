@@ -40,15 +40,20 @@ export function runningFence(ref: AttemptRef): SQL {
   return sql`status = 'running' and execution_id = ${ref.executionId} and attempt = ${ref.attempt}`;
 }
 /**
- * The attempt still holds its cell: the fence of its writes to other tables. The cell row
- * is locked (shared) by the check, so a writer that is taking the cell from the attempt
- * (a Stop, a requeue, a re-stamp: an UPDATE of the row, not yet committed) is waited for
- * and then seen — a plain read would judge the statement's snapshot, and a checkpoint
- * could land (and charge nothing, its reservation already released) after the Stop.
+ * The attempt still holds its cell: the fence of its writes to other tables. Read from
+ * the statement's snapshot, unless `settles`: a write that settles charges share-locks
+ * the cell's row until it commits, so an ending transition under way (a Stop, a requeue,
+ * whose release trigger takes the attempt's reservations) is waited for and seen, and the
+ * write either commits first (its charges settled, which the release then leaves alone) or
+ * finds the cell gone and writes nothing. Without the lock a checkpoint could record an
+ * answer for a cell a Stop had just cancelled, its settle finding the reservation
+ * released: an answer recorded (and reused by a resume) that was never charged. Writes
+ * without charges keep the plain check: a late one records only what the block did, and
+ * the lock would make every foreach item's record contend on the cell's row.
  */
-export function cellHeldBy(ref: CellAttemptRef): SQL {
+export function cellHeldBy(ref: CellAttemptRef, settles = false): SQL {
   return sql`exists (select 1 from cells where row_id = ${ref.rowId} and group_id = ${ref.groupId}
-                        and ${runningFence(ref)} for share)`;
+                        and ${runningFence(ref)}${settles ? sql` for share` : sql``})`;
 }
 
 export type TransitionOutcome = { ok: true } | { ok: false; reason: LostReason };

@@ -9,7 +9,8 @@
  *
  * One statement on purpose: what must commit with a step's record joins it as another CTE
  * guarded by the step's own row — the paid answers its output holds (`charges`) are
- * settled there (their reservations become charges only if the record was written).
+ * settled there (their reservations become charges only if the record was written; the
+ * fence then holds the cell's row, see `cellHeldBy`).
  */
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
@@ -48,7 +49,7 @@ export async function recordStep(
           select ${ref.executionId}, ${step.scope}, ${step.key}, ${ref.rowId}, ${ref.groupId},
                  ${ref.attempt}, ${step.digest}, ${jsonb(step.output ?? null)},
                  ${textArray(step.taken)}, ${step.retryOnResume}
-           where ${cellHeldBy(ref)}
+           where ${cellHeldBy(ref, charges.length > 0)}
           on conflict (execution_id, scope, key) do update
              set attempt = excluded.attempt, digest = excluded.digest, output = excluded.output,
                  taken = excluded.taken, retry_on_resume = excluded.retry_on_resume,

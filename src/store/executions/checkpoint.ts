@@ -20,7 +20,9 @@ export interface ExecutionRef {
  * Records a finished block of an attempt, fenced like every attempt write: only while
  * the cell is `running` under this execution id. Returns false when the attempt lost
  * the cell (the caller aborts). The paid answers the block's output holds (`charges`)
- * are charged in the same statement, only if the record was written.
+ * are charged in the same statement, only if the record was written; such a write holds
+ * the cell's row for its fence (`cellHeldBy`), so a Stop cannot end the attempt (and
+ * release its reservations) between the check and the settle.
  */
 export async function writeCheckpoint(
   db: Db,
@@ -44,7 +46,7 @@ export async function writeCheckpoint(
           insert into executions (id, table_id, row_id, group_id, checkpoints)
           select ${ref.executionId}, ${ref.tableId}, ${ref.rowId}, ${ref.groupId},
                  jsonb_build_object(${blockId}::text, ${jsonb(checkpoint)})
-           where ${cellHeldBy(ref)}
+           where ${cellHeldBy(ref, charges.length > 0)}
           on conflict (id) do update
              set checkpoints = executions.checkpoints || excluded.checkpoints, updated_at = now()
           returning id)${settle}
