@@ -1,7 +1,10 @@
 import { randomBytes } from "node:crypto";
+import { queryRows } from "@db/client";
 import { closeDatabase, getDatabase } from "@db/instance";
+import { sql } from "drizzle-orm";
 import pg from "pg";
 import { inject } from "vitest";
+import { waitFor } from "./processes";
 
 /** The database `useTestDatabase` made for this file, if it made one (read by file-hooks.ts). */
 let fileDatabaseUrl: string | null = null;
@@ -32,4 +35,19 @@ export async function useTestDatabase(): Promise<{ url: string; adminUrl: string
   getDatabase();
   fileDatabaseUrl = url.toString();
   return { url: url.toString(), adminUrl, name };
+}
+
+/**
+ * Waits (10 s at most) until some session of the file's database waits for a lock: a
+ * race test's way to know the statement it started is held where it meant to hold it.
+ */
+export async function someoneWaitsForALock(): Promise<boolean> {
+  return waitFor(async () => {
+    const [w] = await queryRows<{ n: number }>(
+      getDatabase().db,
+      sql`select count(*)::int as n from pg_stat_activity
+           where datname = current_database() and wait_event_type = 'Lock'`,
+    );
+    return (w?.n ?? 0) > 0;
+  }, 10_000);
 }

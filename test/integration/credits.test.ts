@@ -27,7 +27,7 @@ import { releaseCharge } from "@/store/usage/release";
 import { reserveCredits } from "@/store/usage/reserve";
 import { apiClient, dataOf } from "../helpers/api";
 import { claimNext, completeCell } from "../helpers/cells";
-import { useTestDatabase } from "../helpers/db";
+import { someoneWaitsForALock, useTestDatabase } from "../helpers/db";
 import { cellCounts } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
@@ -40,18 +40,6 @@ beforeAll(async () => {
   await useTestDatabase();
   ws = await newWorkspace();
 });
-
-/** Waits until some session of this database waits for a row lock. */
-async function someoneWaitsForALock(): Promise<boolean> {
-  return waitFor(async () => {
-    const [w] = await queryRows<{ n: number }>(
-      db(),
-      sql`select count(*)::int as n from pg_stat_activity
-           where datname = current_database() and wait_event_type = 'Lock'`,
-    );
-    return (w?.n ?? 0) > 0;
-  }, 10_000);
-}
 
 /** Leaves `left` credits of the free plan's month. */
 async function leave(workspaceId: string, left: number): Promise<void> {

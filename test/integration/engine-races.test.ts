@@ -26,11 +26,10 @@ import { stampPage } from "@/store/cells/stamp";
 import { writeCheckpoint } from "@/store/executions/checkpoint";
 import { apiClient } from "../helpers/api";
 import { claimNext, completeCell } from "../helpers/cells";
-import { useTestDatabase } from "../helpers/db";
+import { someoneWaitsForALock, useTestDatabase } from "../helpers/db";
 import { engineDeps } from "../helpers/engine";
 import { everyPoint, RecordingBackend, taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
-import { waitFor } from "../helpers/processes";
 import { waitTable, workflowTable } from "../helpers/tables";
 
 let key: string;
@@ -61,18 +60,6 @@ async function stamped(groups: number, rows: number) {
     window: 10,
   });
   return t;
-}
-
-/** Waits until some session of this database waits for a row lock. */
-async function someoneWaitsForALock(): Promise<boolean> {
-  return waitFor(async () => {
-    const [w] = await queryRows<{ n: number }>(
-      db(),
-      sql`select count(*)::int as n from pg_stat_activity
-           where datname = current_database() and wait_event_type = 'Lock'`,
-    );
-    return (w?.n ?? 0) > 0;
-  }, 10_000);
 }
 
 describe("attempt fence", () => {
