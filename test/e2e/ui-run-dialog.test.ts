@@ -85,7 +85,11 @@ describe("the Run dialog", () => {
     ]);
     const end = ui.page.locator("[data-testid=run-end][data-halt-reason=run_credit_cap]");
     await end.waitFor();
-    expect(await end.textContent()).toBe("halted: credit cap reached (2 of 2 credits)");
+    // The halt can land while the last admitted call is still out (reserved, not yet
+    // charged): the line first says "1 of 2", and the cell event of that call's answer
+    // refreshes it to what the run was charged.
+    const settled = "halted: credit cap reached (2 of 2 credits)";
+    expect(await waitFor(async () => (await end.textContent()) === settled, 10_000)).toBe(true);
     const notice = ui.page.getByTestId("limit-notice");
     await notice.waitFor();
     expect(await notice.textContent()).toContain("Credit cap reached");
