@@ -21,6 +21,7 @@ import { idempotencyKeys, TriggerClient } from "@trigger.dev/sdk";
 import type { Env } from "@/config/env";
 import type { Logger } from "@/config/log";
 import { parseRetryAfter } from "@/domain/retry-after";
+import { sleep } from "@/domain/sleep";
 import {
   claimPendingCarriers,
   dropPendingCarriers,
@@ -251,7 +252,7 @@ export class TriggerBackend implements TaskBackend {
           typeof status !== "number" || status === 429 || status >= 500 || status === 408;
         if (!transient || attempt >= ATTEMPTS) throw err;
         this.opts.log.warn({ err, attempt, status }, `trigger.dev ${what} failed; retrying`);
-        await new Promise((r) => setTimeout(r, this.backoff(attempt)));
+        await sleep(this.backoff(attempt));
       }
     }
   }

@@ -66,15 +66,3 @@ async function slide(
     ),
   );
 }
-
-const batchers = new WeakMap<Db, AdvanceBatcher>();
-
-/** The release batcher of a connection pool (one per process per pool). */
-export function advanceBatcherOf(db: Db): AdvanceBatcher {
-  let b = batchers.get(db);
-  if (!b) {
-    b = new AdvanceBatcher(db);
-    batchers.set(db, b);
-  }
-  return b;
-}

@@ -2,22 +2,27 @@
  * How a Stop reaches a running attempt: (1) the DB tombstone every write checks, which
  * alone guarantees correctness; (2) this process's registry of AbortControllers keyed by
  * execution id, for promptness; (3) a NOTIFY on `cellflow_cancel` that every worker
- * process LISTENs to and feeds into its own registry; (4) where no NOTIFY reaches (a
+ * process LISTENs to (through its LISTEN hub, events/hub.ts) and feeds into its own
+ * registry; (4) where no NOTIFY reaches (a
  * trigger.dev run is a process of its own, and its run is cancelled only when nothing
  * else rides on it), the attempt reads its tombstone every `STOP_CHECK_MS`
  * (`watchTombstone`): a block that writes nothing (a long http call, a wait) still ends
  * within that interval and one read of the Stop's commit.
  */
-import type { Db, SessionClient, SessionPool } from "@db/client";
+import type { Db } from "@db/client";
 import type { Logger } from "@/config/log";
+import { sleep } from "@/domain/sleep";
 import type { LostReason } from "@/domain/statuses";
 import { CancelledError } from "@/errors";
+import type { EventHub } from "@/events/hub";
 import { attemptLost } from "@/store/engine-reads";
-import { listen, unlisten } from "@/store/notify/listen";
 import { notify } from "@/store/notify/publish";
 
 export const CANCEL_CHANNEL = "cellflow_cancel";
 
+// On globalThis, the one holder the process keeps: Next.js may load a second copy of this
+// module for the API routes, and a Stop issued there must abort the attempts registered
+// by the carriers of the same process.
 const holder = globalThis as {
   __cellflowAttempts?: Map<string, AbortController>;
   __cellflowCancelled?: Map<string, number>;
@@ -131,75 +136,47 @@ export async function publishCancel(db: Db, executionIds: string[]): Promise<voi
   }
 }
 
+/** How long the cancel listener waits before asking the hub to LISTEN again after a failure. */
+const RELISTEN_MS = 500;
+
 /**
- * LISTENs for cancels on a dedicated session and aborts matching local attempts.
- * Reconnects after a dropped connection; `stop()` ends it.
+ * LISTENs for cancels through the process's LISTEN hub (events/hub.ts) and aborts
+ * matching local attempts. The hub re-establishes a dropped session; a first LISTEN that
+ * fails is asked again until it holds or `stop()` ends it.
  */
 export function listenForCancels(
-  pool: SessionPool,
+  hub: EventHub,
   log: Logger,
 ): { stop(): Promise<void>; ready: Promise<void> } {
-  let client: SessionClient | undefined;
-  let stopped = false;
-  let markReady: () => void = () => {};
-  const ready = new Promise<void>((r) => {
-    markReady = r;
-  });
-  const connect = async (): Promise<void> => {
-    while (!stopped) {
-      let c: SessionClient | undefined;
-      // A LISTEN session never goes back to the pool: destroyed, it frees its slot. Not
-      // when stop() took it (and destroys it itself).
-      const drop = () => {
-        if (c && client === c) {
-          client = undefined;
-          c.release(true);
-        }
-      };
-      try {
-        c = await pool.connect();
-        client = c;
-        if (stopped) return drop();
-        c.on("notification", (msg) => {
-          if (msg.channel !== CANCEL_CHANNEL || !msg.payload) return;
-          try {
-            const ids = JSON.parse(msg.payload) as unknown;
-            if (Array.isArray(ids))
-              abortLocal(ids.filter((x): x is string => typeof x === "string"));
-          } catch {
-            log.warn(
-              { payload: msg.payload.slice(0, 200) },
-              "ignored a malformed cancel notification",
-            );
-          }
-        });
-        const session = c;
-        const dropped = new Promise<void>((resolve) => session.on("error", () => resolve()));
-        await listen(c, CANCEL_CHANNEL);
-        markReady();
-        await dropped;
-        drop();
-      } catch (err) {
-        // Connected, then LISTEN failed (the server going away): without this the session
-        // stayed checked out for good, and a pool with leaked sessions never ends.
-        drop();
-        if (stopped) return;
-        log.warn({ err }, "cancel listener lost its connection; reconnecting");
-        await new Promise((r) => setTimeout(r, 500));
-      }
+  const stopping = new AbortController();
+  let off: (() => void) | undefined;
+  const onPayload = (payload: string) => {
+    try {
+      const ids = JSON.parse(payload) as unknown;
+      if (Array.isArray(ids)) abortLocal(ids.filter((x): x is string => typeof x === "string"));
+    } catch {
+      log.warn({ payload: payload.slice(0, 200) }, "ignored a malformed cancel notification");
     }
   };
-  void connect();
+  const ready = (async () => {
+    while (!stopping.signal.aborted) {
+      try {
+        off = await hub.listen(CANCEL_CHANNEL, onPayload);
+        if (stopping.signal.aborted) off();
+        return;
+      } catch (err) {
+        if (stopping.signal.aborted) return;
+        log.warn({ err }, "cancel listener lost its connection; reconnecting");
+        await sleep(RELISTEN_MS, stopping.signal).catch(() => {});
+      }
+    }
+  })();
   return {
     ready,
     async stop() {
-      stopped = true;
-      const c = client;
-      client = undefined;
-      if (c) {
-        await unlisten(c, CANCEL_CHANNEL).catch(() => {});
-        c.release(true);
-      }
+      stopping.abort();
+      off?.();
+      off = undefined;
     },
   };
 }

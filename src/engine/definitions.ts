@@ -1,5 +1,5 @@
 /**
- * Parsed table schemas and workflow definitions, cached per process. Keys carry what
+ * Parsed table schemas and workflow definitions, cached per engine handle. Keys carry what
  * changes them (schema version; draft edit time or deployed version, read with every
  * cascade step), so a stale entry is never used: it is simply never looked up again.
  */
@@ -30,70 +30,72 @@ class Lru<V> {
   }
 }
 
-const schemas = new Lru<TableSchema>();
-const definitions = new Lru<WorkflowDefinition>();
-
-export function tableSchemaOf(tableId: string, version: number, raw: unknown): TableSchema {
-  const key = `${tableId}@${version}`;
-  let schema = schemas.get(key);
-  if (!schema) {
-    schema = TableSchema.parse(raw);
-    schemas.set(key, schema);
-  }
-  return schema;
-}
-
-const orders = new WeakMap<TableSchema, readonly string[]>();
-const lastSeen = new Lru<{ schemaVersion: number; order: readonly string[] }>();
-
-/** The order a row's groups run in; remembered as the table's latest known order. */
-export function groupOrderOf(
-  tableId: string,
-  version: number,
-  schema: TableSchema,
-): readonly string[] {
-  let order = orders.get(schema);
-  if (!order) {
-    order = groupOrder(schema);
-    orders.set(schema, order);
-  }
-  lastSeen.set(tableId, { schemaVersion: version, order });
-  return order;
-}
-
 /**
- * The group order of the table's last schema version seen here, for a claim made in the
- * same statement as the read (which claims nothing if the version moved on).
+ * The process's parsed schemas, group orders and workflow definitions: one per engine
+ * handle (handle.ts), so nothing here is found by a module-level lookup.
  */
-export function lastGroupOrder(
-  tableId: string,
-): { schemaVersion: number; order: readonly string[] } | undefined {
-  return lastSeen.get(tableId);
+export class Definitions {
+  private readonly schemas = new Lru<TableSchema>();
+  private readonly definitions = new Lru<WorkflowDefinition>();
+  private readonly orders = new WeakMap<TableSchema, readonly string[]>();
+  private readonly lastSeen = new Lru<{ schemaVersion: number; order: readonly string[] }>();
+
+  tableSchema(tableId: string, version: number, raw: unknown): TableSchema {
+    const key = `${tableId}@${version}`;
+    let schema = this.schemas.get(key);
+    if (!schema) {
+      schema = TableSchema.parse(raw);
+      this.schemas.set(key, schema);
+    }
+    return schema;
+  }
+
+  /** The order a row's groups run in; remembered as the table's latest known order. */
+  groupOrder(tableId: string, version: number, schema: TableSchema): readonly string[] {
+    let order = this.orders.get(schema);
+    if (!order) {
+      order = groupOrder(schema);
+      this.orders.set(schema, order);
+    }
+    this.lastSeen.set(tableId, { schemaVersion: version, order });
+    return order;
+  }
+
+  /**
+   * The group order of the table's last schema version seen here, for a claim made in the
+   * same statement as the read (which claims nothing if the version moved on).
+   */
+  lastGroupOrder(tableId: string): { schemaVersion: number; order: readonly string[] } | undefined {
+    return this.lastSeen.get(tableId);
+  }
+
+  async definition(
+    db: Db,
+    workflowId: string,
+    mode: "live" | "deployed",
+    stamp: { updatedAt: string; deployed: number | null } | undefined,
+  ): Promise<DefinitionLookup> {
+    if (!stamp) return { ok: false, reason: "missing" };
+    if (mode === "deployed" && stamp.deployed === null)
+      return { ok: false, reason: "not_deployed" };
+    const key =
+      mode === "live"
+        ? `${workflowId}@live:${stamp.updatedAt}`
+        : `${workflowId}@v${stamp.deployed}`;
+    const cached = this.definitions.get(key);
+    if (cached) return { ok: true, definition: cached };
+    const found = await workflowDefinition(db, workflowId, mode);
+    if (!found) return { ok: false, reason: mode === "deployed" ? "not_deployed" : "missing" };
+    const parsed = WorkflowDefinition.safeParse(found.definition);
+    if (!parsed.success) return { ok: false, reason: "invalid" };
+    // A deployed version is immutable; a draft is cached under the edit time we were told.
+    if (mode === "deployed" && found.version !== stamp.deployed)
+      return { ok: true, definition: parsed.data };
+    this.definitions.set(key, parsed.data);
+    return { ok: true, definition: parsed.data };
+  }
 }
 
 export type DefinitionLookup =
   | { ok: true; definition: WorkflowDefinition }
   | { ok: false; reason: "missing" | "not_deployed" | "invalid" };
-
-export async function definitionOf(
-  db: Db,
-  workflowId: string,
-  mode: "live" | "deployed",
-  stamp: { updatedAt: string; deployed: number | null } | undefined,
-): Promise<DefinitionLookup> {
-  if (!stamp) return { ok: false, reason: "missing" };
-  if (mode === "deployed" && stamp.deployed === null) return { ok: false, reason: "not_deployed" };
-  const key =
-    mode === "live" ? `${workflowId}@live:${stamp.updatedAt}` : `${workflowId}@v${stamp.deployed}`;
-  const cached = definitions.get(key);
-  if (cached) return { ok: true, definition: cached };
-  const found = await workflowDefinition(db, workflowId, mode);
-  if (!found) return { ok: false, reason: mode === "deployed" ? "not_deployed" : "missing" };
-  const parsed = WorkflowDefinition.safeParse(found.definition);
-  if (!parsed.success) return { ok: false, reason: "invalid" };
-  // A deployed version is immutable; a draft is cached under the edit time we were told.
-  if (mode === "deployed" && found.version !== stamp.deployed)
-    return { ok: true, definition: parsed.data };
-  definitions.set(key, parsed.data);
-  return { ok: true, definition: parsed.data };
-}

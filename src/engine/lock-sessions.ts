@@ -255,23 +255,17 @@ export class LockHub {
   }
 }
 
-const hubs = new WeakMap<Database, LockHub>();
-
-/** The lock hub of a database handle (one per process per database). */
-export function lockHubOf(database: Database): LockHub {
-  let hub = hubs.get(database);
-  if (!hub) {
-    const created = new LockHub(database);
-    hubs.set(database, created);
-    // The sessions are checked out of the database's pool for good, and a pool does not
-    // end while a client is out: whoever closes the database closes them first.
-    const close = database.close.bind(database);
-    database.close = async () => {
-      created.close();
-      hubs.delete(database);
-      await close();
-    };
-    hub = created;
-  }
+/**
+ * A lock hub over `database`, closed with it: its sessions are checked out of the
+ * database's pool for good, and a pool does not end while a client is out, so whoever
+ * closes the database closes them first. One per engine handle (handle.ts).
+ */
+export function lockHubClosedWith(database: Database): LockHub {
+  const hub = new LockHub(database);
+  const close = database.close.bind(database);
+  database.close = async () => {
+    hub.close();
+    await close();
+  };
   return hub;
 }

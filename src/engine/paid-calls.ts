@@ -20,43 +20,52 @@
  * before anything is charged or called: the attempt is aborted with SharedLimiterRequired
  * and the cell ends `error` with its message.
  */
-import type { Db } from "@db/client";
 import type { PaidCalls } from "@/enrichments/types";
 import { LostAuthority, SharedLimiterRequired, UsageLimitHalt } from "@/errors";
 import { limiterHook, providerRetryAfter } from "@/limits/rate/hook";
-import { type RateLimiter, sharedLimiterRefusal } from "@/limits/rate/port";
+import { sharedLimiterRefusal } from "@/limits/rate/port";
 import { attemptSuperseded } from "@/store/engine-reads";
 import { releaseCharge } from "@/store/usage/release";
 import { type AdmissionRequest, admitCall } from "./admission";
+import type { Engine } from "./handle";
 import { resultCache } from "./result-cache";
 
 /** The attempt whose calls are paid for: an admission request without what it charges. */
 export type PaidAttempt = Omit<AdmissionRequest, "charge" | "credits">;
 
+/**
+ * What of the engine handle the gate uses: where lock holders write, the rate lines, and
+ * the settings of paid calls (whether a shared limiter is required, the cache's age).
+ */
+export type PaidEngine = Pick<Engine, "lines" | "requireSharedLimiter" | "enrichmentCacheTtlMs"> & {
+  locks: Pick<Engine["locks"], "db">;
+};
+
 export function paidCalls(
-  db: Db,
-  limiter: RateLimiter,
+  engine: PaidEngine,
   a: PaidAttempt,
   onHalt: (halt: UsageLimitHalt | SharedLimiterRequired | LostAuthority) => void,
   opts: {
-    requireSharedLimiter?: boolean;
     /** The attempt's deadline (epoch ms): the pacing reserves no slot past it. */
     deadlineAt?: number;
-    /** Reuse answers this young (the workspace's result cache); 0 or absent: off. */
-    cacheTtlMs?: number;
     onCacheError?: (err: unknown) => void;
   } = {},
 ): PaidCalls {
+  const { db } = engine.locks;
+  // Reuse answers this young (the workspace's result cache); 0: off.
+  const cacheTtlMs = engine.enrichmentCacheTtlMs;
   const cache =
-    opts.cacheTtlMs && opts.cacheTtlMs > 0
+    cacheTtlMs > 0
       ? resultCache(db, a.workspaceId, {
-          ttlMs: opts.cacheTtlMs,
+          ttlMs: cacheTtlMs,
           ...(opts.onCacheError ? { onError: opts.onCacheError } : {}),
         })
       : undefined;
-  const refusal = opts.requireSharedLimiter ? sharedLimiterRefusal(limiter.kind) : undefined;
+  const refusal = engine.requireSharedLimiter
+    ? sharedLimiterRefusal(engine.lines.limiter.kind)
+    : undefined;
   const pace = limiterHook(a.workspaceId, a.plan, {
-    limiter,
+    lines: engine.lines,
     deadlineAt: opts.deadlineAt,
     isStopped: () =>
       attemptSuperseded(db, {
@@ -104,7 +113,7 @@ export function paidCalls(
         await releaseCharge(db, { cell, charge }).catch(() => undefined);
       },
       providerBusy: (providerId, retryAfterMs) =>
-        providerRetryAfter(a.workspaceId, providerId, retryAfterMs),
+        providerRetryAfter(engine.lines, a.workspaceId, providerId, retryAfterMs),
       ...(cache ? { cache } : {}),
     };
   };

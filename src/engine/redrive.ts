@@ -18,15 +18,15 @@
  * Every step is idempotent, so passes on many machines at once only duplicate enqueues,
  * and a duplicate carrier finds the lock taken and leaves.
  */
-import type { Database } from "@db/client";
-import { carrierSpec, type EnqueueSpec, stamperSpec, type TaskBackend } from "@/backends/port";
-import type { Logger } from "@/config/log";
+import type { Db } from "@db/client";
+import { carrierSpec, type EnqueueSpec, stamperSpec } from "@/backends/port";
 import { failCell } from "@/store/cells/finish";
 import { activeDispatches, orphanCandidates, queuedOrphan } from "@/store/cells/orphans";
 import { requeueCell } from "@/store/cells/requeue";
 import { dueWaits, resumeCell } from "@/store/cells/resume";
 import { advanceDispatch } from "@/store/dispatches/advance";
-import { at, type Pause } from "./race-points";
+import type { Engine } from "./handle";
+import { at } from "./race-points";
 import { acquireRowLock } from "./row-lock";
 
 /** The loss of its worker the re-drive gives up on a cell at (its execution's third). */
@@ -71,29 +71,42 @@ export function healedSomething(r: RedriveReport): boolean {
   return r.requeued + r.failed + r.queuedRows + r.resumed + r.stampers > 0;
 }
 
-export async function redriveOrphans(deps: {
-  database: Database;
-  backend: TaskBackend;
-  log: Logger;
-  /** Tests: hold the pass between its statements (see race-points.ts). */
-  pause?: Pause;
-}): Promise<RedriveReport> {
-  const { database, backend, log } = deps;
-  const report: RedriveReport = {
-    requeued: 0,
-    failed: 0,
-    queuedRows: 0,
-    resumed: 0,
-    carriers: 0,
-    handedOut: 0,
-    stampers: 0,
-  };
-  const enqueue: EnqueueSpec[] = [];
-  const carry = (c: { tableId: string; rowId: string; dispatchId: string | null }) => {
-    report.carriers++;
-    enqueue.push(
-      carrierSpec({ tableId: c.tableId, rowId: c.rowId, dispatchId: c.dispatchId ?? undefined }),
-    );
+/** What of the engine handle a pass uses (tests: `pause` holds it between its statements). */
+export type RedriveEngine = Pick<
+  Engine,
+  "database" | "backend" | "log" | "pause" | "locks" | "advances"
+>;
+
+/** One pass's report and the carriers and stampers it enqueues at its end. */
+interface Pass {
+  readonly engine: RedriveEngine;
+  readonly report: RedriveReport;
+  readonly enqueue: EnqueueSpec[];
+}
+
+type Candidate = Awaited<ReturnType<typeof orphanCandidates>>[number];
+
+const carry = (pass: Pass, c: { tableId: string; rowId: string; dispatchId: string | null }) => {
+  pass.report.carriers++;
+  pass.enqueue.push(
+    carrierSpec({ tableId: c.tableId, rowId: c.rowId, dispatchId: c.dispatchId ?? undefined }),
+  );
+};
+
+export async function redriveOrphans(engine: RedriveEngine): Promise<RedriveReport> {
+  const { database } = engine;
+  const pass: Pass = {
+    engine,
+    report: {
+      requeued: 0,
+      failed: 0,
+      queuedRows: 0,
+      resumed: 0,
+      carriers: 0,
+      handedOut: 0,
+      stampers: 0,
+    },
+    enqueue: [],
   };
   const candidates = await orphanCandidates(database.db, { limit: PASS_LIMIT });
   for (const c of candidates) {
@@ -101,86 +114,108 @@ export async function redriveOrphans(deps: {
       // Only queued cells: nothing to change under the lock, so the pass does not take it
       // (a carrier finding it taken would leave the row to us, stale or not). Judged on
       // fresh state: the row's carrier may have come and finished it since the read.
-      await at(deps.pause, "redrive:row", { rowId: c.rowId });
+      await at(engine.pause, "redrive:row", { rowId: c.rowId });
       if (await queuedOrphan(database.db, c)) {
-        report.queuedRows++;
-        carry(c);
+        pass.report.queuedRows++;
+        carry(pass, c);
       }
       continue;
     }
-    const session = await acquireRowLock(database, c.tableId, c.rowId);
-    if (!session) continue; // A live carrier holds the row: not an orphan.
-    let requeued = false;
-    let moreQueued = false;
-    try {
-      await at(deps.pause, "redrive:row", { rowId: c.rowId });
-      for (const cell of c.running) {
-        const ids = { tableId: c.tableId, rowId: c.rowId, groupId: cell.groupId };
-        const ref = {
-          rowId: c.rowId,
-          groupId: cell.groupId,
-          executionId: cell.executionId,
-          attempt: cell.attempt,
-        };
-        // This loss and the ones before it (read with the attempt the writes are fenced
-        // on: a cell requeued and claimed again since fails the fence).
-        const losses = cell.losses + 1;
-        if (losses >= MAX_LOSSES) {
-          const w = await failCell(session.db, {
-            ...ref,
-            message: `The worker running this cell was lost ${losses} times; run it again`,
-            finish: { blockErrors: {} },
-          });
-          if (w.ok) report.failed++;
-          log.warn({ ...ids, attempt: cell.attempt, losses }, "re-drive gave up on a cell");
-          continue;
-        }
-        const w = await requeueCell(session.db, ref, "lost");
-        if (w.ok) {
-          report.requeued++;
-          requeued = true;
-          log.info(
-            { ...ids, executionId: cell.executionId, losses },
-            "re-drive requeued an orphan",
-          );
-        }
-      }
-    } finally {
-      const released = await session.release(c.dispatchId ? [c.dispatchId] : []);
-      // Queued cells now (read as the lock went): a carrier that came while we held the
-      // lock left the row to us, and nothing tells its cells from ones whose carrier is
-      // still on its way, so they are ours to carry. Not the snapshot's: a row the live
-      // carrier finished before we got the lock has none.
-      moreQueued = released.moreQueued;
-      for (const a of released.advances ?? []) {
-        for (const rowId of a.rowIds)
-          enqueue.push(carrierSpec({ tableId: c.tableId, rowId, dispatchId: a.dispatchId }));
-      }
-    }
-    if (requeued || moreQueued) {
-      if (!requeued) report.queuedRows++;
-      carry(c);
-    }
+    await healRunning(pass, c);
   }
   // Due waits whose delayed carrier was lost.
   for (const w of await dueWaits(database.db, PASS_LIMIT)) {
     const resumed = await resumeCell(database.db, { ...w, data: { dueWait: true } });
     if (resumed.ok) {
-      report.resumed++;
-      carry({ tableId: w.tableId, rowId: w.rowId, dispatchId: null });
+      pass.report.resumed++;
+      carry(pass, { tableId: w.tableId, rowId: w.rowId, dispatchId: null });
     }
   }
-  await at(deps.pause, "redrive:advance");
-  for (const d of await activeDispatches(database.db, { stampingIdleMs: 30_000 })) {
-    const next = await advanceDispatch(database.db, d.id);
-    report.handedOut += next.rowIds.length;
+  await at(engine.pause, "redrive:advance");
+  await advanceActive(pass);
+  await engine.backend.enqueue(pass.enqueue);
+  return pass.report;
+}
+
+/**
+ * A row with running cells: under its lock (taken only if no live carrier holds it), each
+ * lost cell goes back to the queue or, at its MAX_LOSSES-th loss, to `error`.
+ */
+async function healRunning(pass: Pass, c: Candidate): Promise<void> {
+  const { engine, report } = pass;
+  const session = await acquireRowLock(engine, c.tableId, c.rowId);
+  if (!session) return; // A live carrier holds the row: not an orphan.
+  let requeued = false;
+  let moreQueued = false;
+  try {
+    await at(engine.pause, "redrive:row", { rowId: c.rowId });
+    for (const cell of c.running) {
+      if (await healCell(pass, session.db, c, cell)) requeued = true;
+    }
+  } finally {
+    const released = await session.release(c.dispatchId ? [c.dispatchId] : []);
+    // Queued cells now (read as the lock went): a carrier that came while we held the
+    // lock left the row to us, and nothing tells its cells from ones whose carrier is
+    // still on its way, so they are ours to carry. Not the snapshot's: a row the live
+    // carrier finished before we got the lock has none.
+    moreQueued = released.moreQueued;
+    for (const a of released.advances ?? []) {
+      for (const rowId of a.rowIds)
+        pass.enqueue.push(carrierSpec({ tableId: c.tableId, rowId, dispatchId: a.dispatchId }));
+    }
+  }
+  if (requeued || moreQueued) {
+    if (!requeued) report.queuedRows++;
+    carry(pass, c);
+  }
+}
+
+/** One lost running cell, under its row's lock; true when it went back to the queue. */
+async function healCell(
+  pass: Pass,
+  db: Db,
+  c: Candidate,
+  cell: Candidate["running"][number],
+): Promise<boolean> {
+  const { report, engine } = pass;
+  const ids = { tableId: c.tableId, rowId: c.rowId, groupId: cell.groupId };
+  const ref = {
+    rowId: c.rowId,
+    groupId: cell.groupId,
+    executionId: cell.executionId,
+    attempt: cell.attempt,
+  };
+  // This loss and the ones before it (read with the attempt the writes are fenced
+  // on: a cell requeued and claimed again since fails the fence).
+  const losses = cell.losses + 1;
+  if (losses >= MAX_LOSSES) {
+    const w = await failCell(db, {
+      ...ref,
+      message: `The worker running this cell was lost ${losses} times; run it again`,
+      finish: { blockErrors: {} },
+    });
+    if (w.ok) report.failed++;
+    engine.log.warn({ ...ids, attempt: cell.attempt, losses }, "re-drive gave up on a cell");
+    return false;
+  }
+  const w = await requeueCell(db, ref, "lost");
+  if (!w.ok) return false;
+  report.requeued++;
+  engine.log.info({ ...ids, executionId: cell.executionId, losses }, "re-drive requeued an orphan");
+  return true;
+}
+
+/** Every active dispatch's window slides; a stalled background stamping is enqueued again. */
+async function advanceActive(pass: Pass): Promise<void> {
+  const { db } = pass.engine.database;
+  for (const d of await activeDispatches(db, { stampingIdleMs: 30_000 })) {
+    const next = await advanceDispatch(db, d.id);
+    pass.report.handedOut += next.rowIds.length;
     for (const rowId of next.rowIds)
-      enqueue.push(carrierSpec({ tableId: d.tableId, rowId, dispatchId: d.id }));
+      pass.enqueue.push(carrierSpec({ tableId: d.tableId, rowId, dispatchId: d.id }));
     if (d.stampingStalled) {
-      report.stampers++;
-      enqueue.push(stamperSpec({ tableId: d.tableId, dispatchId: d.id }));
+      pass.report.stampers++;
+      pass.enqueue.push(stamperSpec({ tableId: d.tableId, dispatchId: d.id }));
     }
   }
-  await backend.enqueue(enqueue);
-  return report;
 }

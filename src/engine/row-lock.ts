@@ -7,10 +7,10 @@
  * aborts the cascades of every row it held; a crashed process's locks die with its
  * sessions.
  */
-import type { Database, Db } from "@db/client";
+import type { Db } from "@db/client";
 import type { Release } from "@/store/dispatches/advance";
-import { advanceBatcherOf } from "./advance-batcher";
-import { lockHubOf, rowLockKey } from "./lock-sessions";
+import type { EngineResources } from "./handle";
+import { rowLockKey } from "./lock-sessions";
 
 export { rowLockKey };
 
@@ -33,11 +33,11 @@ export interface RowSession {
 
 /** Takes the row lock; null when another carrier holds it. */
 export async function acquireRowLock(
-  database: Database,
+  engine: Pick<EngineResources, "locks" | "advances">,
   tableId: string,
   rowId: string,
 ): Promise<RowSession | null> {
-  const hub = lockHubOf(database);
+  const hub = engine.locks;
   const key = rowLockKey(tableId, rowId);
   const session = await hub.acquire(key);
   if (!session) return null;
@@ -53,9 +53,7 @@ export async function acquireRowLock(
       const [unlock, advances] = await Promise.all([
         hub.release(key, session, rowId),
         dispatchIds.length > 0
-          ? advanceBatcherOf(hub.db)
-              .release(dispatchIds)
-              .catch(() => null)
+          ? engine.advances.release(dispatchIds).catch(() => null)
           : Promise.resolve([] as Release["advances"]),
       ]);
       // An unlock that found no lock: the session was reset under us; hand the row on.

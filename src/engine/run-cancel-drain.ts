@@ -20,6 +20,7 @@ import type { Db } from "@db/client";
 import type { TaskBackend } from "@/backends/port";
 import type { Env } from "@/config/env";
 import type { Logger } from "@/config/log";
+import { sleep } from "@/domain/sleep";
 import {
   leaseRunCancels,
   type PendingCancel,
@@ -100,7 +101,7 @@ export class TokenBucket {
       }
       if (signal?.aborted) return;
       const waitMs = Math.ceil(((1 - this.tokens) / this.ratePerSecond) * 1000);
-      await new Promise((r) => setTimeout(r, waitMs));
+      await sleep(waitMs);
     }
   }
 }

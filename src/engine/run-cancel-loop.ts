@@ -8,6 +8,7 @@
 import type { Db } from "@db/client";
 import type { TaskBackend } from "@/backends/port";
 import type { Logger } from "@/config/log";
+import { pause } from "@/domain/sleep";
 import {
   type DrainReport,
   type DrainSettings,
@@ -63,17 +64,11 @@ export function startRunCancelLoop(opts: {
       }
       for (const w of taken) w(report);
       if (woken || waiters.length > 0) continue;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          stopping.signal.removeEventListener("abort", done);
-          wake = () => {};
-          resolve();
-        };
-        const timer = setTimeout(done, pollMs);
-        wake = done;
-        stopping.signal.addEventListener("abort", done);
-      });
+      // Until the next poll, a wake or the stop.
+      const wakeUp = new AbortController();
+      wake = () => wakeUp.abort();
+      await pause(pollMs, AbortSignal.any([wakeUp.signal, stopping.signal]));
+      wake = () => {};
     }
   };
   const running = loop();

@@ -4,24 +4,20 @@
  * window complete the dispatch. Safe to run twice (the dispatch row is locked per page and
  * the resume cursor moves with each page's commit).
  */
-import type { Db } from "@db/client";
-import {
-  type StampPayload,
-  stamperSpec,
-  type TaskBackend,
-  type TaskContext,
-} from "@/backends/port";
+import { type StampPayload, stamperSpec, type TaskContext } from "@/backends/port";
 import { stampNextPage } from "@/store/dispatches/stamp-next";
 import { STAMP_PAGE_ROWS, slideWindows } from "./dispatcher";
+import type { Engine } from "./handle";
 import { at, type Pause } from "./race-points";
 
 export async function runStamper(
-  db: Db,
-  backend: TaskBackend,
+  engine: Pick<Engine, "database" | "backend">,
   payload: StampPayload,
   ctx: TaskContext,
   opts: { pageRows?: number; pause?: Pause } = {},
 ): Promise<number> {
+  const { db } = engine.database;
+  const { backend } = engine;
   let cells = 0;
   for (;;) {
     await at(opts.pause, "run:page", { dispatchId: payload.dispatchId });

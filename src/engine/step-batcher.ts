@@ -57,15 +57,3 @@ async function runSteps(
     );
   }
 }
-
-const batchers = new WeakMap<Db, StepBatcher>();
-
-/** The step batcher of a connection pool (one per process per pool). */
-export function stepBatcherOf(db: Db): StepBatcher {
-  let b = batchers.get(db);
-  if (!b) {
-    b = new StepBatcher(db);
-    batchers.set(db, b);
-  }
-  return b;
-}

@@ -19,6 +19,7 @@
 import type { Db } from "@db/client";
 import { retryOnConflict } from "@db/sqlstate";
 import type { TaskBackend } from "@/backends/port";
+import { TableSchema } from "@/contracts/table";
 import { autoRunUnheld } from "@/domain/auto-run";
 import type { TypedCondition } from "@/domain/where";
 import { type CancelScope, cancelCells } from "@/store/cells/cancel";
@@ -29,7 +30,6 @@ import { addRunCancels, type RunOnRow } from "@/store/run-cancels/outbox";
 import { recordStop } from "@/store/stops/record";
 import { lockForStop } from "@/store/stops/stop-lock";
 import { abortLocal, publishCancel } from "./cancellation";
-import { tableSchemaOf } from "./definitions";
 import { slideWindows } from "./dispatcher";
 import { at, type Pause } from "./race-points";
 import { wakeRunCancelDrainers } from "./run-cancel-loop";
@@ -47,7 +47,8 @@ async function cascadeLeft(tx: Db, scope: Omit<CancelScope, "stopSeq">): Promise
   if (!scope.groupIds && !scope.dispatchId) return [];
   const source = await stopHoldSource(tx, scope.tableId, scope.dispatchId);
   if (!source) return [];
-  const schema = tableSchemaOf(scope.tableId, source.schemaVersion, source.schema);
+  // Parsed here (no cache): a Stop comes from a request, where no engine handle is.
+  const schema = TableSchema.parse(source.schema);
   return autoRunUnheld(schema, scope.groupIds ?? source.runGroups);
 }
 

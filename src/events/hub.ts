@@ -1,19 +1,28 @@
 /**
- * One LISTEN per process for `cellflow_events` (payload: table id), fanned out to the
- * table's subscribers (its feed, see feed.ts). They then read the events table from their
- * cursor, so a notification is only a wake-up: a missed one costs latency, never an event.
- * A lost LISTEN connection wakes everyone and is re-established while anyone subscribes.
+ * One LISTEN session per process (per database), for `cellflow_events` (payload: table
+ * id), fanned out to the table's subscribers (its feed, see feed.ts), and for any other
+ * channel a component listens to (the engine's cancel channel, engine/cancellation.ts).
+ * Table subscribers then read the events table from their cursor, so a notification is
+ * only a wake-up: a missed one costs latency, never an event. A channel listener's
+ * notifications are only promptness too (a Stop's tombstone decides). A lost LISTEN
+ * connection wakes every table subscriber and is re-established, with every channel
+ * listened again, while anyone subscribes.
  */
 import type { SessionClient, SessionPool } from "@db/client";
 import type { Logger } from "@/config/log";
-import { listen } from "@/store/notify/listen";
+import { listen, unlisten } from "@/store/notify/listen";
 
 export const EVENTS_CHANNEL = "cellflow_events";
 
 type Wake = () => void;
+type OnPayload = (payload: string) => void;
 
 export class EventHub {
   private subscribers = new Map<string, Set<Wake>>();
+  /** Listeners of the other channels, by channel. */
+  private channels = new Map<string, Set<OnPayload>>();
+  /** Channels LISTENed on the current session. */
+  private listening = new Set<string>();
   private client: SessionClient | undefined;
   private dropClient: (() => void) | undefined;
   private connecting: Promise<void> | undefined;
@@ -32,7 +41,7 @@ export class EventHub {
       this.subscribers.set(tableId, set);
     }
     set.add(wake);
-    await this.ensureListening();
+    await this.ensureListening(EVENTS_CHANNEL);
     return () => {
       const s = this.subscribers.get(tableId);
       s?.delete(wake);
@@ -40,7 +49,52 @@ export class EventHub {
     };
   }
 
-  private ensureListening(): Promise<void> {
+  /**
+   * Calls `onPayload` with each notification's payload on `channel`; resolves once LISTEN
+   * is active (rejects, unregistered, when it could not be). The returned function stops it.
+   */
+  async listen(channel: string, onPayload: OnPayload): Promise<() => void> {
+    let set = this.channels.get(channel);
+    if (!set) {
+      set = new Set();
+      this.channels.set(channel, set);
+    }
+    set.add(onPayload);
+    const off = () => {
+      const s = this.channels.get(channel);
+      s?.delete(onPayload);
+      if (!s || s.size > 0) return;
+      this.channels.delete(channel);
+      // Nobody listens any more: the session stops receiving the channel (best effort).
+      const client = this.client;
+      if (client && this.listening.delete(channel)) unlisten(client, channel).catch(() => {});
+    };
+    try {
+      await this.ensureListening(channel);
+    } catch (err) {
+      off();
+      throw err;
+    }
+    return off;
+  }
+
+  /** The channels wanted now: the events' while a table has subscribers, and the others'. */
+  private wanted(): string[] {
+    const wanted = [...this.channels.keys()];
+    if (this.subscribers.size > 0) wanted.push(EVENTS_CHANNEL);
+    return wanted;
+  }
+
+  private async ensureListening(channel: string): Promise<void> {
+    await this.connect();
+    const client = this.client;
+    if (client && !this.listening.has(channel)) {
+      await listen(client, channel);
+      this.listening.add(channel);
+    }
+  }
+
+  private connect(): Promise<void> {
     if (this.client) return Promise.resolve();
     this.connecting ??= (async () => {
       const client = await this.pool.connect();
@@ -51,12 +105,19 @@ export class EventHub {
       const drop = () => {
         if (dropped) return;
         dropped = true;
-        if (this.client === client) this.client = undefined;
+        if (this.client === client) {
+          this.client = undefined;
+          this.listening = new Set();
+        }
         client.release(true);
       };
       client.on("notification", (msg) => {
-        if (msg.channel !== EVENTS_CHANNEL || !msg.payload) return;
-        for (const wake of this.subscribers.get(msg.payload) ?? []) wake();
+        if (!msg.payload) return;
+        if (msg.channel === EVENTS_CHANNEL) {
+          for (const wake of this.subscribers.get(msg.payload) ?? []) wake();
+          return;
+        }
+        for (const onPayload of this.channels.get(msg.channel) ?? []) onPayload(msg.payload);
       });
       client.on("error", (err) => {
         if (dropped) return;
@@ -69,14 +130,16 @@ export class EventHub {
         for (const set of this.subscribers.values()) for (const wake of set) wake();
         this.relisten();
       });
+      const channels = this.wanted();
       try {
-        await listen(client, EVENTS_CHANNEL);
+        for (const channel of channels) await listen(client, channel);
       } catch (err) {
         drop();
         throw err;
       }
       if (this.closed) return drop();
       this.client = client;
+      this.listening = new Set(channels);
       this.dropClient = drop;
     })().finally(() => {
       this.connecting = undefined;
@@ -90,8 +153,9 @@ export class EventHub {
    */
   private relisten(): void {
     setTimeout(() => {
-      if (this.closed || this.client || this.subscribers.size === 0) return;
-      this.ensureListening().then(
+      if (this.closed || this.client || (this.subscribers.size === 0 && this.channels.size === 0))
+        return;
+      this.connect().then(
         // Whatever was notified while nobody listened is found by re-reading.
         () => {
           for (const set of this.subscribers.values()) for (const wake of set) wake();

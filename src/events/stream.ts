@@ -16,7 +16,16 @@
 import type { Db } from "@db/client";
 import type { Logger } from "@/config/log";
 import { eventBounds, eventsAfter } from "@/store/events/read";
-import { type EventFeeds, encodeFrame, FEED_BATCH, type Frame, joinFrames, toFrames } from "./feed";
+import {
+  type Deliver,
+  type EventFeeds,
+  encodeFrame,
+  FEED_BATCH,
+  type FeedHandle,
+  type Frame,
+  joinFrames,
+  toFrames,
+} from "./feed";
 
 export const HEARTBEAT_MS = 15_000;
 /** What a live stream may have queued for its client before it is cut off. */
@@ -37,23 +46,36 @@ export interface StreamOptions {
 
 const encoder = new TextEncoder();
 
+/** One connection's state, shared by its stream and its catch-up. */
+interface Connection {
+  readonly opts: StreamOptions;
+  readonly feed: FeedHandle;
+  /** The last position sent to the client. */
+  cursor: number;
+  finished: boolean;
+  /** Resolves the catch-up's wait for room in the client's queue. */
+  room: (() => void) | undefined;
+}
+
 export async function openEventStream(opts: StreamOptions): Promise<ReadableStream<Uint8Array>> {
   const bounds = await eventBounds(opts.db, opts.tableId);
-  let cursor = opts.after ?? bounds.newest;
   const needsReset = opts.after !== null && opts.after < bounds.oldest - 1;
-  if (needsReset) cursor = bounds.newest;
-  const handle = await opts.feeds.attach(opts.tableId);
+  const conn: Connection = {
+    opts,
+    feed: await opts.feeds.attach(opts.tableId),
+    cursor: needsReset ? bounds.newest : (opts.after ?? bounds.newest),
+    finished: false,
+    room: undefined,
+  };
   const maxQueued = opts.maxQueuedBytes ?? MAX_QUEUED_BYTES;
 
-  let finished = false;
   let heartbeat: NodeJS.Timeout | undefined;
-  let room: (() => void) | undefined;
   const finish = () => {
-    if (finished) return;
-    finished = true;
+    if (conn.finished) return;
+    conn.finished = true;
     clearInterval(heartbeat);
-    handle.release();
-    room?.();
+    conn.feed.release();
+    conn.room?.();
   };
   if (opts.signal.aborted) {
     finish();
@@ -72,85 +94,36 @@ export async function openEventStream(opts: StreamOptions): Promise<ReadableStre
           }
         };
         const send = (bytes: Uint8Array) => {
-          if (!finished) controller.enqueue(bytes);
+          if (!conn.finished) controller.enqueue(bytes);
         };
         const live = (frames: Frame[], joined: Uint8Array) => {
-          const first = frames[0];
-          const last = frames.at(-1);
-          if (first && last && first.seq > cursor) {
-            send(joined);
-            cursor = last.seq;
-          } else {
-            for (const f of frames) {
-              if (f.seq <= cursor) continue;
-              send(f.bytes);
-              cursor = f.seq;
-            }
-          }
+          sendLive(conn, send, frames, joined);
           const queued = -(controller.desiredSize ?? 0) + HIGH_WATER_BYTES;
-          if (queued > maxQueued && !finished) {
+          if (queued > maxQueued && !conn.finished) {
             opts.log.info(
-              { tableId: opts.tableId, cursor, queuedBytes: queued },
+              { tableId: opts.tableId, cursor: conn.cursor, queuedBytes: queued },
               "event stream cut off: its client fell too far behind (it resumes with Last-Event-ID)",
             );
             close();
-          }
-        };
-        const catchUp = async () => {
-          // Reads the gap below the shared cursor, a batch at a time as the client takes
-          // it, until the cursor reaches the feed's; then joins in the same tick as the
-          // check (join() refuses if a pass moved the feed on meanwhile: read again).
-          while (!finished) {
-            if (handle.join(cursor, live)) return;
-            if ((controller.desiredSize ?? 1) <= 0)
-              await new Promise<void>((resolve) => {
-                room = resolve;
-              });
-            if (finished) return;
-            const batch = await eventsAfter(opts.db, opts.tableId, cursor, FEED_BATCH);
-            if (finished) return;
-            const frames = toFrames(batch);
-            const last = frames.at(-1);
-            if (last) {
-              send(joinFrames(frames));
-              cursor = last.seq;
-            }
-            if (batch.length === 0 && cursor < handle.cursor) {
-              // The feed is past positions the database no longer holds (pruned while
-              // this stream caught up): the client must refetch, as for an old cursor.
-              cursor = handle.cursor;
-              send(
-                encodeFrame(cursor, "reset", {
-                  reason: "cursor older than retention",
-                  resumeFrom: cursor,
-                }),
-              );
-            }
           }
         };
 
         heartbeat = setInterval(() => send(encoder.encode(": heartbeat\n\n")), HEARTBEAT_MS);
         opts.signal.addEventListener("abort", close, { once: true });
         send(encoder.encode(": connected\nretry: 2000\n\n"));
-        if (needsReset)
-          send(
-            encodeFrame(cursor, "reset", {
-              reason: "cursor older than retention",
-              resumeFrom: cursor,
-            }),
-          );
-        if (finished) {
+        if (needsReset) send(resetFrame(conn.cursor));
+        if (conn.finished) {
           close();
           return;
         }
-        catchUp().catch((err: unknown) => {
-          if (!finished) opts.log.warn({ err, tableId: opts.tableId }, "event stream failed");
+        catchUp(conn, controller, send, live).catch((err: unknown) => {
+          if (!conn.finished) opts.log.warn({ err, tableId: opts.tableId }, "event stream failed");
           close();
         });
       },
       pull() {
-        const r = room;
-        room = undefined;
+        const r = conn.room;
+        conn.room = undefined;
         r?.();
       },
       cancel() {
@@ -159,4 +132,64 @@ export async function openEventStream(opts: StreamOptions): Promise<ReadableStre
     },
     new ByteLengthQueuingStrategy({ highWaterMark: HIGH_WATER_BYTES }),
   );
+}
+
+const resetFrame = (cursor: number) =>
+  encodeFrame(cursor, "reset", { reason: "cursor older than retention", resumeFrom: cursor });
+
+/** A pass's frames to a joined stream: only those above its cursor (all at once when it can). */
+function sendLive(
+  conn: Connection,
+  send: (bytes: Uint8Array) => void,
+  frames: Frame[],
+  joined: Uint8Array,
+): void {
+  const first = frames[0];
+  const last = frames.at(-1);
+  if (first && last && first.seq > conn.cursor) {
+    send(joined);
+    conn.cursor = last.seq;
+    return;
+  }
+  for (const f of frames) {
+    if (f.seq <= conn.cursor) continue;
+    send(f.bytes);
+    conn.cursor = f.seq;
+  }
+}
+
+/**
+ * Reads the gap below the shared cursor, a batch at a time as the client takes it, until
+ * the cursor reaches the feed's; then joins in the same tick as the check (join() refuses
+ * if a pass moved the feed on meanwhile: read again).
+ */
+async function catchUp(
+  conn: Connection,
+  controller: ReadableStreamDefaultController<Uint8Array>,
+  send: (bytes: Uint8Array) => void,
+  live: Deliver,
+): Promise<void> {
+  const { opts, feed } = conn;
+  while (!conn.finished) {
+    if (feed.join(conn.cursor, live)) return;
+    if ((controller.desiredSize ?? 1) <= 0)
+      await new Promise<void>((resolve) => {
+        conn.room = resolve;
+      });
+    if (conn.finished) return;
+    const batch = await eventsAfter(opts.db, opts.tableId, conn.cursor, FEED_BATCH);
+    if (conn.finished) return;
+    const frames = toFrames(batch);
+    const last = frames.at(-1);
+    if (last) {
+      send(joinFrames(frames));
+      conn.cursor = last.seq;
+    }
+    if (batch.length === 0 && conn.cursor < feed.cursor) {
+      // The feed is past positions the database no longer holds (pruned while this
+      // stream caught up): the client must refetch, as for an old cursor.
+      conn.cursor = feed.cursor;
+      send(resetFrame(conn.cursor));
+    }
+  }
 }

@@ -14,24 +14,23 @@ import { EVENTS_CHANNEL } from "./hub";
 
 export const WAKE_COALESCE_MS = 20;
 
-const pendingByDatabase = new WeakMap<Database, Set<string>>();
+/** The wake-ups of one database's tables: one per engine handle (src/engine/handle.ts). */
+export class TableWaker {
+  private readonly pending = new Set<string>();
 
-/** Schedules one NOTIFY for the table's streams within WAKE_COALESCE_MS. */
-export function wakeTable(database: Database, tableId: string): void {
-  let pending = pendingByDatabase.get(database);
-  if (!pending) {
-    pending = new Set();
-    pendingByDatabase.set(database, pending);
+  constructor(private readonly database: Database) {}
+
+  /** Schedules one NOTIFY for the table's streams within WAKE_COALESCE_MS. */
+  wake(tableId: string): void {
+    if (this.pending.has(tableId)) return;
+    this.pending.add(tableId);
+    setTimeout(() => {
+      this.pending.delete(tableId);
+      // Shut down meanwhile: nobody is left to wake through this database.
+      if (this.database.isClosed()) return;
+      notify(this.database.db, EVENTS_CHANNEL, tableId).catch((err: unknown) => {
+        log().warn({ err, tableId }, "could not wake the table's event streams");
+      });
+    }, WAKE_COALESCE_MS).unref();
   }
-  if (pending.has(tableId)) return;
-  pending.add(tableId);
-  const set = pending;
-  setTimeout(() => {
-    set.delete(tableId);
-    // Shut down meanwhile: nobody is left to wake through this database.
-    if (database.isClosed()) return;
-    notify(database.db, EVENTS_CHANNEL, tableId).catch((err: unknown) => {
-      log().warn({ err, tableId }, "could not wake the table's event streams");
-    });
-  }, WAKE_COALESCE_MS).unref();
 }

@@ -3,19 +3,21 @@
  * for both runtimes — the local worker (src/server/worker-runtime.ts) and trigger.dev's
  * tasks (src/trigger/deps.ts). Each brings what only it has (its task backend, its
  * logger, its database connections); the rest is decided here, from the environment,
- * once. Invariants: a process has one rate limiter, chosen from the environment and
+ * once, into one handle (src/engine/handle.ts) its verbs take. Invariants: a process has
+ * one rate limiter, chosen from the environment and
  * closed with the runtime (nothing reaches it through a global); what differs between the
  * runtimes (chaining rows in one job, refusing a per-process limiter) follows from the
  * runtime's name, not from flags each caller sets; the maintenance jobs run with the same
- * deps and settings as the carriers.
+ * handle and settings as the carriers.
  */
 import type { Database } from "@db/client";
 import type { TaskBackend } from "@/backends/port";
 import type { Env } from "@/config/env";
 import type { Logger } from "@/config/log";
 import { STOP_CHECK_MS } from "@/engine/cancellation";
-import type { EngineDeps } from "@/engine/carrier";
+import { type Engine, type EngineResources, engineResources } from "@/engine/handle";
 import { limiterFromEnv } from "@/limits/rate/instance";
+import { RateLines } from "@/limits/rate/line";
 import type { RateLimiter } from "@/limits/rate/port";
 import type { MaintenanceJob, Runtime } from "./maintenance";
 
@@ -27,13 +29,18 @@ export interface EngineParts {
   log: Logger;
   /** Tests: a limiter of their own instead of the one the environment selects. */
   limiter?: RateLimiter;
+  /**
+   * Tests: the shared pieces of an engine already assembled over this database (one set
+   * per database, as a process has), instead of new ones.
+   */
+  resources?: EngineResources;
 }
 
 export interface EngineRuntime {
   readonly runtime: Runtime;
   readonly env: Env;
-  /** What carriers, the stamper and the re-drive run with. */
-  readonly deps: EngineDeps;
+  /** The handle carriers, the stamper and the re-drive run with (src/engine/handle.ts). */
+  readonly engine: Engine;
   /** Runs one maintenance job with this runtime's deps and settings. */
   maintain(job: MaintenanceJob, signal: AbortSignal): Promise<Record<string, number>>;
   /** Closes what the root opened (the rate limiter); the caller closes what it brought. */
@@ -49,11 +56,12 @@ export function assembleEngine(parts: EngineParts): EngineRuntime {
       "RATE_LIMITER=memory: each process limits its own calls; several processes together exceed the limit",
     );
   }
-  const deps: EngineDeps = {
+  const engine: Engine = {
+    ...(parts.resources ?? engineResources(parts.database)),
     database: parts.database,
     backend: parts.backend,
     log: parts.log,
-    limiter,
+    lines: new RateLines(limiter),
     enrichmentCacheTtlMs: parts.env.CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS * 3_600_000,
     // A trigger.dev run is one row (its tags, metadata and cancel mean that row), and each
     // run is its own process: only a limiter every run shares keeps a provider's rate.
@@ -67,8 +75,8 @@ export function assembleEngine(parts: EngineParts): EngineRuntime {
   return {
     runtime: parts.runtime,
     env: parts.env,
-    deps,
-    maintain: (job, signal) => job.run({ deps, env: parts.env, signal }),
+    engine,
+    maintain: (job, signal) => job.run({ engine, env: parts.env, signal }),
     close() {
       closed ??= limiter.close();
       return closed;

@@ -5,8 +5,7 @@
  * schedules, several workers running the same cron, or a retried run only repeat work.
  */
 import type { Env } from "@/config/env";
-import type { EngineDeps } from "@/engine/carrier";
-import { redriveOrphans } from "@/engine/redrive";
+import { type RedriveEngine, redriveOrphans } from "@/engine/redrive";
 import { drainRunCancels, drainSettingsFromEnv } from "@/engine/run-cancel-drain";
 import { pruneChildRuns } from "@/store/child-runs/prune";
 import { pruneEnrichmentCache } from "@/store/enrichment-cache/prune";
@@ -21,7 +20,8 @@ import { pruneStops } from "@/store/stops/prune";
 export type Runtime = "local" | "trigger";
 
 export interface MaintenanceContext {
-  deps: Pick<EngineDeps, "database" | "backend" | "log">;
+  /** What of the engine handle the jobs use. */
+  engine: RedriveEngine;
   env: Pick<
     Env,
     | "EVENTS_RETENTION_HOURS"
@@ -48,8 +48,8 @@ export const PRUNE: MaintenanceJob = {
   id: "prune-events",
   cron: "*/10 * * * *",
   runtimes: ["local", "trigger"],
-  run: async ({ deps, env }) => {
-    const db = deps.database.db;
+  run: async ({ engine, env }) => {
+    const db = engine.database.db;
     return {
       events: await pruneEvents(db, env.EVENTS_RETENTION_HOURS),
       deliveries: await pruneHookDeliveries(db),
@@ -73,7 +73,7 @@ export const REDRIVE: MaintenanceJob = {
   id: "redrive-orphans",
   cron: "* * * * *",
   runtimes: ["trigger"],
-  run: async ({ deps }) => ({ ...(await redriveOrphans(deps)) }),
+  run: async ({ engine }) => ({ ...(await redriveOrphans(engine)) }),
 };
 
 /**
@@ -85,11 +85,11 @@ export const DRAIN_RUN_CANCELS: MaintenanceJob = {
   id: "drain-run-cancels",
   cron: "* * * * *",
   runtimes: ["trigger"],
-  run: async ({ deps, env, signal }) => ({
+  run: async ({ engine, env, signal }) => ({
     ...(await drainRunCancels({
-      db: deps.database.db,
-      backend: deps.backend,
-      log: deps.log,
+      db: engine.database.db,
+      backend: engine.backend,
+      log: engine.log,
       settings: drainSettingsFromEnv(env),
       signal,
     })),

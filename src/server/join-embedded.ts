@@ -11,6 +11,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { PASSWORD_FILE } from "@db/embedded";
 import type { Result } from "@/domain/result";
+import { sleep } from "@/domain/sleep";
 import { findSecretKey, secretKeyId } from "@/security/secret-key";
 import { type Holder, readLiveHolder } from "./data-dir-lock";
 
@@ -137,7 +138,7 @@ export async function waitForEmbeddedServer(
         "starting",
         `${found.reason.message} after ${Math.round(opts.timeoutMs / 1000)} s; try again once it prints its URL`,
       );
-    await new Promise((r) => setTimeout(r, opts.pollMs ?? 250));
+    await sleep(opts.pollMs ?? 250);
   }
 }
 
@@ -177,7 +178,7 @@ export async function joinedWorkersGone(url: string, pollMs = 100): Promise<void
   try {
     for (;;) {
       if ((await sessions.count()) === 0) return;
-      await new Promise((r) => setTimeout(r, pollMs));
+      await sleep(pollMs);
     }
   } finally {
     await sessions.close();

@@ -13,6 +13,7 @@ import {
   startEmbeddedPostgres,
 } from "@db/embedded";
 import type { Logger } from "@/config/log";
+import { pause } from "@/domain/sleep";
 
 /** Start attempts after one unexpected exit, and the pause before each retry. */
 const RESTART_DELAYS_MS = [0, 500, 1_000, 2_000, 4_000];
@@ -47,16 +48,7 @@ export async function startSupervisedPostgres(
   // Wakes a restart waiting between attempts, so a shutdown does not wait out the pause.
   const halt = new AbortController();
   let restarting: Promise<void> | undefined;
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        halt.signal.removeEventListener("abort", done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      halt.signal.addEventListener("abort", done, { once: true });
-    });
+  const wait = (ms: number) => pause(ms, halt.signal);
   const exits: number[] = [];
 
   const restart = async (lost: EmbeddedPostgres, exit: PostgresExit): Promise<void> => {
@@ -76,7 +68,7 @@ export async function startSupervisedPostgres(
     say(`PostgreSQL (pid ${lost.pid}) exited unexpectedly (${describeExit(exit)}); restarting it`);
     let lastError = "";
     for (const delay of RESTART_DELAYS_MS) {
-      if (delay > 0) await pause(delay);
+      if (delay > 0) await wait(delay);
       if (stopped) return;
       try {
         // The cluster must still be there: never initialise an empty one in its place.

@@ -1,18 +1,20 @@
 /**
- * A worker: graphile-worker running row carriers, plus the cancel listener. Its
+ * A worker: graphile-worker running row carriers, plus the cancel listener (on the
+ * worker's LISTEN hub). Its
  * connections do not grow with its concurrency: carriers hold their row locks on
  * LOCK_SESSIONS shared sessions and write through a pool of at most WRITE_CONNECTIONS,
  * and graphile-worker gets a small pool of its own (it only fetches and completes jobs).
  * At any concurrency a worker uses at most WRITE_CONNECTIONS + LOCK_SESSIONS + 1 (the
  * cancel LISTEN) + 1 spare + GRAPHILE_CONNECTIONS connections: 28.
  */
-import { createDatabase } from "@db/client";
+import { createDatabase, type Database } from "@db/client";
 import { graphilePool } from "@db/pools";
 import { LocalBackend, startLocalWorker } from "@/backends/local";
 import { type Env, readEnv } from "@/config/env";
 import type { Logger } from "@/config/log";
 import { listenForCancels } from "@/engine/cancellation";
 import { runCarrier } from "@/engine/carrier";
+import type { Engine } from "@/engine/handle";
 import { LOCK_SESSIONS } from "@/engine/lock-sessions";
 import {
   healedSomething,
@@ -21,6 +23,7 @@ import {
   redriveOrphans,
 } from "@/engine/redrive";
 import { runStamper } from "@/engine/stamper";
+import { EventHub } from "@/events/hub";
 import { assembleEngine } from "@/runtime/engine";
 import { didSomething, jobsFor } from "@/runtime/maintenance";
 import { runningWithoutLock } from "@/store/cells/orphan-probe";
@@ -62,10 +65,9 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
-  const log = opts.log.child({ component: "worker" });
-  const sessionUrl = opts.sessionUrl ?? opts.url;
-  const database = createDatabase({
+/** The worker's database: a write pool sized to its concurrency, plus the lock sessions. */
+function workerDatabase(opts: WorkerOptions, sessionUrl: string): Database {
+  return createDatabase({
     url: opts.url,
     sessionUrl,
     driver: opts.driver,
@@ -76,6 +78,12 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     idleTimeoutMs: 60_000,
     applicationName: opts.applicationName ?? "cellflow-worker",
   });
+}
+
+export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
+  const log = opts.log.child({ component: "worker" });
+  const sessionUrl = opts.sessionUrl ?? opts.url;
+  const database = workerDatabase(opts, sessionUrl);
   // graphile-worker's pool, shared by the runner (fetching and completing jobs) and our
   // enqueues; named, so ops (and the connection budget test) tell its sessions apart.
   const jobsPool = graphilePool(
@@ -83,16 +91,18 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     GRAPHILE_CONNECTIONS,
   );
   const backend = new LocalBackend(sessionUrl, { pool: jobsPool });
-  const engine = assembleEngine({
+  const runtime = assembleEngine({
     runtime: "local",
     env: opts.env ?? readEnv(),
     database,
     backend,
     log,
   });
-  const deps = engine.deps;
+  const { engine } = runtime;
   const stopping = new AbortController();
-  const listener = listenForCancels(database.pool, log);
+  // The process's one LISTEN session over this database: the cancel channel rides it.
+  const hub = new EventHub(database.pool, log);
+  const listener = listenForCancels(hub, log);
   await listener.ready;
   const runner = await startLocalWorker({
     pgPool: jobsPool,
@@ -103,13 +113,13 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
       id: job.id,
       pattern: job.cron,
       run: async () => {
-        const counts = await engine.maintain(job, stopping.signal);
+        const counts = await runtime.maintain(job, stopping.signal);
         if (didSomething(counts)) log.info({ job: job.id, ...counts }, "maintenance job done");
       },
     })),
     stamper: async (payload, ctx) => {
       try {
-        await runStamper(database.db, backend, payload, {
+        await runStamper(engine, payload, {
           ...ctx,
           signal: AbortSignal.any([ctx.signal, stopping.signal]),
         });
@@ -121,7 +131,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
       try {
         // Our stop() aborts at once; graphile-worker's own signal only after its grace period.
         const signal = AbortSignal.any([ctx.signal, stopping.signal]);
-        await runCarrier(deps, payload, { ...ctx, signal });
+        await runCarrier(engine, payload, { ...ctx, signal });
       } catch (err) {
         // The engine owns retries: a failed carrier leaves its cells to the re-drive.
         log.error({ err, ...payload }, "carrier failed");
@@ -129,15 +139,44 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     },
   });
   log.info({ concurrency: opts.concurrency }, "worker started");
-  // The re-drive, every REDRIVE_EVERY_MS in every worker process: passes are idempotent,
-  // so several processes only duplicate enqueues (a duplicate carrier finds the lock taken).
+  const redrive = startRedrive(engine, opts, stopping.signal);
+  let stopped: Promise<void> | undefined;
+  return {
+    stop() {
+      stopped ??= (async () => {
+        redrive.stop();
+        stopping.abort(new Error("worker stopping"));
+        await runner.stop();
+        await listener.stop();
+        await hub.close();
+        await runtime.close();
+        await backend.close();
+        await jobsPool.end();
+        await database.close();
+      })();
+      return stopped;
+    },
+  };
+}
+
+/**
+ * The re-drive, every REDRIVE_EVERY_MS in every worker process: passes are idempotent,
+ * so several processes only duplicate enqueues (a duplicate carrier finds the lock
+ * taken), with an orphan probe between passes.
+ */
+function startRedrive(
+  engine: Engine,
+  opts: WorkerOptions,
+  stopping: AbortSignal,
+): { stop(): void } {
+  const { log } = engine;
   let redriving = false;
   const pass = (probe: boolean) => {
-    if (redriving || stopping.signal.aborted) return;
+    if (redriving || stopping.aborted) return;
     redriving = true;
     // A probe that finds no running cell without its row lock ends there: a few ms.
-    (probe ? runningWithoutLock(database.db) : Promise.resolve(1))
-      .then((suspects) => (suspects > 0 ? redriveOrphans(deps) : null))
+    (probe ? runningWithoutLock(engine.database.db) : Promise.resolve(1))
+      .then((suspects) => (suspects > 0 ? redriveOrphans(engine) : null))
       .then((r) => {
         // Only what was healed is news; a pass that only slid windows (it can free a slot
         // before a finishing carrier does, in a healthy run too) is not.
@@ -153,21 +192,10 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
   redrive.unref();
   const probe = setInterval(() => pass(true), opts.orphanProbeEveryMs ?? ORPHAN_PROBE_EVERY_MS);
   probe.unref();
-  let stopped: Promise<void> | undefined;
   return {
     stop() {
-      stopped ??= (async () => {
-        clearInterval(redrive);
-        clearInterval(probe);
-        stopping.abort(new Error("worker stopping"));
-        await runner.stop();
-        await listener.stop();
-        await engine.close();
-        await backend.close();
-        await jobsPool.end();
-        await database.close();
-      })();
-      return stopped;
+      clearInterval(redrive);
+      clearInterval(probe);
     },
   };
 }

@@ -11,7 +11,8 @@
 import { metadata, schemaTask } from "@trigger.dev/sdk";
 import { CarrierPayloadSchema, TASKS } from "@/backends/port";
 import { CARRIERS_PER_TABLE } from "@/backends/trigger";
-import { type CarrierProgress, runCarrier } from "@/engine/carrier";
+import { runCarrier } from "@/engine/carrier";
+import type { CarrierProgress } from "@/engine/handle";
 import { planLimits } from "@/limits/plans";
 import { taskEngine } from "./deps";
 
@@ -47,7 +48,7 @@ export const rowCarrier = schemaTask({
   maxDuration: MAX_DURATION_S,
   concurrency: { perKey: PER_TABLE, total: TOTAL },
   run: async (payload, { ctx, signal }) => {
-    const carrier = { ...taskEngine().deps, progress: reportProgress };
+    const carrier = { ...taskEngine().engine, progress: reportProgress };
     const outcome = await runCarrier(carrier, payload, { runId: ctx.run.id, signal });
     return { outcome };
   },

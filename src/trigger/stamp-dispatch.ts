@@ -10,8 +10,7 @@ export const stampDispatch = schemaTask({
   retry: { maxAttempts: 1 },
   maxDuration: 3_600,
   run: async (payload, { ctx, signal }) => {
-    const { deps } = taskEngine();
-    const cells = await runStamper(deps.database.db, deps.backend, payload, {
+    const cells = await runStamper(taskEngine().engine, payload, {
       runId: ctx.run.id,
       signal,
     });

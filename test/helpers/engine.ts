@@ -7,8 +7,8 @@ import { LocalBackend } from "@/backends/local";
 import type { TaskBackend } from "@/backends/port";
 import { readEnv } from "@/config/env";
 import { log } from "@/config/log";
-import type { EngineDeps } from "@/engine/carrier";
-import { redriveOrphans } from "@/engine/redrive";
+import { type Engine, type EngineResources, engineResources } from "@/engine/handle";
+import { type RedriveEngine, redriveOrphans } from "@/engine/redrive";
 import { assembleEngine } from "@/runtime/engine";
 import type { Runtime } from "@/runtime/maintenance";
 import { type RunningWorker, startWorker } from "@/server/worker-runtime";
@@ -32,19 +32,48 @@ export async function useWorker(url: string, concurrency = 10): Promise<RunningW
   return worker;
 }
 
+const resources = new WeakMap<Database, EngineResources>();
+
 /**
- * The engine's deps as the composition root assembles them for `runtime` (default local),
+ * The shared pieces of the engine over `database` (batchers, lock sessions, caches): one
+ * set per database, as a process has, whichever test builds a handle over it.
+ */
+export function resourcesOf(database: Database): EngineResources {
+  let r = resources.get(database);
+  if (!r) {
+    r = engineResources(database);
+    resources.set(database, r);
+  }
+  return r;
+}
+
+/**
+ * The engine handle as the composition root assembles it for `runtime` (default local),
  * over the test database unless `database` says otherwise, with the test seams (`pause`,
  * `maxRounds`, `chain`) on top. Its limiter is the one the environment selects: Postgres.
  */
 export function engineDeps(
   parts: { backend: TaskBackend; database?: Database; runtime?: Runtime } & Partial<
-    Pick<EngineDeps, "pause" | "maxRounds" | "chain">
+    Pick<Engine, "pause" | "maxRounds" | "chain">
   >,
-): EngineDeps {
+): Engine {
   const { backend, database = getDatabase(), runtime = "local", ...seams } = parts;
-  const engine = assembleEngine({ runtime, env: readEnv(), database, backend, log: log() });
-  return { ...engine.deps, ...seams };
+  const assembled = assembleEngine({
+    runtime,
+    env: readEnv(),
+    database,
+    backend,
+    log: log(),
+    resources: resourcesOf(database),
+  });
+  return { ...assembled.engine, ...seams };
+}
+
+/** What a re-drive pass runs with over `database` (another machine's, with its own). */
+export function redriveEngine(
+  parts: Omit<RedriveEngine, "locks" | "advances" | "log"> & { log?: RedriveEngine["log"] },
+): RedriveEngine {
+  return { ...resourcesOf(parts.database), log: log(), ...parts };
 }
 
 export async function cellCounts(tableId: string): Promise<Record<string, number>> {
@@ -87,7 +116,7 @@ export async function useHealedCell(url: string, tableId: string): Promise<boole
   let requeued = false;
   try {
     requeued = await waitFor(
-      async () => (await redriveOrphans({ ...machine, log: log() })).requeued === 1,
+      async () => (await redriveOrphans(redriveEngine(machine))).requeued === 1,
       10_000,
     );
   } finally {

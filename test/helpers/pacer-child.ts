@@ -10,7 +10,7 @@ import { createDatabase } from "@db/client";
 import { readEnv } from "@/config/env";
 import { paceBaseMs } from "@/limits/rate/hook";
 import { limiterFromEnv, limiterKind } from "@/limits/rate/instance";
-import { paceInLine } from "@/limits/rate/line";
+import { RateLines } from "@/limits/rate/line";
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const pacers = num("PACERS", 25);
@@ -30,6 +30,7 @@ async function main(): Promise<void> {
         })
       : undefined;
   const limiter = limiterFromEnv(env, database?.db);
+  const lines = new RateLines(limiter);
   const grants: number[] = [];
   const waits: number[] = [];
   await new Promise((r) => setTimeout(r, Math.max(0, startAt - Date.now())));
@@ -38,7 +39,7 @@ async function main(): Promise<void> {
       for (let i = 0; i < each; i++) {
         const asked = Date.now();
         grants.push(
-          await paceInLine(limiter, key, limit, {
+          await lines.pace(key, limit, {
             baseMs: paceBaseMs(limit.limit),
             maxMs: 1_000,
           }),

@@ -24,9 +24,11 @@
  */
 import { setMaxListeners } from "node:events";
 import { CarrierPayloadSchema, StampPayloadSchema, TASKS, type TaskBackend } from "@/backends/port";
-import { type EngineDeps, runCarrier } from "@/engine/carrier";
+import { runCarrier } from "@/engine/carrier";
+import type { Engine } from "@/engine/handle";
 import { redriveOrphans } from "@/engine/redrive";
 import { runStamper } from "@/engine/stamper";
+import { RateLines } from "@/limits/rate/line";
 import type { RateLimiter } from "@/limits/rate/port";
 import { delay } from "./endpoint";
 import type { FakeTrigger, TriggeredRun } from "./fake-trigger";
@@ -68,7 +70,7 @@ export class SimulatedTriggerPlatform {
 
   constructor(
     fake: FakeTrigger,
-    private readonly deps: EngineDeps,
+    private readonly deps: Engine,
     private readonly concurrency: number,
     private readonly opts: { limiterPerRun?: () => RateLimiter } = {},
   ) {
@@ -175,13 +177,18 @@ export class SimulatedTriggerPlatform {
       if (run.task === TASKS.carrier) {
         const payload = CarrierPayloadSchema.parse(run.payload);
         await runCarrier(
-          { ...this.deps, ...(limiter ? { limiter } : {}), backend, chain: false },
+          {
+            ...this.deps,
+            ...(limiter ? { lines: new RateLines(limiter) } : {}),
+            backend,
+            chain: false,
+          },
           payload,
           ctx,
         );
       } else if (run.task === TASKS.stamper) {
         const payload = StampPayloadSchema.parse(run.payload);
-        await runStamper(this.deps.database.db, backend, payload, ctx);
+        await runStamper({ database: this.deps.database, backend }, payload, ctx);
       } else {
         throw new Error(`no task ${run.task}`);
       }

@@ -14,9 +14,11 @@ import { log } from "@/config/log";
 import { listenForCancels } from "@/engine/cancellation";
 import { ProgressWriter } from "@/engine/progress";
 import { acquireRowLock, rowLockKey } from "@/engine/row-lock";
+import { EventHub } from "@/events/hub";
 import { insertRows } from "@/store/rows/insert";
 import { createTable } from "@/store/tables/create";
 import { useTestDatabase } from "../helpers/db";
+import { resourcesOf } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 
 const MAIN_APP = "cf-probe-main";
@@ -94,7 +96,7 @@ describe("a separate session URL", () => {
   });
 
   it("the row lock is held by a session on the session URL", async () => {
-    const lock = await acquireRowLock(database, tableId, rowId);
+    const lock = await acquireRowLock(resourcesOf(database), tableId, rowId);
     expect(lock).not.toBeNull();
     try {
       // An advisory lock on one bigint key shows as classid (high half), objid (low half).
@@ -116,7 +118,7 @@ describe("a separate session URL", () => {
   });
 
   it("a pinned session prepares named statements, planned generically", async () => {
-    const lock = await acquireRowLock(database, tableId, rowId);
+    const lock = await acquireRowLock(resourcesOf(database), tableId, rowId);
     try {
       const session = lock?.db ?? database.db;
       const probe = sql`select ${41}::int + 1 as x`;
@@ -135,7 +137,8 @@ describe("a separate session URL", () => {
   });
 
   it("the cancel listener LISTENs on the session URL", async () => {
-    const listener = listenForCancels(database.pool, log());
+    const hub = new EventHub(database.pool, log());
+    const listener = listenForCancels(hub, log());
     await listener.ready;
     try {
       const listening = await appsOf(sql`a.query ilike 'listen %'`);
@@ -143,6 +146,7 @@ describe("a separate session URL", () => {
       expect(listening).not.toContain(MAIN_APP);
     } finally {
       await listener.stop();
+      await hub.close();
     }
   });
 });

@@ -33,7 +33,7 @@ import { patchRow } from "@/services/rows";
 import { resumeCell } from "@/store/cells/resume";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
-import { engineDeps } from "../helpers/engine";
+import { engineDeps, redriveEngine } from "../helpers/engine";
 import { taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
 import { auditedHistory, installModelAudit, serverClock } from "../helpers/model-audit";
@@ -338,10 +338,15 @@ class World {
         taskContext(),
       );
     else
-      await runStamper(db(), this.backend, spec.payload, taskContext(), {
-        pageRows: PAGE_ROWS,
-        pause: this.pause,
-      });
+      await runStamper(
+        { database: getDatabase(), backend: this.backend },
+        spec.payload,
+        taskContext(),
+        {
+          pageRows: PAGE_ROWS,
+          pause: this.pause,
+        },
+      );
   }
 
   /**
@@ -425,12 +430,9 @@ class World {
         return;
       }
       case "redrive":
-        await redriveOrphans({
-          database: getDatabase(),
-          backend: this.backend,
-          log: log(),
-          pause: this.pause,
-        });
+        await redriveOrphans(
+          redriveEngine({ database: getDatabase(), backend: this.backend, pause: this.pause }),
+        );
         return;
       case "resume": {
         const paused = await queryRows<{ rowId: string; groupId: string; executionId: string }>(

@@ -27,7 +27,7 @@ import { writeCheckpoint } from "@/store/executions/checkpoint";
 import { apiClient } from "../helpers/api";
 import { claimNext, completeCell } from "../helpers/cells";
 import { someoneWaitsForALock, useTestDatabase } from "../helpers/db";
-import { engineDeps } from "../helpers/engine";
+import { engineDeps, redriveEngine, resourcesOf } from "../helpers/engine";
 import { everyPoint, RecordingBackend, taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitTable, workflowTable } from "../helpers/tables";
@@ -73,7 +73,9 @@ describe("attempt fence", () => {
       attempt: 1,
     });
     const backend = new RecordingBackend();
-    const report = await redriveOrphans({ database: getDatabase(), backend, log: log() });
+    const report = await redriveOrphans(
+      redriveEngine({ database: getDatabase(), backend, log: log() }),
+    );
     expect(report.requeued).toBe(1);
     expect(await claimNext(db(), { tableId: t.id, rowId, groupId: "g0" })).toMatchObject({
       executionId: e,
@@ -254,7 +256,7 @@ describe("orphan probe", () => {
     await claimNext(db(), { tableId: t.id, rowId, groupId: "g0" });
     expect(await runningWithoutLock(db())).toBe(before + 1);
     // The same key the carrier locks: holding it makes the cell a live one.
-    const session = await acquireRowLock(getDatabase(), t.id, rowId);
+    const session = await acquireRowLock(resourcesOf(getDatabase()), t.id, rowId);
     expect(session).not.toBeNull();
     expect(await runningWithoutLock(db())).toBe(before);
     await session?.release();

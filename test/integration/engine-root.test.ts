@@ -2,7 +2,7 @@
  * The composition root (src/runtime/engine.ts) both runtimes assemble the engine with:
  * what each runtime gets follows from its name, the rate limiter is the one the
  * environment selects and lives and dies with the runtime, and the maintenance jobs run
- * with the same deps and settings as the carriers.
+ * with the same handle and settings as the carriers.
  */
 import { Writable } from "node:stream";
 import { getDatabase } from "@db/instance";
@@ -48,8 +48,8 @@ describe("the composition root", () => {
   it("gives the local worker chained carriers and trigger.dev one row per run with a shared limiter required", async () => {
     const local = assembleEngine(parts({ runtime: "local" }));
     const trigger = assembleEngine(parts({ runtime: "trigger" }));
-    expect([local.deps.chain, local.deps.requireSharedLimiter]).toEqual([true, false]);
-    expect([trigger.deps.chain, trigger.deps.requireSharedLimiter]).toEqual([false, true]);
+    expect([local.engine.chain, local.engine.requireSharedLimiter]).toEqual([true, false]);
+    expect([trigger.engine.chain, trigger.engine.requireSharedLimiter]).toEqual([false, true]);
     await Promise.all([local.close(), trigger.close()]);
   });
 
@@ -62,12 +62,12 @@ describe("the composition root", () => {
       },
     });
     const byDefault = assembleEngine(parts({ log: pino(sink) }));
-    expect(byDefault.deps.limiter.kind).toBe("postgres");
+    expect(byDefault.engine.lines.limiter.kind).toBe("postgres");
     expect(lines).toEqual([]);
     const memory = assembleEngine(
       parts({ env: readEnv({ ...process.env, RATE_LIMITER: "memory" }), log: pino(sink) }),
     );
-    expect(memory.deps.limiter.kind).toBe("memory");
+    expect(memory.engine.lines.limiter.kind).toBe("memory");
     expect(lines.join("")).toMatch(/RATE_LIMITER=memory: each process limits its own calls/);
     await Promise.all([byDefault.close(), memory.close()]);
   });
@@ -75,13 +75,13 @@ describe("the composition root", () => {
   it("closes its limiter once, however often the runtime is closed", async () => {
     const limiter = new ClosingLimiter();
     const engine = assembleEngine(parts({ limiter }));
-    expect(engine.deps.limiter).toBe(limiter);
+    expect(engine.engine.lines.limiter).toBe(limiter);
     await Promise.all([engine.close(), engine.close()]);
     await engine.close();
     expect(limiter.closes).toBe(1);
   });
 
-  it("runs a maintenance job with the carriers' deps and the runtime's settings", async () => {
+  it("runs a maintenance job with the carriers' handle and the runtime's settings", async () => {
     const env = readEnv({ ...process.env, EVENTS_RETENTION_HOURS: "5" });
     const engine = assembleEngine(parts({ env }));
     const seen: MaintenanceContext[] = [];
@@ -97,7 +97,7 @@ describe("the composition root", () => {
     const signal = new AbortController().signal;
     expect(await engine.maintain(job, signal)).toEqual({ probed: 1 });
     expect(seen).toHaveLength(1);
-    expect(seen[0]?.deps).toBe(engine.deps);
+    expect(seen[0]?.engine).toBe(engine.engine);
     expect(seen[0]?.env.EVENTS_RETENTION_HOURS).toBe(5);
     expect(seen[0]?.signal).toBe(signal);
     await engine.close();

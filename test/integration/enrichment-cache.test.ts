@@ -13,6 +13,7 @@ import { CLAIM_STALE_MS, resultCache } from "@/engine/result-cache";
 import { getEnrichment } from "@/enrichments/registry";
 import { runEnrichment } from "@/enrichments/run";
 import type { CacheLookup, EnrichmentResult } from "@/enrichments/types";
+import { RateLines } from "@/limits/rate/line";
 import { MemoryLimiter } from "@/limits/rate/memory";
 import { fillCached, releaseCached } from "@/store/enrichment-cache/fill";
 import { takeCached } from "@/store/enrichment-cache/take";
@@ -222,8 +223,11 @@ describe("cells served from the cache", () => {
     const callsWith = async (cacheTtlMs: number, path: string) => {
       for (const executionId of ["ex_a", "ex_b"]) {
         const gate = paidCalls(
-          db(),
-          new MemoryLimiter(),
+          {
+            locks: { db: db() },
+            lines: new RateLines(new MemoryLimiter()),
+            enrichmentCacheTtlMs: cacheTtlMs,
+          },
           {
             workspaceId: ws.id,
             plan: "unlimited",
@@ -235,7 +239,6 @@ describe("cells served from the cache", () => {
             dispatchId: null,
           },
           () => undefined,
-          { cacheTtlMs },
           // No cell holds these calls, so none could reserve: what is tested is the cache.
         )({ source: meta.id, chargeId: `${executionId}${path}`, credits: 0 });
         // Spelled differently each time: the key is the URL as fetched.

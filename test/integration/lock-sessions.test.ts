@@ -6,6 +6,7 @@ import { getDatabase } from "@db/instance";
 import { beforeAll, describe, expect, it } from "vitest";
 import { acquireRowLock } from "@/engine/row-lock";
 import { useTestDatabase } from "../helpers/db";
+import { resourcesOf } from "../helpers/engine";
 
 beforeAll(async () => {
   await useTestDatabase();
@@ -13,12 +14,12 @@ beforeAll(async () => {
 
 describe("row locks on shared sessions", () => {
   it("a second carrier of the process is refused a row its holder is still working", async () => {
-    const a = await acquireRowLock(getDatabase(), "tbl_lock", "row_busy");
+    const a = await acquireRowLock(resourcesOf(getDatabase()), "tbl_lock", "row_busy");
     expect(a).not.toBeNull();
     // Re-entrant in Postgres (same session), so only the process map can refuse it.
-    expect(await acquireRowLock(getDatabase(), "tbl_lock", "row_busy")).toBeNull();
+    expect(await acquireRowLock(resourcesOf(getDatabase()), "tbl_lock", "row_busy")).toBeNull();
     await a?.release();
-    const again = await acquireRowLock(getDatabase(), "tbl_lock", "row_busy");
+    const again = await acquireRowLock(resourcesOf(getDatabase()), "tbl_lock", "row_busy");
     expect(again).not.toBeNull();
     await again?.release();
   });
@@ -26,10 +27,10 @@ describe("row locks on shared sessions", () => {
   it("a carrier asking while the holder is letting go waits for it and gets the row", async () => {
     // The holder's "more queued?" read is taken with its unlock: a carrier that came for a
     // cell stamped after that read and was refused would leave the cell to the re-drive.
-    const a = await acquireRowLock(getDatabase(), "tbl_lock", "row_release");
+    const a = await acquireRowLock(resourcesOf(getDatabase()), "tbl_lock", "row_release");
     expect(a).not.toBeNull();
     const releasing = a?.release();
-    const b = await acquireRowLock(getDatabase(), "tbl_lock", "row_release");
+    const b = await acquireRowLock(resourcesOf(getDatabase()), "tbl_lock", "row_release");
     await releasing;
     expect(b).not.toBeNull();
     await b?.release();

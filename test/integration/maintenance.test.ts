@@ -8,7 +8,6 @@ import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { LocalBackend } from "@/backends/local";
-import { log } from "@/config/log";
 import { jobsFor, MAINTENANCE_JOBS, PRUNE } from "@/runtime/maintenance";
 import { pruneEnrichmentCache } from "@/store/enrichment-cache/prune";
 import { pruneExecutionSteps } from "@/store/execution-steps/prune";
@@ -18,6 +17,7 @@ import { takeFromLog } from "@/store/rate-limits/take";
 import { pruneRunKeys } from "@/store/run-keys/prune";
 import { apiClient } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
+import { redriveEngine } from "../helpers/engine";
 import { newWorkspace, upperDefinition } from "../helpers/fixtures";
 import { workflowTable } from "../helpers/tables";
 
@@ -178,7 +178,7 @@ describe("pruning", () => {
     const backend = new LocalBackend(url);
     try {
       const counts = await PRUNE.run({
-        deps: { database: getDatabase(), backend, log: log() },
+        engine: redriveEngine({ database: getDatabase(), backend }),
         env: {
           EVENTS_RETENTION_HOURS: 72,
           CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS: 24,

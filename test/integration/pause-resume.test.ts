@@ -16,7 +16,7 @@ import { redriveOrphans } from "@/engine/redrive";
 import { rowLockKey } from "@/engine/row-lock";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
-import { useWorker } from "../helpers/engine";
+import { redriveEngine, useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 import { call } from "../helpers/raw-api";
@@ -201,7 +201,7 @@ describe("pause and resume", () => {
       backend: new LocalBackend(url),
     };
     try {
-      const report = await redriveOrphans({ ...machine, log: log() });
+      const report = await redriveOrphans(redriveEngine({ ...machine, log: log() }));
       expect(report.carriers).toBeGreaterThanOrEqual(1);
     } finally {
       await machine.backend.close();

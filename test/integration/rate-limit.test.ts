@@ -15,7 +15,7 @@ import { abortLocal, registerAttempt } from "@/engine/cancellation";
 import { CancelledError, DeadlineError } from "@/errors";
 import { limiterFromEnv, limiterKind } from "@/limits/rate/instance";
 import { MemoryLimiter } from "@/limits/rate/memory";
-import { backoffMs, coolDown, pace } from "@/limits/rate/pace";
+import { backoffMs, CoolDowns, pace } from "@/limits/rate/pace";
 import type { RateLimiter } from "@/limits/rate/port";
 import { PostgresLimiter } from "@/limits/rate/postgres";
 import { createRedisLimiter, stripShebang } from "@/limits/rate/redis";
@@ -440,9 +440,10 @@ describe("pacing", () => {
   it("honours a provider's Retry-After before the next call on that key", async () => {
     const limiter = new MemoryLimiter();
     const key = freshKey();
-    coolDown(key, 300);
+    const coolDowns = new CoolDowns();
+    coolDowns.coolDown(key, 300);
     const started = performance.now();
-    await pace(limiter, key, { limit: 10, windowMs: 1000 });
+    await pace(limiter, key, { limit: 10, windowMs: 1000 }, { coolDowns });
     expect(performance.now() - started).toBeGreaterThanOrEqual(295);
   });
 });

@@ -16,7 +16,7 @@ import { MAX_LOSSES, redriveOrphans } from "@/engine/redrive";
 import { resumeCell } from "@/store/cells/resume";
 import { claimNext } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
-import { cellCounts, engineDeps } from "../helpers/engine";
+import { cellCounts, engineDeps, redriveEngine } from "../helpers/engine";
 import { RecordingBackend, taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
@@ -50,7 +50,9 @@ async function cellOf(tableId: string): Promise<Cell> {
 
 /** One pass, from this process's pool, with its carriers recorded rather than run. */
 const pass = () =>
-  redriveOrphans({ database: getDatabase(), backend: new RecordingBackend(), log: log() });
+  redriveOrphans(
+    redriveEngine({ database: getDatabase(), backend: new RecordingBackend(), log: log() }),
+  );
 
 /** The row's cell running with nobody holding its row lock: its worker died mid-attempt. */
 async function loseWorker(tableId: string, rowId: string, groupId: string): Promise<number> {

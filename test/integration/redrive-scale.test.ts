@@ -7,12 +7,11 @@ import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { log } from "@/config/log";
 import { redriveOrphans } from "@/engine/redrive";
 import { rowLockKey } from "@/engine/row-lock";
 import { stampPage } from "@/store/cells/stamp";
 import { useTestDatabase } from "../helpers/db";
-import { cellCounts } from "../helpers/engine";
+import { cellCounts, redriveEngine } from "../helpers/engine";
 import { RecordingBackend } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitTable } from "../helpers/tables";
@@ -58,11 +57,9 @@ describe("a re-drive pass", () => {
         [keys],
       );
       expect(held.rows[0]?.n).toBe(HEALTHY);
-      const report = await redriveOrphans({
-        database: getDatabase(),
-        backend: new RecordingBackend(),
-        log: log(),
-      });
+      const report = await redriveOrphans(
+        redriveEngine({ database: getDatabase(), backend: new RecordingBackend() }),
+      );
       expect(report).toMatchObject({ requeued: 1, failed: 0 });
       const [cell] = await queryRows<{ status: string }>(
         db(),

@@ -20,7 +20,7 @@ import { acquireRowLock } from "@/engine/row-lock";
 import { advanceDispatch } from "@/store/dispatches/advance";
 import { apiClient } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
-import { engineDeps } from "../helpers/engine";
+import { engineDeps, redriveEngine, resourcesOf } from "../helpers/engine";
 import { RecordingBackend, taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitTable } from "../helpers/tables";
@@ -81,7 +81,9 @@ const finishCell = (rowId: string) =>
 
 async function pass(pause?: Pause) {
   const backend = new RecordingBackend();
-  const report = await redriveOrphans({ database: getDatabase(), backend, log: log(), pause });
+  const report = await redriveOrphans(
+    redriveEngine({ database: getDatabase(), backend, log: log(), pause }),
+  );
   return { report, backend };
 }
 
@@ -152,7 +154,7 @@ describe("a row waiting for its carrier is not an orphan", () => {
     const rowId = t.rowIds[0] as string;
     await stampedLongAgo(t.id);
     await recordLongAgo(t.dispatchId);
-    const session = await acquireRowLock(getDatabase(), t.id, rowId);
+    const session = await acquireRowLock(resourcesOf(getDatabase()), t.id, rowId);
     expect(session).not.toBeNull();
     try {
       const { report, backend } = await pass();

@@ -13,7 +13,7 @@ import { log } from "@/config/log";
 import { redriveOrphans } from "@/engine/redrive";
 import { apiClient, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
-import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
+import { cellCounts, redriveEngine, useWorker, waitForDispatch } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 import { waitTable } from "../helpers/tables";
@@ -69,14 +69,14 @@ describe("re-drive", () => {
     await db().execute(
       sql`update cells set queued_at = now() - interval '1 minute' where row_id = ${t.rowIds[0]}`,
     );
-    const report = await redriveOrphans({ ...machine(), log: log() });
+    const report = await redriveOrphans(redriveEngine({ ...machine(), log: log() }));
     expect(report.carriers).toBe(1);
     const jobs = await queryRows<{ key: string }>(db(), sql`select key from graphile_worker.jobs`);
     expect(jobs.map((j) => j.key)).toEqual([`carrier:${t.id}:${t.rowIds[0]}`]);
     await db().execute(
       sql`update cells set queued_at = now() - interval '1 minute' where table_id = ${t.id}`,
     );
-    const again = await redriveOrphans({ ...machine(), log: log() });
+    const again = await redriveOrphans(redriveEngine({ ...machine(), log: log() }));
     expect(again.carriers).toBe(2);
     const after = await queryRows<{ key: string }>(
       db(),
@@ -130,8 +130,8 @@ describe("re-drive", () => {
 
     const [a, b] = [machine(), machine()];
     const reports = await Promise.all([
-      redriveOrphans({ ...a, log: log() }),
-      redriveOrphans({ ...b, log: log() }),
+      redriveOrphans(redriveEngine({ ...a, log: log() })),
+      redriveOrphans(redriveEngine({ ...b, log: log() })),
     ]);
     // Each of this table's cells handed back once between the two passes (a pass reads
     // every table: a cell of an earlier test's table the victim was running is an orphan

@@ -19,7 +19,7 @@ import { resumeCell } from "@/store/cells/resume";
 import { pruneStops } from "@/store/stops/prune";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
-import { engineDeps } from "../helpers/engine";
+import { engineDeps, redriveEngine } from "../helpers/engine";
 import { onPoint, RecordingBackend, taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
 
@@ -126,7 +126,10 @@ async function drain(backend: RecordingBackend): Promise<void> {
     for (const job of jobs)
       if (job.task === "row-carrier")
         await runCarrier(engineDeps({ database: database(), backend }), job.payload, taskContext());
-      else await runStamper(db(), backend, job.payload, taskContext(), { pageRows: 5 });
+      else
+        await runStamper({ database: getDatabase(), backend }, job.payload, taskContext(), {
+          pageRows: 5,
+        });
 }
 
 /** Resumes the row's paused cell of `groupId` (an approval) and carries the row. */
@@ -231,7 +234,7 @@ describe("a Stop while a run is still stamping", () => {
       backend,
       { tableId, groupIds: ["g"], mode: "all", rowIds: null, limit: null, window: 3, pageRows: 5 },
       onPoint("run:created", 1, async () => {
-        await redriveOrphans({ database: database(), backend, log: log() });
+        await redriveOrphans(redriveEngine({ database: database(), backend, log: log() }));
         const [d] = await queryRows<{ id: string }>(
           db(),
           sql`select id from dispatches where table_id = ${tableId}`,
@@ -244,7 +247,7 @@ describe("a Stop while a run is still stamping", () => {
     // Only the window's rows were handed out; the rest wait for it, not for the re-drive.
     expect(backend.jobs.filter((j) => j.task === "row-carrier")).toHaveLength(3);
     const again = new RecordingBackend();
-    await redriveOrphans({ database: database(), backend: again, log: log() });
+    await redriveOrphans(redriveEngine({ database: database(), backend: again, log: log() }));
     expect(again.jobs.filter((j) => j.task === "row-carrier")).toHaveLength(0);
   });
 });

@@ -17,7 +17,7 @@ import { runCarrier } from "@/engine/carrier";
 import { startRun as startDispatch } from "@/engine/dispatcher";
 import { redriveOrphans } from "@/engine/redrive";
 import { useTestDatabase } from "../helpers/db";
-import { engineDeps } from "../helpers/engine";
+import { engineDeps, redriveEngine } from "../helpers/engine";
 import { type FakeTrigger, startFakeTrigger, type TriggeredRun } from "../helpers/fake-trigger";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitTable } from "../helpers/tables";
@@ -186,7 +186,9 @@ describe("carrier enqueues on the trigger.dev backend", () => {
     await db().execute(
       sql`update dispatches set prev_cursor_at = prev_cursor_at - interval '1 minute' where id = ${dispatchId}`,
     );
-    const report = await redriveOrphans({ database: getDatabase(), backend, log: log() });
+    const report = await redriveOrphans(
+      redriveEngine({ database: getDatabase(), backend, log: log() }),
+    );
     expect(report.carriers).toBe(1);
     expect(runsOf(rowId)).toHaveLength(1);
     await startRun(runsOf(rowId)[0]);

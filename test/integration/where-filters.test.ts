@@ -227,7 +227,9 @@ describe("where: runs and Stops", () => {
     expect(run.stamping).toBe(true);
     for (const job of backend.take())
       if (job.task === TASKS.stamper)
-        await runStamper(db(), backend, job.payload, taskContext(), { pageRows: 4 });
+        await runStamper({ database: getDatabase(), backend }, job.payload, taskContext(), {
+          pageRows: 4,
+        });
     const expected = range((i) => even(i) && i >= 10);
     expect(await cellsIn(t, "g", "queued")).toEqual(expected);
     expect(dataOf(dry)).toMatchObject({ rows: expected.length, cells: expected.length });
@@ -277,7 +279,9 @@ describe("where: runs and Stops", () => {
     expect(dataOf(stop).cancelled).toBe(4);
     for (const job of backend.take())
       if (job.task === TASKS.stamper)
-        await runStamper(db(), backend, job.payload, taskContext(), { pageRows: 4 });
+        await runStamper({ database: getDatabase(), backend }, job.payload, taskContext(), {
+          pageRows: 4,
+        });
     const stopped = range((i) => even(i) && i < 20);
     expect(await cellsIn(t, "g", "cancelled")).toEqual([0, 2, 4, 6]);
     expect(await cellsIn(t, "g", "queued")).toEqual(range((i) => !stopped.includes(i)));

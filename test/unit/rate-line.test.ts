@@ -6,9 +6,20 @@
  */
 import { describe, expect, it } from "vitest";
 import { CancelledError, DeadlineError } from "@/errors";
-import { lineLength, paceInLine } from "@/limits/rate/line";
+import { RateLines } from "@/limits/rate/line";
 import type { RateLimit, RateLimiter, Slot, Take } from "@/limits/rate/port";
 import { waitFor } from "../helpers/processes";
+
+/** One set of lines per limiter, as a process builds one with its one limiter. */
+const lines = new Map<RateLimiter, RateLines>();
+function linesOf(limiter: RateLimiter): RateLines {
+  let l = lines.get(limiter);
+  if (!l) {
+    l = new RateLines(limiter);
+    lines.set(limiter, l);
+  }
+  return l;
+}
 
 const limit: RateLimit = { limit: 1, windowMs: 1_000 };
 let keys = 0;
@@ -64,12 +75,14 @@ describe("a rate-limit line", () => {
     const served: number[] = [];
     await Promise.all(
       Array.from({ length: 12 }, (_, i) =>
-        paceInLine(limiter, key, limit, { baseMs: 2 }).then(() => served.push(i)),
+        linesOf(limiter)
+          .pace(key, limit, { baseMs: 2 })
+          .then(() => served.push(i)),
       ),
     );
     expect(served).toEqual(Array.from({ length: 12 }, (_, i) => i));
     expect(peak()).toBe(1);
-    expect(lineLength(limiter, key, limit)).toBe(0);
+    expect(linesOf(limiter).length(key, limit)).toBe(0);
   });
 
   it("hands each waiter its slot and lets the next reserve at once: waiters wait for their slots side by side, not one after another", async () => {
@@ -79,7 +92,9 @@ describe("a rate-limit line", () => {
     const started = performance.now();
     const done = await Promise.all(
       Array.from({ length: 5 }, () =>
-        paceInLine(limiter, key, limit).then((at) => ({ at, ms: performance.now() - started })),
+        linesOf(limiter)
+          .pace(key, limit)
+          .then((at) => ({ at, ms: performance.now() - started })),
       ),
     );
     expect(done.map((d) => d.at)).toEqual([0, 1, 2, 3, 4]);
@@ -87,24 +102,24 @@ describe("a rate-limit line", () => {
     // Each went at its own slot, never before it; all within the last slot plus slack.
     for (const [n, d] of done.entries()) expect(d.ms).toBeGreaterThanOrEqual(n * 100 - 2);
     expect(Math.max(...done.map((d) => d.ms))).toBeLessThan(400 + 300);
-    expect(lineLength(limiter, key, limit)).toBe(0);
+    expect(linesOf(limiter).length(key, limit)).toBe(0);
   });
 
   it("lets a waiter behind the front leave at once when its attempt is stopped", async () => {
     const { limiter, answer } = manual();
     const key = freshKey();
-    const front = paceInLine(limiter, key, limit);
+    const front = linesOf(limiter).pace(key, limit);
     const stop = new AbortController();
-    const behind = paceInLine(limiter, key, limit, { signal: stop.signal });
-    const last = paceInLine(limiter, key, limit);
-    expect(lineLength(limiter, key, limit)).toBe(3);
+    const behind = linesOf(limiter).pace(key, limit, { signal: stop.signal });
+    const last = linesOf(limiter).pace(key, limit);
+    expect(linesOf(limiter).length(key, limit)).toBe(3);
     const reason = new CancelledError();
     stop.abort(reason);
     await expect(behind).rejects.toBe(reason);
-    expect(lineLength(limiter, key, limit)).toBe(2);
+    expect(linesOf(limiter).length(key, limit)).toBe(2);
     answer(slot(1));
     await expect(front).resolves.toBe(1);
-    await waitFor(() => lineLength(limiter, key, limit) === 1, 1_000, 1);
+    await waitFor(() => linesOf(limiter).length(key, limit) === 1, 1_000, 1);
     answer(slot(2));
     await expect(last).resolves.toBe(2);
   });
@@ -112,9 +127,11 @@ describe("a rate-limit line", () => {
   it("asks a waiter behind the front whether its cell was stopped, and lets it go when it was", async () => {
     const { limiter } = manual();
     const key = freshKey();
-    void paceInLine(limiter, key, limit).catch(() => {});
+    void linesOf(limiter)
+      .pace(key, limit)
+      .catch(() => {});
     let stopped = false;
-    const behind = paceInLine(limiter, key, limit, {
+    const behind = linesOf(limiter).pace(key, limit, {
       isStopped: async () => stopped,
       stopCheckMs: 5,
     });
@@ -129,13 +146,15 @@ describe("a rate-limit line", () => {
     );
     const key = freshKey();
     const deadline = new AbortController();
-    const timedOut = paceInLine(limiter, key, limit, {
-      signal: deadline.signal,
-      baseMs: 1,
-      maxMs: 2,
-    }).catch((e: unknown) => e);
+    const timedOut = linesOf(limiter)
+      .pace(key, limit, {
+        signal: deadline.signal,
+        baseMs: 1,
+        maxMs: 2,
+      })
+      .catch((e: unknown) => e);
     const rest = Array.from({ length: 4 }, () =>
-      paceInLine(limiter, key, limit, { baseMs: 1, maxMs: 2 }),
+      linesOf(limiter).pace(key, limit, { baseMs: 1, maxMs: 2 }),
     );
     await waitFor(() => asked() >= 20, 5_000, 1);
     const reason = new DeadlineError("Timed out after 5 min");
@@ -143,16 +162,16 @@ describe("a rate-limit line", () => {
     expect(await timedOut).toBe(reason);
     const ats = await Promise.all(rest);
     expect(ats).toEqual([60, 61, 62, 63]);
-    expect(lineLength(limiter, key, limit)).toBe(0);
+    expect(linesOf(limiter).length(key, limit)).toBe(0);
   });
 
   it("gives back the slot of a waiter stopped while it waits for it", async () => {
     const { limiter, asked, released } = scripted(() => slot(7, 60_000));
     const stop = new AbortController();
     const key = freshKey();
-    const waiting = paceInLine(limiter, key, limit, { signal: stop.signal });
+    const waiting = linesOf(limiter).pace(key, limit, { signal: stop.signal });
     // Reserved, out of the line, waiting for its slot a minute ahead.
-    await waitFor(() => asked() === 1 && lineLength(limiter, key, limit) === 0, 1_000, 1);
+    await waitFor(() => asked() === 1 && linesOf(limiter).length(key, limit) === 0, 1_000, 1);
     const reason = new CancelledError();
     stop.abort(reason);
     await expect(waiting).rejects.toBe(reason);
@@ -165,7 +184,7 @@ describe("a rate-limit line", () => {
     const stop = new AbortController();
     const reason = new CancelledError();
     stop.abort(reason);
-    await expect(paceInLine(limiter, freshKey(), limit, { signal: stop.signal })).rejects.toBe(
+    await expect(linesOf(limiter).pace(freshKey(), limit, { signal: stop.signal })).rejects.toBe(
       reason,
     );
     expect(asked()).toBe(0);

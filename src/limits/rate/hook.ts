@@ -10,9 +10,8 @@
 import type { Plan } from "@/domain/statuses";
 import type { BeforeCall } from "@/enrichments/types";
 import { planLimits } from "../plans";
-import { paceInLine } from "./line";
-import { coolDown, type PaceOptions } from "./pace";
-import type { RateLimiter } from "./port";
+import type { RateLines } from "./line";
+import type { PaceOptions } from "./pace";
 
 export function rateLimitKey(workspaceId: string, providerId: string): string {
   return `${workspaceId}:${providerId}`;
@@ -30,14 +29,14 @@ export function paceBaseMs(perSecond: number): number {
 export function limiterHook(
   workspaceId: string,
   plan: Plan,
-  opts: Omit<PaceOptions, "signal"> & { limiter: RateLimiter },
+  opts: Omit<PaceOptions, "signal" | "coolDowns"> & { lines: RateLines },
 ): BeforeCall {
-  const { limiter, ...paceOpts } = opts;
+  const { lines, ...paceOpts } = opts;
   const perSecond = planLimits(plan).rateLimitPerSecond;
   const limit = { limit: perSecond, windowMs: 1_000 };
   return async (providerId, signal) => {
     const started = Date.now();
-    const at = await paceInLine(limiter, rateLimitKey(workspaceId, providerId), limit, {
+    const at = await lines.pace(rateLimitKey(workspaceId, providerId), limit, {
       baseMs: paceBaseMs(perSecond),
       // A limiter that cannot answer is asked again at least every second: the calls
       // waiting for it go as soon as it is back.
@@ -52,9 +51,10 @@ export function limiterHook(
 
 /** After a provider's 429: later calls of this workspace to it wait `retryAfterMs` here. */
 export function providerRetryAfter(
+  lines: RateLines,
   workspaceId: string,
   providerId: string,
   retryAfterMs: number,
 ): void {
-  coolDown(rateLimitKey(workspaceId, providerId), retryAfterMs);
+  lines.coolDowns.coolDown(rateLimitKey(workspaceId, providerId), retryAfterMs);
 }

@@ -18,7 +18,7 @@
  *   next waiter then carries on (each waits up to its own attempt's deadline).
  */
 import { CancelledError } from "@/errors";
-import { awaitSlot, type PaceOptions, reserve } from "./pace";
+import { awaitSlot, CoolDowns, type PaceOptions, reserve } from "./pace";
 import type { RateLimit, RateLimiter, Slot } from "./port";
 
 interface Waiter {
@@ -36,45 +36,40 @@ interface Line {
 }
 
 /**
- * The lines of each limiter. A process builds one limiter (src/runtime/engine.ts), so
- * this is one set of lines per process; a test that plays many processes in one (the
- * simulated trigger.dev platform, a run per process) gives each its own limiter.
+ * The lines in front of one limiter, and this process's provider cool-downs: one per
+ * engine handle (src/engine/handle.ts), built with the process's one limiter. A test that
+ * plays many processes in one (the simulated trigger.dev platform, a run per process)
+ * gives each its own limiter, and so its own lines.
  */
-const linesOf = new WeakMap<RateLimiter, Map<string, Line>>();
+export class RateLines {
+  private readonly lines = new Map<string, Line>();
+  /** Provider-imposed pauses per key (pace.ts `CoolDowns`). */
+  readonly coolDowns = new CoolDowns();
 
-function linesFor(limiter: RateLimiter): Map<string, Line> {
-  let lines = linesOf.get(limiter);
-  if (!lines) {
-    lines = new Map();
-    linesOf.set(limiter, lines);
+  constructor(readonly limiter: RateLimiter) {}
+
+  /** How many waiters stand in the line for `key` (for tests and metrics). */
+  length(key: string, limit: RateLimit): number {
+    return this.lines.get(lineId(key, limit))?.waiters.length ?? 0;
   }
-  return lines;
-}
 
-/** How many waiters stand in `limiter`'s line for `key` (for tests and metrics). */
-export function lineLength(limiter: RateLimiter, key: string, limit: RateLimit): number {
-  return linesOf.get(limiter)?.get(lineId(key, limit))?.waiters.length ?? 0;
+  /**
+   * Resolves once `key` may make its call, with the time of its slot (the limiter's
+   * clock); rejects like `pace` (the signal's reason, CancelledError).
+   */
+  async pace(key: string, limit: RateLimit, opts: PaceOptions = {}): Promise<number> {
+    const withCoolDowns = { coolDowns: this.coolDowns, ...opts };
+    const slot = await reserveInLine(this.lines, this.limiter, key, limit, withCoolDowns);
+    return awaitSlot(this.limiter, key, limit, slot, withCoolDowns);
+  }
 }
 
 function lineId(key: string, limit: RateLimit): string {
   return `${limit.limit}/${limit.windowMs}:${key}`;
 }
 
-/**
- * Resolves once `key` may make its call, with the time of its slot (the limiter's clock);
- * rejects like `pace` (the signal's reason, CancelledError).
- */
-export async function paceInLine(
-  limiter: RateLimiter,
-  key: string,
-  limit: RateLimit,
-  opts: PaceOptions = {},
-): Promise<number> {
-  const slot = await reserveInLine(limiter, key, limit, opts);
-  return awaitSlot(limiter, key, limit, slot, opts);
-}
-
 function reserveInLine(
+  lines: Map<string, Line>,
   limiter: RateLimiter,
   key: string,
   limit: RateLimit,
@@ -82,7 +77,6 @@ function reserveInLine(
 ): Promise<Slot> {
   if (opts.signal?.aborted) return Promise.reject(opts.signal.reason);
   const id = lineId(key, limit);
-  const lines = linesFor(limiter);
   let line = lines.get(id);
   if (!line) {
     line = { limiter, key, limit, waiters: [] };

@@ -36,6 +36,8 @@ export interface PaceOptions {
   /** How often `isStopped` is asked while waiting. Default 1 s. */
   stopCheckMs?: number;
   random?: () => number;
+  /** The process's provider-imposed pauses (a 429's `Retry-After`), waited before a take. */
+  coolDowns?: CoolDowns;
 }
 
 /**
@@ -93,7 +95,7 @@ export async function reserve(
   const random = opts.random ?? Math.random;
   for (let attempt = 0; ; attempt++) {
     opts.signal?.throwIfAborted();
-    const coolingMs = (coolDowns.get(key) ?? 0) - Date.now();
+    const coolingMs = (opts.coolDowns?.until(key) ?? 0) - Date.now();
     if (coolingMs > 0) await wait(coolingMs + random() * baseMs, opts, check);
     const take = await limiter.take(key, limit, reachOf(opts));
     if (take.ok) return { at: take.at, waitMs: take.waitMs, ticket: take.ticket };
@@ -138,21 +140,27 @@ export async function pace(
   return awaitSlot(limiter, key, limit, slot, opts, check);
 }
 
-/** Provider-imposed pauses per key, this process only: epoch ms before which to wait. */
-const coolDowns = new Map<string, number>();
-
 /**
- * Honours a provider's own 429 `Retry-After` for every later `pace` on `key` in this
- * process (the failing call's own retry already waits it: BlockError.retryAfterMs).
- * Other processes learn it from their own 429s.
+ * Provider-imposed pauses per key, this process only: epoch ms before which to wait.
+ * Honours a provider's own 429 `Retry-After` for every later `pace` on `key` given these
+ * (the failing call's own retry already waits it: BlockError.retryAfterMs). Other
+ * processes learn it from their own 429s.
  */
-export function coolDown(key: string, retryAfterMs: number): void {
-  const until = Date.now() + retryAfterMs;
-  if ((coolDowns.get(key) ?? 0) < until) coolDowns.set(key, until);
-  // Forget the expired ones so the map stays the size of the keys cooling right now.
-  if (coolDowns.size > 1_000) {
-    const now = Date.now();
-    for (const [k, at] of coolDowns) if (at <= now) coolDowns.delete(k);
+export class CoolDowns {
+  private readonly ends = new Map<string, number>();
+
+  until(key: string): number | undefined {
+    return this.ends.get(key);
+  }
+
+  coolDown(key: string, retryAfterMs: number): void {
+    const until = Date.now() + retryAfterMs;
+    if ((this.ends.get(key) ?? 0) < until) this.ends.set(key, until);
+    // Forget the expired ones so the map stays the size of the keys cooling right now.
+    if (this.ends.size > 1_000) {
+      const now = Date.now();
+      for (const [k, at] of this.ends) if (at <= now) this.ends.delete(k);
+    }
   }
 }
 
