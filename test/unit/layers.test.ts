@@ -35,6 +35,8 @@ async function violations(files: Record<string, string>): Promise<string[]> {
       baseDir: root,
       validate: true,
       ruleSet: { forbidden: config.forbidden },
+      // As the project's config: a type-only import is an arrow too.
+      tsPreCompilationDeps: true,
       doNotFollow: { path: "node_modules" },
     },
     { extensions: [".ts", ".tsx", ".js"] },
@@ -66,6 +68,35 @@ describe("layer rules", () => {
         "src/engine/carrier.ts": "export const c = 1;\n",
       }),
     ).toEqual(["store-imports-no-higher-layer: src/store/cells.ts → src/engine/carrier.ts"]);
+  });
+
+  it("fail the executor reaching the store, though the store is a lower layer", async () => {
+    expect(
+      await violations({
+        "src/execution/blocks/types.ts":
+          'import type { E } from "../../store/child-runs/finish";\nexport type T = E;\n',
+        "src/store/child-runs/finish.ts": "export type E = 1;\n",
+        "src/execution/blocks/ok.ts":
+          'import { d } from "../../domain/rules";\nexport const o = d;\n',
+        "src/domain/rules.ts": "export const d = 1;\n",
+      }),
+    ).toEqual([
+      "execution-reaches-records-through-ports: src/execution/blocks/types.ts → src/store/child-runs/finish.ts",
+    ]);
+  });
+
+  it("fail the HTTP layer reaching the store, not the services it calls", async () => {
+    expect(
+      await violations({
+        "src/http/auth.ts":
+          'import { w } from "../store/api-keys/resolve";\nimport { s } from "../services/session";\nexport const a = w + s;\n',
+        "src/store/api-keys/resolve.ts": "export const w = 1;\n",
+        "src/services/session.ts":
+          'import { w } from "../store/api-keys/resolve";\nexport const s = w;\n',
+      }),
+    ).toEqual([
+      "http-reaches-the-store-through-services: src/http/auth.ts → src/store/api-keys/resolve.ts",
+    ]);
   });
 
   it("fail the UI reaching past the typed client into the server's code", async () => {
