@@ -7,6 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Schemas } from "@/client/cellflow-client";
+import { RUN_MODES } from "@/domain/statuses";
 import { parseCommand, wholeNumber } from "../args";
 import { type Connection, call } from "../connection";
 import { type CliContext, connect } from "../context";
@@ -16,8 +17,6 @@ import { RUN } from "../help";
 import { runEnd } from "../progress";
 import { findTable, pickPart, type Table } from "../table-ref";
 import { whereOf } from "../where-args";
-
-const MODES = ["all", "incomplete", "new", "failed"] as const;
 
 export const RUN_SPEC = {
   name: "run",
@@ -49,8 +48,8 @@ export interface RunFlags {
 
 /** The request the flags describe, against the table's schema (names → ids, values typed). */
 export function runRequest(table: Table, flags: RunFlags): CliResult<Schemas["CreateRunRequest"]> {
-  const mode = MODES.find((m) => m === (flags.mode ?? "incomplete"));
-  if (!mode) return usageError(`--mode is one of ${MODES.join(", ")}, not "${flags.mode}"`);
+  const mode = RUN_MODES.find((m) => m === (flags.mode ?? "incomplete"));
+  if (!mode) return usageError(`--mode is one of ${RUN_MODES.join(", ")}, not "${flags.mode}"`);
   if (flags["dry-run"] && flags.follow)
     return usageError("--dry-run starts nothing, so there is nothing to --follow");
   const groupIds: string[] = [];
