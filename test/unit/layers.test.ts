@@ -50,7 +50,7 @@ function unique(value: string, index: number, all: string[]): boolean {
   return all.indexOf(value) === index;
 }
 
-describe("layer rules", () => {
+describe("layer rules: the levels and the edges they would allow", () => {
   it("let a layer import its own folder and the layers below it", async () => {
     expect(
       await violations({
@@ -98,7 +98,9 @@ describe("layer rules", () => {
       "http-reaches-the-store-through-services: src/http/auth.ts → src/store/api-keys/resolve.ts",
     ]);
   });
+});
 
+describe("layer rules: the boundaries beside the levels", () => {
   it("fail the UI reaching past the typed client into the server's code", async () => {
     expect(
       await violations({
