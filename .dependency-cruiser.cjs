@@ -98,6 +98,22 @@ module.exports = {
       to: { path: "^src/ui/" },
     },
     {
+      name: "execution-reaches-records-through-ports",
+      comment:
+        "the executor and its blocks reach records only through what the engine hands them (ChildLedger, PaidCalls), so a block cannot write around the engine's fences",
+      severity: "error",
+      from: { path: "^src/execution/" },
+      to: { path: "^src/store/" },
+    },
+    {
+      name: "http-reaches-the-store-through-services",
+      comment:
+        "the HTTP layer parses, authenticates and answers; what it reads or changes goes through src/services",
+      severity: "error",
+      from: { path: "^src/http/" },
+      to: { path: "^src/store/" },
+    },
+    {
       name: "sql-only-in-store-and-db",
       comment: "no SQL outside store/ and db/: only they reach the drivers and the query builder",
       severity: "error",

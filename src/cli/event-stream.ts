@@ -6,6 +6,7 @@
  * slows the reading, not the memory). A refusal that retrying cannot fix (bad key, unknown
  * table) ends the tail with the API's message; a server gone away is retried.
  */
+import { sleep } from "@/domain/sleep";
 import type { Connection } from "./connection";
 import { refusalOf } from "./connection";
 import { type CliFailure, type CliResult, done } from "./failure";
@@ -86,7 +87,8 @@ export async function tailEvents(opts: TailOptions): Promise<CliResult> {
     opts.onReconnect?.(outcome.why);
     const wait = RETRY_MS[Math.min(failures, RETRY_MS.length - 1)] ?? 5_000;
     failures += 1;
-    await pause(wait, opts.signal);
+    // Ctrl-C ends the wait early, and then the loop: a way to end, not a failure.
+    await sleep(wait, opts.signal).catch(() => undefined);
   }
   return done;
 }
@@ -150,18 +152,4 @@ async function readOnce(
     opts.signal.removeEventListener("abort", abort);
     connection.abort();
   }
-}
-
-/** Waits `ms`, or less if `signal` aborts first. */
-export function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(finish, ms);
-    function finish() {
-      clearTimeout(t);
-      signal.removeEventListener("abort", finish);
-      resolve();
-    }
-    signal.addEventListener("abort", finish, { once: true });
-  });
 }

@@ -11,7 +11,7 @@ import type { Schemas } from "@/client/cellflow-client";
 import { parseTableEvent } from "@/contracts/events";
 import { type Connection, call } from "./connection";
 import type { Output } from "./context";
-import { tailEvents } from "./event-stream";
+import { type StreamEvent, tailEvents } from "./event-stream";
 import type { CliFailure, CliResult } from "./failure";
 import { barLine, plainLine, progressOf, RateMeter } from "./progress";
 
@@ -38,121 +38,156 @@ const GIVE_UP_MS = 60_000;
 
 export async function followRun(o: FollowOptions): Promise<CliResult<FollowEnd>> {
   const started = Date.now();
-  const stop = new AbortController();
-  const meter = new RateMeter();
-  let run: RunView | undefined;
-  let failure: CliFailure | undefined;
-  let detached = false;
-  let lastRead = Date.now();
-  let reading = false;
-  let again = false;
-  let soon: NodeJS.Timeout | undefined;
-  let drawn = false;
-
-  const line = (): string => {
-    if (!run) return "";
-    const p = progressOf(run);
-    return o.tty
-      ? barLine(p, meter.rate(), Math.max(20, (o.out.columns || 80) - 1))
-      : plainLine(o.runId, p, meter.rate());
-  };
-  const draw = () => {
-    if (!run || stop.signal.aborted) return;
-    if (o.tty) o.out.write(`\r${line()}\x1b[K`);
-    else o.out.write(`${line()}\n`);
-    drawn = true;
-  };
-
-  let ended: () => void = () => {};
-  const end = new Promise<void>((resolve) => {
-    ended = resolve;
-  });
-  const finish = () => {
-    if (stop.signal.aborted) return;
-    stop.abort();
-    clearTimeout(soon);
-    clearInterval(poll);
-    clearInterval(tick);
-    ended();
-  };
-
-  const read = async (): Promise<void> => {
-    if (reading) {
-      again = true;
-      return;
-    }
-    reading = true;
-    try {
-      do {
-        again = false;
-        const r = await call(
-          o.conn,
-          o.conn.client.GET("/api/tables/{id}/runs/{dispatchId}", {
-            params: { path: { id: o.tableId, dispatchId: o.runId } },
-          }),
-        );
-        if (stop.signal.aborted) return;
-        if (r.ok) {
-          run = r.value;
-          lastRead = Date.now();
-          meter.add(lastRead, progressOf(run).done);
-          if (run.status !== "active") finish();
-          else if (o.tty || !drawn) draw();
-        } else if ((r.reason.status ?? 500) < 500 || Date.now() - lastRead > GIVE_UP_MS) {
-          failure = r.reason;
-          finish();
-        }
-      } while (again && !stop.signal.aborted);
-    } finally {
-      reading = false;
-    }
-  };
-  const readSoon = (ms: number) => {
-    if (soon || stop.signal.aborted) return;
-    soon = setTimeout(() => {
-      soon = undefined;
-      void read();
-    }, ms);
-  };
-
-  const poll = setInterval(() => void read(), POLL_MS);
-  const tick = setInterval(draw, o.tty ? 500 : (o.lineEveryMs ?? 3_000));
-  const onDetach = () => {
-    detached = true;
-    finish();
-  };
+  const follow = new Follow(o);
+  const onDetach = () => follow.detach();
   o.detach.addEventListener("abort", onDetach, { once: true });
   if (o.detach.aborted) onDetach();
-
   const tail = tailEvents({
     conn: o.conn,
     tableId: o.tableId,
-    signal: stop.signal,
-    onEvent: (e) => {
-      const event = parseTableEvent(e.event, e.data);
-      const mine =
-        (event?.event === "dispatch" || event?.event === "limit") &&
-        event.data.dispatchId === o.runId;
-      if (mine) void read();
-      else if (event?.event === "cell" || event?.event === "reset") readSoon(o.tty ? 250 : 1_000);
-    },
+    signal: follow.stopped,
+    onEvent: (e) => follow.onEvent(e),
   });
-  await read();
-  await end;
+  await follow.read();
+  await follow.ended;
   o.detach.removeEventListener("abort", onDetach);
   // The stream's own refusals are not fatal here: the counts are what the follow judges by.
   await tail;
-  if (failure) {
-    if (o.tty && drawn) o.out.write("\n");
-    return { ok: false, reason: failure };
+  return follow.result(started);
+}
+
+/**
+ * One follow's state: the run as last read, the timers that read and draw it, and what
+ * ended it. `finish` stops them all at once: nothing is read or drawn after it.
+ */
+class Follow {
+  private readonly o: FollowOptions;
+  private readonly stop = new AbortController();
+  private readonly meter = new RateMeter();
+  private run: RunView | undefined;
+  private failure: CliFailure | undefined;
+  private detached = false;
+  private lastRead = Date.now();
+  private reading = false;
+  private again = false;
+  private soon: NodeJS.Timeout | undefined;
+  private drawn = false;
+  private markEnded: () => void = () => {};
+  /** Resolves once the run ended, the counts could not be read, or the caller detached. */
+  readonly ended = new Promise<void>((resolve) => {
+    this.markEnded = resolve;
+  });
+  private readonly poll: NodeJS.Timeout;
+  private readonly tick: NodeJS.Timeout;
+
+  constructor(o: FollowOptions) {
+    this.o = o;
+    this.poll = setInterval(() => void this.read(), POLL_MS);
+    this.tick = setInterval(() => this.draw(), o.tty ? 500 : (o.lineEveryMs ?? 3_000));
   }
-  // The last state, drawn once more so the final figures are on screen (or in the log).
-  if (run) {
-    if (o.tty) o.out.write(`\r${line()}\x1b[K\n`);
-    else o.out.write(`${line()}\n`);
+
+  get stopped(): AbortSignal {
+    return this.stop.signal;
   }
-  return {
-    ok: true,
-    value: { how: detached ? "detached" : "ended", run, elapsedMs: Date.now() - started },
-  };
+
+  detach(): void {
+    this.detached = true;
+    this.finish();
+  }
+
+  /** The run's own end or limit reads the counts at once; any cell event soon after. */
+  onEvent(e: StreamEvent): void {
+    const event = parseTableEvent(e.event, e.data);
+    const mine =
+      (event?.event === "dispatch" || event?.event === "limit") &&
+      event.data.dispatchId === this.o.runId;
+    if (mine) void this.read();
+    else if (event?.event === "cell" || event?.event === "reset")
+      this.readSoon(this.o.tty ? 250 : 1_000);
+  }
+
+  /** Reads the counts; a read asked for while one is in flight runs once right after it. */
+  async read(): Promise<void> {
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    this.reading = true;
+    try {
+      do {
+        this.again = false;
+        await this.readOnce();
+      } while (this.again && !this.stop.signal.aborted);
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  private async readOnce(): Promise<void> {
+    const { conn, tableId, runId } = this.o;
+    const r = await call(
+      conn,
+      conn.client.GET("/api/tables/{id}/runs/{dispatchId}", {
+        params: { path: { id: tableId, dispatchId: runId } },
+      }),
+    );
+    if (this.stop.signal.aborted) return;
+    if (r.ok) {
+      this.run = r.value;
+      this.lastRead = Date.now();
+      this.meter.add(this.lastRead, progressOf(this.run).done);
+      if (this.run.status !== "active") this.finish();
+      else if (this.o.tty || !this.drawn) this.draw();
+    } else if ((r.reason.status ?? 500) < 500 || Date.now() - this.lastRead > GIVE_UP_MS) {
+      this.failure = r.reason;
+      this.finish();
+    }
+  }
+
+  private readSoon(ms: number): void {
+    if (this.soon || this.stop.signal.aborted) return;
+    this.soon = setTimeout(() => {
+      this.soon = undefined;
+      void this.read();
+    }, ms);
+  }
+
+  private line(): string {
+    if (!this.run) return "";
+    const p = progressOf(this.run);
+    return this.o.tty
+      ? barLine(p, this.meter.rate(), Math.max(20, (this.o.out.columns || 80) - 1))
+      : plainLine(this.o.runId, p, this.meter.rate());
+  }
+
+  private draw(): void {
+    if (!this.run || this.stop.signal.aborted) return;
+    if (this.o.tty) this.o.out.write(`\r${this.line()}\x1b[K`);
+    else this.o.out.write(`${this.line()}\n`);
+    this.drawn = true;
+  }
+
+  private finish(): void {
+    if (this.stop.signal.aborted) return;
+    this.stop.abort();
+    clearTimeout(this.soon);
+    clearInterval(this.poll);
+    clearInterval(this.tick);
+    this.markEnded();
+  }
+
+  /** The follow's answer once it ended, the final figures written out. */
+  result(started: number): CliResult<FollowEnd> {
+    if (this.failure) {
+      if (this.o.tty && this.drawn) this.o.out.write("\n");
+      return { ok: false, reason: this.failure };
+    }
+    // The last state, drawn once more so the final figures are on screen (or in the log).
+    if (this.run) {
+      if (this.o.tty) this.o.out.write(`\r${this.line()}\x1b[K\n`);
+      else this.o.out.write(`${this.line()}\n`);
+    }
+    const how = this.detached ? "detached" : "ended";
+    return { ok: true, value: { how, run: this.run, elapsedMs: Date.now() - started } };
+  }
 }

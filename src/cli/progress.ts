@@ -6,6 +6,7 @@
  * the run stamped, or more when counts show more (the UI's progress line agrees).
  */
 import type { Schemas } from "@/client/cellflow-client";
+import { CELL_STATUSES, isTerminal } from "@/domain/statuses";
 import { EXIT } from "./failure";
 
 type Run = Pick<Schemas["RunView"], "stamped" | "stamping" | "counts">;
@@ -21,10 +22,15 @@ export interface Progress {
 
 export function progressOf(run: Run): Progress {
   const c = run.counts;
-  const done = c.completed + c.error + c.cancelled;
+  let done = 0;
+  let inFlight = 0;
+  for (const status of CELL_STATUSES) {
+    if (isTerminal(status)) done += c[status];
+    else inFlight += c[status];
+  }
   return {
     done,
-    total: Math.max(run.stamped, done + c.queued + c.running + c.paused),
+    total: Math.max(run.stamped, done + inFlight),
     errors: c.error,
     cancelled: c.cancelled,
     stamping: run.stamping,

@@ -6,6 +6,8 @@
  * JSON list sent as written, except that columns and groups may be named as in `--where`.
  */
 import type { Schemas } from "@/client/cellflow-client";
+import { CELL_STATUSES } from "@/domain/statuses";
+import { WHERE_OPS } from "@/domain/where";
 import { type CliResult, usageError } from "./failure";
 import { pickPart, type Table } from "./table-ref";
 
@@ -16,26 +18,8 @@ type JsonValue = Schemas["JsonValue"];
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 const TRUE = new Set(["true", "yes", "1"]);
 const FALSE = new Set(["false", "no", "0"]);
-const OPS: readonly Schemas["WhereOp"][] = [
-  "eq",
-  "neq",
-  "gt",
-  "gte",
-  "lt",
-  "lte",
-  "contains",
-  "empty",
-  "not_empty",
-];
-const STATUSES: readonly Schemas["CellCondition"]["status"][] = [
-  "queued",
-  "running",
-  "paused",
-  "completed",
-  "error",
-  "cancelled",
-  null,
-];
+/** A group condition's statuses: the cell statuses, and null for rows with no cell there. */
+const STATUSES: readonly Schemas["CellCondition"]["status"][] = [...CELL_STATUSES, null];
 
 /** `value` as the column's type would hold it, or why it cannot be. */
 export function coerceValue(column: Column, value: string): CliResult<JsonValue> {
@@ -104,8 +88,8 @@ export function whereFromJson(table: Table, text: string): CliResult<Condition[]
   for (const [i, item] of parsed.entries()) {
     const at = `--where-json item ${i + 1}`;
     if (isObject(item) && typeof item.column === "string") {
-      const op = OPS.find((o) => o === item.op);
-      if (!op) return usageError(`${at}: "op" must be one of ${OPS.join(", ")}`);
+      const op = WHERE_OPS.find((o) => o === item.op);
+      if (!op) return usageError(`${at}: "op" must be one of ${WHERE_OPS.join(", ")}`);
       const column = pickPart(table.columns, item.column, "column", table);
       if (!column.ok) return column;
       out.push({

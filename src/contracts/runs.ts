@@ -1,5 +1,11 @@
 import { z } from "zod";
-import { DISPATCH_STATUSES, HALT_REASONS, RUN_MODES } from "@/domain/statuses";
+import {
+  CELL_STATUSES,
+  type CellStatus,
+  DISPATCH_STATUSES,
+  HALT_REASONS,
+  RUN_MODES,
+} from "@/domain/statuses";
 import { ClientId, EntityId } from "./common";
 import { Where } from "./where";
 
@@ -101,14 +107,13 @@ export const RunStarted = z.object({
 });
 export type RunStarted = z.infer<typeof RunStarted>;
 
-export const RunCounts = z.object({
-  queued: z.number().int(),
-  running: z.number().int(),
-  paused: z.number().int(),
-  completed: z.number().int(),
-  error: z.number().int(),
-  cancelled: z.number().int(),
-});
+/** A run's cells by status: one count for each status, in the tuple's order. */
+export const RunCounts = z.object(
+  Object.fromEntries(CELL_STATUSES.map((s) => [s, z.number().int()])) as Record<
+    CellStatus,
+    z.ZodNumber
+  >,
+);
 export type RunCounts = z.infer<typeof RunCounts>;
 
 /**

@@ -24,6 +24,12 @@ export type CellOutcome = (typeof CELL_OUTCOMES)[number];
 export const CHILD_RUN_STATUSES = ["running", "completed", "error", "cancelled"] as const;
 export type ChildRunStatus = (typeof CHILD_RUN_STATUSES)[number];
 
+/** How a child run ended, as its record keeps it: each end status with what it holds. */
+export type ChildRunEnd =
+  | { status: "completed"; output: unknown }
+  | { status: "error"; error: string }
+  | { status: "cancelled" };
+
 export const DISPATCH_STATUSES = ["active", "completed", "cancelled", "halted"] as const;
 export type DispatchStatus = (typeof DISPATCH_STATUSES)[number];
 

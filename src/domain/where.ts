@@ -18,6 +18,9 @@ export type TypedCondition =
   | { column: string; type: ColumnType; op: WhereOp; value?: unknown }
   | { group: string; status: CellStatus | null };
 
+/** Every operator, in the vocabulary's order: for callers that check one before its column is known. */
+export { WHERE_OPS };
+
 /** The column types each operator applies to. */
 function fits(op: WhereOp, type: ColumnType): boolean {
   switch (op) {

@@ -5,6 +5,7 @@
  */
 import type { z } from "zod";
 import type { ChargeKey } from "@/domain/charges";
+import type { CellOutcome } from "@/domain/statuses";
 
 /** Value types, named like column types so a mapping can be checked by eye. */
 export type FieldType = "text" | "number" | "boolean" | "json";
@@ -65,7 +66,8 @@ export interface Enrichment<I = unknown> {
   cacheInputs?(inputs: I): unknown;
 }
 
-export type EnrichmentOutcome = "ok" | "skipped" | "not_found";
+/** An enrichment's outcome is its cell's. */
+export type EnrichmentOutcome = CellOutcome;
 export type ProviderStatus = "found" | "empty" | "error" | "skipped";
 
 /** A rate limiter's go-ahead for one provider call. */
@@ -177,7 +179,8 @@ export interface ResultCache {
 export type CacheLookup =
   | {
       kind: "hit";
-      outcome: "ok" | "not_found";
+      /** A cached answer is never `skipped`: a skip calls no provider and is not cached. */
+      outcome: Exclude<CellOutcome, "skipped">;
       outputs: Record<string, unknown>;
       ageMs: number;
     }

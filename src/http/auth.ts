@@ -1,8 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Db } from "@db/client";
 import { RequestError } from "@/domain/errors";
-import { looksLikeApiKey } from "@/store/api-keys/keys";
-import { workspaceForKey } from "@/store/api-keys/resolve";
+import { workspaceIdForKey } from "@/services/session";
 import { isSafeMethod, readCookie, SESSION_COOKIE, UI_HEADER } from "./cookies";
 
 const BEARER = /^Bearer ([A-Za-z0-9_\-.~+/=]{1,512})$/;
@@ -23,7 +22,7 @@ export async function authenticate(req: Request, db: Db): Promise<string> {
     const key = bearerToken(req);
     if (!key)
       throw new RequestError("unauthorized", "Send an API key as `Authorization: Bearer <key>`");
-    const workspaceId = await workspaceForKey(db, key);
+    const workspaceId = await workspaceIdForKey({ db }, key);
     if (!workspaceId) throw new RequestError("unauthorized", "The API key is not valid");
     return workspaceId;
   }
@@ -40,7 +39,7 @@ export async function authenticate(req: Request, db: Db): Promise<string> {
       "unauthorized",
       `A signed-in request that changes something must carry the header \`${UI_HEADER}: 1\``,
     );
-  const workspaceId = looksLikeApiKey(session) ? await workspaceForKey(db, session) : null;
+  const workspaceId = await workspaceIdForKey({ db }, session);
   if (!workspaceId)
     throw new RequestError("unauthorized", "The session is no longer valid; sign in again");
   return workspaceId;

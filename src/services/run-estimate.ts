@@ -14,7 +14,6 @@
 import { readEnv } from "@/config/env";
 import type { CreateRunRequest, RunEstimate, UnknownCredits } from "@/contracts/runs";
 import type { Group } from "@/contracts/table";
-import { TableSchema } from "@/contracts/table";
 import { type Block, WorkflowDefinition } from "@/contracts/workflow";
 import { type Failure, notFound } from "@/domain/errors";
 import type { Result } from "@/domain/result";
@@ -23,7 +22,7 @@ import { countScope } from "@/store/cells/stamp";
 import { childWorkflow } from "@/store/engine-reads";
 import type { ServiceContext } from "./context";
 import { cacheServedCells } from "./estimate-cache";
-import { ownTable, runScope } from "./runs";
+import { ownTable, readRunScope } from "./run-scope";
 
 /** What one cell of a group costs, and why that may not be all. */
 interface CellCost {
@@ -40,18 +39,10 @@ export async function estimateRun(
 ): Promise<Result<RunEstimate, Failure>> {
   const table = await ownTable(ctx, tableId);
   if (!table) return { ok: false, reason: notFound("table") };
-  const schema = TableSchema.parse(table.schema);
-  const scoped = runScope(schema, req);
+  const scoped = readRunScope(table, tableId, req);
   if (!scoped.ok) return scoped;
-  const { groupIds, where } = scoped.value;
-  const scope = {
-    tableId,
-    groupIds,
-    mode: req.mode,
-    rowIds: req.rowIds ?? null,
-    where,
-    limit: req.limit ?? null,
-  };
+  const { schema, scope } = scoped.value;
+  const { groupIds } = scope;
   const counted = await countScope(ctx.db, scope);
   const cacheTtlMs = readEnv().CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS * 3_600_000;
 

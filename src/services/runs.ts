@@ -10,56 +10,16 @@ import { TableSchema } from "@/contracts/table";
 import { digestOf } from "@/domain/digest";
 import { conflict, type Failure, invalid, notFound } from "@/domain/errors";
 import type { Result } from "@/domain/result";
-import { checkWhere, type TypedCondition } from "@/domain/where";
+import { checkWhere } from "@/domain/where";
 import { type RunScope, startKeyedRun, startRun } from "@/engine/dispatcher";
 import { stopRuns } from "@/engine/stop";
 import { planLimits } from "@/limits/plans";
 import { getDispatch, listDispatches } from "@/store/dispatches/read";
-import { tableForEngine } from "@/store/engine-reads";
 import { findRunKey, type SeenRunKey } from "@/store/run-keys/find";
 import type { ServiceContext } from "./context";
+import { ownTable, readRunScope } from "./run-scope";
 
 type RunContext = ServiceContext;
-
-export async function ownTable(ctx: ServiceContext, tableId: string) {
-  const table = await tableForEngine(ctx.db, tableId);
-  return table && table.workspaceId === ctx.workspaceId ? table : null;
-}
-
-/** What a run request scopes besides its mode: its groups and its checked row filter. */
-export function runScope(
-  schema: TableSchema,
-  req: Pick<CreateRunRequest, "groupIds" | "where">,
-): Result<{ groupIds: string[]; where: TypedCondition[] | null }, Failure> {
-  const groups = runGroups(schema, req);
-  if (!groups.ok) return groups;
-  if (!req.where) return { ok: true, value: { groupIds: groups.value, where: null } };
-  const where = checkWhere(schema, req.where);
-  return where.ok ? { ok: true, value: { groupIds: groups.value, where: where.value } } : where;
-}
-
-/** The groups a run request names (all of the table's by default), each one known. */
-export function runGroups(
-  schema: TableSchema,
-  req: Pick<CreateRunRequest, "groupIds">,
-): Result<string[], Failure> {
-  const known = new Set(schema.groups.map((g) => g.id));
-  const unknown = (req.groupIds ?? []).filter((g) => !known.has(g));
-  if (unknown.length > 0) {
-    return {
-      ok: false,
-      reason: invalid(unknown.map((g) => ({ path: "groupIds", message: `unknown group "${g}"` }))),
-    };
-  }
-  const groupIds = req.groupIds ?? schema.groups.map((g) => g.id);
-  if (groupIds.length === 0) {
-    return {
-      ok: false,
-      reason: invalid([{ path: "groupIds", message: "the table has no groups to run" }]),
-    };
-  }
-  return { ok: true, value: groupIds };
-}
 
 /** A started run, and whether it is the answer to a repeat of its `Idempotency-Key`. */
 export interface RunAnswer {
@@ -94,18 +54,12 @@ export async function createRun(
   // key's primary key, not this read, decides between two requests (startKeyedRun).
   const seen = key ? await findRunKey(ctx.db, key) : null;
   if (seen) return answerSeen(ctx, tableId, seen, digest);
-  const scoped = runScope(TableSchema.parse(table.schema), req);
+  const scoped = readRunScope(table, tableId, req);
   if (!scoped.ok) return scoped;
-  const { groupIds, where } = scoped.value;
   const planWindow = planLimits(table.plan).window;
   const window = Math.min(req.window ?? planWindow, planWindow);
   const scope: RunScope = {
-    tableId,
-    groupIds,
-    mode: req.mode,
-    rowIds: req.rowIds ?? null,
-    where,
-    limit: req.limit ?? null,
+    ...scoped.value.scope,
     window,
     maxCredits: req.maxCredits ?? null,
     ...(req.resume ? { resume: true } : {}),

@@ -6,7 +6,7 @@ import type { SessionView, SessionWorkspace, SignInRequest } from "@/contracts/s
 import { type Failure, unauthorized } from "@/domain/errors";
 import type { Result } from "@/domain/result";
 import { looksLikeApiKey } from "@/store/api-keys/keys";
-import { workspaceOfKey } from "@/store/api-keys/resolve";
+import { workspaceForKey, workspaceOfKey } from "@/store/api-keys/resolve";
 import { getWorkspace } from "@/store/workspaces/read";
 import type { ServiceContext } from "./context";
 
@@ -22,6 +22,17 @@ export async function signIn(
   if (!workspace) return { ok: false, reason: unauthorized(INVALID_KEY) };
   sys.log.info({ workspaceId: workspace.id }, "signed in");
   return { ok: true, value: { workspace } };
+}
+
+/**
+ * The workspace id an API key (a bearer token or a session cookie's value) opens, or null
+ * for an unknown, revoked or impossible key; an impossible one never reaches the database.
+ */
+export async function workspaceIdForKey(
+  sys: Pick<ServiceContext, "db">,
+  key: string,
+): Promise<string | null> {
+  return looksLikeApiKey(key) ? workspaceForKey(sys.db, key) : null;
 }
 
 /** Who the request's key or session cookie is. */

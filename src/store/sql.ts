@@ -1,9 +1,21 @@
 import { type SQL, sql } from "drizzle-orm";
+import { CELL_STATUSES, isInFlight } from "@/domain/statuses";
 
 /** A text[] parameter, sent as one JSON value (drizzle would spread a JS array into a list). */
 export function textArray(values: readonly string[]): SQL {
   return sql`array(select jsonb_array_elements_text(${JSON.stringify(values)}::jsonb))`;
 }
+
+/**
+ * `('queued', 'running', 'paused')`: the statuses a Stop cancels (domain isInFlight), as
+ * SQL literals built from the tuple (constants, never input), so a query reads the same
+ * text to the planner as when it was written out.
+ */
+export const IN_FLIGHT: SQL = sql.raw(
+  `(${CELL_STATUSES.filter(isInFlight)
+    .map((s) => `'${s}'`)
+    .join(", ")})`,
+);
 
 /** A jsonb parameter. */
 export function jsonb(value: unknown): SQL {

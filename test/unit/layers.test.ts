@@ -35,6 +35,8 @@ async function violations(files: Record<string, string>): Promise<string[]> {
       baseDir: root,
       validate: true,
       ruleSet: { forbidden: config.forbidden },
+      // As the project's config: a type-only import is an arrow too.
+      tsPreCompilationDeps: true,
       doNotFollow: { path: "node_modules" },
     },
     { extensions: [".ts", ".tsx", ".js"] },
@@ -48,7 +50,7 @@ function unique(value: string, index: number, all: string[]): boolean {
   return all.indexOf(value) === index;
 }
 
-describe("layer rules", () => {
+describe("layer rules: the levels and the edges they would allow", () => {
   it("let a layer import its own folder and the layers below it", async () => {
     expect(
       await violations({
@@ -68,6 +70,37 @@ describe("layer rules", () => {
     ).toEqual(["store-imports-no-higher-layer: src/store/cells.ts → src/engine/carrier.ts"]);
   });
 
+  it("fail the executor reaching the store, though the store is a lower layer", async () => {
+    expect(
+      await violations({
+        "src/execution/blocks/types.ts":
+          'import type { E } from "../../store/child-runs/finish";\nexport type T = E;\n',
+        "src/store/child-runs/finish.ts": "export type E = 1;\n",
+        "src/execution/blocks/ok.ts":
+          'import { d } from "../../domain/rules";\nexport const o = d;\n',
+        "src/domain/rules.ts": "export const d = 1;\n",
+      }),
+    ).toEqual([
+      "execution-reaches-records-through-ports: src/execution/blocks/types.ts → src/store/child-runs/finish.ts",
+    ]);
+  });
+
+  it("fail the HTTP layer reaching the store, not the services it calls", async () => {
+    expect(
+      await violations({
+        "src/http/auth.ts":
+          'import { w } from "../store/api-keys/resolve";\nimport { s } from "../services/session";\nexport const a = w + s;\n',
+        "src/store/api-keys/resolve.ts": "export const w = 1;\n",
+        "src/services/session.ts":
+          'import { w } from "../store/api-keys/resolve";\nexport const s = w;\n',
+      }),
+    ).toEqual([
+      "http-reaches-the-store-through-services: src/http/auth.ts → src/store/api-keys/resolve.ts",
+    ]);
+  });
+});
+
+describe("layer rules: the boundaries beside the levels", () => {
   it("fail the UI reaching past the typed client into the server's code", async () => {
     expect(
       await violations({

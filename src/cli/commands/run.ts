@@ -7,17 +7,16 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Schemas } from "@/client/cellflow-client";
+import { RUN_MODES } from "@/domain/statuses";
 import { parseCommand, wholeNumber } from "../args";
 import { type Connection, call } from "../connection";
-import { type CliContext, connect } from "../context";
+import type { CliContext } from "../context";
 import { type CliResult, done, EXIT, shellWord, usageError } from "../failure";
 import { followRun } from "../follow";
 import { RUN } from "../help";
 import { runEnd } from "../progress";
-import { findTable, pickPart, type Table } from "../table-ref";
-import { whereOf } from "../where-args";
-
-const MODES = ["all", "incomplete", "new", "failed"] as const;
+import { commandTable, type ScopeFlags, scopeOf } from "../scope-args";
+import type { Table } from "../table-ref";
 
 export const RUN_SPEC = {
   name: "run",
@@ -35,11 +34,8 @@ export const RUN_SPEC = {
   },
 } as const;
 
-export interface RunFlags {
-  group?: string[];
+export interface RunFlags extends ScopeFlags {
   mode?: string;
-  where?: string[];
-  "where-json"?: string;
   limit?: string;
   resume?: boolean;
   "max-credits"?: string;
@@ -49,18 +45,12 @@ export interface RunFlags {
 
 /** The request the flags describe, against the table's schema (names → ids, values typed). */
 export function runRequest(table: Table, flags: RunFlags): CliResult<Schemas["CreateRunRequest"]> {
-  const mode = MODES.find((m) => m === (flags.mode ?? "incomplete"));
-  if (!mode) return usageError(`--mode is one of ${MODES.join(", ")}, not "${flags.mode}"`);
+  const mode = RUN_MODES.find((m) => m === (flags.mode ?? "incomplete"));
+  if (!mode) return usageError(`--mode is one of ${RUN_MODES.join(", ")}, not "${flags.mode}"`);
   if (flags["dry-run"] && flags.follow)
     return usageError("--dry-run starts nothing, so there is nothing to --follow");
-  const groupIds: string[] = [];
-  for (const g of flags.group ?? []) {
-    const group = pickPart(table.groups, g, "group", table);
-    if (!group.ok) return group;
-    groupIds.push(group.value.id);
-  }
-  const where = whereOf(table, flags.where ?? [], flags["where-json"]);
-  if (!where.ok) return where;
+  const scope = scopeOf(table, flags);
+  if (!scope.ok) return scope;
   const limit = wholeNumber("limit", flags.limit, 1);
   if (!limit.ok) return limit;
   const maxCredits = wholeNumber("max-credits", flags["max-credits"], 1);
@@ -69,8 +59,7 @@ export function runRequest(table: Table, flags: RunFlags): CliResult<Schemas["Cr
     ok: true,
     value: {
       mode,
-      ...(groupIds.length ? { groupIds } : {}),
-      ...(where.value ? { where: where.value } : {}),
+      ...scope.value,
       ...(limit.value !== undefined ? { limit: limit.value } : {}),
       ...(maxCredits.value !== undefined ? { maxCredits: maxCredits.value } : {}),
       ...(flags.resume ? { resume: true } : {}),
@@ -107,17 +96,16 @@ export async function runCommand(argv: readonly string[], ctx: CliContext): Prom
     return done;
   }
   const tableRef = args.value.positionals[0] ?? "";
-  const conn = connect(ctx);
-  if (!conn.ok) return conn;
-  const table = await findTable(conn.value, tableRef);
-  if (!table.ok) return table;
-  const body = runRequest(table.value, args.value.values);
+  const found = await commandTable(ctx, tableRef);
+  if (!found.ok) return found;
+  const { conn, table } = found.value;
+  const body = runRequest(table, args.value.values);
   if (!body.ok) return body;
   const answer = await call(
-    conn.value,
-    conn.value.client.POST("/api/tables/{id}/runs", {
+    conn,
+    conn.client.POST("/api/tables/{id}/runs", {
       params: {
-        path: { id: table.value.id },
+        path: { id: table.id },
         // One key per invocation: whatever repeats this request (a retry, a proxy) starts
         // the run once and gets it back.
         header: { "idempotency-key": randomUUID() },
@@ -128,7 +116,7 @@ export async function runCommand(argv: readonly string[], ctx: CliContext): Prom
   if (!answer.ok) return answer;
   const started = answer.value;
   if ("estimatedCredits" in started) {
-    ctx.stdout.write(estimateText(started, table.value));
+    ctx.stdout.write(estimateText(started, table));
     return done;
   }
   const more = started.stamping ? " so far (stamping the rest)" : "";
@@ -142,7 +130,7 @@ export async function runCommand(argv: readonly string[], ctx: CliContext): Prom
     `run ${started.dispatchId} started: ${count(started.stamped, "cell")}${more}; following (Ctrl-C detaches)\n`,
   );
   const groups = (body.value.groupIds ?? []).map((g) => ` --group ${shellWord(g)}`).join("");
-  return follow(conn.value, ctx, table.value, {
+  return follow(conn, ctx, table, {
     rerun: `cellflow run ${shellWord(tableRef)}${groups}`,
     stop: `cellflow stop ${shellWord(tableRef)} --run ${started.dispatchId}`,
     runId: started.dispatchId,

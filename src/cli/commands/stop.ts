@@ -2,11 +2,11 @@
 import type { Schemas } from "@/client/cellflow-client";
 import { parseCommand } from "../args";
 import { call } from "../connection";
-import { type CliContext, connect } from "../context";
+import type { CliContext } from "../context";
 import { type CliResult, done } from "../failure";
 import { STOP } from "../help";
-import { findTable, pickPart, type Table } from "../table-ref";
-import { whereOf } from "../where-args";
+import { commandTable, type ScopeFlags, scopeOf } from "../scope-args";
+import type { Table } from "../table-ref";
 
 const STOP_SPEC = {
   name: "stop",
@@ -21,24 +21,11 @@ const STOP_SPEC = {
 
 export function stopRequest(
   table: Table,
-  flags: { run?: string; group?: string[]; where?: string[]; "where-json"?: string },
+  flags: ScopeFlags & { run?: string },
 ): CliResult<Schemas["CancelRunsRequest"]> {
-  const groupIds: string[] = [];
-  for (const g of flags.group ?? []) {
-    const group = pickPart(table.groups, g, "group", table);
-    if (!group.ok) return group;
-    groupIds.push(group.value.id);
-  }
-  const where = whereOf(table, flags.where ?? [], flags["where-json"]);
-  if (!where.ok) return where;
-  return {
-    ok: true,
-    value: {
-      ...(flags.run ? { dispatchId: flags.run } : {}),
-      ...(groupIds.length ? { groupIds } : {}),
-      ...(where.value ? { where: where.value } : {}),
-    },
-  };
+  const scope = scopeOf(table, flags);
+  if (!scope.ok) return scope;
+  return { ok: true, value: { ...(flags.run ? { dispatchId: flags.run } : {}), ...scope.value } };
 }
 
 export async function stopCommand(argv: readonly string[], ctx: CliContext): Promise<CliResult> {
@@ -48,16 +35,15 @@ export async function stopCommand(argv: readonly string[], ctx: CliContext): Pro
     ctx.stdout.write(`${STOP}\n`);
     return done;
   }
-  const conn = connect(ctx);
-  if (!conn.ok) return conn;
-  const table = await findTable(conn.value, args.value.positionals[0] ?? "");
-  if (!table.ok) return table;
-  const body = stopRequest(table.value, args.value.values);
+  const found = await commandTable(ctx, args.value.positionals[0] ?? "");
+  if (!found.ok) return found;
+  const { conn, table } = found.value;
+  const body = stopRequest(table, args.value.values);
   if (!body.ok) return body;
   const answer = await call(
-    conn.value,
-    conn.value.client.POST("/api/tables/{id}/runs/cancel", {
-      params: { path: { id: table.value.id } },
+    conn,
+    conn.client.POST("/api/tables/{id}/runs/cancel", {
+      params: { path: { id: table.id } },
       body: body.value,
     }),
   );

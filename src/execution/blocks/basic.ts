@@ -5,6 +5,7 @@ import type {
   TransformBlock,
   WaitBlock,
 } from "@/contracts/workflow";
+import { sleep } from "@/domain/sleep";
 import { evaluate, renderTemplate } from "../expressions";
 import { BlockError, type BlockRunner } from "./types";
 
@@ -44,18 +45,8 @@ export const runWait: BlockRunner<WaitBlock> = async (block, ctx) => {
       output: null,
       pause: { reason: "wait", resumeAt: Date.now() + ms, output: { waitedMs: ms } },
     };
-  return new Promise((resolve, reject) => {
-    if (ctx.signal.aborted) return reject(ctx.signal.reason);
-    const timer = setTimeout(() => {
-      ctx.signal.removeEventListener("abort", onAbort);
-      resolve({ output: { waitedMs: ms } });
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(ctx.signal.reason);
-    };
-    ctx.signal.addEventListener("abort", onAbort, { once: true });
-  });
+  await sleep(ms, ctx.signal);
+  return { output: { waitedMs: ms } };
 };
 
 /** Pauses the run until someone resumes the cell; the data they send is the output. */

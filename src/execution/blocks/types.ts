@@ -1,8 +1,8 @@
 import type { Block, WorkflowDefinition } from "@/contracts/workflow";
 import type { ChargeKey } from "@/domain/charges";
 import { sleep } from "@/domain/sleep";
+import type { ChildRunEnd } from "@/domain/statuses";
 import type { PaidCalls } from "@/enrichments/types";
-import type { ChildRunEnd } from "@/store/child-runs/finish";
 import { ExpressionError, type ExpressionScope } from "../expressions";
 
 export interface BlockContext {

@@ -10,7 +10,7 @@ import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
 import type { CellStatus } from "@/domain/statuses";
-import { textArray } from "../sql";
+import { IN_FLIGHT, textArray } from "../sql";
 import { cellEventData } from "./transition";
 
 export interface CancelScope {
@@ -32,10 +32,7 @@ export interface CancelledCell {
 }
 
 export async function cancelCells(db: Db, scope: CancelScope): Promise<CancelledCell[]> {
-  const terms: SQL[] = [
-    sql`table_id = ${scope.tableId}`,
-    sql`status in ('queued', 'running', 'paused')`,
-  ];
+  const terms: SQL[] = [sql`table_id = ${scope.tableId}`, sql`status in ${IN_FLIGHT}`];
   if (scope.dispatchId) terms.push(sql`dispatch_id = ${scope.dispatchId}`);
   if (scope.rowIds) terms.push(sql`row_id = any(${textArray(scope.rowIds)})`);
   if (scope.groupIds) terms.push(sql`group_id = any(${textArray(scope.groupIds)})`);
@@ -51,7 +48,7 @@ export async function cancelCells(db: Db, scope: CancelScope): Promise<Cancelled
         upd as (
           update cells c set status = 'cancelled', finished_at = now(), running_block_ids = '{}', updated_at = now()
             from target t
-           where c.row_id = t.row_id and c.group_id = t.group_id and c.status in ('queued', 'running', 'paused')
+           where c.row_id = t.row_id and c.group_id = t.group_id and c.status in ${IN_FLIGHT}
           returning c.table_id, c.row_id, c.group_id, c.status, c.outcome, c.execution_id, c.error,
                     c.running_block_ids, c.block_errors, c.run_id, c.dispatch_id, c.attempt, t.was
         ),

@@ -6,14 +6,9 @@
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import type { ChildRunStatus } from "@/domain/statuses";
+import type { ChildRunEnd, ChildRunStatus } from "@/domain/statuses";
 import { jsonb } from "../sql";
 import type { ChildRunRef } from "./start";
-
-export type ChildRunEnd =
-  | { status: "completed"; output: unknown }
-  | { status: "error"; error: string }
-  | { status: "cancelled" };
 
 export async function finishChildRun(db: Db, ref: ChildRunRef, end: ChildRunEnd): Promise<void> {
   const status: Exclude<ChildRunStatus, "running"> = end.status;

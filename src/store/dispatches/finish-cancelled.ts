@@ -13,6 +13,8 @@ export async function finishCancelledDispatches(
 ): Promise<string[]> {
   const { tableId, dispatchId } = scope;
   const only: SQL = dispatchId ? sql`and d.id = ${dispatchId}` : sql``;
+  // `('queued', 'running')` written out: the window's partial index (db/schema/cells.ts)
+  // names that set, and the planner matches it by its text.
   const rows = await queryRows<{ id: string }>(
     db,
     sql`with done as (

@@ -13,6 +13,7 @@
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
+import { IN_FLIGHT } from "../sql";
 
 export async function pruneStops(db: Db, hours = 24): Promise<number> {
   const since = sql`now() - make_interval(hours => ${hours})`;
@@ -25,7 +26,7 @@ export async function pruneStops(db: Db, hours = 24): Promise<number> {
              and not exists (select 1 from dispatches d
                               where d.table_id = s.table_id and d.status = 'active' and d.seq < s.seq)
              and not exists (select 1 from cells c
-                              where c.table_id = s.table_id and c.status in ('queued', 'running', 'paused')
+                              where c.table_id = s.table_id and c.status in ${IN_FLIGHT}
                                 and ${older})
              and not exists (select 1 from cells c
                               where c.table_id = s.table_id and c.updated_at > ${since} and ${older})
