@@ -7,7 +7,8 @@
 import type { TableView } from "@/contracts/table";
 import { csvExportUrl } from "../api-raw";
 import type { MenuAnchor } from "./RunMenu";
-import type { LiveTable, StreamState } from "./use-table";
+import type { StreamState } from "./table-stream";
+import type { LiveTable } from "./use-table";
 
 const STREAM_LABEL: Record<StreamState, string> = {
   live: "Live",
