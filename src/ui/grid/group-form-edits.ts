@@ -7,8 +7,7 @@
 import type { Dispatch, RefObject, SetStateAction } from "react";
 import type { EnrichmentView } from "@/contracts/enrichments";
 import type { TableView } from "@/contracts/table";
-import type { ChosenSource } from "./chosen-source";
-import { newColumnName, nextOutput, takenNames } from "./chosen-source";
+import { type ChosenSource, newColumnName, nextOutput, takenNames } from "./chosen-source";
 import { addAllEnrichmentOutputs, applyEnrichmentChoice } from "./group-choices";
 import {
   type GroupForm,
