@@ -2,8 +2,9 @@
  * The web UI end to end, in real headless Chromium against the real `npm start`: sign in
  * (form and printed link), import a CSV, add a workflow group, run it and watch every
  * cell complete through live events (no reload), stop a long run, edit an input and see
- * its dependent re-run, approve a paused cell, survive a dropped stream. A screenshot of
- * the grid mid-run is taken (and kept under docs/ with SAVE_SCREENSHOTS=1).
+ * its dependent re-run, approve a paused cell, survive a dropped stream, list the
+ * workflows and the enrichments. A screenshot of the grid mid-run is taken (and kept
+ * under docs/ with SAVE_SCREENSHOTS=1).
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -352,4 +353,20 @@ describe("the live grid in a browser", () => {
     expect(failed?.stamped).toBe(5);
     expect(await waitFor(async () => (await shown("odd")).completed === 5, 30_000, 100)).toBe(true);
   }, 120_000);
+
+  it("the workflows and enrichments pages list the workspace's, most recently edited first", async () => {
+    await workflow("Listed last", {
+      inputs: [],
+      blocks: [{ id: "one", type: "transform", expression: "1" }],
+    });
+    await page.goto(`${app.url}/workflows`);
+    const names = page.locator(".wf-list-name");
+    await names.first().waitFor();
+    expect(await names.first().textContent()).toBe("Listed last");
+    expect(await names.allTextContents()).toContain("Double");
+    await page.goto(`${app.url}/enrichments`);
+    await page.locator(".en-card").first().waitFor();
+    expect(await page.locator(".en-card").count()).toBeGreaterThan(0);
+    expect(await page.locator(".notice-error").count()).toBe(0);
+  }, 60_000);
 });

@@ -1,7 +1,7 @@
 /** Inline edits are checked against the column's type before they are sent. */
 import { describe, expect, it } from "vitest";
 import { checkValue } from "@/domain/values";
-import { displayValue, parseInput } from "@/ui/grid/values";
+import { checkEdit, displayValue, parseInput } from "@/ui/grid/values";
 
 describe("an edit typed into a cell", () => {
   it("becomes a number only when it is one", () => {
@@ -58,5 +58,27 @@ describe("an edit typed into a cell", () => {
     expect(displayValue(null)).toBe("");
     expect(displayValue(false)).toBe("false");
     expect(displayValue({ a: 1 })).toBe('{"a":1}');
+  });
+});
+
+describe("a cell's draft against the value stored", () => {
+  it("is refused with the type's message when it does not fit", () => {
+    expect(checkEdit({ type: "number" }, "12abc", 3)).toEqual({
+      kind: "invalid",
+      message: "Enter a number, e.g. 42 or -3.5",
+    });
+  });
+
+  it("sends nothing when it reads the same as the stored value", () => {
+    expect(checkEdit({ type: "number" }, " 42 ", 42)).toEqual({ kind: "unchanged" });
+    expect(checkEdit({ type: "json" }, '{"a":1}', { a: 1 })).toEqual({ kind: "unchanged" });
+    // An empty cell emptied again.
+    expect(checkEdit({ type: "text" }, "", undefined)).toEqual({ kind: "unchanged" });
+  });
+
+  it("saves the parsed value otherwise, null for a cleared cell", () => {
+    expect(checkEdit({ type: "number" }, "43", 42)).toEqual({ kind: "save", value: 43 });
+    expect(checkEdit({ type: "boolean" }, "yes", false)).toEqual({ kind: "save", value: true });
+    expect(checkEdit({ type: "text" }, " ", "x")).toEqual({ kind: "save", value: null });
   });
 });

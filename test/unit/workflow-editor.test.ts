@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { WorkflowDefinition } from "@/contracts/workflow";
 import { checkWorkflowDefinition } from "@/domain/workflow-graph";
+import { ApiError } from "@/ui/api";
 import {
   BLOCK_HELP,
   canAddBlock,
@@ -29,6 +30,8 @@ import {
   parseJsonText,
   spanOfPath,
 } from "@/ui/workflows/json-text";
+import { saveRefusal, uniqueIssues } from "@/ui/workflows/save-refusal";
+import { isSaveShortcut } from "@/ui/workflows/use-page-keys";
 
 const EXAMPLE = {
   inputs: [{ name: "n", type: "number", required: true }],
@@ -329,5 +332,34 @@ describe("editing helpers", () => {
     expect(timeAgo("2025-06-01T09:00:00Z", now)).toBe("3 hours ago");
     expect(timeAgo("2025-05-31T12:00:00Z", now)).toBe("yesterday");
     expect(timeAgo("not a date", now)).toBe("");
+  });
+});
+
+describe("saving", () => {
+  const issue = { path: "definition.blocks.0.next", message: "names unknown block" };
+
+  it("lists each of the API's issues once, under its message", () => {
+    const other = { path: "name", message: "too long" };
+    expect(uniqueIssues([issue, other, { ...issue }])).toEqual([issue, other]);
+    const refused = new ApiError(400, "invalid", "The definition is not valid", [issue, issue]);
+    expect(saveRefusal(refused)).toEqual({
+      issues: [issue],
+      error: "The definition is not valid",
+    });
+  });
+
+  it("shows only why it failed when no field was named", () => {
+    const r = saveRefusal(new Error("offline"));
+    expect(r.issues).toEqual([]);
+    expect(r.error).toBeTruthy();
+  });
+
+  it("saves on Ctrl+S and ⌘+S, not with Alt", () => {
+    const key = { metaKey: false, ctrlKey: false, altKey: false, key: "s" };
+    expect(isSaveShortcut({ ...key, ctrlKey: true })).toBe(true);
+    expect(isSaveShortcut({ ...key, metaKey: true, key: "S" })).toBe(true);
+    expect(isSaveShortcut({ ...key, ctrlKey: true, altKey: true })).toBe(false);
+    expect(isSaveShortcut(key)).toBe(false);
+    expect(isSaveShortcut({ ...key, ctrlKey: true, key: "a" })).toBe(false);
   });
 });

@@ -3,10 +3,11 @@
  * The enrichment catalog: what each enrichment takes and gives, what it costs, and how a
  * table group of kind `enrichment` maps it (input id → column id, output id → column).
  */
-import { useCallback, useEffect, useState } from "react";
+import { useState } from "react";
 import type { EnrichmentView } from "@/contracts/enrichments";
-import { answer, api, describeError } from "@/ui/api";
+import { answer, api } from "@/ui/api";
 import { Shell } from "@/ui/shell";
+import { useListFetch } from "@/ui/use-list-fetch";
 
 /** A group using the enrichment, with placeholder column ids (`col_<field>`). */
 function groupSnippet(e: EnrichmentView): string {
@@ -127,22 +128,11 @@ function EnrichmentCard({ e }: { e: EnrichmentView }) {
   );
 }
 
-export default function EnrichmentsPage() {
-  const [list, setList] = useState<EnrichmentView[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+const readEnrichments = async (): Promise<EnrichmentView[]> =>
+  (await answer(api.GET("/api/enrichments"))).enrichments;
 
-  const load = useCallback(async () => {
-    setError(null);
-    try {
-      const r = await answer(api.GET("/api/enrichments"));
-      setList(r.enrichments);
-    } catch (err) {
-      setError(describeError(err));
-    }
-  }, []);
-  useEffect(() => {
-    void load();
-  }, [load]);
+export default function EnrichmentsPage() {
+  const { list, error, reload: load } = useListFetch(readEnrichments);
 
   return (
     <Shell>

@@ -1,11 +1,12 @@
 "use client";
 /** Tables: every table of the workspace, a new empty one, one made from a CSV file, delete. */
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useRef, useState } from "react";
 import type { Schemas } from "@/client/cellflow-client";
 import { answer, api, describeError, describeRefusal } from "@/ui/api";
 import { importCsv } from "@/ui/api-raw";
 import { Shell } from "@/ui/shell";
 import { planCsvFile } from "@/ui/tables/csv-table-plan";
+import { useListFetch } from "@/ui/use-list-fetch";
 
 type Listed = Schemas["TableView"];
 
@@ -16,24 +17,13 @@ interface ImportState {
   error?: string;
 }
 
+const readTables = async (): Promise<Listed[]> => (await answer(api.GET("/api/tables"))).tables;
+
 export default function TablesPage() {
-  const [tables, setTables] = useState<Listed[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { list: tables, error, setError, reload: load } = useListFetch(readTables);
   const [name, setName] = useState("");
   const [importing, setImporting] = useState<ImportState | null>(null);
   const fileInput = useRef<HTMLInputElement>(null);
-
-  const load = useCallback(async () => {
-    try {
-      const r = await answer(api.GET("/api/tables"));
-      setTables(r.tables);
-    } catch (err) {
-      setError(describeError(err));
-    }
-  }, []);
-  useEffect(() => {
-    void load();
-  }, [load]);
 
   const createEmpty = async () => {
     setError(null);

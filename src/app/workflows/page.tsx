@@ -1,29 +1,21 @@
 "use client";
 /** Workflows: every workflow of the workspace, its deployed version, and a new one. */
-import { useCallback, useEffect, useState } from "react";
+import { useState } from "react";
 import { answer, api, describeError, type WorkflowAnswer } from "@/ui/api";
 import { Shell } from "@/ui/shell";
+import { useListFetch } from "@/ui/use-list-fetch";
 import { starterDefinition } from "@/ui/workflows/block-help";
 import { plural, timeAgo } from "@/ui/workflows/format";
 
-export default function WorkflowsPage() {
-  const [workflows, setWorkflows] = useState<WorkflowAnswer[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [creating, setCreating] = useState(false);
+/** Most recently edited first: that is usually the one people come back for. */
+const readWorkflows = async (): Promise<WorkflowAnswer[]> =>
+  (await answer(api.GET("/api/workflows"))).workflows.sort((a, b) =>
+    b.updatedAt.localeCompare(a.updatedAt),
+  );
 
-  const load = useCallback(async () => {
-    setError(null);
-    try {
-      const r = await answer(api.GET("/api/workflows"));
-      // Most recently edited first: that is usually the one people come back for.
-      setWorkflows(r.workflows.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)));
-    } catch (err) {
-      setError(describeError(err));
-    }
-  }, []);
-  useEffect(() => {
-    void load();
-  }, [load]);
+export default function WorkflowsPage() {
+  const { list: workflows, error, setError, reload: load } = useListFetch(readWorkflows);
+  const [creating, setCreating] = useState(false);
 
   const create = async () => {
     setCreating(true);

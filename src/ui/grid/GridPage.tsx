@@ -1,21 +1,23 @@
 "use client";
 /**
- * One table: the toolbar (add, run, stop, export), the run progress lines, the usage
- * limit notice, the filter bar, the live grid, and the editors and dialogs it opens.
+ * One table: the toolbar (`GridToolbar`: add, run, stop, export), the run progress lines,
+ * the usage limit notice, the filter bar, the live grid, and the editors and dialogs it
+ * opens.
  * The Run ▾ menu and its dialogs are `RunMenu`; starting a run (through its dry run and
  * the Run dialog) and stopping cells is `useRunControl`, for every button alike.
  */
 import { useMemo, useState } from "react";
 import type { Column, Group, TableView } from "@/contracts/table";
 import { answer, api, describeError } from "../api";
-import { csvExportUrl } from "../api-raw";
 import { Shell } from "../shell";
 import { CellDetailsDialog } from "./CellDetails";
 import { ColumnEditor } from "./ColumnEditor";
 import { ApproveDialog } from "./Dialogs";
 import { FilterBar } from "./FilterBar";
-import { Grid, type GridActions } from "./Grid";
+import { Grid } from "./Grid";
+import { GridToolbar } from "./GridToolbar";
 import { GroupEditor } from "./GroupEditor";
+import type { GridActions } from "./grid-actions";
 import type { RowView } from "./model";
 import { RunDialog } from "./RunDialog";
 import { type MenuAnchor, RunMenu } from "./RunMenu";
@@ -127,73 +129,20 @@ export function GridPage({ tableId }: { tableId: string }) {
 
   return (
     <Shell wide>
-      <div className="grid-toolbar">
-        <h1 data-testid="table-name">{table?.name ?? "…"}</h1>
-        <span className={`live ${live.stream}`} data-testid="stream-state" data-state={live.stream}>
-          <span className="dot" />
-          {live.stream === "live"
-            ? "Live"
-            : live.stream === "connecting"
-              ? "Connecting…"
-              : "Reconnecting…"}
-        </span>
-        {!live.loaded.done && (
-          <span className="muted">Loading rows… {live.loaded.rows.toLocaleString()}</span>
-        )}
-        <div className="spacer" />
-        <button type="button" className="btn" onClick={() => void addRow()}>
-          + Row
-        </button>
-        <button type="button" className="btn" onClick={() => setOpen({ kind: "column" })}>
-          + Column
-        </button>
-        <button
-          type="button"
-          className="btn"
-          data-testid="add-group"
-          onClick={() => setOpen({ kind: "group" })}
-        >
-          + Group
-        </button>
-        {selected.size > 0 && (
-          <>
-            <button
-              type="button"
-              className="btn"
-              onClick={() => void run({ mode: "all", rowIds: [...selected] })}
-            >
-              Run {selected.size} selected
-            </button>
-            <button type="button" className="btn btn-danger" onClick={() => void deleteSelected()}>
-              Delete {selected.size}
-            </button>
-          </>
-        )}
-        <button
-          type="button"
-          className="btn btn-primary"
-          data-testid="run-all-menu"
-          disabled={(table?.groups.length ?? 0) === 0}
-          onClick={(e) => {
-            const r = e.currentTarget.getBoundingClientRect();
-            setMenu({ group: null, x: r.left, y: r.bottom + 4 });
-          }}
-        >
-          Run ▾
-        </button>
-        <button
-          type="button"
-          className="btn btn-danger"
-          data-testid="stop-all"
-          disabled={!inFlight && !live.runs.some((r) => r.status === "active")}
-          onClick={() => void stop({})}
-        >
-          Stop all
-        </button>
-        <a className="btn" href={csvExportUrl(tableId)} download>
-          Export CSV
-        </a>
-      </div>
+      <GridToolbar
+        tableId={tableId}
+        table={table}
+        live={live}
+        selectedCount={selected.size}
+        canStop={inFlight || live.runs.some((r) => r.status === "active")}
+        onAddRow={() => void addRow()}
+        onAddColumn={() => setOpen({ kind: "column" })}
+        onAddGroup={() => setOpen({ kind: "group" })}
+        onRunSelected={() => void run({ mode: "all", rowIds: [...selected] })}
+        onDeleteSelected={() => void deleteSelected()}
+        onRunMenu={setMenu}
+        onStopAll={() => void stop({})}
+      />
       {live.limitNotice && (
         <div className="notice notice-warn row" data-testid="limit-notice">
           <span>{live.limitNotice}</span>

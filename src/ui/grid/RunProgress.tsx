@@ -1,7 +1,7 @@
 "use client";
 /** One line per active (or just finished) run: done / total, rate, elapsed, and its end. */
 import { useEffect, useRef, useState } from "react";
-import type { RunView } from "./use-table";
+import type { RunView } from "./use-table-runs";
 
 function elapsed(fromIso: string, toIso: string | null): string {
   const ms = (toIso ? Date.parse(toIso) : Date.now()) - Date.parse(fromIso);

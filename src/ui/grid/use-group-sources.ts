@@ -7,6 +7,7 @@
 import { useEffect, useState } from "react";
 import type { EnrichmentView } from "@/contracts/enrichments";
 import { answer, api, describeError, type WorkflowAnswer } from "../api";
+import { type ListFetch, useListFetch } from "../use-list-fetch";
 
 export type Loadable<T> =
   | { state: "loading" }
@@ -16,42 +17,26 @@ export type Loadable<T> =
 /** The workflow last asked for: `id` tells a stale answer from the current choice. */
 export type WorkflowDetail = { id: string } & Loadable<WorkflowAnswer>;
 
+const readWorkflows = async (): Promise<WorkflowAnswer[]> =>
+  (await answer(api.GET("/api/workflows"))).workflows;
+const readEnrichments = async (): Promise<EnrichmentView[]> =>
+  (await answer(api.GET("/api/enrichments"))).enrichments;
+
+/** A list read once, as loading, ready or failed. */
+function loadable<T>({ list, error }: ListFetch<T>): Loadable<T[]> {
+  if (list !== null) return { state: "ready", value: list };
+  if (error !== null) return { state: "error", message: error };
+  return { state: "loading" };
+}
+
 /** The catalogues: workflows of the workspace and built-in enrichments. */
 export function useSourceCatalogues(): {
   workflows: Loadable<WorkflowAnswer[]>;
   enrichments: Loadable<EnrichmentView[]>;
 } {
-  const [workflows, setWorkflows] = useState<Loadable<WorkflowAnswer[]>>({ state: "loading" });
-  const [enrichments, setEnrichments] = useState<Loadable<EnrichmentView[]>>({
-    state: "loading",
-  });
-
-  useEffect(() => {
-    let live = true;
-    const loadWorkflows = async () => {
-      try {
-        const r = await answer(api.GET("/api/workflows"));
-        if (live) setWorkflows({ state: "ready", value: r.workflows });
-      } catch (err) {
-        if (live) setWorkflows({ state: "error", message: describeError(err) });
-      }
-    };
-    const loadEnrichments = async () => {
-      try {
-        const r = await answer(api.GET("/api/enrichments"));
-        if (live) setEnrichments({ state: "ready", value: r.enrichments });
-      } catch (err) {
-        if (live) setEnrichments({ state: "error", message: describeError(err) });
-      }
-    };
-    void loadWorkflows();
-    void loadEnrichments();
-    return () => {
-      live = false;
-    };
-  }, []);
-
-  return { workflows, enrichments };
+  const workflows = useListFetch(readWorkflows);
+  const enrichments = useListFetch(readEnrichments);
+  return { workflows: loadable(workflows), enrichments: loadable(enrichments) };
 }
 
 /** The chosen workflow ("" = none): null until one is chosen; the last one is kept. */

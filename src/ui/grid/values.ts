@@ -55,3 +55,23 @@ export function displayValue(value: unknown): string {
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   return JSON.stringify(value);
 }
+
+export type Edit =
+  | { kind: "invalid"; message: string }
+  | { kind: "unchanged" }
+  | { kind: "save"; value: unknown };
+
+/**
+ * What a cell's draft comes to against the value stored: refused (not the column's type),
+ * no change (it reads the same, so no request), or the value to save.
+ */
+export function checkEdit(
+  column: Pick<Column, "type" | "options">,
+  draft: string,
+  stored: unknown,
+): Edit {
+  const parsed = parseInput(column, draft);
+  if (!parsed.ok) return { kind: "invalid", message: parsed.message };
+  if (displayValue(stored) === displayValue(parsed.value)) return { kind: "unchanged" };
+  return { kind: "save", value: parsed.value };
+}

@@ -110,18 +110,7 @@ export function describeDefinition(value: unknown): DefinitionSummary {
     summary.problems.push({ path: "", message: 'the definition must be an object with "blocks"' });
     return summary;
   }
-
-  if (Array.isArray(value.inputs)) {
-    for (const inp of value.inputs) {
-      if (!isRecord(inp) || typeof inp.name !== "string") continue;
-      summary.inputs.push({
-        name: inp.name,
-        type: str(inp.type) ?? "json",
-        required: inp.required === true,
-      });
-    }
-  }
-
+  summary.inputs = readInputs(value.inputs);
   if (!Array.isArray(value.blocks)) {
     summary.problems.push({ path: "blocks", message: '"blocks" must be a list of blocks' });
     return summary;
@@ -130,9 +119,31 @@ export function describeDefinition(value: unknown): DefinitionSummary {
     summary.problems.push({ path: "blocks", message: "a workflow needs at least one block" });
     return summary;
   }
+  const ids = readBlocks(value.blocks, summary);
+  const incoming = linkEdges(summary, ids);
+  markEntries(summary, incoming);
+  const cycle = cycleOf(summary.blocks);
+  if (cycle) summary.problems.push({ path: "blocks", message: `cycle: ${cycle.join(" → ")}` });
+  return summary;
+}
 
+/** The inputs that have a name; anything else in the list is skipped. */
+function readInputs(inputs: unknown): InputSummary[] {
+  if (!Array.isArray(inputs)) return [];
+  return inputs.flatMap((inp) =>
+    isRecord(inp) && typeof inp.name === "string"
+      ? [{ name: inp.name, type: str(inp.type) ?? "json", required: inp.required === true }]
+      : [],
+  );
+}
+
+/**
+ * Each block as written, its edges not yet checked; a block that is no object, has no id
+ * or type, repeats an id or has an unknown type is a problem. The ids seen, for the edges.
+ */
+function readBlocks(blocks: unknown[], summary: DefinitionSummary): Set<string> {
   const seen = new Set<string>();
-  value.blocks.forEach((raw, index) => {
+  blocks.forEach((raw, index) => {
     const b = isRecord(raw) ? raw : {};
     if (!isRecord(raw))
       summary.problems.push({ path: `blocks.${index}`, message: "a block must be an object" });
@@ -163,11 +174,18 @@ export function describeDefinition(value: unknown): DefinitionSummary {
       entry: false,
     });
   });
+  return seen;
+}
 
+/**
+ * Marks each edge known when its target is a block (a `next` to nowhere or to the block
+ * itself is a problem); gives the ids some edge points to.
+ */
+function linkEdges(summary: DefinitionSummary, ids: ReadonlySet<string>): Set<string> {
   const incoming = new Set<string>();
   for (const block of summary.blocks) {
     for (const edge of block.edges) {
-      edge.known = seen.has(edge.target);
+      edge.known = ids.has(edge.target);
       incoming.add(edge.target);
       if (!edge.known) {
         summary.problems.push({
@@ -182,7 +200,11 @@ export function describeDefinition(value: unknown): DefinitionSummary {
       }
     }
   }
+  return incoming;
+}
 
+/** The entry blocks are those no edge points to; there must be exactly one. */
+function markEntries(summary: DefinitionSummary, incoming: ReadonlySet<string>): void {
   for (const block of summary.blocks) {
     if (block.id !== "" && !incoming.has(block.id)) {
       block.entry = true;
@@ -198,19 +220,19 @@ export function describeDefinition(value: unknown): DefinitionSummary {
           : `exactly one entry block is allowed, found ${summary.entryIds.length}: ${summary.entryIds.join(", ")} (link them with "next")`,
     });
   }
+}
 
+/** A cycle through known edges (a block pointing to itself is reported apart), if any. */
+function cycleOf(blocks: readonly BlockSummary[]): string[] | null {
   const edges = new Map<string, string[]>();
-  for (const block of summary.blocks) {
+  for (const block of blocks) {
     if (block.id === "" || edges.has(block.id)) continue;
     edges.set(
       block.id,
       block.edges.filter((e) => e.known && e.target !== block.id).map((e) => e.target),
     );
   }
-  const cycle = findCycle(edges.keys(), (id) => edges.get(id) ?? []);
-  if (cycle) summary.problems.push({ path: "blocks", message: `cycle: ${cycle.join(" → ")}` });
-
-  return summary;
+  return findCycle(edges.keys(), (id) => edges.get(id) ?? []);
 }
 
 /** The index of the block whose text holds `offset`, from the spans of a parse. */

@@ -5,7 +5,8 @@
  * the loading, missing or failed state in its place.
  */
 import { timeAgo } from "./format";
-import type { Load, WorkflowDraft } from "./use-workflow-draft";
+import type { WorkflowDraft } from "./use-workflow-draft";
+import type { Load } from "./use-workflow-load";
 
 /** What shows instead of the editor until the workflow has loaded. */
 export function WorkflowLoadState({ load, onRetry }: { load: Load; onRetry: () => void }) {

@@ -1,0 +1,108 @@
+"use client";
+/**
+ * The grid's body: only the rows the virtualizer puts on screen, each placed at its
+ * offset, so 10,000 rows render like the few that show. A row draws its cells from the
+ * column model: lead, group status, or value (being edited or not).
+ */
+import type { Row } from "@tanstack/react-table";
+import type { Virtualizer } from "@tanstack/react-virtual";
+import { EditingCell, LeadCell, StatusCell, ValueCell } from "./GridCells";
+import type { GridActions } from "./grid-actions";
+import { metaOf } from "./grid-columns";
+import type { RowView } from "./model";
+import type { CellEditing } from "./use-cell-editing";
+
+export const ROW_HEIGHT = 34;
+
+interface RowsProps {
+  selected: Set<string>;
+  onSelect(ids: Set<string>): void;
+  actions: GridActions;
+  editing: CellEditing;
+}
+
+export function GridBody({
+  virtual,
+  rows,
+  ...props
+}: RowsProps & {
+  virtual: Virtualizer<HTMLDivElement, Element>;
+  /** The table model's rows, in the order shown. */
+  rows: Row<RowView>[];
+}) {
+  return (
+    <div style={{ height: virtual.getTotalSize(), position: "relative" }}>
+      {virtual.getVirtualItems().map((v) => {
+        const r = rows[v.index];
+        if (!r) return null;
+        return <GridRow key={r.original.id} row={r} index={v.index} top={v.start} {...props} />;
+      })}
+    </div>
+  );
+}
+
+function GridRow({
+  row: r,
+  index,
+  top,
+  selected,
+  onSelect,
+  actions,
+  editing,
+}: RowsProps & { row: Row<RowView>; index: number; top: number }) {
+  const row = r.original;
+  const isSelected = selected.has(row.id);
+  const toggle = () => {
+    const next = new Set(selected);
+    if (isSelected) next.delete(row.id);
+    else next.add(row.id);
+    onSelect(next);
+  };
+  return (
+    <div
+      className="grid-row"
+      data-row-id={row.id}
+      data-testid="grid-row"
+      style={{ top, height: ROW_HEIGHT }}
+    >
+      {r.getVisibleCells().map((cell) => {
+        const meta = metaOf(cell.column);
+        const key = cell.id;
+        const base = {
+          className: `grid-cell${isSelected ? " selected-row" : ""}`,
+          width: cell.column.getSize(),
+          row,
+        };
+        if (meta?.kind === "lead")
+          return (
+            <LeadCell
+              key={key}
+              {...base}
+              index={index}
+              selected={isSelected}
+              onToggle={toggle}
+              actions={actions}
+            />
+          );
+        if (meta?.kind === "status")
+          return <StatusCell key={key} {...base} group={meta.group} actions={actions} />;
+        if (meta?.kind !== "value") return null;
+        const draft = editing.at(row.id, meta.column.id);
+        if (draft)
+          return (
+            <EditingCell key={key} {...base} column={meta.column} draft={draft} editing={editing} />
+          );
+        return (
+          <ValueCell
+            key={key}
+            {...base}
+            column={meta.column}
+            output={meta.output}
+            editing={editing}
+            saveValue={actions.saveValue}
+          />
+        );
+      })}
+    </div>
+  );
+}

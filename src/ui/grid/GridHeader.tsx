@@ -1,0 +1,137 @@
+"use client";
+/**
+ * The grid's header rows: "select all" and the row count over the lead column, a value
+ * column's name (which opens its editor), type and sort button, and over each group's
+ * columns the group's kind, name (which opens the group editor) and Run ▾ menu. With
+ * groups there are two header rows: leaf columns outside any group show in the lower one,
+ * the upper one is blank above them.
+ */
+import { flexRender, type Header, type HeaderGroup } from "@tanstack/react-table";
+import type { GridActions } from "./grid-actions";
+import { metaOf } from "./grid-columns";
+import type { RowView } from "./model";
+import type { RowSort } from "./row-query";
+import { SortButton } from "./SortButton";
+
+const HEIGHT = 32;
+
+type HeaderActions = Pick<GridActions, "editColumn" | "editGroup" | "groupMenu">;
+
+/** The sort the rows were read in; a column header's sort button cycles it. */
+export interface GridSort {
+  current: RowSort | null;
+  onSort(columnId: string): void;
+}
+
+interface Props {
+  headerGroups: HeaderGroup<RowView>[];
+  rows: RowView[];
+  selected: Set<string>;
+  onSelect(ids: Set<string>): void;
+  actions: HeaderActions;
+  sort: GridSort | undefined;
+}
+
+export function GridHeader({ headerGroups, rows, selected, onSelect, actions, sort }: Props) {
+  const all = selected.size > 0 && selected.size === rows.length;
+  const selectAll = () => onSelect(all ? new Set() : new Set(rows.map((r) => r.id)));
+  return (
+    <div className="grid-head">
+      {headerGroups.map((hg, depth) => (
+        <div key={hg.id} className="row" style={{ gap: 0, height: HEIGHT }}>
+          {hg.headers.map((h) => (
+            <HeaderCell
+              key={h.id}
+              header={h}
+              upper={depth < headerGroups.length - 1}
+              lead={{ all, count: rows.length, selectAll }}
+              actions={actions}
+              sort={sort}
+            />
+          ))}
+        </div>
+      ))}
+    </div>
+  );
+}
+
+function HeaderCell({
+  header: h,
+  upper,
+  lead,
+  actions,
+  sort,
+}: {
+  header: Header<RowView, unknown>;
+  /** In the upper of two header rows, which only group headers fill. */
+  upper: boolean;
+  lead: { all: boolean; count: number; selectAll(): void };
+  actions: HeaderActions;
+  sort: GridSort | undefined;
+}) {
+  const meta = metaOf(h.column);
+  const isGroup = h.column.columns.length > 0;
+  const group = meta?.kind === "status" ? meta.group : null;
+  const style = { width: h.getSize(), height: HEIGHT };
+  if (h.isPlaceholder || (upper && !isGroup)) {
+    return <div className="grid-hcell" style={{ ...style, borderBottomColor: "transparent" }} />;
+  }
+  if (isGroup && group) {
+    return (
+      <div className="grid-hcell group" style={style} data-testid={`group-header-${group.id}`}>
+        <span className={`kind ${group.kind}`}>{group.kind}</span>
+        <button
+          type="button"
+          className="linklike"
+          title="Edit group"
+          onClick={() => actions.editGroup(group)}
+        >
+          {group.name}
+        </button>
+        {group.autoRun && <span className="type">auto</span>}
+        <button
+          type="button"
+          className="btn btn-small hcell-menu"
+          data-testid={`run-menu-${group.id}`}
+          onClick={(e) => actions.groupMenu(group, e.currentTarget)}
+        >
+          Run ▾
+        </button>
+      </div>
+    );
+  }
+  if (meta?.kind === "lead") {
+    return (
+      <div className="grid-hcell" style={style}>
+        <input
+          type="checkbox"
+          aria-label="Select all rows"
+          checked={lead.all}
+          onChange={lead.selectAll}
+        />
+        <span className="muted">{lead.count.toLocaleString()} rows</span>
+      </div>
+    );
+  }
+  if (meta?.kind === "value") {
+    return (
+      <div className="grid-hcell" style={style}>
+        <button
+          type="button"
+          className="linklike"
+          title="Edit column"
+          onClick={() => actions.editColumn(meta.column)}
+        >
+          {meta.column.name}
+        </button>
+        <span className="type">{meta.column.type}</span>
+        {sort && <SortButton column={meta.column} sort={sort.current} onSort={sort.onSort} />}
+      </div>
+    );
+  }
+  return (
+    <div className="grid-hcell" style={style}>
+      {flexRender(h.column.columnDef.header, h.getContext())}
+    </div>
+  );
+}

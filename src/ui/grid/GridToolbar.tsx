@@ -1,0 +1,92 @@
+"use client";
+/**
+ * The bar over a table's grid: its name, whether the live stream is connected, how many
+ * rows have loaded, and the buttons: + Row, + Column, + Group, run or delete the selected
+ * rows, the Run ▾ menu for every group, Stop all, Export CSV.
+ */
+import type { TableView } from "@/contracts/table";
+import { csvExportUrl } from "../api-raw";
+import type { MenuAnchor } from "./RunMenu";
+import type { StreamState } from "./table-stream";
+import type { LiveTable } from "./use-table";
+
+const STREAM_LABEL: Record<StreamState, string> = {
+  live: "Live",
+  connecting: "Connecting…",
+  reconnecting: "Reconnecting…",
+};
+
+interface Props {
+  tableId: string;
+  table: TableView | null;
+  live: Pick<LiveTable, "stream" | "loaded">;
+  selectedCount: number;
+  /** Whether anything could be stopped: a cell queued or running, or a run active. */
+  canStop: boolean;
+  onAddRow(): void;
+  onAddColumn(): void;
+  onAddGroup(): void;
+  onRunSelected(): void;
+  onDeleteSelected(): void;
+  onRunMenu(anchor: MenuAnchor): void;
+  onStopAll(): void;
+}
+
+export function GridToolbar({ tableId, table, live, selectedCount, canStop, ...on }: Props) {
+  return (
+    <div className="grid-toolbar">
+      <h1 data-testid="table-name">{table?.name ?? "…"}</h1>
+      <span className={`live ${live.stream}`} data-testid="stream-state" data-state={live.stream}>
+        <span className="dot" />
+        {STREAM_LABEL[live.stream]}
+      </span>
+      {!live.loaded.done && (
+        <span className="muted">Loading rows… {live.loaded.rows.toLocaleString()}</span>
+      )}
+      <div className="spacer" />
+      <button type="button" className="btn" onClick={on.onAddRow}>
+        + Row
+      </button>
+      <button type="button" className="btn" onClick={on.onAddColumn}>
+        + Column
+      </button>
+      <button type="button" className="btn" data-testid="add-group" onClick={on.onAddGroup}>
+        + Group
+      </button>
+      {selectedCount > 0 && (
+        <>
+          <button type="button" className="btn" onClick={on.onRunSelected}>
+            Run {selectedCount} selected
+          </button>
+          <button type="button" className="btn btn-danger" onClick={on.onDeleteSelected}>
+            Delete {selectedCount}
+          </button>
+        </>
+      )}
+      <button
+        type="button"
+        className="btn btn-primary"
+        data-testid="run-all-menu"
+        disabled={(table?.groups.length ?? 0) === 0}
+        onClick={(e) => {
+          const r = e.currentTarget.getBoundingClientRect();
+          on.onRunMenu({ group: null, x: r.left, y: r.bottom + 4 });
+        }}
+      >
+        Run ▾
+      </button>
+      <button
+        type="button"
+        className="btn btn-danger"
+        data-testid="stop-all"
+        disabled={!canStop}
+        onClick={on.onStopAll}
+      >
+        Stop all
+      </button>
+      <a className="btn" href={csvExportUrl(tableId)} download>
+        Export CSV
+      </a>
+    </div>
+  );
+}

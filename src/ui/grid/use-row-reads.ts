@@ -1,0 +1,95 @@
+"use client";
+/**
+ * A table's rows as the grid shows them: all those the filter matches, in the sort's
+ * order, read page by page and shown as each page comes (a read that a newer one replaced
+ * drops its pages; a new filter or sort reads them again, and says why when it could not),
+ * and single rows read again when an event says they changed. Any number of changes
+ * re-render the grid once per animation frame (`bump`).
+ */
+import { useCallback, useEffect, useRef, useState } from "react";
+import type { Schemas } from "@/client/cellflow-client";
+import { answer, api, describeError } from "../api";
+import { GridRows } from "./model";
+import { type RowQuery, rowsPageQuery } from "./row-query";
+
+const PAGE = 1_000;
+
+/** Above this many changed rows, reading them all again is cheaper than one by one. */
+const FETCH_ONE_BY_ONE = 50;
+
+export function useRowReads(tableId: string, query: RowQuery) {
+  const rows = useRef(new GridRows()).current;
+  const queryRef = useRef(query);
+  /** Each read of the rows; pages of a read that a newer one replaced are dropped. */
+  const readCount = useRef(0);
+  const [version, setVersion] = useState(0);
+  const [loaded, setLoaded] = useState({ rows: 0, done: false });
+  /** Why the rows of the current filter or sort could not be read. */
+  const [rowsError, setRowsError] = useState<string | null>(null);
+  const frame = useRef<number | null>(null);
+
+  /** One re-render per animation frame, however many events arrived in it. */
+  const bump = useCallback(() => {
+    if (frame.current !== null) return;
+    frame.current = requestAnimationFrame(() => {
+      frame.current = null;
+      setVersion(rows.version);
+    });
+  }, [rows]);
+
+  const loadRows = useCallback(async () => {
+    const read = ++readCount.current;
+    const query = queryRef.current;
+    let count = 0;
+    let first = true;
+    let cursor: string | null = null;
+    setLoaded({ rows: 0, done: false });
+    do {
+      const page: Schemas["RowPage"] = await answer(
+        api.GET("/api/tables/{id}/rows", {
+          params: { path: { id: tableId }, query: rowsPageQuery(query, cursor, PAGE) },
+        }),
+      );
+      if (read !== readCount.current) return;
+      if (first) rows.reset(page.rows, query.sort !== null);
+      else rows.appendPage(page.rows);
+      first = false;
+      count += page.rows.length;
+      cursor = page.nextCursor;
+      setLoaded({ rows: count, done: cursor === null });
+      bump();
+    } while (cursor);
+    setRowsError(null);
+  }, [tableId, rows, bump]);
+
+  const fetchRows = useCallback(
+    async (ids: string[]) => {
+      if (ids.length > FETCH_ONE_BY_ONE) return loadRows();
+      const fetched = await Promise.all(
+        ids.map((rowId) =>
+          answer(
+            api.GET("/api/tables/{id}/rows/{rowId}", { params: { path: { id: tableId, rowId } } }),
+          ).catch(() => null),
+        ),
+      );
+      const found = fetched.filter((r) => r !== null);
+      rows.upsert(found, { onlyShown: queryRef.current.where.length > 0 });
+      const gone = ids.filter((id) => !found.some((r) => r.id === id));
+      if (gone.length > 0) rows.remove(gone);
+      bump();
+    },
+    [tableId, rows, bump, loadRows],
+  );
+
+  // A new filter or sort reads the rows again (the first read is the page's).
+  const queryKey = JSON.stringify(query);
+  const readKey = useRef(queryKey);
+  useEffect(() => {
+    queryRef.current = query;
+    if (readKey.current === queryKey) return;
+    readKey.current = queryKey;
+    loadRows().catch((err: unknown) => setRowsError(describeError(err)));
+  }, [query, queryKey, loadRows]);
+
+  return { rows, version, loaded, rowsError, bump, loadRows, fetchRows };
+}

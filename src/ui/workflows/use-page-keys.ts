@@ -1,0 +1,42 @@
+"use client";
+/**
+ * The editor's hold on the page: Ctrl/⌘+S saves unsaved changes, and leaving with
+ * unsaved changes asks first (links and the nav are full page loads).
+ */
+import { useEffect, useRef } from "react";
+
+/** Ctrl+S or ⌘+S (with Shift or not), but not with Alt. */
+export function isSaveShortcut(e: Pick<KeyboardEvent, "metaKey" | "ctrlKey" | "altKey" | "key">) {
+  return (e.metaKey || e.ctrlKey) && !e.altKey && e.key.toLowerCase() === "s";
+}
+
+/** Ctrl/⌘+S saves when `dirty`; the handler reads the latest `save` and `dirty` through refs. */
+export function useSaveShortcut(save: () => Promise<boolean>, dirty: boolean): void {
+  const saveRef = useRef(save);
+  const dirtyRef = useRef(dirty);
+  useEffect(() => {
+    saveRef.current = save;
+    dirtyRef.current = dirty;
+  });
+  useEffect(() => {
+    const onKeyDown = (e: KeyboardEvent) => {
+      if (!isSaveShortcut(e)) return;
+      e.preventDefault();
+      if (dirtyRef.current) void saveRef.current();
+    };
+    window.addEventListener("keydown", onKeyDown);
+    return () => window.removeEventListener("keydown", onKeyDown);
+  }, []);
+}
+
+export function useLeaveWarning(dirty: boolean): void {
+  useEffect(() => {
+    if (!dirty) return;
+    const onBeforeUnload = (e: BeforeUnloadEvent) => {
+      e.preventDefault();
+      e.returnValue = "";
+    };
+    window.addEventListener("beforeunload", onBeforeUnload);
+    return () => window.removeEventListener("beforeunload", onBeforeUnload);
+  }, [dirty]);
+}
