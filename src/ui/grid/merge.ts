@@ -7,7 +7,7 @@
  */
 
 import type { CellEventData } from "@/contracts/events";
-import type { CellStatus } from "@/domain/statuses";
+import { type CellStatus, isTerminal } from "@/domain/statuses";
 
 export type { CellStatus };
 
@@ -22,9 +22,6 @@ export interface CellView {
 
 /** A `cell` event's data (API.md "Events"): `status: null` when the cell is gone. */
 export type CellEvent = CellEventData;
-
-const TERMINAL: ReadonlySet<CellStatus> = new Set(["completed", "error", "cancelled"]);
-export const isTerminal = (s: CellStatus) => TERMINAL.has(s);
 
 /** 1 when `a` is a later attempt than `b`, -1 when earlier, 0 when the same, null when unknown. */
 export function compareAttempts(a: string, b: string): 1 | -1 | 0 | null {
