@@ -14,6 +14,9 @@ import { listen, unlisten } from "@/store/notify/listen";
 
 export const EVENTS_CHANNEL = "cellflow_events";
 
+/** How long the hub waits before trying again when a reconnect failed. */
+const RECONNECT_MS = 500;
+
 type Wake = () => void;
 type OnPayload = (payload: string) => void;
 
@@ -123,12 +126,14 @@ export class EventHub {
         if (dropped) return;
         this.log.warn(
           { err },
-          "event listener lost its connection; streams fall back to their poll until it is back",
+          "LISTEN session lost; reconnecting (streams poll and Stops' notices wait meanwhile)",
         );
         drop();
         // Wake everyone: they re-read from their cursors, so nothing is missed.
         for (const set of this.subscribers.values()) for (const wake of set) wake();
-        this.relisten();
+        // At once: a cancel NOTIFY sent while nobody listens is lost to this process (its
+        // attempts learn of the Stop at their next write), so the gap is kept short.
+        this.relisten(0);
       });
       const channels = this.wanted();
       try {
@@ -151,7 +156,7 @@ export class EventHub {
    * Listens again while anyone is subscribed: a table's feed subscribes once for all its
    * streams, so waiting for the next subscribe could leave them on the safety poll.
    */
-  private relisten(): void {
+  private relisten(delayMs: number): void {
     setTimeout(() => {
       if (this.closed || this.client || (this.subscribers.size === 0 && this.channels.size === 0))
         return;
@@ -160,9 +165,9 @@ export class EventHub {
         () => {
           for (const set of this.subscribers.values()) for (const wake of set) wake();
         },
-        () => this.relisten(),
+        () => this.relisten(RECONNECT_MS),
       );
-    }, 1_000).unref();
+    }, delayMs).unref();
   }
 
   async close(): Promise<void> {

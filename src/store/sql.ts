@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import { CELL_STATUSES, isInFlight } from "@/domain/statuses";
+import { CELL_STATUSES, type CellStatus, isInFlight, isTerminal } from "@/domain/statuses";
 
 /** A text[] parameter, sent as one JSON value (drizzle would spread a JS array into a list). */
 export function textArray(values: readonly string[]): SQL {
@@ -11,11 +11,14 @@ export function textArray(values: readonly string[]): SQL {
  * SQL literals built from the tuple (constants, never input), so a query reads the same
  * text to the planner as when it was written out.
  */
-export const IN_FLIGHT: SQL = sql.raw(
-  `(${CELL_STATUSES.filter(isInFlight)
-    .map((s) => `'${s}'`)
-    .join(", ")})`,
-);
+export const IN_FLIGHT: SQL = statusList(CELL_STATUSES.filter(isInFlight));
+
+/** The terminal statuses (`isTerminal`) as an SQL list, the same way. */
+export const TERMINAL: SQL = statusList(CELL_STATUSES.filter(isTerminal));
+
+function statusList(statuses: readonly CellStatus[]): SQL {
+  return sql.raw(`(${statuses.map((s) => `'${s}'`).join(", ")})`);
+}
 
 /** A jsonb parameter. */
 export function jsonb(value: unknown): SQL {

@@ -10,6 +10,7 @@ import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import type { CellAttempt } from "@/contracts/cells";
+import { TERMINAL } from "../sql";
 import type { CellRef } from "./transition";
 
 /** How many attempts of a cell are kept (the prune trigger of migration 0025 keeps as many). */
@@ -66,7 +67,7 @@ export async function readCellAttempts(
     sql`with r as (select id, data from rows where id = ${ref.rowId} and table_id = ${ref.tableId}),
         cur as (
           select c.execution_id, c.attempt, c.status, c.outcome, c.error, c.started_at,
-                 case when c.status in ('completed', 'error', 'cancelled') then c.finished_at end as ended_at,
+                 case when c.status in ${TERMINAL} then c.finished_at end as ended_at,
                  case when c.status = 'completed' then cellflow_group_outputs(t.schema, r.data, c.group_id) end
                    as outputs,
                  c.block_errors, c.details, c.resumed_from

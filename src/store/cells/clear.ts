@@ -14,7 +14,7 @@ import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import type { CellStatus } from "@/domain/statuses";
-import { textArray } from "../sql";
+import { TERMINAL, textArray } from "../sql";
 
 export async function clearGroupCells(
   db: Db,
@@ -39,15 +39,15 @@ export async function clearGroupCells(
           insert into cell_attempts (table_id, row_id, group_id, execution_id, attempt, status, outcome, error,
                                      started_at, ended_at, outputs, block_errors, details, resumed_from)
           select d.table_id, d.row_id, d.group_id, d.execution_id, d.attempt,
-                 case when d.status in ('completed', 'error', 'cancelled') then d.status else 'cancelled' end,
+                 case when d.status in ${TERMINAL} then d.status else 'cancelled' end,
                  d.outcome,
-                 case when d.status in ('completed', 'error', 'cancelled') then d.error
+                 case when d.status in ${TERMINAL} then d.error
                       else 'Cleared by an edit of its inputs before it finished' end,
                  d.started_at, coalesce(d.finished_at, now()),
                  case when d.status = 'completed' then cellflow_group_outputs(t.schema, r.data, d.group_id) end,
                  d.block_errors, d.details, d.resumed_from
             from del d join tables t on t.id = d.table_id join rows r on r.id = d.row_id
-           where d.status in ('completed', 'error', 'cancelled') or d.started_at is not null
+           where d.status in ${TERMINAL} or d.started_at is not null
           returning 1
         ),
         cleared as (
