@@ -158,6 +158,16 @@ async function repeat(fn: () => Promise<unknown>): Promise<number> {
   return median(times);
 }
 
+/** What the reads share: the table read, the service's context and the plan printer. */
+interface FindBench {
+  db: Db;
+  tableId: string;
+  tableSchema: TableSchema;
+  ctx: Parameters<typeof listRows>[0];
+  explainer: pg.Client;
+  dialect: PgDialect;
+}
+
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-find-rows-"));
   fs.chmodSync(dir, 0o777);
@@ -165,148 +175,173 @@ async function main(): Promise<void> {
   try {
     const { database, url } = await benchDatabase(server.url);
     const db = database.db;
-    const ws = await createWorkspace(db, "find", "unlimited");
-    const wf = await createWorkflow(db, ws.id, {
-      name: "w",
-      definition: { inputs: [], blocks: [{ id: "o", type: "transform", expression: "1" }] },
-    });
-    const started = performance.now();
-    await makeTable(db, ws.id, wf.id); // the neighbour
-    const tableId = await makeTable(db, ws.id, wf.id);
-    say(
-      `[find-rows] 2 tables × ${ROWS} rows in ${((performance.now() - started) / 1000).toFixed(0)} s`,
-    );
-    const ctx = { db, workspaceId: ws.id, log: log(), backend: idle };
-    const tableSchema = schema(wf.id);
-
-    /** The cursor that starts the page at 90 % of the matching rows. */
-    const deepCursor = async (s: Scenario): Promise<string | undefined> => {
-      const order = rowOrder(tableSchema, s.orderBy, s.dir ?? "asc");
-      const where = s.where ? checkWhere(tableSchema, s.where) : { ok: true as const, value: [] };
-      if (!order.ok || !where.ok) throw new Error(`bad scenario ${s.name}`);
-      const column = order.value.column;
-      const key: SQL | null = column ? sortKeySql(column.id, column.type) : null;
-      const [count] = await queryRows<{ n: number }>(
-        db,
-        sql`select count(*)::int as n from rows r where r.table_id = ${tableId} and ${whereSql(where.value)}`,
-      );
-      const at = Math.floor((count?.n ?? 0) * 0.9);
-      const [row] = await queryRows<{ k: string | boolean | null; p: number }>(
-        db,
-        sql`select ${column && key ? cursorKeySql(key, column.type) : sql`null`} as k, r.position as p
-              from rows r where r.table_id = ${tableId} and ${whereSql(where.value)}
-             order by ${orderSql(order.value, key, sql`r.position`)} offset ${at} limit 1`,
-      );
-      return row
-        ? encodeRowCursor(order.value, { key: row.k, position: Number(row.p) })
-        : undefined;
-    };
-
-    const measure = async (s: Scenario, cursor: string | undefined): Promise<number> => {
-      const query: ListRowsQuery = {
-        limit: PAGE,
-        dir: s.dir ?? "asc",
-        ...(s.where ? { where: s.where } : {}),
-        ...(s.orderBy ? { orderBy: s.orderBy } : {}),
-        ...(cursor ? { cursor } : {}),
-      };
-      const read = async () => {
-        const r = await listRows(ctx, tableId, query);
-        if (!r.ok || r.value.rows.length === 0) throw new Error(`${s.name}: ${JSON.stringify(r)}`);
-      };
-      return repeat(read);
-    };
-
-    // Plans as the service's statements get them: the pool plans generically
-    // (plan_cache_mode), which EXPLAIN with parameters would not show; auto_explain does.
-    const explainer = new pg.Client({
-      connectionString: url,
-      options: "-c plan_cache_mode=force_generic_plan",
-    });
-    const dialect = new PgDialect();
-    if (EXPLAIN) {
-      await explainer.connect();
-      explainer.on("notice", (n) => {
-        for (const line of (n.message ?? "").split("\n")) say(`    ${line}`);
-      });
-      for (const setting of [
-        "load 'auto_explain'",
-        "set auto_explain.log_min_duration = 0",
-        "set auto_explain.log_analyze = on",
-        "set auto_explain.log_level = notice",
-      ])
-        await explainer.query(setting);
-    }
-    const explain = async (s: Scenario, cursor: string | undefined) => {
-      const order = rowOrder(tableSchema, s.orderBy, s.dir ?? "asc");
-      const where = s.where ? checkWhere(tableSchema, s.where) : { ok: true as const, value: [] };
-      if (!order.ok || !where.ok) return;
-      const after = decodeRowCursor(cursor, order.value);
-      if (!after.ok) return;
-      const find = { where: where.value, order: order.value, after: after.value, limit: PAGE + 1 };
-      const q = dialect.sqlToQuery(findRowsSql(tableId, find));
-      await explainer.query(q.sql, q.params);
-    };
-
-    const table = async (scenarios: Scenario[]) => {
-      say(`  ${"read".padEnd(44)} ${"first page".padStart(10)} ${"deep page".padStart(10)}`);
-      for (const s of scenarios) {
-        const first = await measure(s, undefined);
-        const cursor = await deepCursor(s);
-        const deep = await measure(s, cursor);
-        say(
-          `  ${s.name.padEnd(44)} ${first.toFixed(1).padStart(10)} ${deep.toFixed(1).padStart(10)}`,
-        );
-        if (EXPLAIN) {
-          say("   first page:");
-          await explain(s, undefined);
-          say("   deep page:");
-          await explain(s, cursor);
-        }
-      }
-    };
-
-    say(`[find-rows] pages of ${PAGE} rows, median of ${REPEAT} reads (ms), no expression index`);
-    await table(SCENARIOS);
-
-    // What an expression index could do at best: a statement without the `offset 0`
-    // fence, the column id written into it (an index matches no parameter), the first and
-    // a deep page of ids by n, before and after an index on exactly that expression.
-    const keyOfN = `(case when jsonb_typeof(r.data -> 'n'::text) = 'number' then (r.data -> 'n'::text)::numeric end)`;
-    const [deepAt] = await queryRows<{ k: string; p: number }>(
+    const { workspaceId, workflowId, tableId } = await makeTables(db);
+    const bench: FindBench = {
       db,
-      sql`select ${sql.raw(keyOfN)}::text as k, r.position as p from rows r
-           where r.table_id = ${tableId} and ${sql.raw(keyOfN)} is not null
-           order by ${sql.raw(keyOfN)}, r.position offset ${Math.floor(ROWS * 0.9)} limit 1`,
-    );
-    const flatFirst = sql`select r.id from rows r where r.table_id = ${tableId}
-      order by ${sql.raw(keyOfN)} asc nulls last, r.position limit ${PAGE + 1}`;
-    const flatDeep = sql`select r.id from rows r where r.table_id = ${tableId}
-      and (${sql.raw(keyOfN)} > ${deepAt?.k}::numeric
-           or (${sql.raw(keyOfN)} = ${deepAt?.k}::numeric and r.position > ${deepAt?.p}::bigint)
-           or ${sql.raw(keyOfN)} is null)
-      order by ${sql.raw(keyOfN)} asc nulls last, r.position limit ${PAGE + 1}`;
-    const flat = async (label: string) => {
-      const first = await repeat(() => queryRows(db, flatFirst));
-      const deep = await repeat(() => queryRows(db, flatDeep));
-      say(`  ${label.padEnd(44)} ${first.toFixed(1).padStart(10)} ${deep.toFixed(1).padStart(10)}`);
+      tableId,
+      tableSchema: schema(workflowId),
+      ctx: { db, workspaceId, log: log(), backend: idle },
+      explainer: await openExplainer(url),
+      dialect: new PgDialect(),
     };
-    say("[find-rows] ids only by n asc, column written in, no fence: without and with an index");
-    await flat("no index");
-    await db.execute(
-      sql.raw(
-        `create index find_rows_n_key on rows (table_id, ${keyOfN.replaceAll("r.data", "data")}, position)`,
-      ),
-    );
-    await db.execute(sql`analyze rows`);
-    await flat("index on (table_id, key of n, position)");
+    say(`[find-rows] pages of ${PAGE} rows, median of ${REPEAT} reads (ms), no expression index`);
+    await readsTable(bench, SCENARIOS);
+    await expressionIndexAtBest(bench);
     say("[find-rows] GET /rows by n with that index in place (the service's own statements)");
-    await table(SCENARIOS.filter((s) => s.orderBy === "n"));
-    if (EXPLAIN) await explainer.end();
+    await readsTable(
+      bench,
+      SCENARIOS.filter((s) => s.orderBy === "n"),
+    );
+    if (EXPLAIN) await bench.explainer.end();
   } finally {
     await server.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** A workspace, the workflow of group g, and two tables of ROWS rows; the second is read. */
+async function makeTables(
+  db: Db,
+): Promise<{ workspaceId: string; workflowId: string; tableId: string }> {
+  const ws = await createWorkspace(db, "find", "unlimited");
+  const wf = await createWorkflow(db, ws.id, {
+    name: "w",
+    definition: { inputs: [], blocks: [{ id: "o", type: "transform", expression: "1" }] },
+  });
+  const started = performance.now();
+  await makeTable(db, ws.id, wf.id); // the neighbour
+  const tableId = await makeTable(db, ws.id, wf.id);
+  say(
+    `[find-rows] 2 tables × ${ROWS} rows in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  );
+  return { workspaceId: ws.id, workflowId: wf.id, tableId };
+}
+
+/** The cursor that starts the page at 90 % of the matching rows. */
+async function deepCursor(b: FindBench, s: Scenario): Promise<string | undefined> {
+  const order = rowOrder(b.tableSchema, s.orderBy, s.dir ?? "asc");
+  const where = s.where ? checkWhere(b.tableSchema, s.where) : { ok: true as const, value: [] };
+  if (!order.ok || !where.ok) throw new Error(`bad scenario ${s.name}`);
+  const column = order.value.column;
+  const key: SQL | null = column ? sortKeySql(column.id, column.type) : null;
+  const [count] = await queryRows<{ n: number }>(
+    b.db,
+    sql`select count(*)::int as n from rows r where r.table_id = ${b.tableId} and ${whereSql(where.value)}`,
+  );
+  const at = Math.floor((count?.n ?? 0) * 0.9);
+  const [row] = await queryRows<{ k: string | boolean | null; p: number }>(
+    b.db,
+    sql`select ${column && key ? cursorKeySql(key, column.type) : sql`null`} as k, r.position as p
+          from rows r where r.table_id = ${b.tableId} and ${whereSql(where.value)}
+         order by ${orderSql(order.value, key, sql`r.position`)} offset ${at} limit 1`,
+  );
+  return row ? encodeRowCursor(order.value, { key: row.k, position: Number(row.p) }) : undefined;
+}
+
+/** The median time of a page read through the service. */
+async function measure(b: FindBench, s: Scenario, cursor: string | undefined): Promise<number> {
+  const query: ListRowsQuery = {
+    limit: PAGE,
+    dir: s.dir ?? "asc",
+    ...(s.where ? { where: s.where } : {}),
+    ...(s.orderBy ? { orderBy: s.orderBy } : {}),
+    ...(cursor ? { cursor } : {}),
+  };
+  const read = async () => {
+    const r = await listRows(b.ctx, b.tableId, query);
+    if (!r.ok || r.value.rows.length === 0) throw new Error(`${s.name}: ${JSON.stringify(r)}`);
+  };
+  return repeat(read);
+}
+
+/**
+ * Plans as the service's statements get them: the pool plans generically
+ * (plan_cache_mode), which EXPLAIN with parameters would not show; auto_explain does.
+ * Connected only with FIND_EXPLAIN=1.
+ */
+async function openExplainer(url: string): Promise<pg.Client> {
+  const explainer = new pg.Client({
+    connectionString: url,
+    options: "-c plan_cache_mode=force_generic_plan",
+  });
+  if (!EXPLAIN) return explainer;
+  await explainer.connect();
+  explainer.on("notice", (n) => {
+    for (const line of (n.message ?? "").split("\n")) say(`    ${line}`);
+  });
+  for (const setting of [
+    "load 'auto_explain'",
+    "set auto_explain.log_min_duration = 0",
+    "set auto_explain.log_analyze = on",
+    "set auto_explain.log_level = notice",
+  ])
+    await explainer.query(setting);
+  return explainer;
+}
+
+async function explain(b: FindBench, s: Scenario, cursor: string | undefined): Promise<void> {
+  const order = rowOrder(b.tableSchema, s.orderBy, s.dir ?? "asc");
+  const where = s.where ? checkWhere(b.tableSchema, s.where) : { ok: true as const, value: [] };
+  if (!order.ok || !where.ok) return;
+  const after = decodeRowCursor(cursor, order.value);
+  if (!after.ok) return;
+  const find = { where: where.value, order: order.value, after: after.value, limit: PAGE + 1 };
+  const q = b.dialect.sqlToQuery(findRowsSql(b.tableId, find));
+  await b.explainer.query(q.sql, q.params);
+}
+
+/** One line per scenario: its first and its deep page. */
+async function readsTable(b: FindBench, scenarios: Scenario[]): Promise<void> {
+  say(`  ${"read".padEnd(44)} ${"first page".padStart(10)} ${"deep page".padStart(10)}`);
+  for (const s of scenarios) {
+    const first = await measure(b, s, undefined);
+    const cursor = await deepCursor(b, s);
+    const deep = await measure(b, s, cursor);
+    say(`  ${s.name.padEnd(44)} ${first.toFixed(1).padStart(10)} ${deep.toFixed(1).padStart(10)}`);
+    if (EXPLAIN) {
+      say("   first page:");
+      await explain(b, s, undefined);
+      say("   deep page:");
+      await explain(b, s, cursor);
+    }
+  }
+}
+
+/**
+ * What an expression index could do at best: a statement without the `offset 0`
+ * fence, the column id written into it (an index matches no parameter), the first and
+ * a deep page of ids by n, before and after an index on exactly that expression (left in
+ * place for the reads after).
+ */
+async function expressionIndexAtBest({ db, tableId }: FindBench): Promise<void> {
+  const keyOfN = `(case when jsonb_typeof(r.data -> 'n'::text) = 'number' then (r.data -> 'n'::text)::numeric end)`;
+  const [deepAt] = await queryRows<{ k: string; p: number }>(
+    db,
+    sql`select ${sql.raw(keyOfN)}::text as k, r.position as p from rows r
+         where r.table_id = ${tableId} and ${sql.raw(keyOfN)} is not null
+         order by ${sql.raw(keyOfN)}, r.position offset ${Math.floor(ROWS * 0.9)} limit 1`,
+  );
+  const flatFirst = sql`select r.id from rows r where r.table_id = ${tableId}
+    order by ${sql.raw(keyOfN)} asc nulls last, r.position limit ${PAGE + 1}`;
+  const flatDeep = sql`select r.id from rows r where r.table_id = ${tableId}
+    and (${sql.raw(keyOfN)} > ${deepAt?.k}::numeric
+         or (${sql.raw(keyOfN)} = ${deepAt?.k}::numeric and r.position > ${deepAt?.p}::bigint)
+         or ${sql.raw(keyOfN)} is null)
+    order by ${sql.raw(keyOfN)} asc nulls last, r.position limit ${PAGE + 1}`;
+  const flat = async (label: string) => {
+    const first = await repeat(() => queryRows(db, flatFirst));
+    const deep = await repeat(() => queryRows(db, flatDeep));
+    say(`  ${label.padEnd(44)} ${first.toFixed(1).padStart(10)} ${deep.toFixed(1).padStart(10)}`);
+  };
+  say("[find-rows] ids only by n asc, column written in, no fence: without and with an index");
+  await flat("no index");
+  await db.execute(
+    sql.raw(
+      `create index find_rows_n_key on rows (table_id, ${keyOfN.replaceAll("r.data", "data")}, position)`,
+    ),
+  );
+  await db.execute(sql`analyze rows`);
+  await flat("index on (table_id, key of n, position)");
 }
 
 main().then(

@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { startEmbeddedPostgres } from "@db/embedded";
+import { type EmbeddedPostgres, startEmbeddedPostgres } from "@db/embedded";
 import { freePort } from "../test/helpers/processes";
 import { w1Chart } from "./chart";
 import { median, spread } from "./figures";
@@ -39,7 +39,41 @@ const W5_LIMIT = env("BENCH_W5_LIMIT", 50);
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 async function main(): Promise<void> {
-  // Bad knobs fail here, before a server is started for nothing.
+  const sizes = checkedW1Sizes();
+  const chart = process.env.BENCH_CHART;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-bench-"));
+  fs.chmodSync(dir, 0o777);
+  // BENCH_PROFILE=1: W1 also prints where Postgres spent its time, per statement.
+  const profile = process.env.BENCH_PROFILE === "1";
+  const server = await startBenchPostgres(dir, profile);
+  // Interrupted: stop our Postgres (it runs in its own process group) and leave.
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      void server.stop().finally(() => {
+        fs.rmSync(dir, { recursive: true, force: true });
+        process.exit(130);
+      });
+    });
+  }
+  const only = new Set((process.env.BENCH_ONLY ?? "w1,w2,w3,w4,w5").split(","));
+  const result: Record<string, unknown> = {};
+  try {
+    if (only.has("w1")) result.w1 = await runW1(server.url, sizes, profile, chart);
+    else if (chart) say("BENCH_CHART: W1 is not in BENCH_ONLY, so there is no chart to write");
+    if (only.has("w2")) result.w2 = await runW2(server.url);
+    if (only.has("w3")) result.w3 = await runW3(server.url);
+    if (only.has("w4")) result.w4 = await runW4(server.url);
+    if (only.has("w5")) result.w5 = await runW5(server.url);
+    say("");
+    say(JSON.stringify(result, null, 2));
+  } finally {
+    await server.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Bad knobs fail here, before a server is started for nothing. */
+function checkedW1Sizes(): number[] {
   const sizes = w1Sizes(process.env.BENCH_W1_SIZES, process.env.BENCH_ROWS);
   if (!Number.isInteger(W1_REPEAT) || W1_REPEAT < 1) {
     throw new Error(`BENCH_W1_REPEAT must be a whole number ≥ 1, not ${W1_REPEAT}`);
@@ -47,12 +81,11 @@ async function main(): Promise<void> {
   if (process.env.BENCH_PEER_JOBS !== undefined) {
     say("BENCH_PEER_JOBS is ignored: the peer runs as many jobs as W1 runs cells at each size");
   }
-  const chart = process.env.BENCH_CHART;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-bench-"));
-  fs.chmodSync(dir, 0o777);
-  // BENCH_PROFILE=1: W1 also prints where Postgres spent its time, per statement.
-  const profile = process.env.BENCH_PROFILE === "1";
-  const server = await startEmbeddedPostgres({
+  return sizes;
+}
+
+async function startBenchPostgres(dir: string, profile: boolean): Promise<EmbeddedPostgres> {
+  return startEmbeddedPostgres({
     dataDir: dir,
     port: await freePort(),
     settings: {
@@ -69,135 +102,130 @@ async function main(): Promise<void> {
         : {}),
     },
   });
-  // Interrupted: stop our Postgres (it runs in its own process group) and leave.
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.once(signal, () => {
-      void server.stop().finally(() => {
-        fs.rmSync(dir, { recursive: true, force: true });
-        process.exit(130);
-      });
-    });
-  }
-  const only = new Set((process.env.BENCH_ONLY ?? "w1,w2,w3,w4,w5").split(","));
-  const result: Record<string, unknown> = {};
-  try {
-    if (only.has("w1")) {
-      const points: SizePoint[] = [];
-      for (const rows of sizes) {
-        const runs: PairedRun[] = [];
-        for (let i = 0; i < W1_REPEAT; i++) {
-          // The peer right before each engine run, at the job count of its cells: the ratio
-          // compares the same amount of work under the same load on the machine.
-          const p = await peerJobsPerSec(server.url, w1Cells(rows), CONCURRENCY);
-          const e = await w1(server.url, rows, 50, CONCURRENCY, profile ? say : undefined);
-          runs.push({ ...e, peerJobsPerSec: p });
-          say(
-            `W1 ${rows} rows, run ${i + 1}/${W1_REPEAT}: ${e.cellsPerSec.toFixed(0)} cells/s, peer ${p.toFixed(0)} jobs/s, ratio ${(e.cellsPerSec / p).toFixed(3)}; ${e.roundTripsPerCell.toFixed(2)} round trips, ${e.commitsPerCell.toFixed(2)} commits per cell`,
-          );
-        }
-        points.push(sizePoint(rows, runs));
-      }
-      const flat = flatness(points);
-      if (flat) {
-        say(
-          `W1 flatness: cells/s at ${flat.toRows} rows is ${(flat.share * 100).toFixed(0)}% of that at ${flat.fromRows} rows`,
-        );
-      }
-      const latency = await stampToRunning(server.url);
-      const head = headline(points);
-      result.w1 = {
-        // The fields from before the sweep describe one size (10,000 rows when swept, else
-        // the smallest), so readers of older results still find them where they were.
-        rows: head.rows,
-        cellsPerSec: head.cellsPerSec,
-        peerJobsPerSec: head.peerJobsPerSec,
-        ratio: head.ratio,
-        roundTripsPerCell: head.roundTripsPerCell,
-        commitsPerCell: head.commitsPerCell,
-        stampToRunningMs: { p50: +latency.p50.toFixed(2), p99: +latency.p99.toFixed(2) },
-        sizes: points,
-        flatness: flat,
-      };
-      if (chart) {
-        const svg = w1Chart(
-          points.map((p) => ({
-            rows: p.rows,
-            cellsPerSec: p.cellsPerSec.median,
-            peerJobsPerSec: p.peerJobsPerSec.median,
-          })),
-        );
-        fs.mkdirSync(path.dirname(path.resolve(chart)), { recursive: true });
-        fs.writeFileSync(chart, svg);
-        say(`W1 chart (medians per size) written to ${chart}`);
-      }
-    } else if (chart) {
-      say("BENCH_CHART: W1 is not in BENCH_ONLY, so there is no chart to write");
-    }
-    if (only.has("w2")) {
-      const r = await w2(server.url, W2_ROWS);
+}
+
+/** W1 at every size, each run paired with the peer; the chart when BENCH_CHART names a file. */
+async function runW1(
+  url: string,
+  sizes: number[],
+  profile: boolean,
+  chart: string | undefined,
+): Promise<unknown> {
+  const points: SizePoint[] = [];
+  for (const rows of sizes) {
+    const runs: PairedRun[] = [];
+    for (let i = 0; i < W1_REPEAT; i++) {
+      // The peer right before each engine run, at the job count of its cells: the ratio
+      // compares the same amount of work under the same load on the machine.
+      const p = await peerJobsPerSec(url, w1Cells(rows), CONCURRENCY);
+      const e = await w1(url, rows, 50, CONCURRENCY, profile ? say : undefined);
+      runs.push({ ...e, peerJobsPerSec: p });
       say(
-        `W2: ${r.stamped} cells stamped; request ${r.requestMs.toFixed(0)} ms; first running ${r.firstRunningMs.toFixed(0)} ms later`,
+        `W1 ${rows} rows, run ${i + 1}/${W1_REPEAT}: ${e.cellsPerSec.toFixed(0)} cells/s, peer ${p.toFixed(0)} jobs/s, ratio ${(e.cellsPerSec / p).toFixed(3)}; ${e.roundTripsPerCell.toFixed(2)} round trips, ${e.commitsPerCell.toFixed(2)} commits per cell`,
       );
-      result.w2 = {
-        rows: W2_ROWS,
-        requestMs: Math.round(r.requestMs),
-        firstRunningMs: Math.round(r.firstRunningMs),
-      };
     }
-    if (only.has("w3")) {
-      const r = await w3(server.url, W3_RUNNING, W3_QUEUED);
-      say(
-        `W3: ${r.cancelled} cancelled; none in flight after ${r.noneInFlightMs.toFixed(0)} ms; every attempt stopped after ${r.allStoppedMs.toFixed(0)} ms`,
-      );
-      result.w3 = {
-        running: W3_RUNNING,
-        queued: W3_QUEUED,
-        noneInFlightMs: Math.round(r.noneInFlightMs),
-        allStoppedMs: Math.round(r.allStoppedMs),
-      };
-    }
-    if (only.has("w4")) {
-      const sliding: number[] = [];
-      const scan: number[] = [];
-      for (let i = 0; i < Math.max(1, REPEAT - 1); i++) {
-        sliding.push((await w4(server.url, W4_CELLS, 20, false)).cellsPerSec);
-        scan.push((await w4(server.url, W4_CELLS, 20, true)).cellsPerSec);
-        say(
-          `W4 run ${i + 1}: sliding ${sliding.at(-1)?.toFixed(1)} cells/s, scan-line ${scan.at(-1)?.toFixed(1)} cells/s`,
-        );
-      }
-      result.w4 = {
-        cells: W4_CELLS,
-        window: 20,
-        sliding: spread(sliding),
-        scanline: spread(scan),
-        ratio: +(median(sliding) / median(scan)).toFixed(2),
-      };
-    }
-    if (only.has("w5")) {
-      // The same workload on each shared limiter: Redis for the scaled deploy, Postgres
-      // (the default) for everything else.
-      const w5Runs: Record<string, unknown> = {};
-      for (const limiter of ["postgres", "redis"] as const) {
-        const r = await w5(server.url, W5_CELLS, W5_LIMIT, limiter);
-        say(
-          `W5 (${limiter}): ${r.cells} cells, provider calls granted at ${r.achievedPerSec.toFixed(2)}/s (${r.steadyPerSec.toFixed(2)}/s without the first and last second; limit ${r.limitPerSec}/s); at most ${r.maxInAnySecond} grants (${r.arrivalsMaxInAnySecond} arrivals) in any second; added wait p50 ${r.waitP50Ms} ms, p99 ${r.waitP99Ms} ms; ${r.seconds.toFixed(1)} s`,
-        );
-        w5Runs[limiter] = {
-          ...r,
-          achievedPerSec: +r.achievedPerSec.toFixed(2),
-          steadyPerSec: +r.steadyPerSec.toFixed(2),
-          withinFivePercent: Math.abs(r.achievedPerSec - r.limitPerSec) <= 0.05 * r.limitPerSec,
-        };
-      }
-      result.w5 = w5Runs;
-    }
-    say("");
-    say(JSON.stringify(result, null, 2));
-  } finally {
-    await server.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+    points.push(sizePoint(rows, runs));
   }
+  const flat = flatness(points);
+  if (flat) {
+    say(
+      `W1 flatness: cells/s at ${flat.toRows} rows is ${(flat.share * 100).toFixed(0)}% of that at ${flat.fromRows} rows`,
+    );
+  }
+  const latency = await stampToRunning(url);
+  const head = headline(points);
+  if (chart) writeW1Chart(chart, points);
+  return {
+    // The fields from before the sweep describe one size (10,000 rows when swept, else
+    // the smallest), so readers of older results still find them where they were.
+    rows: head.rows,
+    cellsPerSec: head.cellsPerSec,
+    peerJobsPerSec: head.peerJobsPerSec,
+    ratio: head.ratio,
+    roundTripsPerCell: head.roundTripsPerCell,
+    commitsPerCell: head.commitsPerCell,
+    stampToRunningMs: { p50: +latency.p50.toFixed(2), p99: +latency.p99.toFixed(2) },
+    sizes: points,
+    flatness: flat,
+  };
+}
+
+function writeW1Chart(chart: string, points: SizePoint[]): void {
+  const svg = w1Chart(
+    points.map((p) => ({
+      rows: p.rows,
+      cellsPerSec: p.cellsPerSec.median,
+      peerJobsPerSec: p.peerJobsPerSec.median,
+    })),
+  );
+  fs.mkdirSync(path.dirname(path.resolve(chart)), { recursive: true });
+  fs.writeFileSync(chart, svg);
+  say(`W1 chart (medians per size) written to ${chart}`);
+}
+
+async function runW2(url: string): Promise<unknown> {
+  const r = await w2(url, W2_ROWS);
+  say(
+    `W2: ${r.stamped} cells stamped; request ${r.requestMs.toFixed(0)} ms; first running ${r.firstRunningMs.toFixed(0)} ms later`,
+  );
+  return {
+    rows: W2_ROWS,
+    requestMs: Math.round(r.requestMs),
+    firstRunningMs: Math.round(r.firstRunningMs),
+  };
+}
+
+async function runW3(url: string): Promise<unknown> {
+  const r = await w3(url, W3_RUNNING, W3_QUEUED);
+  say(
+    `W3: ${r.cancelled} cancelled; none in flight after ${r.noneInFlightMs.toFixed(0)} ms; every attempt stopped after ${r.allStoppedMs.toFixed(0)} ms`,
+  );
+  return {
+    running: W3_RUNNING,
+    queued: W3_QUEUED,
+    noneInFlightMs: Math.round(r.noneInFlightMs),
+    allStoppedMs: Math.round(r.allStoppedMs),
+  };
+}
+
+async function runW4(url: string): Promise<unknown> {
+  const sliding: number[] = [];
+  const scan: number[] = [];
+  for (let i = 0; i < Math.max(1, REPEAT - 1); i++) {
+    sliding.push((await w4(url, W4_CELLS, 20, false)).cellsPerSec);
+    scan.push((await w4(url, W4_CELLS, 20, true)).cellsPerSec);
+    say(
+      `W4 run ${i + 1}: sliding ${sliding.at(-1)?.toFixed(1)} cells/s, scan-line ${scan.at(-1)?.toFixed(1)} cells/s`,
+    );
+  }
+  return {
+    cells: W4_CELLS,
+    window: 20,
+    sliding: spread(sliding),
+    scanline: spread(scan),
+    ratio: +(median(sliding) / median(scan)).toFixed(2),
+  };
+}
+
+/**
+ * The same workload on each shared limiter: Redis for the scaled deploy, Postgres (the
+ * default) for everything else.
+ */
+async function runW5(url: string): Promise<unknown> {
+  const w5Runs: Record<string, unknown> = {};
+  for (const limiter of ["postgres", "redis"] as const) {
+    const r = await w5(url, W5_CELLS, W5_LIMIT, limiter);
+    say(
+      `W5 (${limiter}): ${r.cells} cells, provider calls granted at ${r.achievedPerSec.toFixed(2)}/s (${r.steadyPerSec.toFixed(2)}/s without the first and last second; limit ${r.limitPerSec}/s); at most ${r.maxInAnySecond} grants (${r.arrivalsMaxInAnySecond} arrivals) in any second; added wait p50 ${r.waitP50Ms} ms, p99 ${r.waitP99Ms} ms; ${r.seconds.toFixed(1)} s`,
+    );
+    w5Runs[limiter] = {
+      ...r,
+      achievedPerSec: +r.achievedPerSec.toFixed(2),
+      steadyPerSec: +r.steadyPerSec.toFixed(2),
+      withinFivePercent: Math.abs(r.achievedPerSec - r.limitPerSec) <= 0.05 * r.limitPerSec,
+    };
+  }
+  return w5Runs;
 }
 
 main().catch((err: unknown) => {

@@ -122,74 +122,15 @@ export async function runChain(opts: ChainOptions): Promise<ChainResult> {
     monitor = live;
     live.start();
     const faults: FaultRecord[] = [];
-    const injecting = opts.faults?.({
+    const { end, seconds } = await runWithFaults(opts, started, faults, {
       monitor: live,
       pool,
       cells,
       db,
       backend,
       tableId,
-      fault(kind, detail = {}) {
-        const f: FaultRecord = {
-          kind,
-          wallAt: Date.now(),
-          atMs: Date.now() - started,
-          progress: live.last()?.terminal ?? 0,
-          detail,
-        };
-        faults.push(f);
-        return f;
-      },
     });
-    // A fault injector that throws is a broken harness, not a finding: surface it.
-    let injectError: unknown;
-    const injected = injecting?.catch((err: unknown) => {
-      injectError = err;
-    });
-    const end = await live.waitForEnd(opts.timeoutMs);
-    const seconds = (Date.now() - started) / 1000;
-    await injected;
-    if (injectError) throw injectError;
-    // Carriers still finishing (a duplicate that found the row locked) write nothing more.
-    await sleep(500);
-    await live.stop();
-    // A worker that died by itself is a fault too, until its supervisor restarted it.
-    const windows = [
-      ...faults.map((f) => ({ start: f.wallAt, end: f.wallEnd ?? f.wallAt })),
-      ...pool.unexpected.map((u) => ({ start: u.wallAt, end: u.restartedAt ?? Date.now() })),
-    ];
-    const verdict = await judgeChain(db, table, cells, sink, windows);
-    const endWall = started + seconds * 1000;
-    for (const [i, f] of faults.entries()) {
-      const next = faults[i + 1];
-      f.heal = {
-        ...live.heal(f.wallAt - live.started, next ? next.wallAt - live.started : undefined),
-        ...orphansOf(verdict.transitions, f.wallAt, next?.wallAt ?? Number.POSITIVE_INFINITY),
-        runEndMs: endWall - f.wallAt,
-      };
-    }
-    const problems = verdict.problems;
-    if (end !== "completed") problems.push(`the run ended "${end}", not "completed"`);
-    for (const u of pool.unexpected)
-      problems.push(
-        `worker slot ${u.slot} exited by itself at ${u.atMs} ms (code ${u.code}, signal ${u.signal})`,
-      );
-    return {
-      cells,
-      seconds,
-      cellsPerSec: cells / seconds,
-      end,
-      faults,
-      invariants: verdict.invariants,
-      wrongOutputs: verdict.wrongOutputs,
-      outOfOrderEvidence: verdict.outOfOrderEvidence,
-      completedWithoutCall: verdict.completedWithoutCall,
-      completedWithoutCallSample: verdict.completedWithoutCallSample,
-      money: verdict.money,
-      moneyEvidence: verdict.moneyEvidence,
-      unexpectedExits: pool.unexpected,
-      problems,
-    };
+    return await judgeRun({ db, table, cells, sink, pool, live, faults, started, seconds, end });
   } finally {
     await monitor?.stop();
     // CHAOS_SAMPLES=<file>: the monitor's samples, for a post-mortem of a heal time.
@@ -199,6 +140,96 @@ export async function runChain(opts: ChainOptions): Promise<ChainResult> {
     await backend.close();
     await sink.close();
   }
+}
+
+/** Lets the fault injector loose on the run and waits for the run's end; stops the monitor. */
+async function runWithFaults(
+  opts: ChainOptions,
+  started: number,
+  faults: FaultRecord[],
+  run: Omit<LiveRun, "fault">,
+): Promise<{ end: string; seconds: number }> {
+  const live = run.monitor;
+  const injecting = opts.faults?.({
+    ...run,
+    fault(kind, detail = {}) {
+      const f: FaultRecord = {
+        kind,
+        wallAt: Date.now(),
+        atMs: Date.now() - started,
+        progress: live.last()?.terminal ?? 0,
+        detail,
+      };
+      faults.push(f);
+      return f;
+    },
+  });
+  // A fault injector that throws is a broken harness, not a finding: surface it.
+  let injectError: unknown;
+  const injected = injecting?.catch((err: unknown) => {
+    injectError = err;
+  });
+  const end = await live.waitForEnd(opts.timeoutMs);
+  const seconds = (Date.now() - started) / 1000;
+  await injected;
+  if (injectError) throw injectError;
+  // Carriers still finishing (a duplicate that found the row locked) write nothing more.
+  await sleep(500);
+  await live.stop();
+  return { end, seconds };
+}
+
+/** The ended run judged by the shared invariants, each fault with its heal times. */
+async function judgeRun(r: {
+  db: Db;
+  table: Awaited<ReturnType<typeof chainTable>>;
+  cells: number;
+  sink: Sink;
+  pool: WorkerPool;
+  live: RunMonitor;
+  faults: FaultRecord[];
+  started: number;
+  seconds: number;
+  end: string;
+}): Promise<ChainResult> {
+  const { cells, pool, live, faults, seconds, end } = r;
+  // A worker that died by itself is a fault too, until its supervisor restarted it.
+  const windows = [
+    ...faults.map((f) => ({ start: f.wallAt, end: f.wallEnd ?? f.wallAt })),
+    ...pool.unexpected.map((u) => ({ start: u.wallAt, end: u.restartedAt ?? Date.now() })),
+  ];
+  const verdict = await judgeChain(r.db, r.table, cells, r.sink, windows);
+  const endWall = r.started + seconds * 1000;
+  for (const [i, f] of faults.entries()) {
+    const next = faults[i + 1];
+    f.heal = {
+      ...live.heal(f.wallAt - live.started, next ? next.wallAt - live.started : undefined),
+      ...orphansOf(verdict.transitions, f.wallAt, next?.wallAt ?? Number.POSITIVE_INFINITY),
+      runEndMs: endWall - f.wallAt,
+    };
+  }
+  const problems = verdict.problems;
+  if (end !== "completed") problems.push(`the run ended "${end}", not "completed"`);
+  for (const u of pool.unexpected)
+    problems.push(
+      `worker slot ${u.slot} exited by itself at ${u.atMs} ms (code ${u.code}, signal ${u.signal})`,
+    );
+  return {
+    cells,
+    seconds,
+    cellsPerSec: cells / seconds,
+    end,
+    faults,
+    invariants: verdict.invariants,
+    wrongOutputs: verdict.wrongOutputs,
+    outOfOrderEvidence: verdict.outOfOrderEvidence,
+    completedWithoutCall: verdict.completedWithoutCall,
+    completedWithoutCallSample: verdict.completedWithoutCallSample,
+    money: verdict.money,
+    moneyEvidence: verdict.moneyEvidence,
+    unexpectedExits: pool.unexpected,
+    problems,
+  };
 }
 
 /**

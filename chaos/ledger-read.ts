@@ -8,7 +8,7 @@ import { type Db, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import { usedThisMonthMilli } from "@/store/usage/amounts";
 import type { Transition } from "./audit";
-import type { LedgerEntry, MoneyCell, MoneyInput, PaidGroup } from "./money";
+import type { LedgerEntry, MoneyCell, MoneyInput, PaidGroup } from "./money-input";
 
 /** A paid group as the workload built it: where its cells' input is in the row. */
 export interface PaidColumn extends PaidGroup {

@@ -26,73 +26,7 @@
  *   each charge, and **cells failed for the rate limit** (a limiter that runs dry must
  *   make calls wait, not fail).
  */
-import type { CreditState } from "@/domain/statuses";
-
-/** What the provider said for one call, from its own log. */
-export interface ProviderAnswer {
-  /** What was asked (a domain, a URL): the paid cell's input. */
-  input: string;
-  kind: "found" | "not_found" | "error";
-  /** Wall clock, ms. */
-  at: number;
-}
-
-export interface LedgerEntry {
-  executionId: string;
-  source: string;
-  milli: number;
-  state: CreditState;
-  rowId: string | null;
-  groupId: string | null;
-  cellExecutionId: string | null;
-  attempt: number | null;
-  /** Wall clock, ms (null while reserved). */
-  chargedAt: number | null;
-}
-
-/** A group whose cells make a paid call: an enrichment group, or a workflow's enrichment block. */
-export interface PaidGroup {
-  groupId: string;
-  /** The ledger's source: `<enrichmentId>`, or `<enrichmentId>@<blockId>` for a block. */
-  source: string;
-  /** The enrichment's cost, in 1/1000 credit. */
-  milli: number;
-  /** The block making the call; absent: the group is the enrichment. */
-  blockId?: string;
-}
-
-export interface MoneyCell {
-  rowId: string;
-  groupId: string;
-  executionId: string;
-  status: string;
-  outcome: string | null;
-  /** The cell's attempt now (the one whose terminal write ended it). */
-  attempt: number;
-  error: string | null;
-  /** What its paid call asks (the row's domain or URL). */
-  input: string | null;
-  /**
-   * The answer its execution recorded: a group's terminal write (`details`), a block's
-   * checkpoint; null when nothing was recorded. `cached` null: the record does not say.
-   */
-  recorded: { found: boolean; cached: boolean | null; costCredits: number | null } | null;
-  /** How many times the cell was claimed under its execution (its attempts that ran). */
-  claims: number;
-}
-
-export interface MoneyInput {
-  paid: readonly PaidGroup[];
-  cells: readonly MoneyCell[];
-  /** Every entry of the workspace, every state. */
-  ledger: readonly LedgerEntry[];
-  answers: readonly ProviderAnswer[];
-  counters: { usedMilli: number; reservedMilli: number };
-  /** What the provider answers for an input, when the workload knows it (deterministic). */
-  expected?: (input: string) => ProviderAnswer["kind"];
-  /** How much later than the charge an answer may be logged (two clocks of one machine). */
-  slackMs?: number;
-}
+import type { LedgerEntry, MoneyCell, MoneyInput, PaidGroup, ProviderAnswer } from "./money-input";
 
 export interface MoneyFinding {
   rowId: string | null;
@@ -167,8 +101,33 @@ function unmatchedCharges(
   return out;
 }
 
+/** What the checks share: the input, its paid groups and cells, the charged entries. */
+interface Judging {
+  m: MoneyInput;
+  paidBy: Map<string, PaidGroup>;
+  cells: Map<string, MoneyCell>;
+  charged: LedgerEntry[];
+  /** Charged entries by execution and source. */
+  chargedKeys: Map<string, LedgerEntry[]>;
+  /** Keeps a finding for the sample (the first SAMPLE, in the order the checks find them). */
+  note: (f: MoneyFinding) => void;
+}
+
+/** What the pass over the paid cells counts. */
+interface CellCounts {
+  answersNotCharged: number;
+  uncertainCacheHits: number;
+  cacheHits: number;
+  cachedCharged: number;
+  detailsMismatches: number;
+  rateLimitFailures: number;
+  wrongOutcomes: number;
+  unexpectedErrors: number;
+  stopped: number;
+  stoppedCharged: number;
+}
+
 export function judgeMoney(m: MoneyInput): MoneyReport {
-  const slackMs = m.slackMs ?? 50;
   const paidBy = new Map(m.paid.map((p) => [p.groupId, p]));
   const sources = new Set(m.paid.map((p) => p.source));
   const cells = new Map(m.cells.map((c) => [cellKey(c.rowId, c.groupId), c]));
@@ -176,126 +135,13 @@ export function judgeMoney(m: MoneyInput): MoneyReport {
   const note = (f: MoneyFinding) => {
     if (sample.length < SAMPLE) sample.push(f);
   };
-
   const charged = m.ledger.filter((e) => e.state === "charged" && sources.has(e.source));
-  const chargedKeys = new Map<string, LedgerEntry[]>();
-  const perCell = new Map<string, number>();
-  for (const e of charged) {
-    const k = chargeKey(e.executionId, e.source);
-    chargedKeys.set(k, [...(chargedKeys.get(k) ?? []), e]);
-    const c = e.rowId === null ? k : cellKey(e.rowId, e.groupId);
-    perCell.set(c, (perCell.get(c) ?? 0) + 1);
-  }
+  const { chargedKeys, perCell } = chargesByKey(charged);
+  const j: Judging = { m, paidBy, cells, charged, chargedKeys, note };
 
-  let duplicateCharges = 0;
-  for (const [k, n] of perCell) {
-    if (n < 2) continue;
-    duplicateCharges += n - 1;
-    const [rowId = null, groupId = null] = k.includes("/") ? k.split("/") : [];
-    note({ rowId, groupId, executionId: null, why: `charged ${n} times` });
-  }
-
-  // Charges without an answer: no recorded answer of that execution, or no provider answer.
-  let wrongAmounts = 0;
-  const withInput: { entry: LedgerEntry; input: string | null }[] = [];
-  const unrecorded = new Set<LedgerEntry>();
-  for (const e of charged) {
-    const cell = cells.get(cellKey(e.rowId, e.groupId));
-    const paid = e.groupId === null ? undefined : paidBy.get(e.groupId);
-    withInput.push({ entry: e, input: cell?.input ?? null });
-    if (paid && e.milli !== paid.milli) {
-      wrongAmounts++;
-      note({ ...ids(e), why: `charged ${e.milli} milli, the cost is ${paid.milli}` });
-    }
-    const r = cell?.recorded;
-    let why: string | undefined;
-    if (!cell || !paid || paid.source !== e.source) why = "no paid cell of this source";
-    else if (cell.executionId !== e.executionId || cell.executionId !== e.cellExecutionId)
-      why = `the cell holds execution ${cell.executionId}`;
-    else if (!r?.found || r.cached === true)
-      why = r
-        ? r.cached
-          ? "its cell's answer is cached"
-          : "its cell found nothing"
-        : "nothing recorded";
-    else if (paid.blockId === undefined && (cell.status !== "completed" || cell.outcome !== "ok"))
-      why = `its cell ended ${cell.status}/${cell.outcome}`;
-    else if (paid.blockId === undefined && cell.attempt !== e.attempt)
-      why = `attempt ${e.attempt} was charged, attempt ${cell.attempt} recorded the answer`;
-    if (why) {
-      unrecorded.add(e);
-      note({ ...ids(e), why });
-    }
-  }
-  const unanswered = unmatchedCharges(withInput, m.answers, slackMs);
-  for (const e of unanswered)
-    if (!unrecorded.has(e)) note({ ...ids(e), why: "no found answer from the provider before it" });
-  const chargesWithoutAnswer = new Set([...unrecorded, ...unanswered]).size;
-
-  // Answers not charged, cached cells charged, costs in the details.
-  let answersNotCharged = 0;
-  let uncertainCacheHits = 0;
-  let cacheHits = 0;
-  let cachedCharged = 0;
-  let detailsMismatches = 0;
-  let rateLimitFailures = 0;
-  let wrongOutcomes = 0;
-  let unexpectedErrors = 0;
-  const foundInputs = new Set(m.answers.filter((a) => a.kind === "found").map((a) => a.input));
-  let stopped = 0;
-  let stoppedCharged = 0;
-  for (const c of m.cells) {
-    const paid = paidBy.get(c.groupId);
-    if (!paid) continue;
-    const mine = chargedKeys.get(chargeKey(c.executionId, paid.source)) ?? [];
-    const r = c.recorded;
-    const at = { rowId: c.rowId, groupId: c.groupId, executionId: c.executionId };
-    if (c.status === "cancelled") {
-      stopped++;
-      if (mine.length > 0) stoppedCharged++;
-    }
-    if (r?.cached === true) {
-      cacheHits++;
-      if (mine.length > 0) {
-        cachedCharged++;
-        note({ ...at, why: "a cached answer was charged" });
-      }
-    }
-    if (r?.found && r.cached !== true && mine.length === 0) {
-      // A cache hit needs an answer of the provider to have been kept.
-      const kept = c.input !== null && foundInputs.has(c.input);
-      if (r.cached === null && c.claims > 1 && kept) {
-        uncertainCacheHits++;
-        note({ ...at, why: `not charged, claimed ${c.claims} times: maybe a cache hit` });
-      } else {
-        answersNotCharged++;
-        note({ ...at, why: "a recorded provider answer was not charged" });
-      }
-    }
-    if (paid.blockId === undefined && c.status === "completed") {
-      const milli = mine.reduce((s, e) => s + e.milli, 0);
-      if (Math.round((r?.costCredits ?? 0) * 1000) !== milli) {
-        detailsMismatches++;
-        note({ ...at, why: `details say ${r?.costCredits ?? 0} credits, charged ${milli} milli` });
-      }
-    }
-    if (c.status === "error" && RATE_LIMIT.test(c.error ?? "")) {
-      rateLimitFailures++;
-      note({ ...at, why: `failed for the rate limit: ${c.error}` });
-    }
-    const want = m.expected && c.input !== null ? m.expected(c.input) : undefined;
-    if (want === undefined) continue;
-    if (c.status === "completed") {
-      const got = c.outcome === "ok" && r?.found ? "found" : "not_found";
-      if (want !== got) {
-        wrongOutcomes++;
-        note({ ...at, why: `completed ${got}, the provider answers ${want}` });
-      }
-    } else if (c.status === "error" && want !== "error") {
-      unexpectedErrors++;
-      note({ ...at, why: `ended error: ${c.error}` });
-    }
-  }
+  const duplicateCharges = countDuplicates(perCell, note);
+  const { wrongAmounts, chargesWithoutAnswer } = checkCharges(j);
+  const counts = checkPaidCells(j);
 
   const reserved = m.ledger.filter((e) => e.state === "reserved");
   for (const e of reserved) note({ ...ids(e), why: "still reserved at rest" });
@@ -310,21 +156,177 @@ export function judgeMoney(m: MoneyInput): MoneyReport {
     answers: { found: count("found"), notFound: count("not_found"), error: count("error") },
     duplicateCharges,
     chargesWithoutAnswer,
-    answersNotCharged,
-    uncertainCacheHits,
-    cacheHits,
-    cachedCharged,
+    answersNotCharged: counts.answersNotCharged,
+    uncertainCacheHits: counts.uncertainCacheHits,
+    cacheHits: counts.cacheHits,
+    cachedCharged: counts.cachedCharged,
     wrongAmounts,
-    detailsMismatches,
+    detailsMismatches: counts.detailsMismatches,
     reservedLeft: reserved.length,
     counters: { ...m.counters, chargedMilli, ok: countersOk },
-    rateLimitFailures,
-    wrongOutcomes,
-    unexpectedErrors,
-    stopped,
-    stoppedCharged,
+    rateLimitFailures: counts.rateLimitFailures,
+    wrongOutcomes: counts.wrongOutcomes,
+    unexpectedErrors: counts.unexpectedErrors,
+    stopped: counts.stopped,
+    stoppedCharged: counts.stoppedCharged,
     sample,
   };
+}
+
+/** Charged entries by (execution, source), and how many charges each cell got. */
+function chargesByKey(charged: readonly LedgerEntry[]): {
+  chargedKeys: Map<string, LedgerEntry[]>;
+  perCell: Map<string, number>;
+} {
+  const chargedKeys = new Map<string, LedgerEntry[]>();
+  const perCell = new Map<string, number>();
+  for (const e of charged) {
+    const k = chargeKey(e.executionId, e.source);
+    chargedKeys.set(k, [...(chargedKeys.get(k) ?? []), e]);
+    const c = e.rowId === null ? k : cellKey(e.rowId, e.groupId);
+    perCell.set(c, (perCell.get(c) ?? 0) + 1);
+  }
+  return { chargedKeys, perCell };
+}
+
+function countDuplicates(perCell: Map<string, number>, note: Judging["note"]): number {
+  let duplicateCharges = 0;
+  for (const [k, n] of perCell) {
+    if (n < 2) continue;
+    duplicateCharges += n - 1;
+    const [rowId = null, groupId = null] = k.includes("/") ? k.split("/") : [];
+    note({ rowId, groupId, executionId: null, why: `charged ${n} times` });
+  }
+  return duplicateCharges;
+}
+
+/** Charges without an answer: no recorded answer of that execution, or no provider answer. */
+function checkCharges(j: Judging): { wrongAmounts: number; chargesWithoutAnswer: number } {
+  const { note } = j;
+  let wrongAmounts = 0;
+  const withInput: { entry: LedgerEntry; input: string | null }[] = [];
+  const unrecorded = new Set<LedgerEntry>();
+  for (const e of j.charged) {
+    const cell = j.cells.get(cellKey(e.rowId, e.groupId));
+    const paid = e.groupId === null ? undefined : j.paidBy.get(e.groupId);
+    withInput.push({ entry: e, input: cell?.input ?? null });
+    if (paid && e.milli !== paid.milli) {
+      wrongAmounts++;
+      note({ ...ids(e), why: `charged ${e.milli} milli, the cost is ${paid.milli}` });
+    }
+    const why = whyNotRecorded(e, cell, paid);
+    if (why) {
+      unrecorded.add(e);
+      note({ ...ids(e), why });
+    }
+  }
+  const unanswered = unmatchedCharges(withInput, j.m.answers, j.m.slackMs ?? 50);
+  for (const e of unanswered)
+    if (!unrecorded.has(e)) note({ ...ids(e), why: "no found answer from the provider before it" });
+  return { wrongAmounts, chargesWithoutAnswer: new Set([...unrecorded, ...unanswered]).size };
+}
+
+/** Why a charge stands on no recorded answer of its execution; undefined: it does. */
+function whyNotRecorded(
+  e: LedgerEntry,
+  cell: MoneyCell | undefined,
+  paid: PaidGroup | undefined,
+): string | undefined {
+  const r = cell?.recorded;
+  if (!cell || !paid || paid.source !== e.source) return "no paid cell of this source";
+  if (cell.executionId !== e.executionId || cell.executionId !== e.cellExecutionId)
+    return `the cell holds execution ${cell.executionId}`;
+  if (!r?.found || r.cached === true)
+    return r
+      ? r.cached
+        ? "its cell's answer is cached"
+        : "its cell found nothing"
+      : "nothing recorded";
+  if (paid.blockId === undefined && (cell.status !== "completed" || cell.outcome !== "ok"))
+    return `its cell ended ${cell.status}/${cell.outcome}`;
+  if (paid.blockId === undefined && cell.attempt !== e.attempt)
+    return `attempt ${e.attempt} was charged, attempt ${cell.attempt} recorded the answer`;
+  return undefined;
+}
+
+/** Answers not charged, cached cells charged, costs in the details, outcomes. */
+function checkPaidCells(j: Judging): CellCounts {
+  const counts: CellCounts = {
+    answersNotCharged: 0,
+    uncertainCacheHits: 0,
+    cacheHits: 0,
+    cachedCharged: 0,
+    detailsMismatches: 0,
+    rateLimitFailures: 0,
+    wrongOutcomes: 0,
+    unexpectedErrors: 0,
+    stopped: 0,
+    stoppedCharged: 0,
+  };
+  const foundInputs = new Set(j.m.answers.filter((a) => a.kind === "found").map((a) => a.input));
+  for (const c of j.m.cells) {
+    const paid = j.paidBy.get(c.groupId);
+    if (paid) judgePaidCell(j, counts, foundInputs, c, paid);
+  }
+  return counts;
+}
+
+function judgePaidCell(
+  j: Judging,
+  counts: CellCounts,
+  foundInputs: Set<string>,
+  c: MoneyCell,
+  paid: PaidGroup,
+): void {
+  const { note } = j;
+  const mine = j.chargedKeys.get(chargeKey(c.executionId, paid.source)) ?? [];
+  const r = c.recorded;
+  const at = { rowId: c.rowId, groupId: c.groupId, executionId: c.executionId };
+  if (c.status === "cancelled") {
+    counts.stopped++;
+    if (mine.length > 0) counts.stoppedCharged++;
+  }
+  if (r?.cached === true) {
+    counts.cacheHits++;
+    if (mine.length > 0) {
+      counts.cachedCharged++;
+      note({ ...at, why: "a cached answer was charged" });
+    }
+  }
+  if (r?.found && r.cached !== true && mine.length === 0) {
+    // A cache hit needs an answer of the provider to have been kept.
+    const kept = c.input !== null && foundInputs.has(c.input);
+    if (r.cached === null && c.claims > 1 && kept) {
+      counts.uncertainCacheHits++;
+      note({ ...at, why: `not charged, claimed ${c.claims} times: maybe a cache hit` });
+    } else {
+      counts.answersNotCharged++;
+      note({ ...at, why: "a recorded provider answer was not charged" });
+    }
+  }
+  if (paid.blockId === undefined && c.status === "completed") {
+    const milli = mine.reduce((s, e) => s + e.milli, 0);
+    if (Math.round((r?.costCredits ?? 0) * 1000) !== milli) {
+      counts.detailsMismatches++;
+      note({ ...at, why: `details say ${r?.costCredits ?? 0} credits, charged ${milli} milli` });
+    }
+  }
+  if (c.status === "error" && RATE_LIMIT.test(c.error ?? "")) {
+    counts.rateLimitFailures++;
+    note({ ...at, why: `failed for the rate limit: ${c.error}` });
+  }
+  const want = j.m.expected && c.input !== null ? j.m.expected(c.input) : undefined;
+  if (want === undefined) return;
+  if (c.status === "completed") {
+    const got = c.outcome === "ok" && r?.found ? "found" : "not_found";
+    if (want !== got) {
+      counts.wrongOutcomes++;
+      note({ ...at, why: `completed ${got}, the provider answers ${want}` });
+    }
+  } else if (c.status === "error" && want !== "error") {
+    counts.unexpectedErrors++;
+    note({ ...at, why: `ended error: ${c.error}` });
+  }
 }
 
 function ids(e: LedgerEntry): Omit<MoneyFinding, "why"> {

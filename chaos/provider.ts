@@ -6,7 +6,7 @@
  * latency, so kills land mid-call. The sink logs every answer it sent; the money judge
  * reads them as the provider's log.
  */
-import type { ProviderAnswer } from "./money";
+import type { ProviderAnswer } from "./money-input";
 import { json, type Sink } from "./sink";
 
 export const COMPANY_PATH = "/company";

@@ -75,6 +75,20 @@ function report(
   };
 }
 
+type FreshDb = Awaited<ReturnType<typeof freshDatabase>>;
+type WithDb = <T>(fn: (d: FreshDb) => Promise<T>) => Promise<T>;
+
+/** What the scenarios share: the knobs, a fresh database each, and the reports so far. */
+interface ChaosSession {
+  cfg: ChaosConfig;
+  server: RestartablePostgres;
+  withDb: WithDb;
+  reports: ScenarioReport[];
+  chain: ReturnType<typeof chainOptions>;
+  /** The chain workload's clean run, once, for the slowdown of the chain scenarios. */
+  chainBaseline: () => Promise<number | null>;
+}
+
 async function main(): Promise<void> {
   const cfg: ChaosConfig = readConfig();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-chaos-"));
@@ -92,19 +106,25 @@ async function main(): Promise<void> {
         });
     });
   }
-  let n = 0;
-  const withDb = async <T>(
-    fn: (d: Awaited<ReturnType<typeof freshDatabase>>) => Promise<T>,
-  ): Promise<T> => {
-    const d = await freshDatabase(server.current.url, `chaos_${process.pid}_${n++}`);
-    try {
-      return await fn(d);
-    } finally {
-      await d.database.close();
-    }
-  };
-  const reports: ScenarioReport[] = [];
-  const chain = {
+  const s = chaosSession(cfg, server);
+  try {
+    await runChainScenarios(s);
+    if (cfg.only.has("redis-outage")) await runRedisOutage(s);
+    if (cfg.only.has("trigger-outage")) await runTriggerOutage(s);
+  } finally {
+    await stopEverything();
+    await server.current.stop();
+    // CHAOS_KEEP=1: the cluster stays for a post-mortem (start it with db/embedded.ts).
+    if (process.env.CHAOS_KEEP === "1") say(`kept the chaos cluster in ${dir}`);
+    else fs.rmSync(dir, { recursive: true, force: true });
+  }
+  say("");
+  say(JSON.stringify({ config: { ...cfg, only: [...cfg.only] }, scenarios: s.reports }, null, 2));
+  if (s.reports.some((r) => !r.ok)) process.exit(1);
+}
+
+function chainOptions(cfg: ChaosConfig) {
+  return {
     rows: Math.max(1, Math.round(cfg.cells / GROUPS.length)),
     workers: 2,
     concurrency: cfg.concurrency,
@@ -113,7 +133,20 @@ async function main(): Promise<void> {
     providerMs: cfg.providerMs,
     timeoutMs: cfg.timeoutMs,
   };
-  // The chain workload's clean run, once, for the slowdown of scenarios 1 and 2.
+}
+
+function chaosSession(cfg: ChaosConfig, server: RestartablePostgres): ChaosSession {
+  let n = 0;
+  const withDb: WithDb = async (fn) => {
+    const d = await freshDatabase(server.current.url, `chaos_${process.pid}_${n++}`);
+    try {
+      return await fn(d);
+    } finally {
+      await d.database.close();
+    }
+  };
+  const reports: ScenarioReport[] = [];
+  const chain = chainOptions(cfg);
   let chainClean: number | null | undefined;
   const chainBaseline = async (): Promise<number | null> => {
     if (chainClean !== undefined) return chainClean;
@@ -127,95 +160,90 @@ async function main(): Promise<void> {
     chainClean = r.seconds;
     return chainClean;
   };
-  try {
-    if (cfg.only.has("worker-kill")) {
-      const base = await chainBaseline();
-      const r = await withDb((d) =>
-        workerKill({ ...chain, ...d, kills: cfg.kills, random: seededRandom(cfg.seed) }),
-      );
-      say(chainLine("worker-kill", r, base));
-      reports.push(report("worker-kill", r.problems, r.seconds, base, r));
-    }
-    if (cfg.only.has("postgres-kill")) {
-      const base = await chainBaseline();
-      const r = await withDb((d) =>
-        postgresKill({ ...chain, ...d, postgres: server, random: seededRandom(cfg.seed + 1) }),
-      );
-      say(chainLine("postgres-kill", r, base));
-      reports.push(report("postgres-kill", r.problems, r.seconds, base, r));
-    }
-    if (cfg.only.has("stop")) {
-      const base = await chainBaseline();
-      const r = await withDb((d) =>
-        stopMidCall({ ...chain, ...d, stops: cfg.stops, random: seededRandom(cfg.seed + 2) }),
-      );
-      say(chainLine("stop", r, base));
-      reports.push(report("stop", r.problems, r.seconds, base, r));
-    }
-    if (cfg.only.has("redis-outage")) {
-      const opts = {
-        cells: cfg.redisCells,
-        ratePerSec: cfg.redisRate,
-        concurrency: Math.min(cfg.concurrency, 10),
-        redriveEveryMs: cfg.redriveEveryMs,
-        timeoutMs: cfg.timeoutMs,
-      };
-      let base: RedisResult | null = null;
-      if (cfg.baseline) {
-        base = await withDb((d) => redisOutage({ ...opts, ...d, outages: [] }));
-        say(
-          `baseline (redis, no outage): ${base.summary}${noted(base.notes)}${verdict(base.problems)}`,
-        );
-        if (base.problems.length > 0)
-          reports.push(report("baseline-redis", base.problems, base.seconds, null, base));
-      }
-      const r = await withDb((d) =>
-        redisOutage({
-          ...opts,
-          ...d,
-          outages: [
-            { atFraction: 0.2, downMs: cfg.redisShortMs },
-            { atFraction: 0.5, downMs: cfg.redisLongMs },
-          ],
-        }),
-      );
-      say(
-        `redis-outage: ${r.summary}${versus(r.seconds, base?.seconds)}${noted(r.notes)}${verdict(r.problems)}`,
-      );
-      reports.push(report("redis-outage", r.problems, r.seconds, base?.seconds ?? null, r));
-    }
-    if (cfg.only.has("trigger-outage")) {
-      const opts = {
-        rows: Math.max(1, Math.round(cfg.triggerCells / GROUPS.length)),
-        concurrency: cfg.concurrency,
-        redriveEveryMs: cfg.redriveEveryMs,
-        sinkMs: cfg.sinkMs,
-        providerMs: cfg.providerMs,
-        timeoutMs: cfg.timeoutMs,
-      };
-      let base: TriggerResult | null = null;
-      if (cfg.baseline) {
-        base = await withDb((d) => triggerOutage({ ...opts, ...d, outageMs: 0 }));
-        say(`baseline (trigger.dev, no outage): ${base.summary}${verdict(base.problems)}`);
-        if (base.problems.length > 0)
-          reports.push(report("baseline-trigger", base.problems, base.seconds, null, base));
-      }
-      const r = await withDb((d) =>
-        triggerOutage({ ...opts, ...d, outageMs: cfg.triggerOutageMs }),
-      );
-      say(`trigger-outage: ${r.summary}${versus(r.seconds, base?.seconds)}${verdict(r.problems)}`);
-      reports.push(report("trigger-outage", r.problems, r.seconds, base?.seconds ?? null, r));
-    }
-  } finally {
-    await stopEverything();
-    await server.current.stop();
-    // CHAOS_KEEP=1: the cluster stays for a post-mortem (start it with db/embedded.ts).
-    if (process.env.CHAOS_KEEP === "1") say(`kept the chaos cluster in ${dir}`);
-    else fs.rmSync(dir, { recursive: true, force: true });
+  return { cfg, server, withDb, reports, chain, chainBaseline };
+}
+
+/** worker-kill, postgres-kill and stop: the chain workload with its faults. */
+async function runChainScenarios(s: ChaosSession): Promise<void> {
+  const { cfg, chain, withDb, reports } = s;
+  if (cfg.only.has("worker-kill")) {
+    const base = await s.chainBaseline();
+    const r = await withDb((d) =>
+      workerKill({ ...chain, ...d, kills: cfg.kills, random: seededRandom(cfg.seed) }),
+    );
+    say(chainLine("worker-kill", r, base));
+    reports.push(report("worker-kill", r.problems, r.seconds, base, r));
   }
-  say("");
-  say(JSON.stringify({ config: { ...cfg, only: [...cfg.only] }, scenarios: reports }, null, 2));
-  if (reports.some((r) => !r.ok)) process.exit(1);
+  if (cfg.only.has("postgres-kill")) {
+    const base = await s.chainBaseline();
+    const r = await withDb((d) =>
+      postgresKill({ ...chain, ...d, postgres: s.server, random: seededRandom(cfg.seed + 1) }),
+    );
+    say(chainLine("postgres-kill", r, base));
+    reports.push(report("postgres-kill", r.problems, r.seconds, base, r));
+  }
+  if (cfg.only.has("stop")) {
+    const base = await s.chainBaseline();
+    const r = await withDb((d) =>
+      stopMidCall({ ...chain, ...d, stops: cfg.stops, random: seededRandom(cfg.seed + 2) }),
+    );
+    say(chainLine("stop", r, base));
+    reports.push(report("stop", r.problems, r.seconds, base, r));
+  }
+}
+
+async function runRedisOutage({ cfg, withDb, reports }: ChaosSession): Promise<void> {
+  const opts = {
+    cells: cfg.redisCells,
+    ratePerSec: cfg.redisRate,
+    concurrency: Math.min(cfg.concurrency, 10),
+    redriveEveryMs: cfg.redriveEveryMs,
+    timeoutMs: cfg.timeoutMs,
+  };
+  let base: RedisResult | null = null;
+  if (cfg.baseline) {
+    base = await withDb((d) => redisOutage({ ...opts, ...d, outages: [] }));
+    say(
+      `baseline (redis, no outage): ${base.summary}${noted(base.notes)}${verdict(base.problems)}`,
+    );
+    if (base.problems.length > 0)
+      reports.push(report("baseline-redis", base.problems, base.seconds, null, base));
+  }
+  const r = await withDb((d) =>
+    redisOutage({
+      ...opts,
+      ...d,
+      outages: [
+        { atFraction: 0.2, downMs: cfg.redisShortMs },
+        { atFraction: 0.5, downMs: cfg.redisLongMs },
+      ],
+    }),
+  );
+  say(
+    `redis-outage: ${r.summary}${versus(r.seconds, base?.seconds)}${noted(r.notes)}${verdict(r.problems)}`,
+  );
+  reports.push(report("redis-outage", r.problems, r.seconds, base?.seconds ?? null, r));
+}
+
+async function runTriggerOutage({ cfg, withDb, reports }: ChaosSession): Promise<void> {
+  const opts = {
+    rows: Math.max(1, Math.round(cfg.triggerCells / GROUPS.length)),
+    concurrency: cfg.concurrency,
+    redriveEveryMs: cfg.redriveEveryMs,
+    sinkMs: cfg.sinkMs,
+    providerMs: cfg.providerMs,
+    timeoutMs: cfg.timeoutMs,
+  };
+  let base: TriggerResult | null = null;
+  if (cfg.baseline) {
+    base = await withDb((d) => triggerOutage({ ...opts, ...d, outageMs: 0 }));
+    say(`baseline (trigger.dev, no outage): ${base.summary}${verdict(base.problems)}`);
+    if (base.problems.length > 0)
+      reports.push(report("baseline-trigger", base.problems, base.seconds, null, base));
+  }
+  const r = await withDb((d) => triggerOutage({ ...opts, ...d, outageMs: cfg.triggerOutageMs }));
+  say(`trigger-outage: ${r.summary}${versus(r.seconds, base?.seconds)}${verdict(r.problems)}`);
+  reports.push(report("trigger-outage", r.problems, r.seconds, base?.seconds ?? null, r));
 }
 
 main().catch((err: unknown) => {

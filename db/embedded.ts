@@ -83,8 +83,11 @@ async function binaries(): Promise<Binaries> {
   }
 }
 
+/** The user a postgres process runs as; undefined: this process's own. */
+type RunAs = { uid: number; gid: number } | undefined;
+
 /** Postgres refuses to run as root; the `postgres` system user runs it then. */
-function runAsIds(): { uid: number; gid: number } | undefined {
+function runAsIds(): RunAs {
   if (process.getuid?.() !== 0) return undefined;
   const id = (flag: string) => {
     try {
@@ -182,51 +185,75 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   const clusterDir = path.join(root, "pg");
   const ids = runAsIds();
   fs.mkdirSync(root, { recursive: true });
-
-  const passwordFile = path.join(root, PASSWORD_FILE);
-  if (!fs.existsSync(passwordFile)) {
-    fs.writeFileSync(passwordFile, randomBytes(18).toString("base64url"), { mode: 0o600 });
-  }
-  const password = fs.readFileSync(passwordFile, "utf8").trim();
+  const password = clusterPassword(root);
 
   if (!fs.existsSync(path.join(clusterDir, "PG_VERSION"))) {
     if (opts.existingOnly) throw new Error(`no PostgreSQL cluster in ${clusterDir} to start`);
-    fs.rmSync(clusterDir, { recursive: true, force: true });
-    fs.mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
-    if (ids) fs.chownSync(clusterDir, ids.uid, ids.gid);
-    // initdb reads the password from a file the postgres user can read.
-    const pwTmp = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-initdb-"));
-    const pwFile = path.join(pwTmp, "pw");
-    fs.writeFileSync(pwFile, `${password}\n`, { mode: 0o600 });
-    if (ids) {
-      fs.chownSync(pwTmp, ids.uid, ids.gid);
-      fs.chownSync(pwFile, ids.uid, ids.gid);
-    }
-    try {
-      execFileSync(
-        bins.initdb,
-        [
-          `--pgdata=${clusterDir}`,
-          "--auth=scram-sha-256",
-          `--username=${USER}`,
-          `--pwfile=${pwFile}`,
-          "--encoding=UTF8",
-          "--locale=C",
-        ],
-        { ...ids, stdio: "pipe" },
-      );
-    } catch (err) {
-      const stderr = (err as { stderr?: Buffer }).stderr?.toString() ?? "";
-      throw new Error(`initdb failed for ${clusterDir}: ${stderr || String(err)}`, { cause: err });
-    } finally {
-      fs.rmSync(pwTmp, { recursive: true, force: true });
-    }
+    initCluster(bins, clusterDir, password, ids);
     log(`initialised a new PostgreSQL cluster in ${clusterDir}`);
   }
 
   await stopOrphan(clusterDir, log);
+  const child = spawnPostmaster(bins, clusterDir, opts, ids);
+  await untilReady(child, log);
+  child.stderr?.removeAllListeners("data");
+  child.stderr?.on("data", (chunk: Buffer) => {
+    for (const line of chunk.toString("utf8").split("\n")) if (line.trim()) log(line);
+  });
+  const url = `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${opts.port}/postgres`;
+  return postmasterHandle(child, url, clusterDir);
+}
 
-  const child: ChildProcess = spawn(
+/** EMBEDDED_USER's password, made on the first start and kept in the data folder. */
+function clusterPassword(root: string): string {
+  const passwordFile = path.join(root, PASSWORD_FILE);
+  if (!fs.existsSync(passwordFile)) {
+    fs.writeFileSync(passwordFile, randomBytes(18).toString("base64url"), { mode: 0o600 });
+  }
+  return fs.readFileSync(passwordFile, "utf8").trim();
+}
+
+/** A new cluster in `clusterDir` (whatever was there is removed), owned by the user that runs it. */
+function initCluster(bins: Binaries, clusterDir: string, password: string, ids: RunAs): void {
+  fs.rmSync(clusterDir, { recursive: true, force: true });
+  fs.mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
+  if (ids) fs.chownSync(clusterDir, ids.uid, ids.gid);
+  // initdb reads the password from a file the postgres user can read.
+  const pwTmp = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-initdb-"));
+  const pwFile = path.join(pwTmp, "pw");
+  fs.writeFileSync(pwFile, `${password}\n`, { mode: 0o600 });
+  if (ids) {
+    fs.chownSync(pwTmp, ids.uid, ids.gid);
+    fs.chownSync(pwFile, ids.uid, ids.gid);
+  }
+  try {
+    execFileSync(
+      bins.initdb,
+      [
+        `--pgdata=${clusterDir}`,
+        "--auth=scram-sha-256",
+        `--username=${USER}`,
+        `--pwfile=${pwFile}`,
+        "--encoding=UTF8",
+        "--locale=C",
+      ],
+      { ...ids, stdio: "pipe" },
+    );
+  } catch (err) {
+    const stderr = (err as { stderr?: Buffer }).stderr?.toString() ?? "";
+    throw new Error(`initdb failed for ${clusterDir}: ${stderr || String(err)}`, { cause: err });
+  } finally {
+    fs.rmSync(pwTmp, { recursive: true, force: true });
+  }
+}
+
+function spawnPostmaster(
+  bins: Binaries,
+  clusterDir: string,
+  opts: EmbeddedOptions,
+  ids: RunAs,
+): ChildProcess {
+  return spawn(
     bins.postgres,
     [
       "-D",
@@ -245,6 +272,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     // stops its work and stops Postgres last, instead of Postgres dying first under it.
     { ...ids, stdio: ["ignore", "ignore", "pipe"], detached: true },
   );
+}
+
+/** Resolves when the postmaster accepts connections; rejects if it exits first. */
+async function untilReady(child: ChildProcess, log: (line: string) => void): Promise<void> {
   let output = "";
   await new Promise<void>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
@@ -259,11 +290,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     );
     child.once("error", reject);
   });
-  child.stderr?.removeAllListeners("data");
-  child.stderr?.on("data", (chunk: Buffer) => {
-    for (const line of chunk.toString("utf8").split("\n")) if (line.trim()) log(line);
-  });
+}
 
+/** The running postmaster: how it ended, and a stop that escalates if it hangs. */
+function postmasterHandle(child: ChildProcess, url: string, clusterDir: string): EmbeddedPostgres {
   const pid = child.pid ?? 0;
   let stopping: Promise<void> | undefined;
   const exited = new Promise<PostgresExit>((resolve) => {
@@ -277,7 +307,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     else child.once("exit", report);
   });
   return {
-    url: `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${opts.port}/postgres`,
+    url,
     dataDir: clusterDir,
     pid,
     exited,

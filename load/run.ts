@@ -88,52 +88,29 @@ async function settle(database: Database, tableId: string, fleet: SseFleet) {
   }
 }
 
+/** What the script started: `stopRig` stops whatever is there, however the script ends. */
+interface Rig {
+  dir: string;
+  children: Child[];
+  fleet?: SseFleet;
+  database?: Database;
+  server?: EmbeddedPostgres;
+}
+
+type TimedRun = Awaited<ReturnType<typeof timedRun>>;
+
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cellflow-load-"));
   fs.chmodSync(dir, 0o777);
   const output =
     process.env.LOAD_OUTPUT ?? path.join(os.tmpdir(), `cellflow-load-${Date.now()}.json`);
-  const children: Child[] = [];
-  let fleet: SseFleet | undefined;
-  let database: Database | undefined;
-  let server: EmbeddedPostgres | undefined;
-  const cleanup = async () => {
-    await fleet?.terminate();
-    await Promise.allSettled(children.map((c) => c.stop()));
-    await database?.close().catch(() => {});
-    await server?.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
-  };
+  const rig: Rig = { dir, children: [] };
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.once(signal, () => void cleanup().finally(() => process.exit(130)));
+    process.once(signal, () => void stopRig(rig).finally(() => process.exit(130)));
   }
   try {
     const loadBefore = os.loadavg();
-    server = await startEmbeddedPostgres({
-      dataDir: dir,
-      port: await freePort(),
-      // Workers at concurrency 50 keep ~107 connections each; the API 20 and its LISTEN.
-      settings: { max_connections: String(100 + WORKERS * 120) },
-    });
-    const url = await migratedDatabase(server.url, "cellflow_load");
-    database = createDatabase({ url, poolMax: 4 });
-    const key = await tenant(database);
-    const dbEnv = { DATABASE_URL: url, CELLFLOW_SECRET_KEY: "a".repeat(64) };
-    const apiServer = await startChild(
-      "load/server.ts",
-      { ...dbEnv, PORT: "0" },
-      /listening on (\d+)/,
-    );
-    children.push(apiServer);
-    const port = Number(apiServer.match[1]);
-    for (let i = 0; i < WORKERS; i++)
-      children.push(
-        await startChild(
-          "src/server/worker.ts",
-          { ...dbEnv, WORKER_CONCURRENCY: String(CONCURRENCY) },
-          /worker ready/,
-        ),
-      );
+    const { database, server, port, key } = await startRig(rig);
     const a = api(port, key);
     const rows = Math.ceil(CELLS / 2);
     const cells = rows * 2;
@@ -142,7 +119,7 @@ async function main(): Promise<void> {
     );
 
     const loaded = await loadTable(a, "loaded", rows);
-    let baseline: Awaited<ReturnType<typeof timedRun>> | undefined;
+    let baseline: TimedRun | undefined;
     if (BASELINE) {
       const quiet = await loadTable(a, "baseline", rows, loaded.workflowIds);
       baseline = await timedRun(a, database, quiet.tableId, cells);
@@ -151,41 +128,8 @@ async function main(): Promise<void> {
       );
     }
     const tableId = loaded.tableId;
-    const targets = await readTargets(a, tableId);
-    const base = await sequencedUpTo(database, tableId);
-    fleet = startSseFleet({ port, tableId, key, clients: SSE_CLIENTS });
-    await fleet.connected;
-    say(`${SSE_CLIENTS} SSE clients connected`);
-    const statsBefore = await stats(port);
-
-    const traffic = startTraffic({
-      port,
-      key,
-      tableId,
-      ...targets,
-      readConnections: CONNECTIONS,
-      writeConnections: WRITE_CONNECTIONS,
-      readRate: READ_RATE,
-      writeRate: WRITE_RATE,
-    });
-    const cpuPids: Record<string, number> = { loadScript: process.pid };
-    children.forEach((c, i) => {
-      if (c.child.pid) cpuPids[i === 0 ? "api" : `worker${i}`] = c.child.pid;
-    });
-    const cpuBefore = sampleCpu(cpuPids, server.pid);
-    const loadStarted = performance.now();
-    const run = await timedRun(a, database, tableId, cells);
-    say(
-      `under load: ${run.cellsPerSec.toFixed(1)} cells/s in ${run.seconds.toFixed(1)} s (${run.status})`,
-    );
-    const remaining = SECONDS * 1000 - (performance.now() - loadStarted);
-    if (remaining > 0) await new Promise((r) => setTimeout(r, remaining));
-    const cpuCores = coresBetween(cpuBefore, sampleCpu(cpuPids, server.pid));
-    const groups = await traffic.stop();
-    const loadSeconds = (performance.now() - loadStarted) / 1000;
-    await settle(database, tableId, fleet);
-    const statsAfter = await stats(port);
-    const sse = completeness(await fleet.finish(), await eventIds(database, tableId, base));
+    const m = await runUnderLoad(rig, { a, database, server, port, key, tableId, cells });
+    const cpuSeconds = m.statsAfter.cpuSeconds - m.statsBefore.cpuSeconds;
     const result = {
       at: new Date().toISOString(),
       machine: { cpus: os.cpus().length, loadAvgBefore: loadBefore, loadAvgAfter: os.loadavg() },
@@ -200,26 +144,124 @@ async function main(): Promise<void> {
         workers: WORKERS,
         workerConcurrency: CONCURRENCY,
       },
-      loadSeconds: +loadSeconds.toFixed(1),
+      loadSeconds: +m.loadSeconds.toFixed(1),
       dispatch: {
         baselineCellsPerSec: baseline ? +baseline.cellsPerSec.toFixed(1) : null,
-        underLoadCellsPerSec: +run.cellsPerSec.toFixed(1),
-        status: run.status,
+        underLoadCellsPerSec: +m.run.cellsPerSec.toFixed(1),
+        status: m.run.status,
         cellsNotCompleted: await notCompleted(database, tableId),
       },
-      http: groups,
-      sse,
+      http: m.groups,
+      sse: m.sse,
       sequenceTransactionsDuringLoad:
-        statsAfter.sequenceTransactions - statsBefore.sequenceTransactions,
-      cpuCoresDuringLoad: cpuCores,
-      apiCpuShare: +((statsAfter.cpuSeconds - statsBefore.cpuSeconds) / loadSeconds).toFixed(2),
+        m.statsAfter.sequenceTransactions - m.statsBefore.sequenceTransactions,
+      cpuCoresDuringLoad: m.cpuCores,
+      apiCpuShare: +(cpuSeconds / m.loadSeconds).toFixed(2),
     };
     printSummary(result, say);
     fs.writeFileSync(output, `${JSON.stringify(result, null, 2)}\n`);
     say(`JSON: ${output}`);
   } finally {
-    await cleanup();
+    await stopRig(rig);
   }
+}
+
+async function stopRig(rig: Rig): Promise<void> {
+  await rig.fleet?.terminate();
+  await Promise.allSettled(rig.children.map((c) => c.stop()));
+  await rig.database?.close().catch(() => {});
+  await rig.server?.stop();
+  fs.rmSync(rig.dir, { recursive: true, force: true });
+}
+
+/** Postgres (migrated, with a tenant), the API and the workers. */
+async function startRig(
+  rig: Rig,
+): Promise<{ database: Database; server: EmbeddedPostgres; port: number; key: string }> {
+  const server = await startEmbeddedPostgres({
+    dataDir: rig.dir,
+    port: await freePort(),
+    // Workers at concurrency 50 keep ~107 connections each; the API 20 and its LISTEN.
+    settings: { max_connections: String(100 + WORKERS * 120) },
+  });
+  rig.server = server;
+  const url = await migratedDatabase(server.url, "cellflow_load");
+  const database = createDatabase({ url, poolMax: 4 });
+  rig.database = database;
+  const key = await tenant(database);
+  const dbEnv = { DATABASE_URL: url, CELLFLOW_SECRET_KEY: "a".repeat(64) };
+  const apiServer = await startChild(
+    "load/server.ts",
+    { ...dbEnv, PORT: "0" },
+    /listening on (\d+)/,
+  );
+  rig.children.push(apiServer);
+  const port = Number(apiServer.match[1]);
+  for (let i = 0; i < WORKERS; i++)
+    rig.children.push(
+      await startChild(
+        "src/server/worker.ts",
+        { ...dbEnv, WORKER_CONCURRENCY: String(CONCURRENCY) },
+        /worker ready/,
+      ),
+    );
+  return { database, server, port, key };
+}
+
+/**
+ * The dispatch timed again while the SSE clients follow the table and the traffic reads
+ * and writes rows, for at least SECONDS; then the clients settle and are compared.
+ */
+async function runUnderLoad(
+  rig: Rig,
+  o: {
+    a: Api;
+    database: Database;
+    server: EmbeddedPostgres;
+    port: number;
+    key: string;
+    tableId: string;
+    cells: number;
+  },
+) {
+  const { a, database, port, key, tableId } = o;
+  const targets = await readTargets(a, tableId);
+  const base = await sequencedUpTo(database, tableId);
+  const fleet = startSseFleet({ port, tableId, key, clients: SSE_CLIENTS });
+  rig.fleet = fleet;
+  await fleet.connected;
+  say(`${SSE_CLIENTS} SSE clients connected`);
+  const statsBefore = await stats(port);
+
+  const traffic = startTraffic({
+    port,
+    key,
+    tableId,
+    ...targets,
+    readConnections: CONNECTIONS,
+    writeConnections: WRITE_CONNECTIONS,
+    readRate: READ_RATE,
+    writeRate: WRITE_RATE,
+  });
+  const cpuPids: Record<string, number> = { loadScript: process.pid };
+  rig.children.forEach((c, i) => {
+    if (c.child.pid) cpuPids[i === 0 ? "api" : `worker${i}`] = c.child.pid;
+  });
+  const cpuBefore = sampleCpu(cpuPids, o.server.pid);
+  const loadStarted = performance.now();
+  const run = await timedRun(a, database, tableId, o.cells);
+  say(
+    `under load: ${run.cellsPerSec.toFixed(1)} cells/s in ${run.seconds.toFixed(1)} s (${run.status})`,
+  );
+  const remaining = SECONDS * 1000 - (performance.now() - loadStarted);
+  if (remaining > 0) await new Promise((r) => setTimeout(r, remaining));
+  const cpuCores = coresBetween(cpuBefore, sampleCpu(cpuPids, o.server.pid));
+  const groups = await traffic.stop();
+  const loadSeconds = (performance.now() - loadStarted) / 1000;
+  await settle(database, tableId, fleet);
+  const statsAfter = await stats(port);
+  const sse = completeness(await fleet.finish(), await eventIds(database, tableId, base));
+  return { run, cpuCores, groups, loadSeconds, statsBefore, statsAfter, sse };
 }
 
 main().catch((err: unknown) => {

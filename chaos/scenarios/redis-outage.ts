@@ -11,7 +11,7 @@
  * nothing else (`money.ts`).
  */
 
-import { type Database, queryRows } from "@db/client";
+import { type Database, type Db, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import { LocalBackend } from "@/backends/local";
 import { startRun } from "@/engine/dispatcher";
@@ -26,7 +26,7 @@ import { judgeMoney, type MoneyReport, moneyLine, moneyProblems } from "../money
 import { RunMonitor } from "../monitor";
 import { providerLog } from "../provider";
 import { RestartableRedis } from "../redis";
-import { type Arrival, startSink } from "../sink";
+import { type Arrival, type Sink, startSink } from "../sink";
 import { WorkerPool } from "../workers";
 import { cellsNow } from "../workload";
 
@@ -120,6 +120,8 @@ function worstSecond(visits: Arrival[], cells: CellPacing[], started: number) {
   });
 }
 
+type LiveOutage = OutageRecord & { wallDown: number; wallUp: number };
+
 export async function redisOutage(opts: RedisOptions): Promise<RedisResult> {
   const db = opts.database.db;
   const site = await startSink();
@@ -154,121 +156,12 @@ export async function redisOutage(opts: RedisOptions): Promise<RedisResult> {
     const live = new RunMonitor(db, run.dispatchId);
     monitor = live;
     live.start();
-    const outages: (OutageRecord & { wallDown: number; wallUp: number })[] = [];
-    for (const o of opts.outages) {
-      await live.waitForTerminal(Math.floor(o.atFraction * opts.cells), opts.timeoutMs);
-      if (live.last()?.status !== "active") break;
-      const wallDown = Date.now();
-      const progress = live.last()?.terminal ?? 0;
-      await redis.down();
-      await sleep(o.downMs);
-      await redis.up();
-      outages.push({
-        atMs: wallDown - started,
-        downMs: Date.now() - wallDown,
-        progress,
-        errors: 0,
-        firstErrorAfterMs: null,
-        resumedAfterMs: null,
-        wallDown,
-        wallUp: Date.now(),
-      });
-    }
+    const outages = await stopRedisMidRun(opts, live, redis, started);
     const end = await live.waitForEnd(opts.timeoutMs);
     const seconds = (Date.now() - started) / 1000;
     await live.stop();
-
-    const cells = await queryRows<CellPacing>(
-      db,
-      sql`select c.status::text as status, c.error,
-                 c.details->'providers'->0->'rateLimit'->>'at' as at,
-                 (extract(epoch from c.finished_at) * 1000)::float8 as finished, r.data->>'url' as url
-            from cells c join rows r on r.id = c.row_id where c.table_id = ${tableId}`,
-    );
-    const grants = cells
-      .flatMap((c) => (c.at === null ? [] : [Number(c.at)]))
-      .sort((a, b) => a - b);
-    const visits = site.arrivals.filter((a) => a.path === "/site");
-    const arrivals = visits.map((a) => a.at);
-    for (const o of outages) {
-      const errs = cells
-        .filter(
-          (c) =>
-            c.status === "error" &&
-            (c.finished ?? 0) >= o.wallDown &&
-            (c.finished ?? 0) <= o.wallUp + 60_000,
-        )
-        .map((c) => c.finished ?? 0);
-      o.errors = errs.length;
-      o.firstErrorAfterMs = errs.length > 0 ? Math.round(Math.min(...errs) - o.wallDown) : null;
-      const next = grants.find((g) => g >= o.wallUp);
-      o.resumedAfterMs = next === undefined ? null : next - o.wallUp;
-    }
-    const transitions = await transitionsOf(db, tableId);
-    const invariants = checkTransitions(transitions, await cellsNow(db, tableId), opts.cells);
-    const money = judgeMoney({
-      ...(await readMoney(db, {
-        tableId,
-        workspaceId: ws.id,
-        // website_meta costs 1 credit (src/enrichments/website-meta.ts).
-        paid: [{ groupId: "meta", source: "website_meta", milli: 1_000, inputColumn: "url" }],
-        transitions,
-      })),
-      answers: providerLog(site, "/site", (_q, search) => `${site.url}/site${search}`),
-      // Every page has a title.
-      expected: () => "found",
-    });
-    const result: RedisResult = {
-      cells: opts.cells,
-      seconds,
-      limitPerSec: opts.ratePerSec,
-      arrivalsMaxInAnySecond: maxInAnyWindow(arrivals, 1000),
-      grantsMaxInAnySecond: maxInAnyWindow(grants, 1000),
-      worstSecond: worstSecond(visits, cells, started),
-      arrivals: arrivals.length,
-      grants: grants.length,
-      completedWithoutGrant: cells.filter((c) => c.status === "completed" && c.at === null).length,
-      outages: outages.map(({ wallDown: _d, wallUp: _u, ...o }) => o),
-      invariants,
-      money,
-      problems: [],
-      notes: [],
-      summary: "",
-    };
-    const p = [...problemsOf(invariants), ...moneyProblems(money)];
-    if (end !== "completed") p.push(`the run ended "${end}", not "completed"`);
-    // Waiting out the limiter is the whole point: any error is a finding.
-    for (const [m, n] of Object.entries(invariants.errors)) p.push(`${n} cells ended error: ${m}`);
-    if (result.arrivalsMaxInAnySecond > opts.ratePerSec) {
-      const span = grantSpanMs(result.worstSecond);
-      const latencies = result.worstSecond.map((w) => w.latencyMs ?? 0);
-      const seen = `the site saw ${result.arrivalsMaxInAnySecond} calls in one second (limit ${opts.ratePerSec})`;
-      // Paced grants that arrive bunched are the way there, not the limiter; unpaced
-      // grants (or a call without one) are a limiter that said yes when it should not.
-      if (span !== null && span >= 1000)
-        result.notes.push(
-          `${seen}; their grants were spread over ${span} ms and reached the site ${Math.min(...latencies)}–${Math.max(...latencies)} ms after them: arrival jitter, not pacing`,
-        );
-      else
-        p.push(
-          `${seen}, granted within ${span ?? "?"} ms (at most ${result.grantsMaxInAnySecond} grants in any second by Redis's clock, see worstSecond)`,
-        );
-    }
-    if (result.grantsMaxInAnySecond > opts.ratePerSec)
-      p.push(`${result.grantsMaxInAnySecond} grants in one second (limit ${opts.ratePerSec})`);
-    if (result.completedWithoutGrant > 0)
-      p.push(`${result.completedWithoutGrant} cells called the site without a grant`);
-    if (arrivals.length > grants.length)
-      p.push(`${arrivals.length} calls reached the site but only ${grants.length} were granted`);
-    for (const u of pool.unexpected)
-      p.push(`worker slot ${u.slot} exited by itself (code ${u.code})`);
-    result.problems = p;
-    const told = outages.map(
-      (o) =>
-        `${(o.downMs / 1000).toFixed(0)} s: ${o.errors} cells ended error${o.firstErrorAfterMs === null ? "" : ` from ${(o.firstErrorAfterMs / 1000).toFixed(0)} s on`}, calls again ${o.resumedAfterMs ?? "-"} ms after`,
-    );
-    result.summary = `${opts.cells} cells at ${opts.ratePerSec}/s in ${seconds.toFixed(1)} s; ${outages.length} outages (${told.join("; ") || "-"}); ${invariants.statuses.error ?? 0} errors; at most ${result.arrivalsMaxInAnySecond} calls (${result.grantsMaxInAnySecond} grants) in any second; lost ${invariants.lost}, illegal ${invariants.illegalTransitions}; ${moneyLine(money)}`;
-    return result;
+    const ran = { db, site, pool, tableId, workspaceId: ws.id, started, outages, end, seconds };
+    return await judgeRedisRun(opts, ran);
   } finally {
     await monitor?.stop();
     await pool.stop();
@@ -276,4 +169,152 @@ export async function redisOutage(opts: RedisOptions): Promise<RedisResult> {
     await redis.down();
     await site.close();
   }
+}
+
+/** Each outage once the run has got that far: Redis down for its time, then up (empty). */
+async function stopRedisMidRun(
+  opts: RedisOptions,
+  live: RunMonitor,
+  redis: RestartableRedis,
+  started: number,
+): Promise<LiveOutage[]> {
+  const outages: LiveOutage[] = [];
+  for (const o of opts.outages) {
+    await live.waitForTerminal(Math.floor(o.atFraction * opts.cells), opts.timeoutMs);
+    if (live.last()?.status !== "active") break;
+    const wallDown = Date.now();
+    const progress = live.last()?.terminal ?? 0;
+    await redis.down();
+    await sleep(o.downMs);
+    await redis.up();
+    outages.push({
+      atMs: wallDown - started,
+      downMs: Date.now() - wallDown,
+      progress,
+      errors: 0,
+      firstErrorAfterMs: null,
+      resumedAfterMs: null,
+      wallDown,
+      wallUp: Date.now(),
+    });
+  }
+  return outages;
+}
+
+/** What the run left, for the judgement. */
+interface RedisRun {
+  db: Db;
+  site: Sink;
+  pool: WorkerPool;
+  tableId: string;
+  workspaceId: string;
+  started: number;
+  outages: LiveOutage[];
+  end: string;
+  seconds: number;
+}
+
+/** The ended run: pacing, the outages' effects, the invariants, the money, the problems. */
+async function judgeRedisRun(opts: RedisOptions, r: RedisRun): Promise<RedisResult> {
+  const { db, site, tableId, outages } = r;
+  const cells = await queryRows<CellPacing>(
+    db,
+    sql`select c.status::text as status, c.error,
+               c.details->'providers'->0->'rateLimit'->>'at' as at,
+               (extract(epoch from c.finished_at) * 1000)::float8 as finished, r.data->>'url' as url
+          from cells c join rows r on r.id = c.row_id where c.table_id = ${tableId}`,
+  );
+  const grants = cells.flatMap((c) => (c.at === null ? [] : [Number(c.at)])).sort((a, b) => a - b);
+  const visits = site.arrivals.filter((a) => a.path === "/site");
+  const arrivals = visits.map((a) => a.at);
+  measureOutages(outages, cells, grants);
+  const transitions = await transitionsOf(db, tableId);
+  const invariants = checkTransitions(transitions, await cellsNow(db, tableId), opts.cells);
+  const money = judgeMoney({
+    ...(await readMoney(db, {
+      tableId,
+      workspaceId: r.workspaceId,
+      // website_meta costs 1 credit (src/enrichments/website-meta.ts).
+      paid: [{ groupId: "meta", source: "website_meta", milli: 1_000, inputColumn: "url" }],
+      transitions,
+    })),
+    answers: providerLog(site, "/site", (_q, search) => `${site.url}/site${search}`),
+    // Every page has a title.
+    expected: () => "found",
+  });
+  const result: RedisResult = {
+    cells: opts.cells,
+    seconds: r.seconds,
+    limitPerSec: opts.ratePerSec,
+    arrivalsMaxInAnySecond: maxInAnyWindow(arrivals, 1000),
+    grantsMaxInAnySecond: maxInAnyWindow(grants, 1000),
+    worstSecond: worstSecond(visits, cells, r.started),
+    arrivals: arrivals.length,
+    grants: grants.length,
+    completedWithoutGrant: cells.filter((c) => c.status === "completed" && c.at === null).length,
+    outages: outages.map(({ wallDown: _d, wallUp: _u, ...o }) => o),
+    invariants,
+    money,
+    problems: [],
+    notes: [],
+    summary: "",
+  };
+  result.problems = redisProblems(opts, r, result);
+  const told = outages.map(
+    (o) =>
+      `${(o.downMs / 1000).toFixed(0)} s: ${o.errors} cells ended error${o.firstErrorAfterMs === null ? "" : ` from ${(o.firstErrorAfterMs / 1000).toFixed(0)} s on`}, calls again ${o.resumedAfterMs ?? "-"} ms after`,
+  );
+  result.summary = `${opts.cells} cells at ${opts.ratePerSec}/s in ${r.seconds.toFixed(1)} s; ${outages.length} outages (${told.join("; ") || "-"}); ${invariants.statuses.error ?? 0} errors; at most ${result.arrivalsMaxInAnySecond} calls (${result.grantsMaxInAnySecond} grants) in any second; lost ${invariants.lost}, illegal ${invariants.illegalTransitions}; ${moneyLine(money)}`;
+  return result;
+}
+
+/** Per outage: the cells that ended `error` around it, and when the limiter granted again. */
+function measureOutages(outages: LiveOutage[], cells: CellPacing[], grants: number[]): void {
+  for (const o of outages) {
+    const errs = cells
+      .filter(
+        (c) =>
+          c.status === "error" &&
+          (c.finished ?? 0) >= o.wallDown &&
+          (c.finished ?? 0) <= o.wallUp + 60_000,
+      )
+      .map((c) => c.finished ?? 0);
+    o.errors = errs.length;
+    o.firstErrorAfterMs = errs.length > 0 ? Math.round(Math.min(...errs) - o.wallDown) : null;
+    const next = grants.find((g) => g >= o.wallUp);
+    o.resumedAfterMs = next === undefined ? null : next - o.wallUp;
+  }
+}
+
+/** What breaks the run; arrival jitter over paced grants goes to `result.notes` instead. */
+function redisProblems(opts: RedisOptions, r: RedisRun, result: RedisResult): string[] {
+  const { invariants, money } = result;
+  const p = [...problemsOf(invariants), ...moneyProblems(money)];
+  if (r.end !== "completed") p.push(`the run ended "${r.end}", not "completed"`);
+  // Waiting out the limiter is the whole point: any error is a finding.
+  for (const [m, n] of Object.entries(invariants.errors)) p.push(`${n} cells ended error: ${m}`);
+  if (result.arrivalsMaxInAnySecond > opts.ratePerSec) {
+    const span = grantSpanMs(result.worstSecond);
+    const latencies = result.worstSecond.map((w) => w.latencyMs ?? 0);
+    const seen = `the site saw ${result.arrivalsMaxInAnySecond} calls in one second (limit ${opts.ratePerSec})`;
+    // Paced grants that arrive bunched are the way there, not the limiter; unpaced
+    // grants (or a call without one) are a limiter that said yes when it should not.
+    if (span !== null && span >= 1000)
+      result.notes.push(
+        `${seen}; their grants were spread over ${span} ms and reached the site ${Math.min(...latencies)}–${Math.max(...latencies)} ms after them: arrival jitter, not pacing`,
+      );
+    else
+      p.push(
+        `${seen}, granted within ${span ?? "?"} ms (at most ${result.grantsMaxInAnySecond} grants in any second by Redis's clock, see worstSecond)`,
+      );
+  }
+  if (result.grantsMaxInAnySecond > opts.ratePerSec)
+    p.push(`${result.grantsMaxInAnySecond} grants in one second (limit ${opts.ratePerSec})`);
+  if (result.completedWithoutGrant > 0)
+    p.push(`${result.completedWithoutGrant} cells called the site without a grant`);
+  if (result.arrivals > result.grants)
+    p.push(`${result.arrivals} calls reached the site but only ${result.grants} were granted`);
+  for (const u of r.pool.unexpected)
+    p.push(`worker slot ${u.slot} exited by itself (code ${u.code})`);
+  return p;
 }

@@ -13,7 +13,7 @@ import { TriggerBackend } from "@/backends/trigger";
 import { log } from "@/config/log";
 import { startRun } from "@/engine/dispatcher";
 import { engineDeps } from "../../test/helpers/engine";
-import { startFakeTrigger } from "../../test/helpers/fake-trigger";
+import { type FakeTrigger, startFakeTrigger } from "../../test/helpers/fake-trigger";
 import { type PlatformStats, SimulatedTriggerPlatform } from "../../test/helpers/trigger-platform";
 import { sleep } from "../config";
 import type { InvariantReport } from "../invariants";
@@ -62,6 +62,14 @@ export interface TriggerResult {
   summary: string;
 }
 
+/** The API's outage as it happened: its wall-clock start and end, and the run's progress. */
+interface ApiOutage {
+  wall: number;
+  end: number;
+  progress: number;
+  failedApiCalls: number;
+}
+
 export async function triggerOutage(opts: TriggerOptions): Promise<TriggerResult> {
   const db = opts.database.db;
   const sink = await startSink(opts.sinkMs);
@@ -103,59 +111,16 @@ export async function triggerOutage(opts: TriggerOptions): Promise<TriggerResult
     monitor = live;
     live.start();
     const cells = opts.rows * GROUPS.length;
-    let outage: { wall: number; end: number; progress: number; failedApiCalls: number } | null =
-      null;
-    if (opts.outageMs > 0) {
-      await live.waitForTerminal(Math.floor(0.25 * cells), opts.timeoutMs);
-      if (live.last()?.status === "active") {
-        const wall = Date.now();
-        const before = fake.requests.length;
-        const progress = live.last()?.terminal ?? 0;
-        fake.outage(opts.outageMs, 500);
-        await sleep(opts.outageMs);
-        fake.outage(opts.outageMs, 429);
-        await sleep(opts.outageMs);
-        outage = { wall, end: Date.now(), progress, failedApiCalls: fake.requests.length - before };
-      }
-    }
+    const outage = opts.outageMs > 0 ? await apiOutageMidRun(opts, live, fake, cells) : null;
     const end = await live.waitForEnd(opts.timeoutMs);
     const seconds = (Date.now() - started) / 1000;
     await sleep(500);
     await live.stop();
     // No worker dies here: any repeated call is unexplained.
     const verdict = await judgeChain(db, table, cells, sink, []);
-    const { invariants, problems } = verdict;
-    if (end !== "completed") problems.push(`the run ended "${end}", not "completed"`);
-    let outageReport: TriggerResult["outage"] = null;
-    if (outage) {
-      const heal = live.heal(outage.wall - live.started);
-      outageReport = {
-        atMs: outage.wall - started,
-        progress: outage.progress,
-        failedApiCalls: outage.failedApiCalls,
-        heal,
-        healedAfterOutageMs: Math.max(0, outage.wall + heal.healMs - outage.end),
-      };
-    }
-    const s = platform.stats;
-    const told = outageReport
-      ? `API down ${((2 * opts.outageMs) / 1000).toFixed(0)} s (${outageReport.failedApiCalls} calls answered 500/429), ${s.failed} carrier runs failed, ${s.redriveFailures} re-drive passes failed; stranded up to ${outageReport.heal.peakStranded}, none left ${(outageReport.healedAfterOutageMs / 1000).toFixed(1)} s after the API came back`
-      : "no outage";
-    return {
-      cells,
-      seconds,
-      outage: outageReport,
-      platform: s,
-      invariants,
-      wrongOutputs: verdict.wrongOutputs,
-      outOfOrderEvidence: verdict.outOfOrderEvidence,
-      completedWithoutCall: verdict.completedWithoutCall,
-      completedWithoutCallSample: verdict.completedWithoutCallSample,
-      money: verdict.money,
-      moneyEvidence: verdict.moneyEvidence,
-      problems,
-      summary: `${cells} cells in ${seconds.toFixed(1)} s; ${told}; lost ${invariants.lost}, illegal ${invariants.illegalTransitions}, duplicate calls ${invariants.duplicates?.extraCalls ?? 0}; ${moneyLine(verdict.money)}`,
-    };
+    if (end !== "completed") verdict.problems.push(`the run ended "${end}", not "completed"`);
+    const outageReport = outage ? outageReportOf(outage, live, started) : null;
+    return triggerResult(opts, { cells, seconds, outageReport, verdict, platform: platform.stats });
   } finally {
     await monitor?.stop();
     await platform.stop();
@@ -163,4 +128,70 @@ export async function triggerOutage(opts: TriggerOptions): Promise<TriggerResult
     await fake.close();
     await sink.close();
   }
+}
+
+/** Once a quarter of the cells ended, the API answers 500 for `outageMs`, then 429 as long. */
+async function apiOutageMidRun(
+  opts: TriggerOptions,
+  live: RunMonitor,
+  fake: FakeTrigger,
+  cells: number,
+): Promise<ApiOutage | null> {
+  await live.waitForTerminal(Math.floor(0.25 * cells), opts.timeoutMs);
+  if (live.last()?.status !== "active") return null;
+  const wall = Date.now();
+  const before = fake.requests.length;
+  const progress = live.last()?.terminal ?? 0;
+  fake.outage(opts.outageMs, 500);
+  await sleep(opts.outageMs);
+  fake.outage(opts.outageMs, 429);
+  await sleep(opts.outageMs);
+  return { wall, end: Date.now(), progress, failedApiCalls: fake.requests.length - before };
+}
+
+function outageReportOf(
+  outage: ApiOutage,
+  live: RunMonitor,
+  started: number,
+): NonNullable<TriggerResult["outage"]> {
+  const heal = live.heal(outage.wall - live.started);
+  return {
+    atMs: outage.wall - started,
+    progress: outage.progress,
+    failedApiCalls: outage.failedApiCalls,
+    heal,
+    healedAfterOutageMs: Math.max(0, outage.wall + heal.healMs - outage.end),
+  };
+}
+
+function triggerResult(
+  opts: TriggerOptions,
+  r: {
+    cells: number;
+    seconds: number;
+    outageReport: TriggerResult["outage"];
+    verdict: ChainVerdict;
+    platform: PlatformStats;
+  },
+): TriggerResult {
+  const { cells, seconds, outageReport, verdict, platform: s } = r;
+  const { invariants, problems } = verdict;
+  const told = outageReport
+    ? `API down ${((2 * opts.outageMs) / 1000).toFixed(0)} s (${outageReport.failedApiCalls} calls answered 500/429), ${s.failed} carrier runs failed, ${s.redriveFailures} re-drive passes failed; stranded up to ${outageReport.heal.peakStranded}, none left ${(outageReport.healedAfterOutageMs / 1000).toFixed(1)} s after the API came back`
+    : "no outage";
+  return {
+    cells,
+    seconds,
+    outage: outageReport,
+    platform: s,
+    invariants,
+    wrongOutputs: verdict.wrongOutputs,
+    outOfOrderEvidence: verdict.outOfOrderEvidence,
+    completedWithoutCall: verdict.completedWithoutCall,
+    completedWithoutCallSample: verdict.completedWithoutCallSample,
+    money: verdict.money,
+    moneyEvidence: verdict.moneyEvidence,
+    problems,
+    summary: `${cells} cells in ${seconds.toFixed(1)} s; ${told}; lost ${invariants.lost}, illegal ${invariants.illegalTransitions}, duplicate calls ${invariants.duplicates?.extraCalls ?? 0}; ${moneyLine(verdict.money)}`,
+  };
 }

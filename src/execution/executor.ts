@@ -203,140 +203,195 @@ function takenEdges(block: Block, result: BlockResult): string[] {
   return target ? [target] : [];
 }
 
+/** How a block settled: whether it ran (or was reused), and the edges it took. */
+interface Settled {
+  ran: boolean;
+  taken: string[];
+}
+
+/** One run of a workflow: what its blocks share while they settle. */
+interface WorkflowRun {
+  input: RunInput;
+  entryId: string;
+  preds: Map<string, string[]>;
+  byId: Map<string, Block>;
+  blocks: Record<string, unknown>;
+  scope: ExpressionScope;
+  /** Aborted by the first block failure, so the others stop. */
+  failure: AbortController;
+  signal: AbortSignal;
+  stepScope: string;
+  nested: boolean;
+  digest: string;
+  recorded: Map<string, StepRecord>;
+  results: Map<string, Promise<Settled>>;
+  firstError?: WorkflowError;
+  paused?: RunOutput["paused"];
+  retryOnResume: boolean;
+  unrecorded: ChargeKey[];
+}
+
 export async function runWorkflow(input: RunInput): Promise<RunOutput> {
+  const run = await startWorkflowRun(input);
+  await Promise.all(input.definition.blocks.map((b) => settle(run, b.id)));
+  if (input.signal.aborted) throw input.signal.reason;
+  if (run.firstError) throw run.firstError;
+  return {
+    blocks: run.blocks,
+    charges: run.unrecorded,
+    ...(run.paused ? { paused: run.paused } : {}),
+    ...(run.retryOnResume ? { retryOnResume: run.retryOnResume } : {}),
+  };
+}
+
+async function startWorkflowRun(input: RunInput): Promise<WorkflowRun> {
   const { definition } = input;
   const entry = entryBlock(definition);
   if (!entry) throw new WorkflowError("", "the workflow has no entry block", {});
+  const blocks: Record<string, unknown> = {};
+  const failure = new AbortController();
+  const stepScope = input.stepScope ?? "";
+  const nested = stepScope !== "";
+  return {
+    input,
+    entryId: entry.id,
+    preds: predecessorsOf(definition),
+    byId: new Map(definition.blocks.map((b) => [b.id, b])),
+    blocks,
+    scope: { inputs: input.inputs, row: input.row, blocks, vars: {}, secrets: input.secrets ?? {} },
+    failure,
+    signal: AbortSignal.any([input.signal, failure.signal]),
+    stepScope,
+    nested,
+    // A child's records are reused only by a run of it with the same inputs.
+    digest: nested ? digestOf(input.inputs) : "",
+    recorded: (await input.lineage?.recorded(stepScope)) ?? new Map<string, StepRecord>(),
+    results: new Map(),
+    retryOnResume: false,
+    unrecorded: [],
+  };
+}
+
+/** Each block's predecessors: the blocks with an edge to it. */
+function predecessorsOf(definition: WorkflowDefinition): Map<string, string[]> {
   const preds = new Map<string, string[]>();
   for (const b of definition.blocks) {
     const targets = b.type === "condition" ? [b.next?.true, b.next?.false] : [b.next].flat();
     for (const t of targets) if (t) preds.set(t, [...(preds.get(t) ?? []), b.id]);
   }
-  const byId = new Map(definition.blocks.map((b) => [b.id, b]));
-  const blocks: Record<string, unknown> = {};
-  const scope: ExpressionScope = {
-    inputs: input.inputs,
-    row: input.row,
-    blocks,
-    vars: {},
-    secrets: input.secrets ?? {},
-  };
-  const failure = new AbortController();
-  const signal = AbortSignal.any([input.signal, failure.signal]);
-  const stepScope = input.stepScope ?? "";
-  const nested = stepScope !== "";
-  // A child's records are reused only by a run of it with the same inputs.
-  const digest = nested ? digestOf(input.inputs) : "";
-  const recorded = (await input.lineage?.recorded(stepScope)) ?? new Map<string, StepRecord>();
-  const reusable = (id: string): Checkpoint | undefined => {
-    if (!nested) return input.checkpoints?.[id];
-    const r = recorded.get(id);
-    if (!r || r.digest !== digest) return undefined;
-    return {
-      output: r.output,
-      taken: r.taken,
-      ...(r.retryOnResume ? { retryOnResume: true } : {}),
-    };
-  };
-  const results = new Map<string, Promise<{ ran: boolean; taken: string[] }>>();
-  let firstError: WorkflowError | undefined;
-  let paused: RunOutput["paused"];
-  let retryOnResume = false;
-  const unrecorded: ChargeKey[] = [];
+  return preds;
+}
 
-  const settle = (id: string): Promise<{ ran: boolean; taken: string[] }> => {
-    const known = results.get(id);
-    if (known !== undefined) return known;
-    const p = (async () => {
-      const block = byId.get(id);
-      if (!block) return { ran: false, taken: [] };
-      const before = await Promise.all((preds.get(id) ?? []).map(settle));
-      const active = id === entry.id || before.some((r) => r.taken.includes(id));
-      if (!active || signal.aborted) return { ran: false, taken: [] };
-      const reused = reusable(id);
-      if (reused) {
-        blocks[id] = reused.output;
-        if (reused.retryOnResume) retryOnResume = true;
-        return { ran: true, taken: reused.taken };
-      }
-      input.hooks?.onBlockStart?.(id);
-      try {
-        const result = await withRetries(block, signal, (trySignal) =>
-          runBlock(block, {
-            scope,
-            signal: trySignal,
-            executionId: input.executionId,
-            stepScope,
-            recorded,
-            ...(input.children ? { children: input.children } : {}),
-            ...(input.paid ? { paid: input.paid } : {}),
-            ...(input.lineage ? { lineage: input.lineage } : {}),
-          }),
-        );
-        if (result.pause) {
-          paused ??= { blockId: id, pause: result.pause };
-          return { ran: false, taken: [] };
-        }
-        blocks[id] = result.output;
-        const taken = takenEdges(block, result);
-        if (result.retryOnResume) retryOnResume = true;
-        // What is stored is redacted (here for checkpoints, by the ledger for step
-        // records: a resumed run sees `[redacted]` where an answer echoed a secret); this
-        // run goes on with the output as it came.
-        // The paid answers the output holds are charged by the write that records it; a
-        // run that records nothing passes them up to its caller's write.
-        const charges = result.charges ?? [];
-        const lineage = nested ? input.lineage : undefined;
-        const checkpoint = nested ? undefined : input.hooks?.checkpoint;
-        if (PURE.has(block.type) || !(lineage || checkpoint)) unrecorded.push(...charges);
-        else if (lineage)
-          await lineage.record({
-            scope: stepScope,
-            key: id,
-            record: {
-              digest,
-              output: result.output,
-              taken,
-              retryOnResume: result.retryOnResume ?? false,
-            },
-            charges,
-          });
-        else
-          await checkpoint?.(
-            id,
-            {
-              output: redact(result.output, scope.secrets),
-              taken,
-              ...(result.retryOnResume ? { retryOnResume: true as const } : {}),
-            },
-            charges,
-          );
-        input.hooks?.onBlockComplete?.(id, result.output);
-        return { ran: true, taken };
-      } catch (err) {
-        if (!firstError && !input.signal.aborted) {
-          const message = err instanceof Error ? err.message : String(err);
-          firstError = new WorkflowError(id, `Block "${block.name ?? id}" failed: ${message}`, {
-            [id]: message,
-          });
-          failure.abort(firstError);
-        }
-        return { ran: false, taken: [] };
-      }
-    })();
-    results.set(id, p);
-    return p;
-  };
+/** What an earlier attempt finished of this block, if this run may reuse it. */
+function reusable(run: WorkflowRun, id: string): Checkpoint | undefined {
+  if (!run.nested) return run.input.checkpoints?.[id];
+  const r = run.recorded.get(id);
+  if (!r || r.digest !== run.digest) return undefined;
+  return { output: r.output, taken: r.taken, ...(r.retryOnResume ? { retryOnResume: true } : {}) };
+}
 
-  await Promise.all(definition.blocks.map((b) => settle(b.id)));
-  if (input.signal.aborted) throw input.signal.reason;
-  if (firstError) throw firstError;
-  return {
-    blocks,
-    charges: unrecorded,
-    ...(paused ? { paused } : {}),
-    ...(retryOnResume ? { retryOnResume } : {}),
-  };
+/** A block's settlement, started once and shared by every successor that waits for it. */
+function settle(run: WorkflowRun, id: string): Promise<Settled> {
+  const known = run.results.get(id);
+  if (known !== undefined) return known;
+  const p = settleBlock(run, id);
+  run.results.set(id, p);
+  return p;
+}
+
+async function settleBlock(run: WorkflowRun, id: string): Promise<Settled> {
+  const block = run.byId.get(id);
+  if (!block) return { ran: false, taken: [] };
+  const before = await Promise.all((run.preds.get(id) ?? []).map((p) => settle(run, p)));
+  const active = id === run.entryId || before.some((r) => r.taken.includes(id));
+  if (!active || run.signal.aborted) return { ran: false, taken: [] };
+  const reused = reusable(run, id);
+  if (reused) {
+    run.blocks[id] = reused.output;
+    if (reused.retryOnResume) run.retryOnResume = true;
+    return { ran: true, taken: reused.taken };
+  }
+  run.input.hooks?.onBlockStart?.(id);
+  try {
+    return await runAndRecord(run, block);
+  } catch (err) {
+    if (!run.firstError && !run.input.signal.aborted) {
+      const message = err instanceof Error ? err.message : String(err);
+      run.firstError = new WorkflowError(id, `Block "${block.name ?? id}" failed: ${message}`, {
+        [id]: message,
+      });
+      run.failure.abort(run.firstError);
+    }
+    return { ran: false, taken: [] };
+  }
+}
+
+/** Runs a block (with its retries) and records what it finished before its successors start. */
+async function runAndRecord(run: WorkflowRun, block: Block): Promise<Settled> {
+  const { input, stepScope } = run;
+  const id = block.id;
+  const result = await withRetries(block, run.signal, (trySignal) =>
+    runBlock(block, {
+      scope: run.scope,
+      signal: trySignal,
+      executionId: input.executionId,
+      stepScope,
+      recorded: run.recorded,
+      ...(input.children ? { children: input.children } : {}),
+      ...(input.paid ? { paid: input.paid } : {}),
+      ...(input.lineage ? { lineage: input.lineage } : {}),
+    }),
+  );
+  if (result.pause) {
+    run.paused ??= { blockId: id, pause: result.pause };
+    return { ran: false, taken: [] };
+  }
+  run.blocks[id] = result.output;
+  const taken = takenEdges(block, result);
+  if (result.retryOnResume) run.retryOnResume = true;
+  await recordFinished(run, block, result, taken);
+  input.hooks?.onBlockComplete?.(id, result.output);
+  return { ran: true, taken };
+}
+
+/**
+ * What is stored is redacted (here for checkpoints, by the ledger for step records: a
+ * resumed run sees `[redacted]` where an answer echoed a secret); this run goes on with the
+ * output as it came. The paid answers the output holds are charged by the write that
+ * records it; a run that records nothing passes them up to its caller's write.
+ */
+async function recordFinished(
+  run: WorkflowRun,
+  block: Block,
+  result: BlockResult,
+  taken: string[],
+): Promise<void> {
+  const charges = result.charges ?? [];
+  const lineage = run.nested ? run.input.lineage : undefined;
+  const checkpoint = run.nested ? undefined : run.input.hooks?.checkpoint;
+  if (PURE.has(block.type) || !(lineage || checkpoint)) run.unrecorded.push(...charges);
+  else if (lineage)
+    await lineage.record({
+      scope: run.stepScope,
+      key: block.id,
+      record: {
+        digest: run.digest,
+        output: result.output,
+        taken,
+        retryOnResume: result.retryOnResume ?? false,
+      },
+      charges,
+    });
+  else
+    await checkpoint?.(
+      block.id,
+      {
+        output: redact(result.output, run.scope.secrets),
+        taken,
+        ...(result.retryOnResume ? { retryOnResume: true as const } : {}),
+      },
+      charges,
+    );
 }
 
 /** `blockId` or `blockId.path.to.value` from the blocks' outputs; null when absent. */

@@ -92,151 +92,179 @@ function delayOf(delay: unknown): number | undefined {
   return m ? Number(m[1]) * 1000 : undefined;
 }
 
+/** The fake's state: what it recorded, the runs it holds, and the faults it was told to make. */
+interface FakeState {
+  requests: RecordedRequest[];
+  failures: { count: number; status: number };
+  down: { until: number; status: number; retryAfterS: number };
+  listeners: ((run: TriggeredRun) => void)[];
+  cancelListeners: ((runId: string) => void)[];
+  runs: number;
+  batches: number;
+  live: Set<string>;
+  cancelled: Map<string, number>;
+  cancelCalls: Map<string, number>;
+  latencyMs: number;
+  holding: boolean;
+  held: (() => void)[];
+  inFlight: number;
+  peak: number;
+}
+
+type Reply = (status: number, value: unknown, headers?: Record<string, string>) => void;
+
 export async function startFakeTrigger(): Promise<FakeTrigger> {
-  const requests: RecordedRequest[] = [];
-  let failures: { count: number; status: number } = { count: 0, status: 500 };
-  let down: { until: number; status: number; retryAfterS: number } = {
-    until: 0,
-    status: 500,
-    retryAfterS: 0,
+  const s: FakeState = {
+    requests: [],
+    failures: { count: 0, status: 500 },
+    down: { until: 0, status: 500, retryAfterS: 0 },
+    listeners: [],
+    cancelListeners: [],
+    runs: 0,
+    batches: 0,
+    live: new Set<string>(),
+    cancelled: new Map<string, number>(),
+    cancelCalls: new Map<string, number>(),
+    latencyMs: 0,
+    holding: false,
+    held: [],
+    inFlight: 0,
+    peak: 0,
   };
-  const listeners: ((run: TriggeredRun) => void)[] = [];
-  const cancelListeners: ((runId: string) => void)[] = [];
-  let runs = 0;
-  let batches = 0;
-  const live = new Set<string>();
-  const cancelled = new Map<string, number>();
-  const cancelCalls = new Map<string, number>();
-  let latencyMs = 0;
-  let holding = false;
-  let held: (() => void)[] = [];
-  let inFlight = 0;
-  let peak = 0;
-  const accepted = (task: string, item: ItemBody) => {
-    const delayMs = delayOf(item.options?.delay);
-    const run: TriggeredRun = {
-      id: `run_${++runs}`,
-      task,
-      payload: unwrapPayload(item.payload),
-      ...(item.options?.idempotencyKey ? { idempotencyKey: item.options.idempotencyKey } : {}),
-      ...(delayMs ? { delayMs } : {}),
-    };
-    live.add(run.id);
-    for (const l of listeners) l(run);
-    return run;
-  };
-  const server = http.createServer((req, res) => {
-    let body = "";
-    req.on("data", (c: Buffer) => {
-      body += c.toString();
-    });
-    inFlight++;
-    peak = Math.max(peak, inFlight);
-    res.on("close", () => {
-      inFlight--;
-    });
-    req.on("end", () => {
-      if (latencyMs > 0) setTimeout(answer, latencyMs);
-      else answer();
-    });
-    const answer = () => {
-      const path = req.url ?? "";
-      requests.push({ method: req.method ?? "", path, headers: req.headers, body });
-      const reply = (status: number, value: unknown, headers: Record<string, string> = {}) => {
-        res.writeHead(status, { "content-type": "application/json", ...headers });
-        res.end(JSON.stringify(value));
-      };
-      if (failures.count > 0) {
-        failures.count--;
-        return reply(failures.status, { error: "induced failure" }, { "retry-after": "0" });
-      }
-      if (Date.now() < down.until) {
-        return reply(
-          down.status,
-          { error: "induced outage" },
-          { "retry-after": String(down.retryAfterS) },
-        );
-      }
-      const trigger = /^\/api\/v1\/tasks\/([^/]+)\/trigger$/.exec(path);
-      if (req.method === "POST" && trigger) {
-        const run = accepted(trigger[1] ?? "", parseItem(body));
-        return reply(200, { id: run.id });
-      }
-      if (req.method === "POST" && path === "/api/v3/batches") {
-        const parsed = JSON.parse(body) as { runCount: number };
-        return reply(200, { id: `batch_${++batches}`, runCount: parsed.runCount, isCached: false });
-      }
-      const items = /^\/api\/v3\/batches\/([^/]+)\/items$/.exec(path);
-      if (req.method === "POST" && items) {
-        const lines = body.split("\n").filter((l) => l.trim() !== "");
-        for (const line of lines) {
-          const item = parseItem(line);
-          accepted(item.task ?? "", item);
-        }
-        return reply(200, {
-          id: items[1],
-          itemsAccepted: lines.length,
-          itemsDeduplicated: 0,
-          sealed: true,
-        });
-      }
-      const cancel = /^\/api\/v2\/runs\/([^/]+)\/cancel$/.exec(path);
-      if (req.method === "POST" && cancel) {
-        const id = cancel[1] ?? "";
-        cancelCalls.set(id, (cancelCalls.get(id) ?? 0) + 1);
-        const apply = () => {
-          if (live.delete(id)) {
-            cancelled.set(id, (cancelled.get(id) ?? 0) + 1);
-            for (const l of cancelListeners) l(id);
-          } else if (!cancelled.has(id)) return reply(404, { error: "Run not found" });
-          return reply(200, { id });
-        };
-        if (holding) held.push(apply);
-        else apply();
-        return;
-      }
-      return reply(404, { error: `fake trigger.dev: no route for ${req.method} ${path}` });
-    };
-  });
+  const server = http.createServer((req, res) => receive(s, req, res));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    requests,
+    requests: s.requests,
     failNext(count, status) {
-      failures = { count, status };
+      s.failures = { count, status };
     },
     outage(ms, status, retryAfterS = 1) {
-      down = { until: Date.now() + ms, status, retryAfterS };
+      s.down = { until: Date.now() + ms, status, retryAfterS };
     },
     onRun(listener) {
-      listeners.push(listener);
+      s.listeners.push(listener);
     },
     onCancel(listener) {
-      cancelListeners.push(listener);
+      s.cancelListeners.push(listener);
     },
     addRuns(ids) {
-      for (const id of ids) live.add(id);
+      for (const id of ids) s.live.add(id);
     },
-    cancelled,
-    cancelCalls,
+    cancelled: s.cancelled,
+    cancelCalls: s.cancelCalls,
     latency(ms) {
-      latencyMs = ms;
+      s.latencyMs = ms;
     },
     holdCancels() {
-      holding = true;
+      s.holding = true;
     },
     releaseCancels() {
-      holding = false;
-      const waiting = held;
-      held = [];
+      s.holding = false;
+      const waiting = s.held;
+      s.held = [];
       for (const apply of waiting) apply();
     },
-    heldCancels: () => held.length,
-    maxInFlight: () => peak,
+    heldCancels: () => s.held.length,
+    maxInFlight: () => s.peak,
     resetMaxInFlight() {
-      peak = inFlight;
+      s.peak = s.inFlight;
     },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
+}
+
+/** One call: counted while in flight, answered once its body is in (after `latency`). */
+function receive(s: FakeState, req: http.IncomingMessage, res: http.ServerResponse): void {
+  let body = "";
+  req.on("data", (c: Buffer) => {
+    body += c.toString();
+  });
+  s.inFlight++;
+  s.peak = Math.max(s.peak, s.inFlight);
+  res.on("close", () => {
+    s.inFlight--;
+  });
+  const answerIt = () => answer(s, req, res, body);
+  req.on("end", () => {
+    if (s.latencyMs > 0) setTimeout(answerIt, s.latencyMs);
+    else answerIt();
+  });
+}
+
+/** Records the call, then answers it: an induced failure or outage, or its route. */
+function answer(s: FakeState, req: http.IncomingMessage, res: http.ServerResponse, body: string) {
+  const path = req.url ?? "";
+  s.requests.push({ method: req.method ?? "", path, headers: req.headers, body });
+  const reply: Reply = (status, value, headers = {}) => {
+    res.writeHead(status, { "content-type": "application/json", ...headers });
+    res.end(JSON.stringify(value));
+  };
+  if (s.failures.count > 0) {
+    s.failures.count--;
+    return reply(s.failures.status, { error: "induced failure" }, { "retry-after": "0" });
+  }
+  if (Date.now() < s.down.until) {
+    return reply(
+      s.down.status,
+      { error: "induced outage" },
+      { "retry-after": String(s.down.retryAfterS) },
+    );
+  }
+  const trigger = /^\/api\/v1\/tasks\/([^/]+)\/trigger$/.exec(path);
+  if (req.method === "POST" && trigger) {
+    const run = accepted(s, trigger[1] ?? "", parseItem(body));
+    return reply(200, { id: run.id });
+  }
+  if (req.method === "POST" && path === "/api/v3/batches") {
+    const parsed = JSON.parse(body) as { runCount: number };
+    return reply(200, { id: `batch_${++s.batches}`, runCount: parsed.runCount, isCached: false });
+  }
+  const items = /^\/api\/v3\/batches\/([^/]+)\/items$/.exec(path);
+  if (req.method === "POST" && items) {
+    const lines = body.split("\n").filter((l) => l.trim() !== "");
+    for (const line of lines) {
+      const item = parseItem(line);
+      accepted(s, item.task ?? "", item);
+    }
+    return reply(200, {
+      id: items[1],
+      itemsAccepted: lines.length,
+      itemsDeduplicated: 0,
+      sealed: true,
+    });
+  }
+  const cancel = /^\/api\/v2\/runs\/([^/]+)\/cancel$/.exec(path);
+  if (req.method === "POST" && cancel) return cancelRun(s, cancel[1] ?? "", reply);
+  return reply(404, { error: `fake trigger.dev: no route for ${req.method} ${path}` });
+}
+
+/** A run the fake accepts: live until cancelled, and heard by every `onRun` listener. */
+function accepted(s: FakeState, task: string, item: ItemBody): TriggeredRun {
+  const delayMs = delayOf(item.options?.delay);
+  const run: TriggeredRun = {
+    id: `run_${++s.runs}`,
+    task,
+    payload: unwrapPayload(item.payload),
+    ...(item.options?.idempotencyKey ? { idempotencyKey: item.options.idempotencyKey } : {}),
+    ...(delayMs ? { delayMs } : {}),
+  };
+  s.live.add(run.id);
+  for (const l of s.listeners) l(run);
+  return run;
+}
+
+/** A cancel call: applied now, or held (unanswered) while `holdCancels` is on. */
+function cancelRun(s: FakeState, id: string, reply: Reply) {
+  s.cancelCalls.set(id, (s.cancelCalls.get(id) ?? 0) + 1);
+  const apply = () => {
+    if (s.live.delete(id)) {
+      s.cancelled.set(id, (s.cancelled.get(id) ?? 0) + 1);
+      for (const l of s.cancelListeners) l(id);
+    } else if (!s.cancelled.has(id)) return reply(404, { error: "Run not found" });
+    return reply(200, { id });
+  };
+  if (s.holding) s.held.push(apply);
+  else apply();
 }

@@ -3,16 +3,14 @@
  * run passes every check, and each way money can go wrong breaks exactly its own check.
  */
 import { describe, expect, it } from "vitest";
-import {
-  judgeMoney,
-  type LedgerEntry,
-  type MoneyCell,
-  type MoneyInput,
-  moneyLine,
-  moneyProblems,
-  type PaidGroup,
-  type ProviderAnswer,
-} from "../../chaos/money";
+import { judgeMoney, moneyLine, moneyProblems } from "../../chaos/money";
+import type {
+  LedgerEntry,
+  MoneyCell,
+  MoneyInput,
+  PaidGroup,
+  ProviderAnswer,
+} from "../../chaos/money-input";
 
 const PAID: PaidGroup[] = [
   { groupId: "co", source: "company_lookup", milli: 5_000 },

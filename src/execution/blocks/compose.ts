@@ -24,6 +24,7 @@ import { evaluate } from "../expressions";
 import {
   type BlockContext,
   BlockError,
+  type BlockResult,
   type BlockRunner,
   type ItemResult,
   type StepWrite,
@@ -82,18 +83,14 @@ async function child(
     throw new BlockError(
       blockId,
       `sub-workflows nest deeper than ${MAX_DEPTH}: ${path.join(" → ")}`,
-      {
-        retryable: false,
-      },
+      { retryable: false },
     );
   const definition = await children.load(workflowId);
   if (!definition)
     throw new BlockError(
       blockId,
       `workflow ${workflowId} does not exist (or has no deployed version)`,
-      {
-        retryable: false,
-      },
+      { retryable: false },
     );
   return { definition, path };
 }
@@ -120,121 +117,184 @@ export function workflowRunner(runChild: RunChild): BlockRunner<WorkflowBlock> {
   };
 }
 
+/** One fan-out of a `foreach` block: what its slots share while they take items. */
+interface FanOut {
+  block: ForeachBlock;
+  ctx: BlockContext;
+  definition: WorkflowDefinition;
+  path: string[];
+  items: unknown[];
+  failFast: boolean;
+  /** Aborted by fail-fast's first failure or by a record that could not be written. */
+  stop: AbortController;
+  signal: AbortSignal;
+  results: ItemResult[];
+  /** Some item (reused or run) holds failed items deeper down: a resume runs it again. */
+  partial: boolean;
+  next: number;
+  firstFailure?: { index: number; error: string };
+  /** An item's record that could not be written ends the fan-out (after its running items). */
+  unrecorded?: unknown;
+  /** Paid answers of items no record holds (no ledger): they go up with the block's result. */
+  charges: ChargeKey[];
+}
+
+const itemKey = (block: ForeachBlock, index: number) => `${block.id}#${index}`;
+
 export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
   return async (block, ctx) => {
-    const items = await evaluate(block.items, ctx.scope);
-    if (!Array.isArray(items))
-      throw new BlockError(
-        block.id,
-        `items must be an array, got ${redactedExcerpt(JSON.stringify(items), ctx.scope.secrets, 100)}`,
-        {
-          retryable: false,
-        },
-      );
-    if (items.length > MAX_FOREACH_ITEMS)
-      throw new BlockError(
-        block.id,
-        `foreach: ${items.length} items, at most ${MAX_FOREACH_ITEMS.toLocaleString("en-US")}`,
-        { retryable: false },
-      );
+    const items = await foreachItems(block, ctx);
     const { definition, path } = await child(block.id, block.workflowId, ctx);
-    const failFast = (block.failurePolicy ?? "fail-fast") === "fail-fast";
     const stop = new AbortController();
-    const signal = AbortSignal.any([ctx.signal, stop.signal]);
-    const results: ItemResult[] = new Array(items.length);
-    const keyOf = (index: number) => `${block.id}#${index}`;
-    // Some item (reused or run) holds failed items deeper down: a resume runs it again.
-    let partial = false;
-    // Items an earlier attempt finished are not run again, if the item is the same one.
-    if (ctx.recorded && ctx.recorded.size > 0)
-      items.forEach((item: unknown, index) => {
-        const recorded = ctx.recorded?.get(keyOf(index));
-        if (!recorded || recorded.digest !== digestOf(item)) return;
-        results[index] = { status: "ok", output: recorded.output };
-        if (recorded.retryOnResume) partial = true;
-      });
-    let next = 0;
-    let firstFailure: { index: number; error: string } | undefined;
-    // An item's record that could not be written ends the fan-out (after its running items).
-    let unrecorded: unknown;
-    // Paid answers of items no record holds (no ledger): they go up with the block's result.
-    const charges: ChargeKey[] = [];
-    const worker = async (): Promise<void> => {
-      for (;;) {
-        if (signal.aborted) return;
-        const index = next++;
-        if (index >= items.length) return;
-        if (results[index]) continue;
-        const item: unknown = items[index];
-        const fields =
-          item !== null && typeof item === "object" && !Array.isArray(item) ? item : {};
-        const ids = childIds(ctx, `${block.id}:${index}`);
-        let done: StepWrite | undefined;
-        try {
-          const out = await runChild({
-            definition,
-            inputs: { ...fields, item, index },
-            ctx: { ...ctx, signal },
-            ...ids,
-            path,
-            call: { blockId: block.id, index, workflowId: block.workflowId },
-          });
-          results[index] = { status: "ok", output: out.output };
-          if (out.retryOnResume) partial = true;
-          done = {
-            scope: ctx.stepScope ?? "",
-            key: keyOf(index),
-            record: {
-              digest: digestOf(item),
-              output: out.output,
-              taken: [],
-              retryOnResume: out.retryOnResume,
-            },
-            charges: out.charges,
-          };
-        } catch (err) {
-          // Stopped, or cut short by fail-fast after another item failed: no end of its
-          // own (a later attempt runs it again).
-          if (signal.aborted) return;
-          const error = err instanceof Error ? err.message : String(err);
-          results[index] = { status: "error", error };
-          if (failFast && !firstFailure) {
-            firstFailure = { index, error };
-            stop.abort(new Error("another item failed"));
-          }
-        }
-        if (!done) continue;
-        if (!ctx.lineage) {
-          charges.push(...done.charges);
-          continue;
-        }
-        try {
-          await ctx.lineage.itemDone(ids.executionId, done);
-          ctx.recorded?.set(done.key, done.record);
-        } catch (err) {
-          unrecorded ??= err;
-          stop.abort(err);
-          return;
-        }
-      }
+    const fan: FanOut = {
+      block,
+      ctx,
+      definition,
+      path,
+      items,
+      failFast: (block.failurePolicy ?? "fail-fast") === "fail-fast",
+      stop,
+      signal: AbortSignal.any([ctx.signal, stop.signal]),
+      results: new Array(items.length),
+      partial: false,
+      next: 0,
+      charges: [],
     };
+    reuseFinishedItems(fan);
     const concurrency = Math.min(
       block.concurrency ?? DEFAULT_FOREACH_CONCURRENCY,
       Math.max(1, items.length),
     );
-    await Promise.all(Array.from({ length: concurrency }, worker));
-    if (ctx.signal.aborted) throw ctx.signal.reason;
-    if (unrecorded !== undefined) throw unrecorded;
-    if (firstFailure)
-      throw new BlockError(block.id, `item ${firstFailure.index} failed: ${firstFailure.error}`, {
-        retryable: false,
-      });
-    const done = Array.from(results, (r) => r ?? { status: "error" as const, error: "not run" });
-    const failed = done.filter((r) => r.status === "error").length;
+    await Promise.all(Array.from({ length: concurrency }, () => takeItems(fan, runChild)));
+    return fanOutResult(fan);
+  };
+}
+
+/** The items to fan out over: an array, of at most MAX_FOREACH_ITEMS. */
+async function foreachItems(block: ForeachBlock, ctx: BlockContext): Promise<unknown[]> {
+  const items = await evaluate(block.items, ctx.scope);
+  if (!Array.isArray(items))
+    throw new BlockError(
+      block.id,
+      `items must be an array, got ${redactedExcerpt(JSON.stringify(items), ctx.scope.secrets, 100)}`,
+      { retryable: false },
+    );
+  if (items.length > MAX_FOREACH_ITEMS)
+    throw new BlockError(
+      block.id,
+      `foreach: ${items.length} items, at most ${MAX_FOREACH_ITEMS.toLocaleString("en-US")}`,
+      { retryable: false },
+    );
+  return items;
+}
+
+/** Items an earlier attempt finished are not run again, if the item is the same one. */
+function reuseFinishedItems(fan: FanOut): void {
+  const { ctx } = fan;
+  if (!ctx.recorded || ctx.recorded.size === 0) return;
+  fan.items.forEach((item: unknown, index) => {
+    const recorded = ctx.recorded?.get(itemKey(fan.block, index));
+    if (!recorded || recorded.digest !== digestOf(item)) return;
+    fan.results[index] = { status: "ok", output: recorded.output };
+    if (recorded.retryOnResume) fan.partial = true;
+  });
+}
+
+/** One slot: takes the next item not yet finished until none is left or the fan-out stops. */
+async function takeItems(fan: FanOut, runChild: RunChild): Promise<void> {
+  for (;;) {
+    if (fan.signal.aborted) return;
+    const index = fan.next++;
+    if (index >= fan.items.length) return;
+    if (fan.results[index]) continue;
+    const ids = childIds(fan.ctx, `${fan.block.id}:${index}`);
+    const done = await runItem(fan, runChild, index, ids);
+    if (done === "stopped") return;
+    if (!done) continue;
+    if (!(await recordItem(fan, ids.executionId, done))) return;
+  }
+}
+
+/** Runs one item's child: its record when it ended `ok`, "stopped" when the fan-out stopped. */
+async function runItem(
+  fan: FanOut,
+  runChild: RunChild,
+  index: number,
+  ids: { executionId: string; stepScope: string },
+): Promise<StepWrite | "stopped" | undefined> {
+  const { block, ctx, signal } = fan;
+  const item: unknown = fan.items[index];
+  const fields = item !== null && typeof item === "object" && !Array.isArray(item) ? item : {};
+  try {
+    const out = await runChild({
+      definition: fan.definition,
+      inputs: { ...fields, item, index },
+      ctx: { ...ctx, signal },
+      ...ids,
+      path: fan.path,
+      call: { blockId: block.id, index, workflowId: block.workflowId },
+    });
+    fan.results[index] = { status: "ok", output: out.output };
+    if (out.retryOnResume) fan.partial = true;
     return {
-      output: { results: done, ok: done.length - failed, failed },
-      ...(failed > 0 || partial ? { retryOnResume: true } : {}),
-      ...(charges.length > 0 ? { charges } : {}),
+      scope: ctx.stepScope ?? "",
+      key: itemKey(block, index),
+      record: {
+        digest: digestOf(item),
+        output: out.output,
+        taken: [],
+        retryOnResume: out.retryOnResume,
+      },
+      charges: out.charges,
     };
+  } catch (err) {
+    // Stopped, or cut short by fail-fast after another item failed: no end of its
+    // own (a later attempt runs it again).
+    if (signal.aborted) return "stopped";
+    const error = err instanceof Error ? err.message : String(err);
+    fan.results[index] = { status: "error", error };
+    if (fan.failFast && !fan.firstFailure) {
+      fan.firstFailure = { index, error };
+      fan.stop.abort(new Error("another item failed"));
+    }
+    return undefined;
+  }
+}
+
+/** Records an item that ended `ok` (or keeps its charges, with no ledger); false stops the slot. */
+async function recordItem(fan: FanOut, executionId: string, done: StepWrite): Promise<boolean> {
+  const { ctx } = fan;
+  if (!ctx.lineage) {
+    fan.charges.push(...done.charges);
+    return true;
+  }
+  try {
+    await ctx.lineage.itemDone(executionId, done);
+    ctx.recorded?.set(done.key, done.record);
+    return true;
+  } catch (err) {
+    fan.unrecorded ??= err;
+    fan.stop.abort(err);
+    return false;
+  }
+}
+
+/** The block's result once every slot has stopped, or why it failed. */
+function fanOutResult(fan: FanOut): BlockResult {
+  const { block, ctx } = fan;
+  if (ctx.signal.aborted) throw ctx.signal.reason;
+  if (fan.unrecorded !== undefined) throw fan.unrecorded;
+  if (fan.firstFailure)
+    throw new BlockError(
+      block.id,
+      `item ${fan.firstFailure.index} failed: ${fan.firstFailure.error}`,
+      { retryable: false },
+    );
+  const done = Array.from(fan.results, (r) => r ?? { status: "error" as const, error: "not run" });
+  const failed = done.filter((r) => r.status === "error").length;
+  return {
+    output: { results: done, ok: done.length - failed, failed },
+    ...(failed > 0 || fan.partial ? { retryOnResume: true } : {}),
+    ...(fan.charges.length > 0 ? { charges: fan.charges } : {}),
   };
 }
