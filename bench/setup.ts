@@ -5,6 +5,7 @@ import { type Database, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import pg from "pg";
 import type { WorkflowDefinition } from "@/contracts/workflow";
+import { sleep } from "@/domain/sleep";
 import { insertRows } from "@/store/rows/insert";
 import { createTable } from "@/store/tables/create";
 import { createWorkflow } from "@/store/workflows/create";
@@ -91,7 +92,7 @@ export async function waitForDispatch(
       sql`select status from dispatches where id = ${dispatchId}`,
     );
     if (d?.status !== "active") return;
-    await new Promise((r) => setTimeout(r, pollMs));
+    await sleep(pollMs);
   }
 }
 
@@ -188,7 +189,7 @@ export function startWaitSampler(database: Database, everyMs = 25): () => Promis
       );
       samples++;
       for (const r of rows) counts.set(r.w, (counts.get(r.w) ?? 0) + r.n);
-      await new Promise((r) => setTimeout(r, everyMs));
+      await sleep(everyMs);
     }
   })();
   return async () => {

@@ -17,6 +17,7 @@ import type { TaskBackend } from "@/backends/port";
 import { TriggerBackend } from "@/backends/trigger";
 import { readEnv } from "@/config/env";
 import { log } from "@/config/log";
+import { sleep } from "@/domain/sleep";
 import { startRun } from "@/engine/dispatcher";
 import { drainSettingsFromEnv } from "@/engine/run-cancel-drain";
 import { startRunCancelLoop } from "@/engine/run-cancel-loop";
@@ -83,7 +84,7 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     const stopped = await stopRuns(db, backend, { tableId });
     const answeredMs = performance.now() - t0;
-    while (fake.cancelled.size < seeded.length) await new Promise((r) => setTimeout(r, 5));
+    while (fake.cancelled.size < seeded.length) await sleep(5);
     const allCancelledMs = performance.now() - t0;
     await loop.stop();
     const calls = [...fake.cancelCalls.values()].reduce((a, b) => a + b, 0);

@@ -62,14 +62,7 @@ export async function w5(
   try {
     const db = database.db;
     const ws = await createWorkspace(db, "w5", "unlimited");
-    const env = {
-      DATABASE_URL: url,
-      RATE_LIMITER: limiter,
-      REDIS_URL: redis?.url ?? "",
-      WORKER_CONCURRENCY: String(concurrencyPerWorker),
-      CELLFLOW_RATE_LIMIT_PER_SECOND: String(limitPerSec),
-      CELLFLOW_ALLOW_PRIVATE_NETWORK: "1",
-    };
+    const env = workerEnv(url, limiter, redis?.url ?? "", concurrencyPerWorker, limitPerSec);
     workers.push(...(await Promise.all([startWorkerProcess(env), startWorkerProcess(env)])));
     const runAll = async (tableId: string) => {
       const run = await startRun(db, backend, {
@@ -139,4 +132,25 @@ export async function w5(
     await site.close();
     await redis?.stop();
   }
+}
+
+/** The two worker processes' settings. */
+function workerEnv(
+  url: string,
+  limiter: W5Limiter,
+  redisUrl: string,
+  concurrencyPerWorker: number,
+  limitPerSec: number,
+): Record<string, string> {
+  return {
+    DATABASE_URL: url,
+    RATE_LIMITER: limiter,
+    REDIS_URL: redisUrl,
+    WORKER_CONCURRENCY: String(concurrencyPerWorker),
+    CELLFLOW_RATE_LIMIT_PER_SECOND: String(limitPerSec),
+    CELLFLOW_ALLOW_PRIVATE_NETWORK: "1",
+    // The warm-up's sites are the measured table's first ones: the result cache would
+    // answer those without a call, and W5 measures calls.
+    CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS: "0",
+  };
 }

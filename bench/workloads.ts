@@ -5,6 +5,7 @@ import { sql } from "drizzle-orm";
 import { Logger, makeWorkerUtils, run } from "graphile-worker";
 import { LocalBackend } from "@/backends/local";
 import { log } from "@/config/log";
+import { sleep } from "@/domain/sleep";
 import { runningAttempts } from "@/engine/cancellation";
 import { startRun } from "@/engine/dispatcher";
 import { stopRuns } from "@/engine/stop";
@@ -225,7 +226,7 @@ export async function w2(
       sql`select count(*)::int as n from cells where dispatch_id = ${run.dispatchId} and started_at is not null`,
     );
     if ((r?.n ?? 0) > 0) break;
-    await new Promise((res) => setTimeout(res, 2));
+    await sleep(2);
   }
   const firstRunning = performance.now();
   await stopRuns(database.db, backend, { tableId, dispatchId: run.dispatchId });
@@ -270,7 +271,7 @@ export async function w3(
     limit: null,
     window: running,
   });
-  while (runningAttempts() < running) await new Promise((r) => setTimeout(r, 20));
+  while (runningAttempts() < running) await sleep(20);
   const started = performance.now();
   const stop = await stopRuns(database.db, backend, { tableId });
   const returned = performance.now();
@@ -280,7 +281,7 @@ export async function w3(
   );
   if ((open?.n ?? 1) !== 0)
     throw new Error(`invariant broken: ${open?.n} cells still in flight after Stop returned`);
-  while (runningAttempts() > 0) await new Promise((r) => setTimeout(r, 1));
+  while (runningAttempts() > 0) await sleep(1);
   const allStopped = performance.now();
   await worker.stop();
   await backend.close();

@@ -7,9 +7,9 @@
 import fs from "node:fs";
 import type { Database, Db } from "@db/client";
 import { LocalBackend } from "@/backends/local";
+import { sleep } from "@/domain/sleep";
 import { startRun } from "@/engine/dispatcher";
 import type { Transition } from "./audit";
-import { sleep } from "./config";
 import type { InvariantReport } from "./invariants";
 import { type ChainVerdict, judgeChain } from "./judge";
 import { type Heal, RunMonitor } from "./monitor";

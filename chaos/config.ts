@@ -80,6 +80,4 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 export const say = (line: string) => process.stdout.write(`${line}\n`);

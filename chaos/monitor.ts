@@ -11,7 +11,7 @@
 
 import { type Db, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import { sleep } from "./config";
+import { sleep } from "@/domain/sleep";
 
 /** How long a handed-out row may wait for its carrier before it counts as stranded. */
 export const WAITING_MS = 3_000;

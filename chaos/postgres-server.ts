@@ -3,6 +3,7 @@
  * again in place, on the same data directory and port (the Postgres-kill scenario).
  */
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "@db/embedded";
+import { sleep } from "@/domain/sleep";
 import type { PostgresControl } from "./scenarios/postgres-kill";
 
 export class RestartablePostgres implements PostgresControl {
@@ -34,7 +35,7 @@ export class RestartablePostgres implements PostgresControl {
       } catch {
         return;
       }
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
     throw new Error("postgres did not die after SIGKILL");
   }

@@ -5,10 +5,10 @@
  * failover to an empty replica does too.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { sleep } from "@/domain/sleep";
 import { freePort } from "../test/helpers/processes";
 import { answersPing, redisServerBin } from "../test/helpers/redis";
 import { untilStopped } from "./cleanup";
-import { sleep } from "./config";
 
 export class RestartableRedis {
   private child: ChildProcess | undefined;

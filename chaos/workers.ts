@@ -7,6 +7,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { sleep } from "@/domain/sleep";
 import { type ScriptProcess, startWorkerProcess } from "../test/helpers/child-scripts";
 import { untilStopped } from "./cleanup";
 
@@ -101,7 +102,7 @@ export class WorkerPool {
    */
   private async revive(slot: number, exit: UnexpectedExit): Promise<void> {
     while (!this.closed && this.slots[slot] === undefined) {
-      await new Promise((r) => setTimeout(r, 1_000));
+      await sleep(1_000);
       if (this.closed || this.slots[slot] !== undefined) return;
       try {
         await this.restart(slot);

@@ -12,6 +12,7 @@ import path from "node:path";
 import { createDatabase, type Database } from "@db/client";
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "@db/embedded";
 import type { Schemas } from "@/client/cellflow-client";
+import { sleep } from "@/domain/sleep";
 import { migratedDatabase } from "../test/helpers/databases";
 import { freePort } from "../test/helpers/processes";
 import { coresBetween, sampleCpu } from "./cpu";
@@ -84,7 +85,7 @@ async function settle(database: Database, tableId: string, fleet: SseFleet) {
       return;
     }
     newest = behind === 0 ? now : -1;
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
 }
 
@@ -254,7 +255,7 @@ async function runUnderLoad(
     `under load: ${run.cellsPerSec.toFixed(1)} cells/s in ${run.seconds.toFixed(1)} s (${run.status})`,
   );
   const remaining = SECONDS * 1000 - (performance.now() - loadStarted);
-  if (remaining > 0) await new Promise((r) => setTimeout(r, remaining));
+  if (remaining > 0) await sleep(remaining);
   const cpuCores = coresBetween(cpuBefore, sampleCpu(cpuPids, o.server.pid));
   const groups = await traffic.stop();
   const loadSeconds = (performance.now() - loadStarted) / 1000;

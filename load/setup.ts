@@ -7,6 +7,7 @@ import { type Database, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import { type CellflowClient, cellflowClient } from "@/client/cellflow-client";
 import type { WorkflowDefinition } from "@/contracts/workflow";
+import { sleep } from "@/domain/sleep";
 import { generateApiKey } from "@/store/api-keys/keys";
 import { registerApiKey } from "@/store/api-keys/register";
 import { sequenceEvents } from "@/store/events/sequence";
@@ -153,7 +154,7 @@ export async function timedRun(
   const { dispatchId } = run.data;
   let status = "active";
   while (status === "active") {
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     const [d] = await queryRows<{ status: string }>(
       database.db,
       sql`select status::text as status from dispatches where id = ${dispatchId}`,

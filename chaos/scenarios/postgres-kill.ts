@@ -6,8 +6,9 @@
  * worker loses every connection at once; they must reconnect by themselves, the
  * re-drive must hand back what was running, and nothing committed may be lost.
  */
+
+import { sleep } from "@/domain/sleep";
 import { type ChainOptions, type ChainResult, runChain } from "../chain-run";
-import { sleep } from "../config";
 
 /** How the run controls its Postgres (`chaos/run.ts` owns the server). */
 export interface PostgresControl {

@@ -14,12 +14,12 @@
 import { type Database, type Db, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import { LocalBackend } from "@/backends/local";
+import { sleep } from "@/domain/sleep";
 import { startRun } from "@/engine/dispatcher";
 import { createWorkspace } from "@/store/workspaces/create";
 import { maxInAnyWindow } from "../../test/helpers/pacers";
 import { sitesTable } from "../../test/helpers/store-tables";
 import { transitionsOf } from "../audit";
-import { sleep } from "../config";
 import { checkTransitions, type InvariantReport, problemsOf } from "../invariants";
 import { readMoney } from "../ledger-read";
 import { judgeMoney, type MoneyReport, moneyLine, moneyProblems } from "../money";

@@ -11,11 +11,11 @@
 import { createDatabase, type Database } from "@db/client";
 import { TriggerBackend } from "@/backends/trigger";
 import { log } from "@/config/log";
+import { sleep } from "@/domain/sleep";
 import { startRun } from "@/engine/dispatcher";
 import { engineDeps } from "../../test/helpers/engine";
 import { type FakeTrigger, startFakeTrigger } from "../../test/helpers/fake-trigger";
 import { type PlatformStats, SimulatedTriggerPlatform } from "../../test/helpers/trigger-platform";
-import { sleep } from "../config";
 import type { InvariantReport } from "../invariants";
 import { type ChainVerdict, judgeChain } from "../judge";
 import { moneyLine } from "../money";

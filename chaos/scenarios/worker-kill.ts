@@ -5,8 +5,9 @@
  * worker was running stays `running` with its row lock gone; the re-drive of the
  * surviving (and the restarted) worker must hand those cells back and get them run.
  */
+
+import { sleep } from "@/domain/sleep";
 import { type ChainOptions, type ChainResult, runChain } from "../chain-run";
-import { sleep } from "../config";
 
 export interface WorkerKillOptions extends Omit<ChainOptions, "faults"> {
   kills: number;

@@ -75,5 +75,3 @@ export async function startEndpoint(): Promise<Endpoint> {
       }),
   };
 }
-
-export const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

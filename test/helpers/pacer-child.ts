@@ -8,6 +8,7 @@
 
 import { createDatabase } from "@db/client";
 import { readEnv } from "@/config/env";
+import { sleep } from "@/domain/sleep";
 import { paceBaseMs } from "@/limits/rate/hook";
 import { limiterFromEnv, limiterKind } from "@/limits/rate/instance";
 import { RateLines } from "@/limits/rate/line";
@@ -33,7 +34,7 @@ async function main(): Promise<void> {
   const lines = new RateLines(limiter);
   const grants: number[] = [];
   const waits: number[] = [];
-  await new Promise((r) => setTimeout(r, Math.max(0, startAt - Date.now())));
+  await sleep(Math.max(0, startAt - Date.now()));
   await Promise.all(
     Array.from({ length: pacers }, async () => {
       for (let i = 0; i < each; i++) {

@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
+import { sleep } from "@/domain/sleep";
 
 /** Pids of processes whose command line mentions `needle` (e.g. a data directory). */
 export function processesMentioning(needle: string): number[] {
@@ -27,7 +28,7 @@ export async function waitFor(
   for (;;) {
     if (await check()) return true;
     if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, everyMs));
+    await sleep(everyMs);
   }
 }
 

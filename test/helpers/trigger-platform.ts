@@ -24,13 +24,13 @@
  */
 import { setMaxListeners } from "node:events";
 import { CarrierPayloadSchema, StampPayloadSchema, TASKS, type TaskBackend } from "@/backends/port";
+import { sleep } from "@/domain/sleep";
 import { runCarrier } from "@/engine/carrier";
 import type { Engine } from "@/engine/handle";
 import { redriveOrphans } from "@/engine/redrive";
 import { runStamper } from "@/engine/stamper";
 import { RateLines } from "@/limits/rate/line";
 import type { RateLimiter } from "@/limits/rate/port";
-import { delay } from "./endpoint";
 import type { FakeTrigger, TriggeredRun } from "./fake-trigger";
 
 export interface PlatformStats {
@@ -103,7 +103,7 @@ export class SimulatedTriggerPlatform {
     this.queue.length = 0;
     this.stopping.abort(new Error("platform stopping"));
     await this.redriving;
-    while (this.running > 0) await delay(20);
+    while (this.running > 0) await sleep(20);
   }
 
   private accept(run: TriggeredRun): void {

@@ -9,6 +9,7 @@ import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { sleep } from "@/domain/sleep";
 import { planLimits } from "@/limits/plans";
 import { apiClient, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
@@ -161,7 +162,7 @@ describe("rate limits through cells", () => {
     expect(counts.queued ?? 0).toBe(0);
     // A call already granted may still land (at most one in the second it was granted);
     // nothing waiting in line goes out after the Stop.
-    await new Promise((r) => setTimeout(r, 2_500));
+    await sleep(2_500);
     expect(ep.hitsOf("/slow-site").length).toBeLessThanOrEqual(callsAtStop + 1);
   }, 60_000);
 

@@ -11,6 +11,7 @@ import { sql } from "drizzle-orm";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readEnv } from "@/config/env";
+import { sleep } from "@/domain/sleep";
 import { abortLocal, registerAttempt } from "@/engine/cancellation";
 import { CancelledError, DeadlineError } from "@/errors";
 import { limiterFromEnv, limiterKind } from "@/limits/rate/instance";
@@ -347,7 +348,7 @@ describe("pacing", () => {
       () => ({ err: undefined as unknown, at: performance.now() }),
       (err: unknown) => ({ err, at: performance.now() }),
     );
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     const stoppedAt = performance.now();
     expect(abortLocal(["exec-rate-wait"])).toBe(1);
     const { err, at } = await caught;

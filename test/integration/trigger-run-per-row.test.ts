@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getBackend } from "@/backends/instance";
 import { CARRIERS_PER_TABLE, TriggerBackend } from "@/backends/trigger";
 import { log } from "@/config/log";
+import { sleep } from "@/domain/sleep";
 import { startRun } from "@/engine/dispatcher";
 import { stopRuns } from "@/engine/stop";
 import { apiClient, dataOf } from "../helpers/api";
@@ -139,7 +140,7 @@ async function mostRowsRunning(dispatchId: string, until: Promise<unknown>): Pro
            where dispatch_id = ${dispatchId} and status = 'running'`,
     );
     most = Math.max(most, row?.n ?? 0);
-    await new Promise((r) => setTimeout(r, 25));
+    await sleep(25);
   }
   return most;
 }

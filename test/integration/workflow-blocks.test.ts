@@ -11,9 +11,10 @@ import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Schemas } from "@/client/cellflow-client";
+import { sleep } from "@/domain/sleep";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
-import { delay, type Endpoint, startEndpoint } from "../helpers/endpoint";
+import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
@@ -116,7 +117,7 @@ describe("http", () => {
 describe("foreach", () => {
   it("never runs more items at once than its concurrency, and returns results in item order", async () => {
     ep.on("/item", async (hit) => {
-      await delay(100);
+      await sleep(100);
       return { status: 200, body: { i: Number(hit.query.get("i")) } };
     });
     const child = await workflow(
@@ -151,7 +152,7 @@ describe("foreach", () => {
 
   it("fail-fast stops the items still to run after one fails; continue collects failures", async () => {
     ep.on("/ff", async (hit) => {
-      await delay(50);
+      await sleep(50);
       return Number(hit.query.get("i")) === 2
         ? { status: 400, body: { bad: true } }
         : { status: 200 };
@@ -255,7 +256,7 @@ describe("versions", () => {
 describe("live progress", () => {
   it("a finished block's outputs reach the events before the cell's terminal event", async () => {
     ep.on("/slow", async () => {
-      await delay(800);
+      await sleep(800);
       return { status: 200, body: "later" };
     });
     const wf = await workflow([

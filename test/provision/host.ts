@@ -8,6 +8,7 @@ import { execFile } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
+import { sleep } from "@/domain/sleep";
 
 const run = promisify(execFile);
 
@@ -89,7 +90,7 @@ export async function aptInstall(packages: string[], attempts = 3): Promise<Outc
         console.error(
           `provision: apt-get install ${packages.join(" ")} failed (attempt ${attempt}); retrying`,
         );
-        await new Promise((r) => setTimeout(r, attempt * 10_000));
+        await sleep(attempt * 10_000);
       }
     }
   }

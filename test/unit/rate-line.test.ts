@@ -5,6 +5,7 @@
  * refusals ends anyone's wait: only its own attempt's end does.
  */
 import { describe, expect, it } from "vitest";
+import { sleep } from "@/domain/sleep";
 import { CancelledError, DeadlineError } from "@/errors";
 import { RateLines } from "@/limits/rate/line";
 import type { RateLimit, RateLimiter, Slot, Take } from "@/limits/rate/port";
@@ -37,7 +38,7 @@ function scripted(answer: (n: number) => Take) {
     async take() {
       inFlight++;
       peak = Math.max(peak, inFlight);
-      await new Promise((r) => setTimeout(r, 1));
+      await sleep(1);
       inFlight--;
       return answer(asked++);
     },
