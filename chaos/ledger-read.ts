@@ -15,15 +15,8 @@ export interface PaidColumn extends PaidGroup {
   inputColumn: string;
 }
 
-interface CellRow {
-  rowId: string;
-  groupId: string;
-  executionId: string;
-  status: string;
-  outcome: string | null;
-  attempt: number;
-  error: string | null;
-  input: string | null;
+/** A cell as read, before its record is judged: the judge's fields but what it derives. */
+interface CellRow extends Omit<MoneyCell, "recorded" | "claims"> {
   details: { cached?: boolean; costCredits?: number } | null;
   /** A block's checkpoint: `{ output, taken }`. */
   checkpoint: { output?: Record<string, unknown> | null } | null;
@@ -74,19 +67,14 @@ export async function readMoney(
             left join executions e on e.id = c.execution_id
            where c.table_id = ${r.tableId} and c.group_id = ${paid.groupId}`,
     );
-    for (const c of rows)
+    for (const c of rows) {
+      const { details: _details, checkpoint: _checkpoint, ...cell } = c;
       cells.push({
-        rowId: c.rowId,
-        groupId: c.groupId,
-        executionId: c.executionId,
-        status: c.status,
-        outcome: c.outcome,
-        attempt: c.attempt,
-        error: c.error,
-        input: c.input,
+        ...cell,
         recorded: recordedOf(c, paid),
         claims: claims.get(`${c.rowId}/${c.groupId}/${c.executionId}`) ?? 0,
       });
+    }
   }
   const ledger = await queryRows<LedgerEntry>(
     db,
