@@ -59,14 +59,17 @@ async function main(): Promise<void> {
       ],
       Array.from({ length: RUNS }, () => ({})),
     );
-    await startRun(db, idle, {
-      tableId,
-      groupIds: ["g"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: RUNS,
-    });
+    await startRun(
+      { db: db, backend: idle },
+      {
+        tableId,
+        groupIds: ["g"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: RUNS,
+      },
+    );
     const seeded = await queryRows<{ runId: string }>(
       db,
       sql`update cells set status = 'running', started_at = now(), run_id = 'run_' || row_position
@@ -82,7 +85,7 @@ async function main(): Promise<void> {
     const settings = drainSettingsFromEnv(readEnv());
     const loop = startRunCancelLoop({ db, backend, log: log(), settings });
     const t0 = performance.now();
-    const stopped = await stopRuns(db, backend, { tableId });
+    const stopped = await stopRuns({ db: db, backend }, { tableId });
     const answeredMs = performance.now() - t0;
     while (fake.cancelled.size < seeded.length) await sleep(5);
     const allCancelledMs = performance.now() - t0;

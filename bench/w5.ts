@@ -65,14 +65,17 @@ export async function w5(
     const env = workerEnv(url, limiter, redis?.url ?? "", concurrencyPerWorker, limitPerSec);
     workers.push(...(await Promise.all([startWorkerProcess(env), startWorkerProcess(env)])));
     const runAll = async (tableId: string) => {
-      const run = await startRun(db, backend, {
-        tableId,
-        groupIds: ["meta"],
-        mode: "all",
-        rowIds: null,
-        limit: null,
-        window: concurrencyPerWorker * 2,
-      });
+      const run = await startRun(
+        { db: db, backend },
+        {
+          tableId,
+          groupIds: ["meta"],
+          mode: "all",
+          rowIds: null,
+          limit: null,
+          window: concurrencyPerWorker * 2,
+        },
+      );
       await waitForDispatch(database, run.dispatchId, 100);
     };
     // Warm-up on another table (same workspace, so the same rate key), not measured: the

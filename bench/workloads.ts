@@ -101,14 +101,17 @@ export async function w1(
   const pollsBefore = polls.queries;
   const sampler = profile ? startWaitSampler(database) : undefined;
   const started = performance.now();
-  const run = await startRun(database.db, backend, {
-    tableId,
-    groupIds: ["ga", "gb"],
-    mode: "all",
-    rowIds: null,
-    limit: null,
-    window,
-  });
+  const run = await startRun(
+    { db: database.db, backend },
+    {
+      tableId,
+      groupIds: ["ga", "gb"],
+      mode: "all",
+      rowIds: null,
+      limit: null,
+      window,
+    },
+  );
   await waitForDispatch(database, run.dispatchId);
   const secs = (performance.now() - started) / 1000;
   for (const line of (await sampler?.()) ?? []) profile?.(line);
@@ -169,14 +172,17 @@ export async function stampToRunning(adminUrl: string): Promise<{ p50: number; p
   for (let i = 0; i < 50; i++) {
     const rows = await insertRows(database.db, tableId, [{}]);
     const rowId = rows?.[0]?.id ?? "";
-    const run = await startRun(database.db, backend, {
-      tableId,
-      groupIds: ["ga"],
-      mode: "all",
-      rowIds: [rowId],
-      limit: null,
-      window: 5,
-    });
+    const run = await startRun(
+      { db: database.db, backend },
+      {
+        tableId,
+        groupIds: ["ga"],
+        mode: "all",
+        rowIds: [rowId],
+        limit: null,
+        window: 5,
+      },
+    );
     await waitForDispatch(database, run.dispatchId, 2);
     const [c] = await queryRows<{ ms: number }>(
       database.db,
@@ -211,14 +217,17 @@ export async function w2(
   const worker = await startWorker({ url, driver: "pg", concurrency: 20, log: log() });
   const backend = new LocalBackend(url);
   const started = performance.now();
-  const run = await startRun(database.db, backend, {
-    tableId,
-    groupIds: ["ga"],
-    mode: "all",
-    rowIds: null,
-    limit: null,
-    window: 50,
-  });
+  const run = await startRun(
+    { db: database.db, backend },
+    {
+      tableId,
+      groupIds: ["ga"],
+      mode: "all",
+      rowIds: null,
+      limit: null,
+      window: 50,
+    },
+  );
   const returned = performance.now();
   for (;;) {
     const [r] = await queryRows<{ n: number }>(
@@ -229,7 +238,7 @@ export async function w2(
     await sleep(2);
   }
   const firstRunning = performance.now();
-  await stopRuns(database.db, backend, { tableId, dispatchId: run.dispatchId });
+  await stopRuns({ db: database.db, backend }, { tableId, dispatchId: run.dispatchId });
   await worker.stop();
   await backend.close();
   await database.close();
@@ -263,17 +272,20 @@ export async function w3(
   );
   const worker = await startWorker({ url, driver: "pg", concurrency: running, log: log() });
   const backend = new LocalBackend(url);
-  await startRun(database.db, backend, {
-    tableId,
-    groupIds: ["ga"],
-    mode: "all",
-    rowIds: null,
-    limit: null,
-    window: running,
-  });
+  await startRun(
+    { db: database.db, backend },
+    {
+      tableId,
+      groupIds: ["ga"],
+      mode: "all",
+      rowIds: null,
+      limit: null,
+      window: running,
+    },
+  );
   while (runningAttempts() < running) await sleep(20);
   const started = performance.now();
-  const stop = await stopRuns(database.db, backend, { tableId });
+  const stop = await stopRuns({ db: database.db, backend }, { tableId });
   const returned = performance.now();
   const [open] = await queryRows<{ n: number }>(
     database.db,
@@ -335,15 +347,18 @@ export async function w4(
   const worker = await startWorker({ url, driver: "pg", concurrency: window, log: log() });
   const backend = new LocalBackend(url);
   const started = performance.now();
-  const run = await startRun(database.db, backend, {
-    tableId,
-    groupIds: ["ga"],
-    mode: "all",
-    rowIds: null,
-    limit: null,
-    window,
-    scanline,
-  });
+  const run = await startRun(
+    { db: database.db, backend },
+    {
+      tableId,
+      groupIds: ["ga"],
+      mode: "all",
+      rowIds: null,
+      limit: null,
+      window,
+      scanline,
+    },
+  );
   await waitForDispatch(database, run.dispatchId);
   const secs = (performance.now() - started) / 1000;
   await checkTerminalOnce(database, tableId, cells);

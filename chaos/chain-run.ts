@@ -110,14 +110,17 @@ export async function runChain(opts: ChainOptions): Promise<ChainResult> {
     const { tableId } = table;
     await pool.start(opts.workers);
     const started = Date.now();
-    const run = await startRun(db, backend, {
-      tableId,
-      groupIds: [...GROUPS],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: opts.concurrency * opts.workers,
-    });
+    const run = await startRun(
+      { db: db, backend },
+      {
+        tableId,
+        groupIds: [...GROUPS],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: opts.concurrency * opts.workers,
+      },
+    );
     const live = new RunMonitor(db, run.dispatchId);
     monitor = live;
     live.start();

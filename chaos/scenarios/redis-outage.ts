@@ -145,14 +145,17 @@ export async function redisOutage(opts: RedisOptions): Promise<RedisResult> {
     const tableId = await sitesTable(db, ws.id, opts.cells, site.url, "sites");
     await pool.start(2);
     const started = Date.now();
-    const run = await startRun(db, backend, {
-      tableId,
-      groupIds: ["meta"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: opts.concurrency * 2,
-    });
+    const run = await startRun(
+      { db: db, backend },
+      {
+        tableId,
+        groupIds: ["meta"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: opts.concurrency * 2,
+      },
+    );
     const live = new RunMonitor(db, run.dispatchId);
     monitor = live;
     live.start();

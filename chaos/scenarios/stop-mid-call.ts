@@ -49,11 +49,14 @@ export function stopMidCall(opts: StopOptions): Promise<ChainResult> {
           atFraction: +p.toFixed(3),
           rows: rows.length,
         });
-        const { cancelled } = await stopRuns(run.db, run.backend, {
-          tableId: run.tableId,
-          rowIds: rows.map((r) => r.rowId),
-          groupIds: paid,
-        });
+        const { cancelled } = await stopRuns(
+          { db: run.db, backend: run.backend },
+          {
+            tableId: run.tableId,
+            rowIds: rows.map((r) => r.rowId),
+            groupIds: paid,
+          },
+        );
         f.wallEnd = Date.now();
         f.detail.cancelled = cancelled;
       }

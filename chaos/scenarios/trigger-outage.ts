@@ -99,14 +99,17 @@ export async function triggerOutage(opts: TriggerOptions): Promise<TriggerResult
     const { tableId } = table;
     platform.startSchedule(opts.redriveEveryMs);
     const started = Date.now();
-    const run = await startRun(db, backend, {
-      tableId,
-      groupIds: [...GROUPS],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: opts.concurrency,
-    });
+    const run = await startRun(
+      { db: db, backend },
+      {
+        tableId,
+        groupIds: [...GROUPS],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: opts.concurrency,
+      },
+    );
     const live = new RunMonitor(db, run.dispatchId);
     monitor = live;
     live.start();

@@ -4,16 +4,18 @@
  * required), so a bulk insert is paced by the window like any run. See
  * domain/auto-run.ts for the rules. The stamps and the hand-out are two steps, so a
  * caller can stamp inside its own transaction and hand out once that committed: carriers
- * are enqueued after the stamps they carry are committed, never before.
+ * are enqueued after the stamps they carry are committed, never before. Each verb takes
+ * the request side's handle (`RequestEngine`) and its own request; the stamps go through
+ * the handle's database and never stop at its race points (an auto-fire has none).
  */
-import type { Db } from "@db/client";
-import { stamperSpec, type TaskBackend } from "@/backends/port";
+import { stamperSpec } from "@/backends/port";
 import { TableSchema } from "@/contracts/table";
 import { autoRunDependencies } from "@/domain/auto-run";
 import { creditsExhausted, planLimits } from "@/limits/plans";
 import { discardDispatch } from "@/store/dispatches/read";
 import { type EngineTable, tableForEngine } from "@/store/engine-reads";
 import { heldWindow, launchRun, stampRun } from "./dispatcher";
+import type { RequestEngine } from "./handle";
 
 export interface AutoFired {
   dispatchId: string | null;
@@ -28,32 +30,36 @@ export interface AutoStamped extends AutoFired {
 
 const NOTHING: AutoStamped = { dispatchId: null, stamped: 0, stamping: false };
 
+/** The rows an auto-fire stamps (null: every row), and optionally only some auto-run groups. */
+interface AutoFireRows {
+  rowIds: string[] | null;
+  only?: ReadonlySet<string>;
+}
+
 /** Stamps and dispatches the auto-run groups (optionally only some) whose dependencies are met. */
 export async function autoFire(
-  db: Db,
-  backend: TaskBackend,
-  tableId: string,
-  rowIds: string[] | null,
-  only?: ReadonlySet<string>,
+  engine: RequestEngine,
+  request: AutoFireRows & { tableId: string },
 ): Promise<AutoFired> {
-  const table = await tableForEngine(db, tableId);
+  const { tableId, ...rows } = request;
+  const table = await tableForEngine(engine.db, tableId);
   if (!table) return { dispatchId: null, stamped: 0 };
-  const run = await stampAutoFire(db, backend, table, rowIds, only);
-  await launchAutoFire(db, backend, tableId, run);
+  const run = await stampAutoFire(engine, { table, ...rows });
+  await launchAutoFire(engine, { tableId, run });
   return { dispatchId: run.dispatchId, stamped: run.stamped };
 }
 
 /**
- * The auto-fire's run and its stamps, handing nothing out: in `db`'s transaction when it
- * is one (the run and its cells then commit with whatever else that transaction writes).
+ * The auto-fire's run and its stamps, handing nothing out: in `engine.db`'s transaction
+ * when it is one (the run and its cells then commit with whatever else that transaction
+ * writes). The backend only holds the run's window to what it runs of one table at once.
  */
 export async function stampAutoFire(
-  db: Db,
-  backend: TaskBackend,
-  table: EngineTable,
-  rowIds: string[] | null,
-  only?: ReadonlySet<string>,
+  engine: RequestEngine,
+  request: AutoFireRows & { table: EngineTable },
 ): Promise<AutoStamped> {
+  const { db, backend } = engine;
+  const { table, rowIds, only } = request;
   const schema = TableSchema.parse(table.schema);
   const deps = autoRunDependencies(schema, only);
   // Credits used up: auto-run stops firing paid groups until the month turns.
@@ -61,15 +67,18 @@ export async function stampAutoFire(
     for (const g of schema.groups) if (g.kind === "enrichment") delete deps[g.id];
   const groupIds = Object.keys(deps);
   if (groupIds.length === 0) return NOTHING;
-  const run = await stampRun(db, {
-    tableId: table.id,
-    groupIds,
-    mode: "new",
-    rowIds,
-    limit: null,
-    window: heldWindow(backend, planLimits(table.plan).window),
-    dependsOn: deps,
-  });
+  const run = await stampRun(
+    { db },
+    {
+      tableId: table.id,
+      groupIds,
+      mode: "new",
+      rowIds,
+      limit: null,
+      window: heldWindow(backend, planLimits(table.plan).window),
+      dependsOn: deps,
+    },
+  );
   if (run.stamped === 0) {
     // Nothing was eligible: no run in the table's history, no events about one.
     await discardDispatch(db, run.dispatchId);
@@ -80,12 +89,12 @@ export async function stampAutoFire(
 
 /** Hands out the first window of a committed auto-fire (and its background stamping). */
 export async function launchAutoFire(
-  db: Db,
-  backend: TaskBackend,
-  tableId: string,
-  run: AutoStamped,
+  engine: RequestEngine,
+  request: { tableId: string; run: AutoStamped },
 ): Promise<void> {
+  const { tableId, run } = request;
   if (!run.dispatchId) return;
-  await launchRun(db, backend, tableId, run.dispatchId);
-  if (run.stamping) await backend.enqueue([stamperSpec({ tableId, dispatchId: run.dispatchId })]);
+  await launchRun(engine, { tableId, dispatchId: run.dispatchId });
+  if (run.stamping)
+    await engine.backend.enqueue([stamperSpec({ tableId, dispatchId: run.dispatchId })]);
 }

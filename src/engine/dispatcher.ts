@@ -5,8 +5,10 @@
  * (`stampNextPage`), so a Stop made while a run is stamping holds for the pages after it.
  * A request with an `Idempotency-Key` creates its dispatch in one transaction with the
  * key's record, so one key starts one run, and the answer to a repeat is that run.
+ * Each verb takes the request side's handle (`RequestEngine`: the database, the backend,
+ * the race points) and its own request; the background stamper passes the database and
+ * backend of its worker's engine.
  */
-import type { Db } from "@db/client";
 import type { TaskBackend } from "@/backends/port";
 import { carrierSpec, stamperSpec } from "@/backends/port";
 import type { RunMode } from "@/domain/statuses";
@@ -16,7 +18,8 @@ import { createDispatch, type NewDispatch } from "@/store/dispatches/create";
 import { stampNextPage } from "@/store/dispatches/stamp-next";
 import { createKeyedDispatch } from "@/store/run-keys/create-keyed";
 import type { RunKey, SeenRunKey } from "@/store/run-keys/find";
-import { at, type Pause } from "./race-points";
+import type { RequestEngine } from "./handle";
+import { at } from "./race-points";
 
 export const STAMP_PAGE_ROWS = 1_000;
 /** Rows a Run request stamps before it returns; the rest is stamped by a background job. */
@@ -51,15 +54,16 @@ export interface StartedRun {
   stamping: boolean;
 }
 
-export async function startRun(
-  db: Db,
-  backend: TaskBackend,
-  scope: RunScope,
-  pause?: Pause,
-): Promise<StartedRun> {
-  const held = { ...scope, window: heldWindow(backend, scope.window) };
-  const dispatchId = await createDispatch(db, newDispatch(held));
-  return runCreated(db, backend, held, dispatchId, pause);
+export async function startRun(engine: RequestEngine, scope: RunScope): Promise<StartedRun> {
+  const held = { ...scope, window: heldWindow(engine.backend, scope.window) };
+  const dispatchId = await createDispatch(engine.db, newDispatch(held));
+  return runCreated(engine, held, dispatchId);
+}
+
+/** A run request with its `Idempotency-Key` (and the digest of the request it came with). */
+export interface KeyedRun {
+  scope: RunScope;
+  key: RunKey & { requestDigest: string };
 }
 
 /**
@@ -70,33 +74,30 @@ export async function startRun(
  * and starts nothing.
  */
 export async function startKeyedRun(
-  db: Db,
-  backend: TaskBackend,
-  scope: RunScope,
-  key: RunKey & { requestDigest: string },
-  pause?: Pause,
+  engine: RequestEngine,
+  request: KeyedRun,
 ): Promise<{ kind: "started"; run: StartedRun } | { kind: "seen"; seen: SeenRunKey }> {
-  const held = { ...scope, window: heldWindow(backend, scope.window) };
-  const created = await createKeyedDispatch(db, newDispatch(held), key);
+  const { scope, key } = request;
+  const held = { ...scope, window: heldWindow(engine.backend, scope.window) };
+  const created = await createKeyedDispatch(engine.db, newDispatch(held), key);
   if (!created.created) return { kind: "seen", seen: created.seen };
-  return { kind: "started", run: await runCreated(db, backend, held, created.dispatchId, pause) };
+  return { kind: "started", run: await runCreated(engine, held, created.dispatchId) };
 }
 
 /** Stamps a created run's first pages, then hands out its first window. */
 async function runCreated(
-  db: Db,
-  backend: TaskBackend,
+  engine: RequestEngine,
   scope: RunScope,
   dispatchId: string,
-  pause?: Pause,
 ): Promise<StartedRun> {
+  const { backend, pause } = engine;
+  const { tableId } = scope;
   await at(pause, "run:created", { dispatchId });
-  const run = await stampPages(db, scope, dispatchId, pause);
+  const run = await stampPages(engine, scope, dispatchId);
   await at(pause, "run:stamped", { dispatchId: run.dispatchId });
-  await launchRun(db, backend, scope.tableId, run.dispatchId);
-  await slideWindows(db, backend, scope.tableId, run.displaced);
-  if (run.stamping)
-    await backend.enqueue([stamperSpec({ tableId: scope.tableId, dispatchId: run.dispatchId })]);
+  await launchRun(engine, { tableId, dispatchId: run.dispatchId });
+  await slideWindows(engine, { tableId, dispatchIds: run.displaced });
+  if (run.stamping) await backend.enqueue([stamperSpec({ tableId, dispatchId: run.dispatchId })]);
   return { dispatchId: run.dispatchId, stamped: run.stamped, stamping: run.stamping };
 }
 
@@ -110,11 +111,11 @@ export function heldWindow(backend: TaskBackend, window: number): number {
  * may have left already, and nobody else would complete them or hand out what is next.
  */
 export async function slideWindows(
-  db: Db,
-  backend: TaskBackend,
-  tableId: string,
-  dispatchIds: readonly string[],
+  engine: Pick<RequestEngine, "db" | "backend">,
+  request: { tableId: string; dispatchIds: readonly string[] },
 ): Promise<void> {
+  const { db, backend } = engine;
+  const { tableId, dispatchIds } = request;
   for (const id of dispatchIds) {
     const next = await advanceDispatch(db, id);
     await backend.enqueue(
@@ -143,20 +144,26 @@ interface Stamped extends StartedRun {
   displaced: string[];
 }
 
-/** Creates the dispatch and stamps its cells; nothing runs until `launchRun`. */
-export async function stampRun(db: Db, scope: RunScope, pause?: Pause): Promise<Stamped> {
-  const dispatchId = await createDispatch(db, newDispatch(scope));
-  await at(pause, "run:created", { dispatchId });
-  return stampPages(db, scope, dispatchId, pause);
+/**
+ * Creates the dispatch and stamps its cells; nothing runs until `launchRun` (so no
+ * backend: in `engine.db`'s transaction when it is one).
+ */
+export async function stampRun(
+  engine: Pick<RequestEngine, "db" | "pause">,
+  scope: RunScope,
+): Promise<Stamped> {
+  const dispatchId = await createDispatch(engine.db, newDispatch(scope));
+  await at(engine.pause, "run:created", { dispatchId });
+  return stampPages(engine, scope, dispatchId);
 }
 
 /** The pages a run request stamps itself (its first `syncRows` rows). */
 async function stampPages(
-  db: Db,
+  engine: Pick<RequestEngine, "db" | "pause">,
   scope: RunScope,
   dispatchId: string,
-  pause?: Pause,
 ): Promise<Stamped> {
+  const { db, pause } = engine;
   const syncRows = scope.syncRows ?? SYNC_STAMP_ROWS;
   const pageRows = scope.pageRows ?? STAMP_PAGE_ROWS;
   let rows = 0;
@@ -179,10 +186,8 @@ async function stampPages(
 
 /** Hands the first window of rows to carriers (or completes a dispatch with nothing to do). */
 export async function launchRun(
-  db: Db,
-  backend: TaskBackend,
-  tableId: string,
-  dispatchId: string,
+  engine: Pick<RequestEngine, "db" | "backend">,
+  request: { tableId: string; dispatchId: string },
 ): Promise<void> {
-  await slideWindows(db, backend, tableId, [dispatchId]);
+  await slideWindows(engine, { tableId: request.tableId, dispatchIds: [request.dispatchId] });
 }

@@ -1,7 +1,9 @@
 /**
  * The engine handle: what every engine verb of a worker's carriers runs with, built once
  * by the composition root (src/runtime/engine.ts) and passed down as one object. Each
- * verb takes `(engine, request)`. Invariants: the process-wide pieces (the batchers, the
+ * verb takes `(engine, request)`; the request-side verbs (a run, a Stop, a row edit, an
+ * auto-fire), which run in the web process where no worker is assembled, take the
+ * smaller `RequestEngine` the same way. Invariants: the process-wide pieces (the batchers, the
  * lock sessions, the definitions cache, the table wake-ups, the rate lines) exist once per
  * handle and are reached only through it, never by a module-level lookup; the handle's
  * batchers, lock hub and wake-ups are over the handle's database, so a test that builds
@@ -10,7 +12,7 @@
  * cancellation.ts and run-cancel-loop.ts) stays process-wide: the route may run in a
  * second copy of the modules, which no handle reaches.
  */
-import type { Database } from "@db/client";
+import type { Database, Db } from "@db/client";
 import type { TaskBackend } from "@/backends/port";
 import type { Logger } from "@/config/log";
 import { TableWaker } from "@/events/waker";
@@ -33,6 +35,19 @@ export interface EngineResources {
   readonly definitions: Definitions;
   /** Coalesced wake-ups of the tables' event streams (events/waker.ts). */
   readonly waker: TableWaker;
+}
+
+/**
+ * What the request-side verbs (`startRun`, `stopRuns`, `editRow`, `autoFire`, …) run
+ * with: the database the request writes through, the backend its carriers are enqueued
+ * on, and the tests' race points. A service's context is one as it is; a worker passes
+ * the database its code already writes through (`{ db, backend }`).
+ */
+export interface RequestEngine {
+  readonly db: Db;
+  readonly backend: TaskBackend;
+  /** Tests: hold the request between its statements (see race-points.ts). */
+  readonly pause?: Pause;
 }
 
 export interface Engine extends EngineResources {

@@ -17,10 +17,10 @@
  *
  * Carriers are enqueued after the commit (never before), and running attempts told to
  * abort in this process; the cancel NOTIFY for other processes is sent at the commit.
+ * It runs with the request side's handle (`RequestEngine`); the auto-fire's stamps go
+ * through the edit's transaction with the handle's backend, the hand-out through its database.
  */
-import type { Db } from "@db/client";
 import { retryOnConflict } from "@db/sqlstate";
-import type { TaskBackend } from "@/backends/port";
 import { TableSchema } from "@/contracts/table";
 import { reArmedByEdit } from "@/domain/auto-run";
 import { clearGroupCells } from "@/store/cells/clear";
@@ -29,6 +29,7 @@ import { patchRow } from "@/store/rows/patch";
 import { lockAgainstStop } from "@/store/stops/stop-lock";
 import { type AutoFired, launchAutoFire, stampAutoFire } from "./auto-run";
 import { abortLocal, publishCancel } from "./cancellation";
+import type { RequestEngine } from "./handle";
 
 export interface RowEdit {
   tableId: string;
@@ -39,10 +40,10 @@ export interface RowEdit {
 
 /** Merges the edit and re-arms what it changed; null when the row (or table) is gone. */
 export async function editRow(
-  db: Db,
-  backend: TaskBackend,
+  engine: RequestEngine,
   edit: RowEdit,
 ): Promise<{ autoRun: AutoFired } | null> {
+  const { db, backend } = engine;
   const { tableId, rowId } = edit;
   const done = await retryOnConflict(() =>
     db.transaction(async (tx) => {
@@ -59,12 +60,12 @@ export async function editRow(
       if (!(await patchRow(tx, edit))) return null;
       const running = removed.filter((r) => r.was === "running").map((r) => r.executionId);
       await publishCancel(tx, running);
-      const fired = await stampAutoFire(tx, backend, table, [rowId]);
+      const fired = await stampAutoFire({ db: tx, backend }, { table, rowIds: [rowId] });
       return { running, fired };
     }),
   );
   if (!done) return null;
   abortLocal(done.running);
-  await launchAutoFire(db, backend, tableId, done.fired);
+  await launchAutoFire(engine, { tableId, run: done.fired });
   return { autoRun: { dispatchId: done.fired.dispatchId, stamped: done.fired.stamped } };
 }

@@ -24,7 +24,10 @@ export async function runStamper(
     const page = await stampNextPage(db, payload.dispatchId, opts.pageRows ?? STAMP_PAGE_ROWS);
     cells += page.cells;
     // Its own window first (carriers start on the rows just stamped), then the runs it displaced.
-    await slideWindows(db, backend, payload.tableId, [payload.dispatchId, ...page.displaced]);
+    await slideWindows(
+      { db, backend },
+      { tableId: payload.tableId, dispatchIds: [payload.dispatchId, ...page.displaced] },
+    );
     if (!page.more) return cells;
     if (ctx.signal.aborted) {
       // Shutting down mid-way: the next worker resumes from the stored cursor.

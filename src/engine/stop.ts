@@ -15,10 +15,11 @@
  * that still carries work outside the Stop when the drainer comes (its row's other
  * queued or running cells, or an auto-run it may still stamp) is not cancelled: the
  * stopped attempt ends on its tombstone (`attempt.ts`, the stop check) and the run goes on.
+ * It runs with the request side's handle (`RequestEngine`): its database, the backend whose
+ * windows it slides, and the race point after its commit.
  */
 import type { Db } from "@db/client";
 import { retryOnConflict } from "@db/sqlstate";
-import type { TaskBackend } from "@/backends/port";
 import { TableSchema } from "@/contracts/table";
 import { autoRunUnheld } from "@/domain/auto-run";
 import type { TypedCondition } from "@/domain/where";
@@ -31,7 +32,8 @@ import { recordStop } from "@/store/stops/record";
 import { lockForStop } from "@/store/stops/stop-lock";
 import { abortLocal, publishCancel } from "./cancellation";
 import { slideWindows } from "./dispatcher";
-import { at, type Pause } from "./race-points";
+import type { RequestEngine } from "./handle";
+import { at } from "./race-points";
 import { wakeRunCancelDrainers } from "./run-cancel-loop";
 
 export interface StopScope extends Omit<CancelScope, "stopSeq"> {
@@ -47,17 +49,16 @@ async function cascadeLeft(tx: Db, scope: Omit<CancelScope, "stopSeq">): Promise
   if (!scope.groupIds && !scope.dispatchId) return [];
   const source = await stopHoldSource(tx, scope.tableId, scope.dispatchId);
   if (!source) return [];
-  // Parsed here (no cache): a Stop comes from a request, where no engine handle is.
+  // Parsed here (no cache): a Stop comes from a request, whose handle has no definitions.
   const schema = TableSchema.parse(source.schema);
   return autoRunUnheld(schema, scope.groupIds ?? source.runGroups);
 }
 
 export async function stopRuns(
-  db: Db,
-  backend: TaskBackend,
+  engine: RequestEngine,
   request: StopScope,
-  pause?: Pause,
 ): Promise<{ cancelled: number }> {
+  const { db, backend, pause } = engine;
   const { where, ...scope } = request;
   // One transaction: when the tombstones become visible, the dispatches they emptied are
   // already `cancelled`, so a carrier advancing meanwhile cannot call them `completed`.
@@ -113,6 +114,6 @@ export async function stopRuns(
   const touched = new Set<string>();
   for (const c of cancelled)
     if (c.dispatchId && !ended.has(c.dispatchId)) touched.add(c.dispatchId);
-  await slideWindows(db, backend, scope.tableId, [...touched]);
+  await slideWindows(engine, { tableId: scope.tableId, dispatchIds: [...touched] });
   return { cancelled: cancelled.length };
 }

@@ -67,12 +67,7 @@ export async function fireStoredRows(
   tableId: string,
   rows: readonly { id: string }[],
 ): Promise<void> {
-  const fired = await autoFire(
-    ctx.db,
-    ctx.backend,
-    tableId,
-    rows.map((r) => r.id),
-  );
+  const fired = await autoFire(ctx, { tableId, rowIds: rows.map((r) => r.id) });
   ctx.log.info({ tableId, count: rows.length, autoRun: fired }, "rows inserted");
 }
 
@@ -130,7 +125,7 @@ export async function patchRow(
   const issues = checkRowData(schema.columns, req.data, "data");
   if (issues.length > 0)
     return { ok: false, reason: invalid(issues, "Some values do not fit their columns") };
-  const edited = await editRow(ctx.db, ctx.backend, { tableId, rowId, data: req.data });
+  const edited = await editRow(ctx, { tableId, rowId, data: req.data });
   if (edited) ctx.log.info({ tableId, rowId, autoRun: edited.autoRun }, "row edited");
   const row = edited ? await readRow(ctx.db, tableId, rowId) : null;
   return row ? { ok: true, value: row } : { ok: false, reason: notFound("row") };

@@ -66,14 +66,11 @@ export async function createRun(
   };
   let run: RunStarted;
   if (key) {
-    const keyed = await startKeyedRun(ctx.db, ctx.backend, scope, {
-      ...key,
-      requestDigest: digest,
-    });
+    const keyed = await startKeyedRun(ctx, { scope, key: { ...key, requestDigest: digest } });
     if (keyed.kind === "seen") return answerSeen(ctx, tableId, keyed.seen, digest);
     run = keyed.run;
   } else {
-    run = await startRun(ctx.db, ctx.backend, scope);
+    run = await startRun(ctx, scope);
   }
   ctx.log.info(
     {
@@ -141,7 +138,7 @@ export async function cancelRuns(
   const { where: rawWhere, ...scope } = req;
   const where = rawWhere ? checkWhere(TableSchema.parse(table.schema), rawWhere) : null;
   if (where && !where.ok) return where;
-  const result = await stopRuns(ctx.db, ctx.backend, {
+  const result = await stopRuns(ctx, {
     tableId,
     ...scope,
     ...(where ? { where: where.value } : {}),

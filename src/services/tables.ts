@@ -114,7 +114,8 @@ export async function patchTable(
       const armed = new Set(
         schema.groups.filter((g) => g.autoRun && !wasAuto.has(g.id)).map((g) => g.id),
       );
-      const fired = armed.size > 0 ? await autoFire(ctx.db, ctx.backend, id, null, armed) : null;
+      const fired =
+        armed.size > 0 ? await autoFire(ctx, { tableId: id, rowIds: null, only: armed }) : null;
       ctx.log.info(
         { tableId: id, schemaVersion: written.value.schemaVersion, autoRun: fired },
         "table schema updated",

@@ -213,14 +213,18 @@ describe("a repeat while the first request is still creating its run", () => {
       created = r;
     });
     const first = startKeyedRun(
-      db(),
-      getBackend(),
-      { tableId, groupIds: ["g"], mode: "all", rowIds: null, limit: null, window: 50 },
-      { tableId, key: "k-stamping", requestDigest: digestOf({ mode: "all" }) },
-      async (point, detail) => {
-        if (point !== "run:created") return;
-        created(detail?.dispatchId ?? "");
-        await held;
+      {
+        db: db(),
+        backend: getBackend(),
+        pause: async (point, detail) => {
+          if (point !== "run:created") return;
+          created(detail?.dispatchId ?? "");
+          await held;
+        },
+      },
+      {
+        scope: { tableId, groupIds: ["g"], mode: "all", rowIds: null, limit: null, window: 50 },
+        key: { tableId, key: "k-stamping", requestDigest: digestOf({ mode: "all" }) },
       },
     );
     const dispatchId = await createdId;

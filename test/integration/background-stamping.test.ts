@@ -31,7 +31,12 @@ describe("background stamping", () => {
     const pagesOf = async (tableId: string, pageRows: number) => {
       const pages: string[] = [];
       const run = await stampRun(
-        db(),
+        {
+          db: db(),
+          pause: async (point) => {
+            if (point === "run:page") pages.push(point);
+          },
+        },
         {
           tableId,
           groupIds: ["g0"],
@@ -42,15 +47,12 @@ describe("background stamping", () => {
           syncRows: 1_000,
           pageRows,
         },
-        async (point) => {
-          if (point === "run:page") pages.push(point);
-        },
       );
       const [d] = await queryRows<{ stamping: boolean; stamped: number }>(
         db(),
         sql`select stamping, stamped from dispatches where id = ${run.dispatchId}`,
       );
-      await stopRuns(db(), getBackend(), { tableId });
+      await stopRuns({ db: db(), backend: getBackend() }, { tableId });
       return { pages: pages.length, stamping: d?.stamping, stamped: d?.stamped };
     };
     const tableId = (await waitTable(key, { groups: 1, ms: 0, rows: 7, waitOnly: true })).id;
@@ -63,15 +65,18 @@ describe("background stamping", () => {
 
   it("a large run returns after the first pages and still runs every row exactly once", async () => {
     const tableId = (await waitTable(key, { groups: 1, ms: 0, rows: 2_500, waitOnly: true })).id;
-    const run = await startRun(db(), getBackend(), {
-      tableId,
-      groupIds: ["g0"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: 20,
-      syncRows: 1_000,
-    });
+    const run = await startRun(
+      { db: db(), backend: getBackend() },
+      {
+        tableId,
+        groupIds: ["g0"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 20,
+        syncRows: 1_000,
+      },
+    );
     expect(run).toMatchObject({ stamped: 1_000, stamping: true });
     expect(await waitForDispatch(key, tableId, run.dispatchId, 120_000)).toBe("completed");
     const view = await apiClient(key).GET("/api/tables/{id}/runs/{dispatchId}", {
@@ -92,15 +97,18 @@ describe("background stamping", () => {
 
   it("a limit is honoured across the split", async () => {
     const tableId = (await waitTable(key, { groups: 1, ms: 0, rows: 2_200, waitOnly: true })).id;
-    const run = await startRun(db(), getBackend(), {
-      tableId,
-      groupIds: ["g0"],
-      mode: "all",
-      rowIds: null,
-      limit: 1_700,
-      window: 20,
-      syncRows: 1_000,
-    });
+    const run = await startRun(
+      { db: db(), backend: getBackend() },
+      {
+        tableId,
+        groupIds: ["g0"],
+        mode: "all",
+        rowIds: null,
+        limit: 1_700,
+        window: 20,
+        syncRows: 1_000,
+      },
+    );
     expect(await waitForDispatch(key, tableId, run.dispatchId, 120_000)).toBe("completed");
     expect(await cellCounts(tableId)).toEqual({ completed: 1_700 });
   }, 180_000);
@@ -108,17 +116,20 @@ describe("background stamping", () => {
   it("Stop during background stamping leaves nothing queued or running, now or later", async () => {
     const tableId = (await waitTable(key, { groups: 1, ms: 60_000, rows: 4_000, waitOnly: true }))
       .id;
-    const run = await startRun(db(), getBackend(), {
-      tableId,
-      groupIds: ["g0"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: 5,
-      syncRows: 1_000,
-    });
+    const run = await startRun(
+      { db: db(), backend: getBackend() },
+      {
+        tableId,
+        groupIds: ["g0"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 5,
+        syncRows: 1_000,
+      },
+    );
     expect(run.stamping).toBe(true);
-    const stop = await stopRuns(db(), getBackend(), { tableId });
+    const stop = await stopRuns({ db: db(), backend: getBackend() }, { tableId });
     const now = await cellCounts(tableId);
     expect(now.queued ?? 0).toBe(0);
     expect(now.running ?? 0).toBe(0);

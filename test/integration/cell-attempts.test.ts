@@ -305,17 +305,20 @@ describe("resume stamping", () => {
   it("every page of a resume run, the background ones too, starts the cells from copies of their checkpoints", async () => {
     await db().execute(sql`delete from cells where table_id = ${tableId}`);
     const failed = [await failedWith(["one"]), await failedWith(["one"]), await failedWith([])];
-    const run = await stampRun(db(), {
-      tableId,
-      groupIds: ["g"],
-      mode: "failed",
-      rowIds: null,
-      limit: null,
-      window: 5,
-      syncRows: 1,
-      pageRows: 1,
-      resume: true,
-    });
+    const run = await stampRun(
+      { db: db() },
+      {
+        tableId,
+        groupIds: ["g"],
+        mode: "failed",
+        rowIds: null,
+        limit: null,
+        window: 5,
+        syncRows: 1,
+        pageRows: 1,
+        resume: true,
+      },
+    );
     // One row in the request; the rest is the background job's, which reads the dispatch.
     expect(run).toMatchObject({ stamping: true, stamped: 1 });
     let pages = 0;

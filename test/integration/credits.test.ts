@@ -62,15 +62,18 @@ async function runningCells(
   cells: (CellAttemptRef & { tableId: string })[];
 }> {
   const t = await waitTable(key, { groups: 1, ms: 10, rows: n });
-  const started = await startRun(db(), getBackend(), {
-    tableId: t.id,
-    groupIds: ["g0"],
-    mode: "all",
-    rowIds: null,
-    limit: null,
-    window: n,
-    ...(run?.maxCredits !== undefined ? { maxCredits: run.maxCredits } : {}),
-  });
+  const started = await startRun(
+    { db: db(), backend: getBackend() },
+    {
+      tableId: t.id,
+      groupIds: ["g0"],
+      mode: "all",
+      rowIds: null,
+      limit: null,
+      window: n,
+      ...(run?.maxCredits !== undefined ? { maxCredits: run.maxCredits } : {}),
+    },
+  );
   const rows = await queryRows<{ row_id: string }>(
     db(),
     sql`select row_id from cells where table_id = ${t.id} order by row_position`,
@@ -356,14 +359,17 @@ describe("halt", () => {
   it("many attempts hitting the limit at once: one limit event, halted run, no queued cell, running ones kept", async () => {
     await leave(ws.id, 0);
     const t = await waitTable(ws.key, { groups: 1, ms: 10, rows: 30 });
-    const run = await startRun(db(), getBackend(), {
-      tableId: t.id,
-      groupIds: ["g0"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: 30,
-    });
+    const run = await startRun(
+      { db: db(), backend: getBackend() },
+      {
+        tableId: t.id,
+        groupIds: ["g0"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 30,
+      },
+    );
     // No worker here: claim 6 cells by hand, as 6 carriers would.
     const rows = await queryRows<{ row_id: string }>(
       db(),
@@ -425,14 +431,17 @@ describe("a halt racing a page of its run", () => {
       sql`select id, position::int from rows where table_id = ${t.id} order by position`,
     );
     const [first, second] = rows as [(typeof rows)[number], (typeof rows)[number]];
-    const run = await startRun(db(), getBackend(), {
-      tableId: t.id,
-      groupIds: ["g0"],
-      mode: "all",
-      rowIds: [first.id],
-      limit: null,
-      window: 2,
-    });
+    const run = await startRun(
+      { db: db(), backend: getBackend() },
+      {
+        tableId: t.id,
+        groupIds: ["g0"],
+        mode: "all",
+        rowIds: [first.id],
+        limit: null,
+        window: 2,
+      },
+    );
     const claimed = await claimNext(db(), { tableId: t.id, rowId: first.id, groupId: "g0" });
     if (!claimed) throw new Error("nothing claimed");
     // A page of the run, not committed yet: it holds the run's row and stamps the second row.
@@ -470,15 +479,18 @@ describe("a run's credit cap", () => {
   it("30 admissions of one capped run racing a concurrent charge never pass the cap", async () => {
     const w = await newWorkspace("run-cap-race");
     const t = await waitTable(w.key, { groups: 1, ms: 10, rows: 30 });
-    const run = await startRun(db(), getBackend(), {
-      tableId: t.id,
-      groupIds: ["g0"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: 30,
-      maxCredits: 7,
-    });
+    const run = await startRun(
+      { db: db(), backend: getBackend() },
+      {
+        tableId: t.id,
+        groupIds: ["g0"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 30,
+        maxCredits: 7,
+      },
+    );
     const rows = await queryRows<{ row_id: string }>(
       db(),
       sql`select row_id from cells where table_id = ${t.id} order by row_position`,

@@ -365,8 +365,7 @@ class World {
     switch (a.kind) {
       case "run": {
         const run = await startRun(
-          db(),
-          this.backend,
+          { db: db(), backend: this.backend, pause: this.pause },
           {
             tableId: this.tableId,
             groupIds: a.groups,
@@ -378,7 +377,6 @@ class World {
             pageRows: PAGE_ROWS,
             syncRows: SYNC_ROWS,
           },
-          this.pause,
         );
         this.runs.push(run.dispatchId);
         return;
@@ -406,10 +404,8 @@ class World {
             : [{ group, status: a.rows.length > 1 ? "queued" : null }];
           const groupIds = onColumn ? undefined : [group];
           await stopRuns(
-            db(),
-            this.backend,
+            { db: db(), backend: this.backend, pause: this.pause },
             { tableId: this.tableId, where, ...(groupIds ? { groupIds } : {}) },
-            this.pause,
           );
           // The judge holds the Stop to the rows it matched (what it covers is its own
           // record; which rows a condition matches is where-filters.test.ts's subject).
@@ -425,7 +421,10 @@ class World {
           this.stops.push({ scope: covered, t0, t1: await serverClock(db()) });
           return;
         }
-        await stopRuns(db(), this.backend, { tableId: this.tableId, ...scope }, this.pause);
+        await stopRuns(
+          { db: db(), backend: this.backend, pause: this.pause },
+          { tableId: this.tableId, ...scope },
+        );
         this.stops.push({ scope, t0, t1: await serverClock(db()) });
         return;
       }

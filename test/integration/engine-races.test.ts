@@ -51,14 +51,17 @@ async function cell(rowId: string, groupId: string) {
 
 async function stamped(groups: number, rows: number) {
   const t = await waitTable(key, { groups, ms: 0, rows });
-  await startRun(db(), new RecordingBackend(), {
-    tableId: t.id,
-    groupIds: Array.from({ length: groups }, (_, i) => `g${i}`),
-    mode: "all",
-    rowIds: null,
-    limit: null,
-    window: 10,
-  });
+  await startRun(
+    { db: db(), backend: new RecordingBackend() },
+    {
+      tableId: t.id,
+      groupIds: Array.from({ length: groups }, (_, i) => `g${i}`),
+      mode: "all",
+      rowIds: null,
+      limit: null,
+      window: 10,
+    },
+  );
   return t;
 }
 
@@ -164,7 +167,7 @@ describe("deadlocks", () => {
     const other = await otherWriter(rowId);
     try {
       // The Stop locks the row's cells in group order: g0, then waits for g1.
-      const stop = stopRuns(db(), new RecordingBackend(), { tableId: t.id });
+      const stop = stopRuns({ db: db(), backend: new RecordingBackend() }, { tableId: t.id });
       await other.closeCycle();
       expect(await stop).toEqual({ cancelled: 2 });
     } finally {
@@ -217,14 +220,17 @@ describe("resume", () => {
     });
     const [r1, r2] = rowIds as [string, string];
     const backend = new RecordingBackend();
-    const run = await startRun(db(), backend, {
-      tableId,
-      groupIds: ["g"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: 1,
-    });
+    const run = await startRun(
+      { db: db(), backend },
+      {
+        tableId,
+        groupIds: ["g"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 1,
+      },
+    );
     const deps = engineDeps({ backend, chain: false });
     // r1 pauses; the window slides on to r2, which is in flight now.
     await runCarrier(deps, { tableId, rowId: r1, dispatchId: run.dispatchId }, taskContext());
@@ -338,14 +344,17 @@ describe("release", () => {
 describe("window slides of releases that wait together", () => {
   it("slide the run once for all of them and hand each release at most one row, in order", async () => {
     const t = await waitTable(key, { groups: 1, ms: 0, rows: 6 });
-    const run = await startRun(db(), new RecordingBackend(), {
-      tableId: t.id,
-      groupIds: ["g0"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: 3,
-    });
+    const run = await startRun(
+      { db: db(), backend: new RecordingBackend() },
+      {
+        tableId: t.id,
+        groupIds: ["g0"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 3,
+      },
+    );
     // The three rows handed out are done: three slots are free.
     await db().execute(
       sql`update cells set status = 'completed', finished_at = now()
@@ -366,15 +375,18 @@ describe("window slides of releases that wait together", () => {
 
   it("a scan-line run refills its whole window once it is empty, and every row reaches a carrier", async () => {
     const t = await waitTable(key, { groups: 1, ms: 0, rows: 6 });
-    const run = await startRun(db(), new RecordingBackend(), {
-      tableId: t.id,
-      groupIds: ["g0"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: 3,
-      scanline: true,
-    });
+    const run = await startRun(
+      { db: db(), backend: new RecordingBackend() },
+      {
+        tableId: t.id,
+        groupIds: ["g0"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 3,
+        scanline: true,
+      },
+    );
     const batcher = new AdvanceBatcher(db(), 1);
     // Two of the three done: a scan-line window waits for the third.
     await db().execute(

@@ -196,14 +196,17 @@ describe("GET /rows paging under where and orderBy", () => {
   }, 120_000);
 
   it("a cell condition finds the rows whose group ended in error, in the order asked", async () => {
-    await startRun(db(), new RecordingBackend(), {
-      tableId: t.tableId,
-      groupIds: ["g"],
-      mode: "all",
-      rowIds: t.ids.slice(0, 10),
-      limit: null,
-      window: 1,
-    });
+    await startRun(
+      { db: db(), backend: new RecordingBackend() },
+      {
+        tableId: t.tableId,
+        groupIds: ["g"],
+        mode: "all",
+        rowIds: t.ids.slice(0, 10),
+        limit: null,
+        window: 1,
+      },
+    );
     const errored = [t.ids[2], t.ids[5], t.ids[9]] as string[];
     await db().execute(
       sql`update cells set status = 'error', error = 'boom'

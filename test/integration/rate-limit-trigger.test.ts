@@ -81,14 +81,17 @@ describe("rate-limited cells where each run is its own process", () => {
     const ws = await createWorkspace(db(), "paced-runs", "pro");
     const tableId = await sitesTable(db(), ws.id, CELLS, ep.url, "paced");
     const started = Date.now();
-    const run = await startRun(db(), backend, {
-      tableId,
-      groupIds: ["meta"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: WINDOW,
-    });
+    const run = await startRun(
+      { db: db(), backend },
+      {
+        tableId,
+        groupIds: ["meta"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: WINDOW,
+      },
+    );
     const ended = await waitFor(async () => {
       const [d] = await queryRows<{ status: string }>(
         db(),

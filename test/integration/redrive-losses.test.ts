@@ -65,14 +65,17 @@ describe("the re-drive counts losses, not claims", () => {
   it(`a cell lost ${MAX_LOSSES} times ends as an error, with the message it always had`, async () => {
     const t = await waitTable(key, { groups: 1, ms: 0, rows: 1 });
     const rowId = t.rowIds[0] as string;
-    await startRun(db(), new RecordingBackend(), {
-      tableId: t.id,
-      groupIds: ["g0"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: 1,
-    });
+    await startRun(
+      { db: db(), backend: new RecordingBackend() },
+      {
+        tableId: t.id,
+        groupIds: ["g0"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 1,
+      },
+    );
     for (let loss = 1; loss < MAX_LOSSES; loss++) {
       expect(await loseWorker(t.id, rowId, "g0")).toBe(loss);
       expect(await pass()).toMatchObject({ requeued: 1, failed: 0 });
@@ -103,14 +106,17 @@ describe("the re-drive counts losses, not claims", () => {
       columns: [{ id: "a", name: "A", type: "text" }],
     });
     const rowId = rowIds[0] as string;
-    await startRun(db(), new RecordingBackend(), {
-      tableId,
-      groupIds: ["g"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: 1,
-    });
+    await startRun(
+      { db: db(), backend: new RecordingBackend() },
+      {
+        tableId,
+        groupIds: ["g"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 1,
+      },
+    );
     const deps = engineDeps({ backend: new RecordingBackend(), chain: false });
     // Each approval: the carrier's attempt pauses, and the answer resumes it.
     for (const answer of ["y", "es"]) {
@@ -143,14 +149,17 @@ describe("the re-drive counts losses, not claims", () => {
   it("a cell handed back by two graceful restarts, then lost once, is re-driven, not failed", async () => {
     const t = await waitTable(key, { groups: 1, ms: 60_000, rows: 1 });
     const rowId = t.rowIds[0] as string;
-    await startRun(db(), new RecordingBackend(), {
-      tableId: t.id,
-      groupIds: ["g0"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: 1,
-    });
+    await startRun(
+      { db: db(), backend: new RecordingBackend() },
+      {
+        tableId: t.id,
+        groupIds: ["g0"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 1,
+      },
+    );
     const deps = engineDeps({ backend: new RecordingBackend(), chain: false });
     for (let restart = 1; restart <= 2; restart++) {
       // The worker shuts down while the attempt waits: its carrier hands the cell back.
@@ -172,14 +181,17 @@ describe("the re-drive counts losses, not claims", () => {
     const t = await waitTable(key, { groups: 1, ms: 0, rows: 1 });
     const rowId = t.rowIds[0] as string;
     const run = () =>
-      startRun(db(), new RecordingBackend(), {
-        tableId: t.id,
-        groupIds: ["g0"],
-        mode: "all",
-        rowIds: null,
-        limit: null,
-        window: 1,
-      });
+      startRun(
+        { db: db(), backend: new RecordingBackend() },
+        {
+          tableId: t.id,
+          groupIds: ["g0"],
+          mode: "all",
+          rowIds: null,
+          limit: null,
+          window: 1,
+        },
+      );
     await run();
     for (let loss = 1; loss < MAX_LOSSES; loss++) {
       await loseWorker(t.id, rowId, "g0");

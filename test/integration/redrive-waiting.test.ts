@@ -49,14 +49,17 @@ async function run(rows: number, window: number) {
   const t = await waitTable(key, { groups: 1, ms: 0, rows });
   tables.push(t.id);
   const backend = new RecordingBackend();
-  const { dispatchId } = await startRun(db(), backend, {
-    tableId: t.id,
-    groupIds: ["g0"],
-    mode: "all",
-    rowIds: null,
-    limit: null,
-    window,
-  });
+  const { dispatchId } = await startRun(
+    { db: db(), backend },
+    {
+      tableId: t.id,
+      groupIds: ["g0"],
+      mode: "all",
+      rowIds: null,
+      limit: null,
+      window,
+    },
+  );
   return { ...t, dispatchId, backend };
 }
 

@@ -270,7 +270,7 @@ describe("an edit and a Stop at once end as one of their two serial orders", () 
     const backend = new RecordingBackend();
     const edit = patchRow(ctxOf(backend), tableId, rowId, { data: { src: "y" } });
     await someoneWaits("transactionid");
-    const stop = stopRuns(db(), new RecordingBackend(), { tableId });
+    const stop = stopRuns({ db: db(), backend: new RecordingBackend() }, { tableId });
     await settledOrWaiting(stop, 2);
     await other.end(false);
     expect((await edit).ok).toBe(true);
@@ -292,17 +292,20 @@ describe("an edit and a Stop at once end as one of their two serial orders", () 
   it("an edit made while a Stop is in progress waits for it and is a new request after it", async () => {
     const { tableId, rowId } = await finishedRow();
     // A manual run of gm, in flight: the Stop locks it first, and waits for it here.
-    const run = await startRun(db(), new RecordingBackend(), {
-      tableId,
-      groupIds: ["gm"],
-      mode: "all",
-      rowIds: [rowId],
-      limit: null,
-      window: 10,
-    });
+    const run = await startRun(
+      { db: db(), backend: new RecordingBackend() },
+      {
+        tableId,
+        groupIds: ["gm"],
+        mode: "all",
+        rowIds: [rowId],
+        limit: null,
+        window: 10,
+      },
+    );
     const other = await otherSession();
     await other.query("select 1 from dispatches where id = $1 for update", [run.dispatchId]);
-    const stop = stopRuns(db(), new RecordingBackend(), { tableId });
+    const stop = stopRuns({ db: db(), backend: new RecordingBackend() }, { tableId });
     await someoneWaits();
     const backend = new RecordingBackend();
     const edit = patchRow(ctxOf(backend), tableId, rowId, { data: { src: "y" } });

@@ -82,7 +82,7 @@ describe("Stop on trigger.dev", () => {
     fake.holdCancels();
     const loop = startRunCancelLoop({ db: db(), backend, log: log(), settings: settings() });
     try {
-      const stopped = await stopRuns(db(), backend, { tableId });
+      const stopped = await stopRuns({ db: db(), backend }, { tableId });
       expect(stopped.cancelled).toBe(40);
       const [cells] = await queryRows<{ running: number }>(
         db(),
@@ -104,7 +104,7 @@ describe("Stop on trigger.dev", () => {
 
   it("never has more cancel calls in flight than its concurrency", async () => {
     const { tableId, runIds } = await runningCarriers(30);
-    await stopRuns(db(), backend, { tableId });
+    await stopRuns({ db: db(), backend }, { tableId });
     fake.latency(20);
     fake.resetMaxInFlight();
     await drainRunCancels({
@@ -119,7 +119,7 @@ describe("Stop on trigger.dev", () => {
 
   it("starts calls no faster than its rate once the burst is spent", async () => {
     const { tableId, runIds } = await runningCarriers(12);
-    await stopRuns(db(), backend, { tableId });
+    await stopRuns({ db: db(), backend }, { tableId });
     const t0 = Date.now();
     await drainRunCancels({
       db: db(),
@@ -135,7 +135,7 @@ describe("Stop on trigger.dev", () => {
   it("a drainer killed mid-drain leaves its runs to the next one, and each run is cancelled once", async () => {
     const { tableId, runIds } = await runningCarriers(60);
     fake.holdCancels();
-    await stopRuns(db(), backend, { tableId });
+    await stopRuns({ db: db(), backend }, { tableId });
     const killed = new AbortController();
     const first = drainRunCancels({
       db: db(),
@@ -175,7 +175,7 @@ describe("Stop on trigger.dev", () => {
       pollMs: 50,
     });
     try {
-      await stopRuns(db(), backend, { tableId });
+      await stopRuns({ db: db(), backend }, { tableId });
       expect(
         await waitFor(async () => {
           const [r] = await queryRows<{ n: number }>(
@@ -197,7 +197,7 @@ describe("Stop on trigger.dev", () => {
   it("a 429 is retried no sooner than its Retry-After", async () => {
     const { tableId, runIds } = await runningCarriers(1);
     fake.failNext(1, 429);
-    await stopRuns(db(), backend, { tableId });
+    await stopRuns({ db: db(), backend }, { tableId });
     const first = await drainRunCancels({ db: db(), backend, log: log(), settings: settings() });
     expect(first.retried).toBe(1);
     const [row] = await queryRows<{ waitS: number }>(
@@ -220,7 +220,7 @@ describe("Stop on trigger.dev", () => {
     await db().execute(
       sql`update cells set run_id = run_id || '_finished' where table_id = ${tableId}`,
     );
-    await stopRuns(db(), backend, { tableId });
+    await stopRuns({ db: db(), backend }, { tableId });
     const report = await drainRunCancels({ db: db(), backend, log: log(), settings: settings() });
     expect(report).toMatchObject({ gone: 3, cancelled: 0, retried: 0 });
     expect(await countRunCancels(db())).toBe(0);
@@ -228,7 +228,7 @@ describe("Stop on trigger.dev", () => {
 
   it("a run whose row took on new work between the Stop and the drain is not cancelled", async () => {
     const { tableId, runIds } = await runningCarriers(2);
-    await stopRuns(db(), backend, { tableId });
+    await stopRuns({ db: db(), backend }, { tableId });
     // A run request after the Stop stamps the first row again: the run still holding that
     // row would carry the new cell, so cancelling it would strand the cell.
     const [first] = await queryRows<{ rowId: string }>(

@@ -162,10 +162,12 @@ describe("a Stop while a run is still stamping", () => {
     const { tableId } = await table([{ id: "g", column: "a" }], Array(50).fill({}));
     const backend = new RecordingBackend();
     const run = await startRun(
-      db(),
-      backend,
+      {
+        db: db(),
+        backend,
+        pause: onPoint("run:page", 3, () => stopRuns({ db: db(), backend }, { tableId })),
+      },
       { tableId, groupIds: ["g"], mode: "all", rowIds: null, limit: null, window: 5, pageRows: 10 },
-      onPoint("run:page", 3, () => stopRuns(db(), backend, { tableId })),
     );
     const cells = await cellsOf(tableId);
     expect(cells.filter((c) => inFlight(c.status))).toEqual([]);
@@ -182,10 +184,14 @@ describe("a Stop while a run is still stamping", () => {
     const stopped = [rowIds[2], rowIds[15], rowIds[27]] as string[];
     const backend = new RecordingBackend();
     const run = await startRun(
-      db(),
-      backend,
+      {
+        db: db(),
+        backend,
+        pause: onPoint("run:page", 2, () =>
+          stopRuns({ db: db(), backend }, { tableId, rowIds: stopped }),
+        ),
+      },
       { tableId, groupIds: ["g"], mode: "all", rowIds: null, limit: null, window: 5, pageRows: 10 },
-      onPoint("run:page", 2, () => stopRuns(db(), backend, { tableId, rowIds: stopped })),
     );
     const cells = await cellsOf(tableId);
     const byRow = new Map(cells.map((c) => [c.rowId, c.status]));
@@ -206,8 +212,13 @@ describe("a Stop while a run is still stamping", () => {
     );
     const backend = new RecordingBackend();
     await startRun(
-      db(),
-      backend,
+      {
+        db: db(),
+        backend,
+        pause: onPoint("run:page", 2, () =>
+          stopRuns({ db: db(), backend }, { tableId, groupIds: ["g1"] }),
+        ),
+      },
       {
         tableId,
         groupIds: ["g1", "g2"],
@@ -217,7 +228,6 @@ describe("a Stop while a run is still stamping", () => {
         window: 5,
         pageRows: 5,
       },
-      onPoint("run:page", 2, () => stopRuns(db(), backend, { tableId, groupIds: ["g1"] })),
     );
     const cells = await cellsOf(tableId);
     const g1 = cells.filter((c) => c.groupId === "g1");
@@ -230,17 +240,19 @@ describe("a Stop while a run is still stamping", () => {
     const backend = new RecordingBackend();
     let seenStatus: string | undefined;
     const run = await startRun(
-      db(),
-      backend,
+      {
+        db: db(),
+        backend,
+        pause: onPoint("run:created", 1, async () => {
+          await redriveOrphans(redriveEngine({ database: database(), backend, log: log() }));
+          const [d] = await queryRows<{ id: string }>(
+            db(),
+            sql`select id from dispatches where table_id = ${tableId}`,
+          );
+          seenStatus = await dispatchStatus(d?.id ?? "");
+        }),
+      },
       { tableId, groupIds: ["g"], mode: "all", rowIds: null, limit: null, window: 3, pageRows: 5 },
-      onPoint("run:created", 1, async () => {
-        await redriveOrphans(redriveEngine({ database: database(), backend, log: log() }));
-        const [d] = await queryRows<{ id: string }>(
-          db(),
-          sql`select id from dispatches where table_id = ${tableId}`,
-        );
-        seenStatus = await dispatchStatus(d?.id ?? "");
-      }),
     );
     expect(seenStatus).toBe("active");
     expect(await dispatchStatus(run.dispatchId)).toBe("active");
@@ -268,7 +280,7 @@ describe("a Stop ends the auto-run cascade", () => {
       engineDeps({
         database: database(),
         backend,
-        pause: onPoint("carrier:auto", 1, () => stopRuns(db(), backend, { tableId })),
+        pause: onPoint("carrier:auto", 1, () => stopRuns({ db: db(), backend }, { tableId })),
       }),
       { tableId, rowId, dispatchId: fired?.dispatchId ?? undefined },
       taskContext(),
@@ -288,18 +300,21 @@ describe("a Stop ends the auto-run cascade", () => {
   it("after a Stop, something new on the row (a run request, an edit) starts the cascade again", async () => {
     const { tableId, rowIds } = await table(chain, [{ n: 1 }, { n: 2 }]);
     const [r1, r2] = rowIds as [string, string];
-    await stopRuns(db(), new RecordingBackend(), { tableId });
+    await stopRuns({ db: db(), backend: new RecordingBackend() }, { tableId });
     expect((await cellsOf(tableId)).map((c) => c.status)).toEqual(["cancelled", "cancelled"]);
     // A run request of ga on r1: once it completes, gb fires by itself on r1.
     const backend = new RecordingBackend();
-    await startRun(db(), backend, {
-      tableId,
-      groupIds: ["ga"],
-      mode: "all",
-      rowIds: [r1],
-      limit: null,
-      window: 5,
-    });
+    await startRun(
+      { db: db(), backend },
+      {
+        tableId,
+        groupIds: ["ga"],
+        mode: "all",
+        rowIds: [r1],
+        limit: null,
+        window: 5,
+      },
+    );
     await runCarrier(
       engineDeps({ database: database(), backend }),
       { tableId, rowId: r1 },
@@ -329,7 +344,7 @@ describe("a Stop ends the auto-run cascade", () => {
         database: database(),
         backend,
         pause: onPoint("carrier:auto", 1, () =>
-          stopRuns(db(), backend, { tableId, groupIds: ["gx"] }),
+          stopRuns({ db: db(), backend }, { tableId, groupIds: ["gx"] }),
         ),
       }),
       { tableId, rowId },
@@ -352,18 +367,21 @@ describe("a Stop ends the auto-run cascade", () => {
       Array(30).fill({}),
     );
     const backend = new RecordingBackend();
-    const run = await startRun(db(), backend, {
-      tableId,
-      groupIds: ["ga"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: 5,
-      pageRows: 5,
-      syncRows: 10,
-    });
+    const run = await startRun(
+      { db: db(), backend },
+      {
+        tableId,
+        groupIds: ["ga"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 5,
+        pageRows: 5,
+        syncRows: 10,
+      },
+    );
     expect(run).toMatchObject({ stamped: 10, stamping: true });
-    await stopRuns(db(), backend, { tableId, groupIds: ["gb"] });
+    await stopRuns({ db: db(), backend }, { tableId, groupIds: ["gb"] });
     await drain(backend);
     const cells = await cellsOf(tableId);
     // ga ran on every row, its later pages included; gb on none.
@@ -383,11 +401,11 @@ describe("a Stop ends the auto-run cascade", () => {
     const row7 = rowIds[7] as string;
     const backend = new RecordingBackend();
     const scope = { tableId, groupIds: ["ga"], mode: "all" as const, limit: null, window: 5 };
-    await startRun(db(), backend, { ...scope, rowIds: null, pageRows: 5, syncRows: 5 });
-    await stopRuns(db(), backend, { tableId, groupIds: ["gb"] });
+    await startRun({ db: db(), backend }, { ...scope, rowIds: null, pageRows: 5, syncRows: 5 });
+    await stopRuns({ db: db(), backend }, { tableId, groupIds: ["gb"] });
     // A run of ga on row 7 made after the Stop; then the older run's background page
     // stamps row 7 again (mode all): the row keeps the newer request.
-    await startRun(db(), backend, { ...scope, rowIds: [row7] });
+    await startRun({ db: db(), backend }, { ...scope, rowIds: [row7] });
     await drain(backend);
     const gb = (await cellsOf(tableId)).filter((c) => c.groupId === "gb");
     expect(gb.map((c) => [c.rowId, c.status])).toEqual([[row7, "completed"]]);
@@ -402,18 +420,21 @@ describe("a Stop ends the auto-run cascade", () => {
       [{}],
     );
     const rowId = rowIds[0] as string;
-    await stopRuns(db(), new RecordingBackend(), { tableId });
+    await stopRuns({ db: db(), backend: new RecordingBackend() }, { tableId });
     // A run of gp made after the Stop: it pauses for its approval, and the resume takes
     // the cell out of the run.
     const backend = new RecordingBackend();
-    await startRun(db(), backend, {
-      tableId,
-      groupIds: ["gp"],
-      mode: "all",
-      rowIds: [rowId],
-      limit: null,
-      window: 5,
-    });
+    await startRun(
+      { db: db(), backend },
+      {
+        tableId,
+        groupIds: ["gp"],
+        mode: "all",
+        rowIds: [rowId],
+        limit: null,
+        window: 5,
+      },
+    );
     await drain(backend);
     expect((await cellsOf(tableId)).map((c) => [c.groupId, c.status])).toEqual([["gp", "paused"]]);
     await approve(tableId, rowId, "gp");
@@ -447,16 +468,19 @@ describe("a Stop record is kept while anything it could hold remains (item 3)", 
     const { tableId, rowIds } = await table(approvalChain, [{}]);
     const rowId = rowIds[0] as string;
     const backend = new RecordingBackend();
-    await startRun(db(), backend, {
-      tableId,
-      groupIds: ["gp"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: 5,
-    });
+    await startRun(
+      { db: db(), backend },
+      {
+        tableId,
+        groupIds: ["gp"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 5,
+      },
+    );
     await drain(backend);
-    await stopRuns(db(), backend, { tableId, groupIds: ["gb"] });
+    await stopRuns({ db: db(), backend }, { tableId, groupIds: ["gb"] });
     await age(tableId, "stops");
     await age(tableId, "cells");
     await pruneStops(db());
@@ -477,18 +501,21 @@ describe("a Stop record is kept while anything it could hold remains (item 3)", 
   it("a Stop older than a day is kept while a run made before it is active, and pruned after", async () => {
     const { tableId } = await table(approvalChain, Array(4).fill({}));
     const backend = new RecordingBackend();
-    const run = await startRun(db(), backend, {
-      tableId,
-      groupIds: ["gp"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: 5,
-      pageRows: 2,
-      syncRows: 2,
-    });
+    const run = await startRun(
+      { db: db(), backend },
+      {
+        tableId,
+        groupIds: ["gp"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 5,
+        pageRows: 2,
+        syncRows: 2,
+      },
+    );
     expect(run.stamping).toBe(true);
-    await stopRuns(db(), backend, { tableId, groupIds: ["gb"] });
+    await stopRuns({ db: db(), backend }, { tableId, groupIds: ["gb"] });
     await age(tableId, "stops");
     await age(tableId, "cells");
     // The run is still stamping (and its cells are queued): kept.
@@ -501,7 +528,7 @@ describe("a Stop record is kept while anything it could hold remains (item 3)", 
     await pruneStops(db());
     expect(await stopsOf(tableId)).toBe(1);
     // A Stop of the table cancels them: nothing older is left to hold.
-    await stopRuns(db(), backend, { tableId });
+    await stopRuns({ db: db(), backend }, { tableId });
     await age(tableId, "stops");
     await age(tableId, "cells");
     await pruneStops(db());

@@ -170,14 +170,17 @@ describe("carrier enqueues on the trigger.dev backend", () => {
   it("a row whose run waits in the queue past the re-drive's grace gets no second run, and its run does the work", async () => {
     const t = await waitTable(key, { groups: 1, ms: 0, rows: 1 });
     const rowId = t.rowIds[0] as string;
-    const { dispatchId } = await startDispatch(db(), backend, {
-      tableId: t.id,
-      groupIds: ["g0"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: 1,
-    });
+    const { dispatchId } = await startDispatch(
+      { db: db(), backend },
+      {
+        tableId: t.id,
+        groupIds: ["g0"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 1,
+      },
+    );
     expect(runsOf(rowId)).toHaveLength(1);
     // Stamped and handed out a minute ago, the run still queued: to the re-drive, an orphan.
     await db().execute(

@@ -159,14 +159,17 @@ describe("one trigger.dev run per row, under load", () => {
     platform.startSchedule(2_000);
     const before = { ...platform.stats };
     const foldedBefore = backend.folded;
-    const run = await startRun(db(), backend, {
-      tableId,
-      groupIds: ["ga", "gb"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: WINDOW,
-    });
+    const run = await startRun(
+      { db: db(), backend },
+      {
+        tableId,
+        groupIds: ["ga", "gb"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: WINDOW,
+      },
+    );
     const finished = waitFor(
       async () => (await dispatchStatus(run.dispatchId)) === "completed",
       240_000,
@@ -186,18 +189,24 @@ describe("one trigger.dev run per row, under load", () => {
     );
 
     // A second run of the same rows, stopped once it is well under way.
-    const again = await startRun(db(), backend, {
-      tableId,
-      groupIds: ["ga", "gb"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: WINDOW,
-    });
+    const again = await startRun(
+      { db: db(), backend },
+      {
+        tableId,
+        groupIds: ["ga", "gb"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: WINDOW,
+      },
+    );
     expect(await waitFor(async () => ((await counts(tableId)).completed ?? 0) >= 200, 60_000)).toBe(
       true,
     );
-    const stopped = await stopRuns(db(), backend, { tableId, dispatchId: again.dispatchId });
+    const stopped = await stopRuns(
+      { db: db(), backend },
+      { tableId, dispatchId: again.dispatchId },
+    );
     expect(stopped.cancelled).toBeGreaterThan(0);
     // The Stop's own transaction cancelled every queued and running cell of the run.
     const atStop = await counts(tableId);
@@ -219,15 +228,18 @@ describe("one trigger.dev run per row, under load", () => {
   it("a run's window is held to the carriers trigger.dev runs per table, so no handed-out row waits for a slot", async () => {
     const tableId = await chainTable(3);
     const windowOf = async (b: typeof backend | ReturnType<typeof getBackend>) => {
-      const run = await startRun(db(), b, {
-        tableId,
-        groupIds: ["ga"],
-        mode: "all",
-        rowIds: null,
-        limit: null,
-        window: 200,
-      });
-      await stopRuns(db(), b, { tableId, dispatchId: run.dispatchId });
+      const run = await startRun(
+        { db: db(), backend: b },
+        {
+          tableId,
+          groupIds: ["ga"],
+          mode: "all",
+          rowIds: null,
+          limit: null,
+          window: 200,
+        },
+      );
+      await stopRuns({ db: db(), backend: b }, { tableId, dispatchId: run.dispatchId });
       const [d] = await queryRows<{ window: number }>(
         db(),
         sql`select "window" from dispatches where id = ${run.dispatchId}`,

@@ -179,14 +179,17 @@ async function cells(rowId: string): Promise<Record<string, CellState>> {
  * write of its own can end it early); the run carrying it.
  */
 async function slowRunning(tableId: string, rowId: string, groups: string[]): Promise<string> {
-  await startRun(db(), backend, {
-    tableId,
-    groupIds: groups,
-    mode: "all",
-    rowIds: [rowId],
-    limit: null,
-    window: 5,
-  });
+  await startRun(
+    { db: db(), backend },
+    {
+      tableId,
+      groupIds: groups,
+      mode: "all",
+      rowIds: [rowId],
+      limit: null,
+      window: 5,
+    },
+  );
   let runId: string | null = null;
   const running = await waitFor(async () => {
     const slow = (await cells(rowId)).slow;
@@ -213,7 +216,7 @@ describe("a Stop on trigger.dev cancels a row's run only when nothing else rides
     const killed = platform.stats.killed;
 
     const t0 = Date.now();
-    await stopRuns(db(), backend, { tableId, rowIds: [rowId], groupIds: ["slow"] });
+    await stopRuns({ db: db(), backend }, { tableId, rowIds: [rowId], groupIds: ["slow"] });
     expect((await cells(rowId)).slow?.status).toBe("cancelled");
     await drained();
     // The platform was never asked to cancel the run.
@@ -244,7 +247,7 @@ describe("a Stop on trigger.dev cancels a row's run only when nothing else rides
     expect(before.fast?.status).toBe("completed");
     expect(before.auto).toBeUndefined();
 
-    await stopRuns(db(), backend, { tableId, rowIds: [rowId], groupIds: ["slow"] });
+    await stopRuns({ db: db(), backend }, { tableId, rowIds: [rowId], groupIds: ["slow"] });
     await drained();
     expect(fake.cancelCalls.get(runId)).toBeUndefined();
 
@@ -260,7 +263,7 @@ describe("a Stop on trigger.dev cancels a row's run only when nothing else rides
     const { tableId, rowId } = await table(false);
     const runId = await slowRunning(tableId, rowId, ["slow", "fast"]);
 
-    await stopRuns(db(), backend, { tableId, rowIds: [rowId] });
+    await stopRuns({ db: db(), backend }, { tableId, rowIds: [rowId] });
     await drained();
     // (Whether the cancel or the stop check ends the run first is a race either may win.)
     expect(fake.cancelled.get(runId)).toBe(1);

@@ -150,7 +150,7 @@ describe("trigger.dev tasks", () => {
     fake.requests.length = 0;
     // The Stop, with the trigger.dev backend: it answers without calling the platform,
     // leaving the run recorded on the cell to the cancel outbox…
-    await stopRuns(getDatabase().db, backend, { tableId: t.id });
+    await stopRuns({ db: getDatabase().db, backend }, { tableId: t.id });
     expect(fake.requests).toEqual([]);
     // …whose drain cancels it…
     await drainRunCancels({

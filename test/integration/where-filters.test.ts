@@ -121,14 +121,17 @@ describe("where: what each operator matches", () => {
   });
 
   it("a cell condition matches the group's status, and null matches rows with no cell", async () => {
-    await startRun(db(), new RecordingBackend(), {
-      tableId: t.tableId,
-      groupIds: ["g"],
-      mode: "all",
-      rowIds: [t.ids[1] as string, t.ids[3] as string],
-      limit: null,
-      window: 1,
-    });
+    await startRun(
+      { db: db(), backend: new RecordingBackend() },
+      {
+        tableId: t.tableId,
+        groupIds: ["g"],
+        mode: "all",
+        rowIds: [t.ids[1] as string, t.ids[3] as string],
+        limit: null,
+        window: 1,
+      },
+    );
     expect(await matching(t, [{ group: "g", status: "queued" }])).toEqual([1, 3]);
     expect(await matching(t, [{ group: "g", status: null }])).toEqual([0, 2, 4, 5]);
     expect(await matching(t, [{ group: "h", status: "queued" }])).toEqual([]);
@@ -213,17 +216,20 @@ describe("where: runs and Stops", () => {
     });
     expect(dry.response.status).toBe(200);
     const backend = new RecordingBackend();
-    const run = await startRun(db(), backend, {
-      tableId: t.tableId,
-      groupIds: ["g"],
-      mode: "all",
-      rowIds: null,
-      where: typed(t.schema, where),
-      limit: null,
-      window: 1,
-      pageRows: 4,
-      syncRows: 4,
-    });
+    const run = await startRun(
+      { db: db(), backend },
+      {
+        tableId: t.tableId,
+        groupIds: ["g"],
+        mode: "all",
+        rowIds: null,
+        where: typed(t.schema, where),
+        limit: null,
+        window: 1,
+        pageRows: 4,
+        syncRows: 4,
+      },
+    );
     expect(run.stamping).toBe(true);
     for (const job of backend.take())
       if (job.task === TASKS.stamper)
@@ -254,16 +260,19 @@ describe("where: runs and Stops", () => {
   it("a Stop with a where cancels only the matching rows' cells, and a run's later pages skip them", async () => {
     const t = await table(Array.from({ length: ROWS }, (_, i) => data(i)));
     const backend = new RecordingBackend();
-    await startRun(db(), backend, {
-      tableId: t.tableId,
-      groupIds: ["g", "h"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: 1,
-      pageRows: 4,
-      syncRows: 8,
-    });
+    await startRun(
+      { db: db(), backend },
+      {
+        tableId: t.tableId,
+        groupIds: ["g", "h"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 1,
+        pageRows: 4,
+        syncRows: 8,
+      },
+    );
     // Rows 0–7 are stamped; the Stop covers the even rows below 20 (and only group g).
     const stop = await apiClient(key).POST("/api/tables/{id}/runs/cancel", {
       params: { path: { id: t.tableId } },
@@ -292,18 +301,24 @@ describe("where: runs and Stops", () => {
   it("a Stop's where on cell status covers what a page in progress stamped", async () => {
     const t = await table(Array.from({ length: 6 }, (_, i) => data(i)));
     const backend = new RecordingBackend();
-    await startRun(db(), backend, {
-      tableId: t.tableId,
-      groupIds: ["g"],
-      mode: "all",
-      rowIds: null,
-      limit: null,
-      window: 1,
-    });
-    const res = await stopRuns(db(), backend, {
-      tableId: t.tableId,
-      where: typed(t.schema, [{ group: "g", status: "queued" }]),
-    });
+    await startRun(
+      { db: db(), backend },
+      {
+        tableId: t.tableId,
+        groupIds: ["g"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 1,
+      },
+    );
+    const res = await stopRuns(
+      { db: db(), backend },
+      {
+        tableId: t.tableId,
+        where: typed(t.schema, [{ group: "g", status: "queued" }]),
+      },
+    );
     expect(res.cancelled).toBe(6);
     expect(await cellsIn(t, "g", "cancelled")).toEqual([0, 1, 2, 3, 4, 5]);
     const [recorded] = await queryRows<{ n: number }>(
