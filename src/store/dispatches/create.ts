@@ -1,5 +1,6 @@
-import type { Db } from "@db/client";
+import { type Db, queryRows } from "@db/client";
 import { dispatches } from "@db/schema";
+import { sql } from "drizzle-orm";
 import { newId } from "@/domain/ids";
 import type { RunMode } from "@/domain/statuses";
 import type { TypedCondition } from "@/domain/where";
@@ -29,4 +30,21 @@ export async function createDispatch(db: Db, d: NewDispatch): Promise<string> {
   const id = newId("run");
   await db.insert(dispatches).values({ id, ...d, stamping: true });
   return id;
+}
+
+/**
+ * An auto-fire's run: created only while the table's auto-run switch is on (null: off, no
+ * run). The switch is read share-locked in the creating transaction, so a switch turned
+ * off concurrently is either after the run (which then goes on: turning it off cancels
+ * nothing) or before it (no run), never half of one.
+ */
+export async function createAutoFireDispatch(db: Db, d: NewDispatch): Promise<string | null> {
+  return db.transaction(async (tx) => {
+    const on = await queryRows<{ ok: number }>(
+      tx,
+      sql`select 1 as ok from tables where id = ${d.tableId} and auto_run for share`,
+    );
+    if (on.length === 0) return null;
+    return createDispatch(tx, d);
+  });
 }
