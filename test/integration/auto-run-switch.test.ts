@@ -13,6 +13,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { Schemas } from "@/client/cellflow-client";
 import { ApiError } from "@/contracts/common";
 import { sleep } from "@/domain/sleep";
+import { lockAgainstStop } from "@/store/stops/stop-lock";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
@@ -279,5 +280,23 @@ describe("the table's auto-run switch", () => {
     expect(done).toBe(true);
     await sleep(1000);
     expect(await cells(t)).toEqual([{ row: id, group: "ga", status: "completed" }]);
+  });
+
+  it("turning it off waits for a stamp that read it on: once answered, none is still to commit", async () => {
+    const t = await chain();
+    let answered = false;
+    let pending: Promise<unknown> | undefined;
+    // What a carrier's auto-stamp and an auto-fire's creation hold while they stamp.
+    await db().transaction(async (tx) => {
+      await lockAgainstStop(tx, t);
+      pending = patch(t, { autoRun: false }).then((r) => {
+        answered = true;
+        return r;
+      });
+      await sleep(500);
+      expect(answered).toBe(false);
+    });
+    expect(((await pending) as { status: number }).status).toBe(200);
+    expect(answered).toBe(true);
   });
 });

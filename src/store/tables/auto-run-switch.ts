@@ -1,8 +1,8 @@
 /**
  * The table's auto-run switch. Turning it off takes the table's stop lock exclusively
- * first (as a Stop does): a carrier's auto-run stamp holds it shared from before its
- * stamping statement, which reads the switch, to its commit, so once this commits no
- * carrier's stamp that read the switch on is still to commit. It cancels nothing.
+ * first (as a Stop does): a carrier's auto-run stamp and an auto-fire's run creation hold
+ * it shared from before the statement that reads the switch to their commit, so once this
+ * commits none that read the switch on is still to commit. It cancels nothing.
  * Turning it on needs no lock: what fires afterwards fires.
  */
 import type { Db } from "@db/client";
