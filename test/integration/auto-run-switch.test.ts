@@ -299,4 +299,19 @@ describe("the table's auto-run switch", () => {
     expect(((await pending) as { status: number }).status).toBe(200);
     expect(answered).toBe(true);
   });
+
+  it("off in the same patch as a group added with autoRun: the new group fires nothing", async () => {
+    const t = await chain({ gaAuto: false });
+    await insert(t, "z");
+    const got = dataOf(
+      await apiClient(key).GET("/api/tables/{id}", { params: { path: { id: t } } }),
+    );
+    const groups = got.groups.map((g) => (g.id === "ga" ? { ...g, autoRun: true } : g));
+    const res = await patch(t, { autoRun: false, groups });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.autoRun).toBe(false);
+    expect(res.body.groups.find((g) => g.id === "ga")?.autoRun).toBe(true);
+    expect(await cells(t)).toEqual([]);
+    expect(await runCount(t)).toBe(0);
+  });
 });
