@@ -32,13 +32,33 @@ export interface paths {
         put?: never;
         /**
          * Create a workspace and its first API key (shown once)
-         * @description Needs `Authorization: Bearer <CELLFLOW_ADMIN_TOKEN>`; without that token configured the route does not exist (404).
+         * @description Needs `Authorization: Bearer <CELLFLOW_ADMIN_TOKEN>`; without that token configured the route does not exist (404). `plan` defaults to `free`.
          */
         post: operations["createWorkspace"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/admin/workspaces/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Move a workspace to another plan
+         * @description Needs `Authorization: Bearer <CELLFLOW_ADMIN_TOKEN>`; without that token configured the route does not exist (404). An unknown workspace → 404. The plan holds from the workspace's next claimed cell (the month's credits, the provider rate) and its next run (the window); rows already being carried keep the deadlines they started with.
+         */
+        patch: operations["updateWorkspace"];
         trace?: never;
     };
     "/api/openapi.json": {
@@ -642,9 +662,21 @@ export interface components {
             id: string;
             name: string;
             apiKey: string;
+            plan: components["schemas"]["Plan"];
         };
+        /** @enum {string} */
+        Plan: "free" | "pro" | "unlimited";
         CreateWorkspaceRequest: {
             name: string;
+            plan?: components["schemas"]["Plan"];
+        };
+        WorkspaceView: {
+            id: string;
+            name: string;
+            plan: components["schemas"]["Plan"];
+        };
+        UpdateWorkspaceRequest: {
+            plan: components["schemas"]["Plan"];
         };
         SessionView: {
             workspace: {
@@ -901,8 +933,7 @@ export interface components {
             }[];
         };
         UsageView: {
-            /** @enum {string} */
-            plan: "free" | "pro" | "unlimited";
+            plan: components["schemas"]["Plan"];
             month: string;
             used: number;
             reserved: number;
@@ -1376,6 +1407,78 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CreatedWorkspace"];
+                };
+            };
+            /** @description The request is not valid; `issues` say where */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    updateWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWorkspaceRequest"];
+            };
+        };
+        responses: {
+            /** @description The workspace */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceView"];
                 };
             };
             /** @description The request is not valid; `issues` say where */

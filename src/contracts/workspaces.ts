@@ -2,8 +2,15 @@ import { z } from "zod";
 import { PLANS } from "@/domain/statuses";
 import { Name } from "./common";
 
-/** `POST /api/admin/workspaces` (with the admin token). */
-export const CreateWorkspaceRequest = z.strictObject({ name: Name });
+/** A workspace's plan: its month's credits, provider rate, run window and deadlines. */
+export const Plan = z.enum(PLANS);
+export type Plan = z.infer<typeof Plan>;
+
+/**
+ * `POST /api/admin/workspaces` (with the admin token). Without `plan` the workspace is on
+ * `free`, as before plans could be chosen here.
+ */
+export const CreateWorkspaceRequest = z.strictObject({ name: Name, plan: Plan.optional() });
 export type CreateWorkspaceRequest = z.infer<typeof CreateWorkspaceRequest>;
 
 /** A new workspace and its first API key; the only time the key is shown. */
@@ -11,8 +18,17 @@ export const CreatedWorkspace = z.object({
   id: z.string(),
   name: z.string(),
   apiKey: z.string(),
+  plan: Plan,
 });
 export type CreatedWorkspace = z.infer<typeof CreatedWorkspace>;
+
+/** `PATCH /api/admin/workspaces/:id` (with the admin token): moves it to another plan. */
+export const UpdateWorkspaceRequest = z.strictObject({ plan: Plan });
+export type UpdateWorkspaceRequest = z.infer<typeof UpdateWorkspaceRequest>;
+
+/** A workspace as the admin sees it after a change (never its keys). */
+export const WorkspaceView = z.object({ id: z.string(), name: z.string(), plan: Plan });
+export type WorkspaceView = z.infer<typeof WorkspaceView>;
 
 /**
  * `GET /api/usage`: this UTC month's credits. `used` is what was charged (answers that
@@ -21,7 +37,7 @@ export type CreatedWorkspace = z.infer<typeof CreatedWorkspace>;
  * `limit` and `remaining` are null when the plan has no monthly cap.
  */
 export const UsageView = z.object({
-  plan: z.enum(PLANS),
+  plan: Plan,
   month: z.string().regex(/^\d{4}-\d{2}$/),
   used: z.number(),
   reserved: z.number(),

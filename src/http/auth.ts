@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Db } from "@db/client";
+import { readEnv } from "@/config/env";
 import { RequestError } from "@/domain/errors";
 import { workspaceIdForKey } from "@/services/session";
 import { isSafeMethod, readCookie, SESSION_COOKIE, UI_HEADER } from "./cookies";
@@ -45,8 +46,21 @@ export async function authenticate(req: Request, db: Db): Promise<string> {
   return workspaceId;
 }
 
+/**
+ * The admin routes' gate: `Authorization: Bearer <CELLFLOW_ADMIN_TOKEN>`, nothing else (an
+ * API key or a session cookie is a 401). Without an admin token configured the admin
+ * routes do not exist (404).
+ */
+export function requireAdmin(req: Request): void {
+  const adminToken = readEnv().CELLFLOW_ADMIN_TOKEN;
+  if (!adminToken) throw new RequestError("not_found", "Not found");
+  const given = bearerToken(req);
+  if (!given || !sameSecret(given, adminToken))
+    throw new RequestError("unauthorized", "The admin token is not valid");
+}
+
 /** Constant-time comparison for shared secrets (admin token). */
-export function sameSecret(given: string, expected: string): boolean {
+function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given, "utf8");
   const b = Buffer.from(expected, "utf8");
   return a.length === b.length && timingSafeEqual(a, b);

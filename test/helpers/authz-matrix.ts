@@ -36,6 +36,7 @@ export const MATRIX: Record<string, KeyedSpec | PublicSpec> = {
   "GET /api/docs": { kind: "public" },
   "POST /api/hooks/[hookId]": { kind: "public" },
   "POST /api/admin/workspaces": { kind: "public" },
+  "PATCH /api/admin/workspaces/[id]": { kind: "public" },
   "POST /api/session": { kind: "public" },
   "DELETE /api/session": { kind: "public" },
   "GET /api/session": {

@@ -202,4 +202,85 @@ describe("admin workspaces", () => {
       delete process.env.CELLFLOW_ADMIN_TOKEN;
     }
   });
+
+  it("POST refuses a plan outside free, pro and unlimited with an issue at plan", async () => {
+    process.env.CELLFLOW_ADMIN_TOKEN = "admin-secret-for-tests";
+    try {
+      for (const plan of ["enterprise", "", "FREE", 1, null]) {
+        const issues = await refusedIssues(() =>
+          call("POST", "/api/admin/workspaces", {
+            key: "admin-secret-for-tests",
+            body: { name: "x", plan },
+          }),
+        );
+        expect(issues, JSON.stringify(plan)).toContain("plan");
+      }
+    } finally {
+      delete process.env.CELLFLOW_ADMIN_TOKEN;
+    }
+  });
 });
+
+describe("admin workspace plans (PATCH /api/admin/workspaces/:id)", () => {
+  const patch = (id: string, body: unknown, token: string | null = "admin-secret-for-tests") =>
+    call("PATCH", `/api/admin/workspaces/${id}`, { key: token, body });
+
+  it("does not exist without CELLFLOW_ADMIN_TOKEN: 404, even for a real workspace", async () => {
+    delete process.env.CELLFLOW_ADMIN_TOKEN;
+    const ws = await newWorkspace("unpatched");
+    await expectRefused(404, "not_found", () => patch(ws.id, { plan: "unlimited" }, "anything"));
+  });
+
+  it("refuses a wrong token or none with 401, and the plan stays", async () => {
+    process.env.CELLFLOW_ADMIN_TOKEN = "admin-secret-for-tests";
+    try {
+      const ws = await newWorkspace("guarded");
+      await expectRefused(401, "unauthorized", () => patch(ws.id, { plan: "unlimited" }, "wrong"));
+      await expectRefused(401, "unauthorized", () => patch(ws.id, { plan: "unlimited" }, null));
+      // A workspace's own key does not move its plan.
+      await expectRefused(401, "unauthorized", () => patch(ws.id, { plan: "unlimited" }, ws.key));
+    } finally {
+      delete process.env.CELLFLOW_ADMIN_TOKEN;
+    }
+  });
+
+  it("an unknown id → 404", async () => {
+    process.env.CELLFLOW_ADMIN_TOKEN = "admin-secret-for-tests";
+    try {
+      await expectRefused(404, "not_found", () => patch("ws_nobodyhere", { plan: "pro" }));
+    } finally {
+      delete process.env.CELLFLOW_ADMIN_TOKEN;
+    }
+  });
+
+  it("a bad plan, a missing one or another field → 400 with issues at plan, nothing written", async () => {
+    process.env.CELLFLOW_ADMIN_TOKEN = "admin-secret-for-tests";
+    try {
+      const ws = await newWorkspace("validated");
+      for (const plan of ["enterprise", "", "Pro", 0, null, ["pro"]]) {
+        const issues = await refusedIssues(() => patch(ws.id, { plan }));
+        expect(issues, JSON.stringify(plan)).toContain("plan");
+      }
+      expect(await refusedIssues(() => patch(ws.id, {}))).toContain("plan");
+      await expectRefused(400, "validation_failed", () =>
+        patch(ws.id, { plan: "pro", name: "renamed" }),
+      );
+      await expectRefused(400, "validation_failed", () => patch(ws.id, "pro"));
+    } finally {
+      delete process.env.CELLFLOW_ADMIN_TOKEN;
+    }
+  });
+});
+
+/** A 400 that wrote nothing; the paths of its issues. */
+async function refusedIssues(
+  run: () => Promise<{ status: number; body: unknown }>,
+): Promise<string[]> {
+  const before = await dbFingerprint();
+  const res = await run();
+  expect(res.status).toBe(400);
+  const parsed = ApiError.parse(res.body);
+  expect(parsed.error.code).toBe("validation_failed");
+  expect(await dbFingerprint()).toBe(before);
+  return (parsed.error.issues ?? []).map((i) => i.path);
+}

@@ -128,6 +128,28 @@ describe("public routes keep their own rules", () => {
     expect(admitted.status).toBe(201);
   });
 
+  it("PATCH /api/admin/workspaces/:id takes only the admin token: no key or cookie moves a plan, not even the workspace's own", async () => {
+    const path = `/api/admin/workspaces/${victim.ws.id}`;
+    for (const cred of everyCredential()) {
+      const headers = { ...cred.headers, ...UI };
+      const before = await dbFingerprint();
+      const res = await call("PATCH", path, { body: { plan: "unlimited" }, headers });
+      expectError(res, 401, "unauthorized", `plan change with ${cred.name}`);
+      expectNoLeak(res, sentText({ path }, headers));
+      expect(await dbFingerprint()).toBe(before);
+    }
+    // The admin token does; on a workspace of its own, so the fixtures keep their plans.
+    const created = await call<{ id: string }>("POST", "/api/admin/workspaces", {
+      key: ADMIN_TOKEN,
+      body: { name: "upgraded" },
+    });
+    const admitted = await call("PATCH", `/api/admin/workspaces/${created.body.id}`, {
+      key: ADMIN_TOKEN,
+      body: { plan: "pro" },
+    });
+    expect(admitted).toMatchObject({ status: 200, body: { plan: "pro" } });
+  });
+
   it("POST /api/session signs in only with a live key: a bad one is a 401 with no cookie, a foreign one opens only its own workspace", async () => {
     for (const apiKey of ["not a key", generateApiKey(), revokedKey]) {
       const before = await dbFingerprint();

@@ -4,6 +4,7 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "@/contracts/common";
 import { csvField, csvRecords } from "@/domain/csv";
+import { PLANS } from "@/domain/statuses";
 import { decodeSecretKey, openSecret } from "@/security/secret-box";
 import { apiClient, dataOf } from "../helpers/api";
 import { dbFingerprint } from "../helpers/fingerprint";
@@ -29,7 +30,7 @@ import {
   storable,
   textOk,
 } from "../helpers/hostile-strings";
-import { type CallOptions, call } from "../helpers/raw-api";
+import { type ApiResponse, type CallOptions, call } from "../helpers/raw-api";
 
 // This file's own database, with the workspace, workflow and base table the tests write into.
 setUpHostileWorkspace("hostile");
@@ -160,6 +161,37 @@ describe("secrets, hooks and other inputs", () => {
         },
         s,
         overLimit(body) ? [413] : [400],
+      );
+    }
+  });
+
+  it("workspace plans (admin): only free, pro and unlimited, on creation and on a change; anything else a 400", async () => {
+    const ws = await call<{ id: string }>("POST", "/api/admin/workspaces", {
+      key: ADMIN_TOKEN,
+      body: { name: "planned" },
+    });
+    expect(ws.status).toBe(201);
+    const plan = async (res: ApiResponse) => (res.body as { plan: string }).plan;
+    for (const [label, s] of entries) {
+      const valid = (PLANS as readonly string[]).includes(s);
+      const created = { name: "planned", plan: s };
+      await accepts(
+        `plan on creation ${label}`,
+        valid,
+        () => call("POST", "/api/admin/workspaces", { key: ADMIN_TOKEN, body: created }),
+        plan,
+        s,
+        overLimit(created) ? [413] : [400],
+      );
+      const changed = { plan: s };
+      await accepts(
+        `plan change ${label}`,
+        valid,
+        () =>
+          call("PATCH", `/api/admin/workspaces/${ws.body.id}`, { key: ADMIN_TOKEN, body: changed }),
+        plan,
+        s,
+        overLimit(changed) ? [413] : [400],
       );
     }
   });

@@ -17,7 +17,13 @@ import {
   WorkflowList,
   WorkflowView,
 } from "@/contracts/workflow";
-import { CreatedWorkspace, CreateWorkspaceRequest, UsageView } from "@/contracts/workspaces";
+import {
+  CreatedWorkspace,
+  CreateWorkspaceRequest,
+  UpdateWorkspaceRequest,
+  UsageView,
+  WorkspaceView,
+} from "@/contracts/workspaces";
 import type { Operation } from "./operation";
 
 const SET_COOKIE = { "set-cookie": "The session cookie (`cellflow_session`, HttpOnly)" };
@@ -42,11 +48,25 @@ const service: Operation[] = [
     tag: "Service",
     summary: "Create a workspace and its first API key (shown once)",
     description:
-      "Needs `Authorization: Bearer <CELLFLOW_ADMIN_TOKEN>`; without that token configured the route does not exist (404).",
+      "Needs `Authorization: Bearer <CELLFLOW_ADMIN_TOKEN>`; without that token configured the route does not exist (404). `plan` defaults to `free`.",
     access: "admin",
     body: { json: CreateWorkspaceRequest },
     answers: [{ status: 201, description: "The workspace and its key", json: CreatedWorkspace }],
     errors: [401, 404],
+  },
+  {
+    method: "patch",
+    path: "/api/admin/workspaces/{id}",
+    operationId: "updateWorkspace",
+    tag: "Service",
+    summary: "Move a workspace to another plan",
+    description:
+      "Needs `Authorization: Bearer <CELLFLOW_ADMIN_TOKEN>`; without that token configured the route does not exist (404). An unknown workspace → 404. The plan holds from the workspace's next claimed cell (the month's credits, the provider rate) and its next run (the window); rows already being carried keep the deadlines they started with.",
+    access: "admin",
+    params: { id: "The workspace's id" },
+    body: { json: UpdateWorkspaceRequest },
+    answers: [{ status: 200, description: "The workspace", json: WorkspaceView }],
+    errors: [401],
   },
   {
     method: "get",
