@@ -41,6 +41,9 @@ const RAW_API_USERS = [
   "test/integration/api-csv\\.test",
   // delivers signed raw bodies to hooks; creates a hook with an unknown action
   "test/integration/api-hooks\\.test",
+  // turns the auto-run switch on without its backfill (400s), imports CSV and delivers a
+  // signed hook body to prove the switch holds for them
+  "test/integration/auto-run-switch\\.test",
   // starts runs with bodies of the wrong shape (a dryRun that is not a boolean, an unknown mode)
   "test/integration/api-runs-dry-run\\.test",
   // puts secrets with values of the wrong type, extra fields and a body that is not JSON

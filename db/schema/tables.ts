@@ -1,5 +1,6 @@
 import {
   bigint,
+  boolean,
   index,
   integer,
   jsonb,
@@ -21,6 +22,11 @@ export const tables = pgTable(
     /** `{ columns, groups }`, validated by contracts/table.ts and domain/table-schema.ts. */
     schema: jsonb("schema").notNull(),
     schemaVersion: integer("schema_version").notNull().default(1),
+    /**
+     * The auto-run switch: off, no group fires by itself (inserts, edits, imports, insert
+     * webhooks, the carrier's cascade); read by the statements that stamp those.
+     */
+    autoRun: boolean("auto_run").notNull().default(true),
     /** Next row position; bumped in the same statement that inserts rows. */
     nextPosition: bigint("next_position", { mode: "number" }).notNull().default(0),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),

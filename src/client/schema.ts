@@ -306,7 +306,7 @@ export interface paths {
         head?: never;
         /**
          * Edit a table
-         * @description The lists given replace the current ones; a group added with `autoRun` runs on the rows where it is eligible. Concurrent edits that keep colliding → 409.
+         * @description The lists given replace the current ones; a group added with `autoRun` runs on the rows where it is eligible. Concurrent edits that keep colliding → 409. `autoRun: false` turns the table's auto-run switch off: no group fires by itself (inserts, edits, imports, insert webhooks, the cascade after a cell ends) until it is on again; it cancels nothing, and explicit runs, run webhooks and schedules go on. `autoRun: true` turns it on and needs `backfill`: `run` starts one run, mode `new`, of the auto-run groups (its `dispatchId` in the answer), `skip` leaves existing rows as they are. `backfill` without `autoRun: true` → 400.
          */
         patch: operations["patchTable"];
         trace?: never;
@@ -1008,6 +1008,7 @@ export interface components {
             groups: components["schemas"]["GroupView"][];
             rowCount: number;
             schemaVersion: number;
+            autoRun: boolean;
             createdAt: string;
             updatedAt: string;
         };
@@ -1076,10 +1077,25 @@ export interface components {
             /** @default [] */
             groups?: components["schemas"]["Group"][];
         };
+        PatchedTable: {
+            id: string;
+            name: string;
+            columns: components["schemas"]["Column"][];
+            groups: components["schemas"]["GroupView"][];
+            rowCount: number;
+            schemaVersion: number;
+            autoRun: boolean;
+            createdAt: string;
+            updatedAt: string;
+            dispatchId?: string;
+        };
         PatchTableRequest: {
             name?: string;
             columns?: components["schemas"]["Column"][];
             groups?: components["schemas"]["Group"][];
+            autoRun?: boolean;
+            /** @enum {string} */
+            backfill?: "run" | "skip";
         };
         RowPage: {
             rows: components["schemas"]["RowView"][];
@@ -2520,7 +2536,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TableView"];
+                    "application/json": components["schemas"]["PatchedTable"];
                 };
             };
             /** @description The request is not valid; `issues` say where */

@@ -80,11 +80,34 @@ export const CreateTableRequest = z.strictObject({
 });
 export type CreateTableRequest = z.infer<typeof CreateTableRequest>;
 
-export const PatchTableRequest = z.strictObject({
-  name: Name.optional(),
-  columns: z.array(Column).max(500).optional(),
-  groups: z.array(Group).max(100).optional(),
-});
+/** Turning the auto-run switch back on: run the auto-run groups where they never ran, or not. */
+export const AUTO_RUN_BACKFILLS = ["run", "skip"] as const;
+
+export const PatchTableRequest = z
+  .strictObject({
+    name: Name.optional(),
+    columns: z.array(Column).max(500).optional(),
+    groups: z.array(Group).max(100).optional(),
+    /** The table's auto-run switch: off, no group fires by itself. */
+    autoRun: z.boolean().optional(),
+    /** Required with `autoRun: true`, and only then. */
+    backfill: z.enum(AUTO_RUN_BACKFILLS).optional(),
+  })
+  .superRefine((p, ctx) => {
+    if (p.autoRun === true && !p.backfill)
+      ctx.addIssue({
+        code: "custom",
+        path: ["backfill"],
+        message:
+          'turning auto-run on needs "run" (the auto-run groups run on the rows where they never ran) or "skip"',
+      });
+    if (p.backfill && p.autoRun !== true)
+      ctx.addIssue({
+        code: "custom",
+        path: ["backfill"],
+        message: "only goes with autoRun: true",
+      });
+  });
 export type PatchTableRequest = z.infer<typeof PatchTableRequest>;
 
 export const TableView = z.object({
@@ -94,10 +117,16 @@ export const TableView = z.object({
   groups: z.array(Group),
   rowCount: z.number().int(),
   schemaVersion: z.number().int(),
+  /** The auto-run switch (default on): off, no group fires by itself. */
+  autoRun: z.boolean(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
 export type TableView = z.infer<typeof TableView>;
+
+/** The table after a patch, with the backfill's run when `backfill: "run"` started one. */
+export const PatchedTable = TableView.extend({ dispatchId: z.string().optional() });
+export type PatchedTable = z.infer<typeof PatchedTable>;
 
 export const TableList = z.object({ tables: z.array(TableView) });
 export type TableList = z.infer<typeof TableList>;

@@ -1,6 +1,8 @@
 /**
  * Auto-run entry points: rows inserted, a value edited (engine/row-edit.ts), groups added
- * or switched to auto-run. Each goes through a dispatch (mode `new`, dependencies
+ * or switched to auto-run, the table's auto-run switch turned back on with a backfill.
+ * None fires while the table's switch is off: the auto-fire's run is refused when it is
+ * created (store/dispatches/create.ts). Each goes through a dispatch (mode `new`, dependencies
  * required), so a bulk insert is paced by the window like any run. See
  * domain/auto-run.ts for the rules. The stamps and the hand-out are two steps, so a
  * caller can stamp inside its own transaction and hand out once that committed: carriers
@@ -14,7 +16,7 @@ import { autoRunDependencies } from "@/domain/auto-run";
 import { creditsExhausted, planLimits } from "@/limits/plans";
 import { discardDispatch } from "@/store/dispatches/read";
 import { type EngineTable, tableForEngine } from "@/store/engine-reads";
-import { heldWindow, launchRun, stampRun } from "./dispatcher";
+import { heldWindow, launchRun, stampAutoFireRun, startRun } from "./dispatcher";
 import type { RequestEngine } from "./handle";
 
 export interface AutoFired {
@@ -67,7 +69,8 @@ export async function stampAutoFire(
     for (const g of schema.groups) if (g.kind === "enrichment") delete deps[g.id];
   const groupIds = Object.keys(deps);
   if (groupIds.length === 0) return NOTHING;
-  const run = await stampRun(
+  // Refused (null) while the table's auto-run switch is off: nothing fires by itself.
+  const run = await stampAutoFireRun(
     { db },
     {
       tableId: table.id,
@@ -79,6 +82,7 @@ export async function stampAutoFire(
       dependsOn: deps,
     },
   );
+  if (!run) return NOTHING;
   if (run.stamped === 0) {
     // Nothing was eligible: no run in the table's history, no events about one.
     await discardDispatch(db, run.dispatchId);
@@ -97,4 +101,30 @@ export async function launchAutoFire(
   await launchRun(engine, { tableId, dispatchId: run.dispatchId });
   if (run.stamping)
     await engine.backend.enqueue([stamperSpec({ tableId, dispatchId: run.dispatchId })]);
+}
+
+/**
+ * The backfill of the auto-run switch turned back on: one run, mode `new`, of the table's
+ * auto-run groups with their dependencies required, as auto-run would have stamped them.
+ * null when the table has no auto-run group (or is gone).
+ */
+export async function backfillAutoRun(
+  engine: RequestEngine,
+  request: { tableId: string },
+): Promise<{ dispatchId: string } | null> {
+  const table = await tableForEngine(engine.db, request.tableId);
+  if (!table) return null;
+  const deps = autoRunDependencies(TableSchema.parse(table.schema));
+  const groupIds = Object.keys(deps);
+  if (groupIds.length === 0) return null;
+  const run = await startRun(engine, {
+    tableId: table.id,
+    groupIds,
+    mode: "new",
+    rowIds: null,
+    limit: null,
+    window: planLimits(table.plan).window,
+    dependsOn: deps,
+  });
+  return { dispatchId: run.dispatchId };
 }

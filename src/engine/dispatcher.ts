@@ -14,7 +14,11 @@ import { carrierSpec, stamperSpec } from "@/backends/port";
 import type { RunMode } from "@/domain/statuses";
 import type { TypedCondition } from "@/domain/where";
 import { advanceDispatch } from "@/store/dispatches/advance";
-import { createDispatch, type NewDispatch } from "@/store/dispatches/create";
+import {
+  createAutoFireDispatch,
+  createDispatch,
+  type NewDispatch,
+} from "@/store/dispatches/create";
 import { stampNextPage } from "@/store/dispatches/stamp-next";
 import { createKeyedDispatch } from "@/store/run-keys/create-keyed";
 import type { RunKey, SeenRunKey } from "@/store/run-keys/find";
@@ -153,6 +157,20 @@ export async function stampRun(
   scope: RunScope,
 ): Promise<Stamped> {
   const dispatchId = await createDispatch(engine.db, newDispatch(scope));
+  await at(engine.pause, "run:created", { dispatchId });
+  return stampPages(engine, scope, dispatchId);
+}
+
+/**
+ * An auto-fire's `stampRun`: null, nothing created, while the table's auto-run switch is
+ * off (store/dispatches/create.ts `createAutoFireDispatch`).
+ */
+export async function stampAutoFireRun(
+  engine: Pick<RequestEngine, "db" | "pause">,
+  scope: RunScope,
+): Promise<Stamped | null> {
+  const dispatchId = await createAutoFireDispatch(engine.db, newDispatch(scope));
+  if (!dispatchId) return null;
   await at(engine.pause, "run:created", { dispatchId });
   return stampPages(engine, scope, dispatchId);
 }

@@ -1,6 +1,7 @@
 import type { Issue } from "@/contracts/common";
 import {
   type CreateTableRequest,
+  type PatchedTable,
   type PatchTableRequest,
   type TableList,
   TableSchema,
@@ -9,10 +10,11 @@ import {
 import { conflict, type Failure, invalid, notFound } from "@/domain/errors";
 import type { Result } from "@/domain/result";
 import { checkTableSchema } from "@/domain/table-schema";
-import { autoFire } from "@/engine/auto-run";
+import { autoFire, backfillAutoRun } from "@/engine/auto-run";
 import { abortLocal, publishCancel } from "@/engine/cancellation";
 import { wakeRunCancelDrainers } from "@/engine/run-cancel-loop";
 import { ENRICHMENT_IDS } from "@/enrichments/catalog";
+import { setAutoRun } from "@/store/tables/auto-run-switch";
 import { createTable as insertTable } from "@/store/tables/create";
 import { deleteTable as removeTable } from "@/store/tables/delete";
 import {
@@ -35,6 +37,7 @@ function view(r: TableRecord, rowCount: number): TableView {
     groups: schema.groups,
     rowCount,
     schemaVersion: r.schemaVersion,
+    autoRun: r.autoRun,
     createdAt: r.createdAt.toISOString(),
     updatedAt: r.updatedAt.toISOString(),
   };
@@ -84,10 +87,38 @@ export async function listTables(ctx: ServiceContext): Promise<Result<TableList,
 
 const PATCH_ATTEMPTS = 3;
 
+/**
+ * A table's name, lists and auto-run switch. The switch goes off before the lists change
+ * (a group they add to auto-run then fires nothing) and on after them (its backfill run
+ * covers the groups they add); `backfill: "run"` answers its run's `dispatchId`.
+ */
 export async function patchTable(
   ctx: ServiceContext,
   id: string,
   req: PatchTableRequest,
+): Promise<Result<PatchedTable, Failure>> {
+  const { autoRun, backfill, ...edit } = req;
+  if (autoRun === false && !(await setAutoRun(ctx.db, { ...scope(ctx, id), on: false })))
+    return { ok: false, reason: notFound("table") };
+  const hasEdit =
+    edit.name !== undefined || edit.columns !== undefined || edit.groups !== undefined;
+  const edited = hasEdit ? await editTable(ctx, id, edit) : await getTable(ctx, id);
+  if (!edited.ok || autoRun !== true) return edited;
+  const on = await setAutoRun(ctx.db, { ...scope(ctx, id), on: true });
+  if (!on) return { ok: false, reason: notFound("table") };
+  const run = backfill === "run" ? await backfillAutoRun(ctx, { tableId: id }) : null;
+  ctx.log.info({ tableId: id, backfill, dispatchId: run?.dispatchId }, "table auto-run on");
+  return { ok: true, value: { ...edited.value, autoRun: true, ...(run ?? {}) } };
+}
+
+function scope(ctx: ServiceContext, tableId: string): { workspaceId: string; tableId: string } {
+  return { workspaceId: ctx.workspaceId, tableId };
+}
+
+async function editTable(
+  ctx: ServiceContext,
+  id: string,
+  req: Pick<PatchTableRequest, "name" | "columns" | "groups">,
 ): Promise<Result<TableView, Failure>> {
   // Lists given replace the current ones; a concurrent edit makes the guarded write miss,
   // and the patch is re-applied on the newer schema (it names whole lists, so it is safe).

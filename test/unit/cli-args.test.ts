@@ -16,6 +16,7 @@ const table: Schemas["TableView"] = {
   name: "Companies",
   rowCount: 3,
   schemaVersion: 1,
+  autoRun: true,
   createdAt: "2026-01-01T00:00:00Z",
   updatedAt: "2026-01-01T00:00:00Z",
   columns: [

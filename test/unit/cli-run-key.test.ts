@@ -37,6 +37,7 @@ const TABLE: Schemas["TableView"] = {
   ],
   rowCount: 3,
   schemaVersion: 1,
+  autoRun: true,
   createdAt: new Date(0).toISOString(),
   updatedAt: new Date(0).toISOString(),
 };

@@ -45,6 +45,7 @@ const NAMED: Record<string, ZodType> = {
   Group: table.Group,
   CreateTableRequest: table.CreateTableRequest,
   PatchTableRequest: table.PatchTableRequest,
+  PatchedTable: table.PatchedTable,
   TableView: table.TableView,
   TableList: table.TableList,
   CellStatus: rows.CellStatus,

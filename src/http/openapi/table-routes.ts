@@ -31,7 +31,13 @@ import {
   RunsCancelled,
   RunView,
 } from "@/contracts/runs";
-import { CreateTableRequest, PatchTableRequest, TableList, TableView } from "@/contracts/table";
+import {
+  CreateTableRequest,
+  PatchedTable,
+  PatchTableRequest,
+  TableList,
+  TableView,
+} from "@/contracts/table";
 import type { Operation } from "./operation";
 
 const TABLE = { id: "The table's id" };
@@ -77,11 +83,11 @@ const tables: Operation[] = [
     tag: "Tables",
     summary: "Edit a table",
     description:
-      "The lists given replace the current ones; a group added with `autoRun` runs on the rows where it is eligible. Concurrent edits that keep colliding → 409.",
+      "The lists given replace the current ones; a group added with `autoRun` runs on the rows where it is eligible. Concurrent edits that keep colliding → 409. `autoRun: false` turns the table's auto-run switch off: no group fires by itself (inserts, edits, imports, insert webhooks, the cascade after a cell ends) until it is on again; it cancels nothing, and explicit runs, run webhooks and schedules go on. `autoRun: true` turns it on and needs `backfill`: `run` starts one run, mode `new`, of the auto-run groups (its `dispatchId` in the answer), `skip` leaves existing rows as they are. `backfill` without `autoRun: true` → 400.",
     access: "key",
     params: TABLE,
     body: { json: PatchTableRequest },
-    answers: [{ status: 200, description: "The table", json: TableView }],
+    answers: [{ status: 200, description: "The table", json: PatchedTable }],
     errors: [409],
   },
   {

@@ -4,7 +4,9 @@
  * request made after the Stop stamped the row (see `stamp.ts`, `hold`); being no request,
  * its cell inherits the row's newest request number and lifts no hold. The table's stop lock,
  * taken shared in its own statement first, makes that check see every committed Stop and
- * keeps a Stop from committing between it and the stamp.
+ * keeps a Stop from committing between it and the stamp. It stamps nothing while the
+ * table's auto-run switch is off, read in the stamping statement; turning the switch off
+ * takes the stop lock exclusively, so once that answered no carrier's stamp commits.
  */
 import type { Db } from "@db/client";
 import { retryOnConflict } from "@db/sqlstate";
@@ -34,6 +36,7 @@ export async function autoStamp(
         maxRows: 1,
         dependsOn: { [cell.groupId]: cell.dependsOn },
         hold: { upstream: cell.upstream },
+        switched: true,
       });
       return stamped.cells;
     }),

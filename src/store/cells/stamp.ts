@@ -57,6 +57,8 @@ export interface StampPage {
    * transitively: a Stop of any of them holds it.
    */
   hold?: { upstream: readonly string[] };
+  /** The carrier's auto-run stamp: refused while the table's auto-run switch is off. */
+  switched?: boolean;
   /** Error/cancelled cells start from their last execution's checkpoints (see the header). */
   resume?: boolean;
 }
@@ -199,6 +201,12 @@ function notHeld(page: StampScope): SQL {
        and s.seq > coalesce((select max(rc.request_seq) from cells rc where rc.row_id = r.id), 0))`;
 }
 
+/** The table's auto-run switch, read in the stamping statement itself: off, nothing. */
+function switchedOn(page: StampScope): SQL {
+  if (!page.switched) return sql`true`;
+  return sql`exists (select 1 from tables st where st.id = ${page.tableId} and st.auto_run)`;
+}
+
 /** The `request_seq` of a stamped cell (row `p`): the request's, or the row's newest. */
 function requestSeqOf(page: StampPage): SQL {
   if (page.requestSeq !== undefined) return sql`${page.requestSeq}::bigint`;
@@ -210,7 +218,7 @@ export function scopeOf(page: StampScope): { from: SQL; guards: SQL; rowFilter: 
   const groups = groupSource(page);
   return {
     from: groups.from,
-    guards: sql`${groups.depsMet} and ${notExcluded(page)} and ${notHeld(page)}`,
+    guards: sql`${groups.depsMet} and ${notExcluded(page)} and ${notHeld(page)} and ${switchedOn(page)}`,
     rowFilter: sql`${page.rowIds ? sql`and r.id = any(${textArray(page.rowIds)})` : sql``}
       ${page.where && page.where.length > 0 ? sql`and ${whereSql(page.where)}` : sql``}`,
   };

@@ -1,8 +1,10 @@
-import type { Db } from "@db/client";
+import { type Db, queryRows } from "@db/client";
 import { dispatches } from "@db/schema";
+import { sql } from "drizzle-orm";
 import { newId } from "@/domain/ids";
 import type { RunMode } from "@/domain/statuses";
 import type { TypedCondition } from "@/domain/where";
+import { lockAgainstStop } from "../stops/stop-lock";
 
 export interface NewDispatch {
   tableId: string;
@@ -29,4 +31,25 @@ export async function createDispatch(db: Db, d: NewDispatch): Promise<string> {
   const id = newId("run");
   await db.insert(dispatches).values({ id, ...d, stamping: true });
   return id;
+}
+
+/**
+ * An auto-fire's run: created only while the table's auto-run switch is on (null: off, no
+ * run). The table's stop lock, taken shared in a statement of its own before the switch is
+ * read (turning the switch off takes it exclusively), makes a switch turned off
+ * concurrently either after the run (which then goes on: turning it off cancels nothing)
+ * or before it (no run), never half of one; and once the switch-off answered, no run that
+ * read it on is still to commit. A lock, not a share lock on the table's row: that would
+ * wait for every transaction that bumped the row's `next_position` (a long import).
+ */
+export async function createAutoFireDispatch(db: Db, d: NewDispatch): Promise<string | null> {
+  return db.transaction(async (tx) => {
+    await lockAgainstStop(tx, d.tableId);
+    const on = await queryRows<{ ok: number }>(
+      tx,
+      sql`select 1 as ok from tables where id = ${d.tableId} and auto_run`,
+    );
+    if (on.length === 0) return null;
+    return createDispatch(tx, d);
+  });
 }

@@ -7,6 +7,7 @@ export const tableColumns = {
   name: tables.name,
   schema: tables.schema,
   schemaVersion: tables.schemaVersion,
+  autoRun: tables.autoRun,
   createdAt: tables.createdAt,
   updatedAt: tables.updatedAt,
 };
@@ -17,6 +18,8 @@ export interface TableRecord {
   /** Validated on the way in; parse with contracts/table TableSchema when reading. */
   schema: unknown;
   schemaVersion: number;
+  /** The auto-run switch. */
+  autoRun: boolean;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -142,6 +142,11 @@ export function GridPage({ tableId }: { tableId: string }) {
         onDeleteSelected={() => void deleteSelected()}
         onRunMenu={setMenu}
         onStopAll={() => void stop({})}
+        onAutoRun={({ dispatchId, ...t }) => {
+          live.setTable(t);
+          if (dispatchId) live.refreshRuns();
+        }}
+        onError={(text) => setMessage({ text, error: true })}
       />
       {live.limitNotice && (
         <div className="notice notice-warn row" data-testid="limit-notice">

@@ -1,11 +1,12 @@
 "use client";
 /**
  * The bar over a table's grid: its name, whether the live stream is connected, how many
- * rows have loaded, and the buttons: + Row, + Column, + Group, run or delete the selected
+ * rows have loaded, the table's auto-run switch, and the buttons: + Row, + Column, + Group, run or delete the selected
  * rows, the Run ▾ menu for every group, Stop all, Export CSV.
  */
-import type { TableView } from "@/contracts/table";
+import type { PatchedTable, TableView } from "@/contracts/table";
 import { csvExportUrl } from "../api-raw";
+import { AutoRunSwitch } from "./AutoRunSwitch";
 import type { MenuAnchor } from "./RunMenu";
 import type { StreamState } from "./table-stream";
 import type { LiveTable } from "./use-table";
@@ -30,6 +31,8 @@ interface Props {
   onDeleteSelected(): void;
   onRunMenu(anchor: MenuAnchor): void;
   onStopAll(): void;
+  onAutoRun(table: PatchedTable): void;
+  onError(message: string): void;
 }
 
 export function GridToolbar({ tableId, table, live, selectedCount, canStop, ...on }: Props) {
@@ -44,6 +47,7 @@ export function GridToolbar({ tableId, table, live, selectedCount, canStop, ...o
         <span className="muted">Loading rows… {live.loaded.rows.toLocaleString()}</span>
       )}
       <div className="spacer" />
+      {table && <AutoRunSwitch table={table} onChanged={on.onAutoRun} onError={on.onError} />}
       <button type="button" className="btn" onClick={on.onAddRow}>
         + Row
       </button>
