@@ -621,6 +621,7 @@ export interface components {
         SchemaEventData: {
             schemaVersion: number;
             name: string;
+            autoRun?: boolean;
         };
         DispatchEventData: {
             dispatchId: string;

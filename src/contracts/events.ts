@@ -65,7 +65,12 @@ export const RowsEventData = z.object({
 export type RowsEventData = z.infer<typeof RowsEventData>;
 
 /** The table was created or its schema (columns, groups) or name changed. */
-export const SchemaEventData = z.object({ schemaVersion: z.number().int(), name: z.string() });
+export const SchemaEventData = z.object({
+  schemaVersion: z.number().int(),
+  name: z.string(),
+  /** The table's auto-run switch, sent when it flips (open grids show the new state). */
+  autoRun: z.boolean().optional(),
+});
 export type SchemaEventData = z.infer<typeof SchemaEventData>;
 
 /** A run ended: completed, cancelled by a Stop, or halted by a limit. */

@@ -160,6 +160,25 @@ describe("the table's auto-run switch", () => {
     expect(off.body.schemaVersion).toBe(dataOf(got).schemaVersion);
   });
 
+  it("each flip tells the table's open views: a schema event with the switch, in the flip's transaction", async () => {
+    const t = await chain();
+    const flips = async () =>
+      (
+        await queryRows<{ autoRun: boolean | null }>(
+          getDatabase().db,
+          sql`select (data->>'autoRun')::boolean as "autoRun" from events
+               where table_id = ${t} and kind = 'schema' and data ? 'autoRun' order by id`,
+        )
+      ).map((e) => e.autoRun);
+    expect(await flips()).toEqual([]);
+    expect((await patch(t, { autoRun: false })).status).toBe(200);
+    expect((await patch(t, { autoRun: true, backfill: "skip" })).status).toBe(200);
+    expect(await flips()).toEqual([false, true]);
+    // A refused flip tells nobody.
+    expect((await patch(t, { autoRun: true })).status).toBe(400);
+    expect(await flips()).toEqual([false, true]);
+  });
+
   it("backfill is required to turn it on, and goes with nothing else (400 at backfill)", async () => {
     const t = await chain();
     for (const body of [
