@@ -15,7 +15,7 @@ import { ApiError } from "@/contracts/common";
 import { sleep } from "@/domain/sleep";
 import { lockAgainstStop } from "@/store/stops/stop-lock";
 import { apiClient, dataOf } from "../helpers/api";
-import { useTestDatabase } from "../helpers/db";
+import { someoneWaitsForALock, useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
 import { newWorkspace, upperDefinition } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
@@ -312,7 +312,8 @@ describe("the table's auto-run switch", () => {
         answered = true;
         return r;
       });
-      await sleep(500);
+      // The switch-off is held on the stop lock this transaction holds shared.
+      expect(await someoneWaitsForALock()).toBe(true);
       expect(answered).toBe(false);
     });
     expect(((await pending) as { status: number }).status).toBe(200);
