@@ -609,7 +609,7 @@ export interface components {
         /** @enum {string} */
         CellStatus: "queued" | "running" | "paused" | "completed" | "error" | "cancelled";
         /** @enum {string} */
-        CellOutcome: "ok" | "skipped" | "not_found";
+        CellOutcome: "ok" | "skipped" | "not_found" | "condition_not_met" | "over_budget";
         /** @description Any JSON value */
         JsonValue: unknown;
         RowsEventData: {

@@ -17,7 +17,19 @@ export type CellStatus = (typeof CELL_STATUSES)[number];
 /** Why a fenced write of an attempt was refused: a Stop, a newer attempt, a delete. */
 export type LostReason = "cancelled" | "stale" | "gone";
 
-export const CELL_OUTCOMES = ["ok", "skipped", "not_found"] as const;
+/**
+ * How a `completed` cell ended: an answer (`ok`), a required input empty (`skipped`), no
+ * provider or waterfall step found anything (`not_found`), the group's `runIf` did not
+ * hold on the row (`condition_not_met`), or a paid call would have passed the row's
+ * budget in its run (`over_budget`). Only `ok` from a provider is ever charged.
+ */
+export const CELL_OUTCOMES = [
+  "ok",
+  "skipped",
+  "not_found",
+  "condition_not_met",
+  "over_budget",
+] as const;
 export type CellOutcome = (typeof CELL_OUTCOMES)[number];
 
 /** A sub-workflow run inside an attempt (a `workflow` block's call, a `foreach` item's). */

@@ -4,6 +4,7 @@
  * the word opens the cell's details (its error and attempt history).
  */
 import type { Group } from "@/contracts/table";
+import { assertNever, type CellOutcome } from "@/domain/statuses";
 import type { CellView } from "./merge";
 
 export interface CellStatusProps {
@@ -11,6 +12,31 @@ export interface CellStatusProps {
   group: Group;
   onApprove: () => void;
   onDetails: () => void;
+}
+
+function describeOutcome(outcome: CellOutcome): { label: string; tone: string; title: string } {
+  switch (outcome) {
+    case "ok":
+      return { label: "Done", tone: "completed", title: "Completed" };
+    case "skipped":
+      return { label: "Skipped", tone: "skipped", title: "A required input is empty" };
+    case "not_found":
+      return { label: "Not found", tone: "not_found", title: "No provider found anything" };
+    case "condition_not_met":
+      return {
+        label: "Condition not met",
+        tone: "skipped",
+        title: "The column's run condition did not hold on this row: nothing was called",
+      };
+    case "over_budget":
+      return {
+        label: "Over budget",
+        tone: "not_found",
+        title: "A paid call would have passed the row's credit budget: it was not made",
+      };
+    default:
+      return assertNever(outcome);
+  }
 }
 
 export function describeCell(cell: CellView): { label: string; tone: string; title: string } {
@@ -28,11 +54,7 @@ export function describeCell(cell: CellView): { label: string; tone: string; tit
     case "paused":
       return { label: "Paused", tone: "paused", title: "Waiting for approval or a long wait" };
     case "completed":
-      if (cell.outcome === "skipped")
-        return { label: "Skipped", tone: "skipped", title: "A required input is empty" };
-      if (cell.outcome === "not_found")
-        return { label: "Not found", tone: "not_found", title: "No provider found anything" };
-      return { label: "Done", tone: "completed", title: "Completed" };
+      return describeOutcome(cell.outcome ?? "ok");
     case "error":
       return { label: "Error", tone: "error", title: cell.error ?? "Failed" };
     case "cancelled":

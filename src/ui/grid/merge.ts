@@ -7,13 +7,13 @@
  */
 
 import type { CellEventData } from "@/contracts/events";
-import { type CellStatus, isTerminal } from "@/domain/statuses";
+import { type CellOutcome, type CellStatus, isTerminal } from "@/domain/statuses";
 
 export type { CellStatus };
 
 export interface CellView {
   status: CellStatus;
-  outcome?: string | null;
+  outcome?: CellOutcome | null;
   executionId: string;
   error?: string | null;
   runningBlockIds?: string[];
