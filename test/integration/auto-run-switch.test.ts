@@ -12,7 +12,7 @@ import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Schemas } from "@/client/cellflow-client";
 import { ApiError } from "@/contracts/common";
-import { sleep } from "@/domain/sleep";
+import { rowLockKeyOf } from "@/store/cells/orphan-probe";
 import { lockAgainstStop } from "@/store/stops/stop-lock";
 import { apiClient, dataOf } from "../helpers/api";
 import { someoneWaitsForALock, useTestDatabase } from "../helpers/db";
@@ -36,6 +36,18 @@ beforeAll(async () => {
     ...upperDefinition.blocks,
   ]);
 });
+
+/** No carrier holds these rows' locks (the key as engine/row-lock.ts makes it). */
+async function rowLocksFree(tableId: string, rowIds: readonly string[]): Promise<boolean> {
+  const [row] = await queryRows<{ n: number }>(
+    db(),
+    sql`select count(*)::int as n from pg_locks l
+         where l.locktype = 'advisory' and l.granted and l.objsubid = 1
+           and (l.classid::bigint << 32) | l.objid::bigint in (
+             select ${rowLockKeyOf(sql`${tableId}::text`, sql`r`)} from unnest(${sql.param(rowIds)}::text[]) r)`,
+  );
+  return row?.n === 0;
+}
 
 async function workflow(blocks: Schemas["Block"][]): Promise<string> {
   const r = await apiClient(key).POST("/api/workflows", {
@@ -238,8 +250,9 @@ describe("the table's auto-run switch", () => {
     const hooked = await runHook(JSON.stringify({ mode: "all", groupIds: ["ga"], rowIds: [r2] }));
     expect(hooked.status, JSON.stringify(hooked.body)).toBe(202);
     await waitRun(t, hooked.body.dispatchId as string);
-    // The carrier's cascade would stamp gb right after ga's terminal write: give it time.
-    await sleep(1000);
+    // The carrier's cascade would stamp gb right after ga's terminal write, before it lets
+    // the row go: once both rows' locks are free, whatever it was going to stamp is there.
+    expect(await waitFor(() => rowLocksFree(t, [r1, r2]), 30_000)).toBe(true);
     expect(await rowData(t, r1)).toEqual({ src: "x", a: "X" });
     expect(await rowData(t, r2)).toEqual({ src: "y", a: "Y" });
     expect((await cells(t)).map((c) => c.group)).toEqual(["ga", "ga"]);
@@ -294,10 +307,12 @@ describe("the table's auto-run switch", () => {
       30_000,
     );
     expect(running).toBe(true);
+    // The probe sees the carrier's lock (so "free" below means the carrier let the row go).
+    expect(await rowLocksFree(t, [id])).toBe(false);
     expect((await patch(t, { autoRun: false })).status).toBe(200);
     const done = await waitFor(async () => (await rowData(t, id)).a === "MID", 30_000);
     expect(done).toBe(true);
-    await sleep(1000);
+    expect(await waitFor(() => rowLocksFree(t, [id]), 30_000)).toBe(true);
     expect(await cells(t)).toEqual([{ row: id, group: "ga", status: "completed" }]);
   });
 
