@@ -25,7 +25,7 @@ halted or was stopped, 2 bad usage, 130 a follow detached with Ctrl-C`;
 
 export const TABLES = `usage: cellflow tables
 
-Lists the key's tables: id, row count and name.`;
+Lists the key's tables: id, row count, the auto-run switch (on/off) and name.`;
 
 export const IMPORT = `usage: cellflow import <table> <file.csv>
 

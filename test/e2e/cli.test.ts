@@ -137,8 +137,8 @@ describe("the cellflow CLI against npm start", () => {
       encoding: "utf8",
     });
     expect(listed.status, listed.stderr).toBe(0);
-    expect(lines(listed.stdout)[0]).toMatch(/^ID\s+ROWS\s+NAME$/);
-    expect(listed.stdout).toMatch(new RegExp(`${tableId}\\s+${ROWS}\\s+Numbers\\n`));
+    expect(lines(listed.stdout)[0]).toMatch(/^ID\s+ROWS\s+AUTO\s+NAME$/);
+    expect(listed.stdout).toMatch(new RegExp(`${tableId}\\s+${ROWS}\\s+on\\s+Numbers\\n`));
 
     // --where col=value: the column by name, the value read as a number.
     const dry = await run(["run", "Numbers", "--group", "classify", "--where", "N=5", "--dry-run"]);

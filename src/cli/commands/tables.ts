@@ -20,17 +20,23 @@ export async function tablesCommand(argv: readonly string[], ctx: CliContext): P
   return done;
 }
 
-/** One line per table under a header; the name last, so a long one never pushes columns. */
-export function tableListing(tables: { id: string; name: string; rowCount?: number }[]): string {
+/**
+ * One line per table under a header; the name last, so a long one never pushes columns.
+ * AUTO is the table's auto-run switch: `off` means no group fires by itself.
+ */
+export function tableListing(
+  tables: { id: string; name: string; rowCount?: number; autoRun?: boolean }[],
+): string {
   if (tables.length === 0) return "no tables yet\n";
   const rows = tables.map((t) => [
     t.id,
     t.rowCount === undefined ? "" : String(t.rowCount),
+    t.autoRun === undefined ? "" : t.autoRun ? "on" : "off",
     t.name,
   ]);
   const idWidth = Math.max(2, ...rows.map((r) => r[0]?.length ?? 0));
   const countWidth = Math.max(4, ...rows.map((r) => r[1]?.length ?? 0));
-  const line = ([id = "", count = "", name = ""]: string[]) =>
-    `${id.padEnd(idWidth)}  ${count.padStart(countWidth)}  ${name}\n`;
-  return line(["ID", "ROWS", "NAME"]) + rows.map(line).join("");
+  const line = ([id = "", count = "", auto = "", name = ""]: string[]) =>
+    `${id.padEnd(idWidth)}  ${count.padStart(countWidth)}  ${auto.padEnd(4)}  ${name}\n`;
+  return line(["ID", "ROWS", "AUTO", "NAME"]) + rows.map(line).join("");
 }
