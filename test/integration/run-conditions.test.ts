@@ -69,7 +69,7 @@ function lookupGroup(extra: Partial<Schemas["EnrichmentGroup"]> = {}): Schemas["
 
 async function table(
   rows: Record<string, unknown>[],
-  group = lookupGroup(),
+  group: Schemas["Group"] = lookupGroup(),
 ): Promise<{ tableId: string; rowIds: string[] }> {
   const t = await apiClient(key).POST("/api/tables", {
     body: { name: "conditions", columns: COLUMNS, groups: [group] },
