@@ -50,6 +50,7 @@ export function ConditionEditor({
   table,
   submitLabel,
   columns,
+  embedded,
   onSubmit,
   onCancel,
 }: {
@@ -57,6 +58,8 @@ export function ConditionEditor({
   submitLabel: string;
   /** Only column conditions, on these columns (a run condition); default: any column or group. */
   columns?: readonly Column[];
+  /** Inside another form (the group editor): a line of controls, not a form of its own. */
+  embedded?: boolean;
   onSubmit(cond: WhereCondition): void;
   onCancel?(): void;
 }) {
@@ -101,15 +104,8 @@ export function ConditionEditor({
     onSubmit(cond);
   };
 
-  return (
-    <form
-      className="condition-editor"
-      data-testid="condition-editor"
-      onSubmit={(e) => {
-        e.preventDefault();
-        submit();
-      }}
-    >
+  const controls = (
+    <>
       <select
         className="input"
         aria-label="Column or group"
@@ -179,6 +175,13 @@ export function ConditionEditor({
             setText(e.target.value);
             setError(null);
           }}
+          onKeyDown={(e) => {
+            // Embedded, Enter adds the condition instead of submitting the form around it.
+            if (embedded && e.key === "Enter") {
+              e.preventDefault();
+              submit();
+            }
+          }}
         />
       )}
       {groupId !== null && (
@@ -204,7 +207,12 @@ export function ConditionEditor({
           </optgroup>
         </select>
       )}
-      <button type="submit" className="btn btn-small" data-testid="condition-add">
+      <button
+        type={embedded ? "button" : "submit"}
+        className="btn btn-small"
+        data-testid="condition-add"
+        onClick={embedded ? submit : undefined}
+      >
         {submitLabel}
       </button>
       {onCancel && (
@@ -217,6 +225,25 @@ export function ConditionEditor({
           {error}
         </span>
       )}
+    </>
+  );
+  // A form inside the group editor's form would submit the group: a line of controls there.
+  if (embedded)
+    return (
+      <div className="condition-editor" data-testid="condition-editor">
+        {controls}
+      </div>
+    );
+  return (
+    <form
+      className="condition-editor"
+      data-testid="condition-editor"
+      onSubmit={(e) => {
+        e.preventDefault();
+        submit();
+      }}
+    >
+      {controls}
     </form>
   );
 }

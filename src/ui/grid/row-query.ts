@@ -6,7 +6,7 @@
  */
 import type { operations } from "@/client/schema";
 import type { SortDirection } from "@/contracts/rows";
-import type { Column, TableView } from "@/contracts/table";
+import type { Column, Group, RunCondition, TableView } from "@/contracts/table";
 import type { WhereCondition } from "@/contracts/where";
 import type { CellOutcome } from "@/domain/statuses";
 import { displayValue } from "./values";
@@ -81,7 +81,10 @@ const OUTCOME_WORDS: Record<CellOutcome, string> = {
 export const outcomeWords = (outcome: CellOutcome): string => OUTCOME_WORDS[outcome];
 
 /** A condition as people read it, e.g. `Name contains "acme"` or `Enrich: errors`. */
-export function describeCondition(table: TableView, cond: WhereCondition): string {
+export function describeCondition(
+  table: Pick<TableView, "columns" | "groups">,
+  cond: WhereCondition | RunCondition,
+): string {
   if ("group" in cond) {
     const group = table.groups.find((g) => g.id === cond.group);
     const state = "outcome" in cond ? outcomeWords(cond.outcome) : statusWords(cond.status);
@@ -92,4 +95,13 @@ export function describeCondition(table: TableView, cond: WhereCondition): strin
   if (cond.value === undefined) return `${name} ${opWords(cond.op)}`;
   const value = typeof cond.value === "string" ? `“${cond.value}”` : displayValue(cond.value);
   return `${name} ${opWords(cond.op)} ${value}`;
+}
+
+/** A group's run conditions as people read them ("Tier is “pro” and Domain is not empty"), or null. */
+export function describeRunIf(
+  table: Pick<TableView, "columns" | "groups">,
+  group: Pick<Group, "runIf">,
+): string | null {
+  const runIf = group.runIf ?? [];
+  return runIf.length === 0 ? null : runIf.map((c) => describeCondition(table, c)).join(" and ");
 }
