@@ -52,6 +52,7 @@ flags:
                        type (number, boolean yes/no, date, text); repeat to AND them
   --where-json <list>  conditions as the API takes them, e.g.
                        '[{"column":"n","op":"gt","value":5},{"group":"enrich","status":"error"}]'
+                       or a group's outcome: '[{"group":"enrich","outcome":"condition_not_met"}]'
   --limit <n>          at most n rows
   --resume             restart failed or stopped cells from where they stopped
                        (with --mode incomplete or failed)

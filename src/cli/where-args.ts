@@ -3,10 +3,11 @@
  * `eq` on the column (named by id or name) with the value read as the column's type, so
  * `--where n=5` sends the number 5 and `--where paid=yes` the boolean true; a value that
  * cannot be of that type is refused here (bad usage) rather than sent. `--where-json` is a
- * JSON list sent as written, except that columns and groups may be named as in `--where`.
+ * JSON list sent as written, except that columns and groups may be named as in `--where`:
+ * `{"column", "op", "value"?}`, `{"group", "status"}` or `{"group", "outcome"}`.
  */
 import type { Schemas } from "@/client/cellflow-client";
-import { CELL_STATUSES } from "@/domain/statuses";
+import { CELL_OUTCOMES, CELL_STATUSES } from "@/domain/statuses";
 import { WHERE_OPS } from "@/domain/where";
 import { type CliResult, usageError } from "./failure";
 import { pickPart, type Table } from "./table-ref";
@@ -97,6 +98,13 @@ export function whereFromJson(table: Table, text: string): CliResult<Condition[]
         op,
         ...("value" in item ? { value: item.value as JsonValue } : {}),
       });
+    } else if (isObject(item) && typeof item.group === "string" && "outcome" in item) {
+      const outcome = CELL_OUTCOMES.find((o) => o === item.outcome);
+      if (outcome === undefined)
+        return usageError(`${at}: "outcome" must be one of ${CELL_OUTCOMES.join(", ")}`);
+      const group = pickPart(table.groups, item.group, "group", table);
+      if (!group.ok) return group;
+      out.push({ group: group.value.id, outcome });
     } else if (isObject(item) && typeof item.group === "string") {
       const status = STATUSES.find((s) => s === item.status);
       if (status === undefined)
@@ -105,7 +113,9 @@ export function whereFromJson(table: Table, text: string): CliResult<Condition[]
       if (!group.ok) return group;
       out.push({ group: group.value.id, status });
     } else {
-      return usageError(`${at}: a condition is {"column", "op", "value"?} or {"group", "status"}`);
+      return usageError(
+        `${at}: a condition is {"column", "op", "value"?}, {"group", "status"} or {"group", "outcome"}`,
+      );
     }
   }
   return { ok: true, value: out };

@@ -986,7 +986,7 @@ export interface components {
             dryRun?: boolean;
             maxCredits?: number;
         };
-        WhereCondition: components["schemas"]["ColumnCondition"] | components["schemas"]["CellCondition"];
+        WhereCondition: components["schemas"]["ColumnCondition"] | components["schemas"]["CellCondition"] | components["schemas"]["OutcomeCondition"];
         ColumnCondition: {
             column: string;
             op: components["schemas"]["WhereOp"];
@@ -998,6 +998,11 @@ export interface components {
             group: string;
             /** @enum {string|null} */
             status: "queued" | "running" | "paused" | "completed" | "error" | "cancelled" | null;
+        };
+        OutcomeCondition: {
+            group: string;
+            /** @enum {string} */
+            outcome: "ok" | "skipped" | "not_found" | "condition_not_met" | "over_budget";
         };
         TableList: {
             tables: components["schemas"]["TableView"][];
@@ -1035,6 +1040,7 @@ export interface components {
             dependsOn?: string[];
             /** @default false */
             autoRun?: boolean;
+            runIf?: components["schemas"]["ColumnCondition"][];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1064,6 +1070,7 @@ export interface components {
             dependsOn?: string[];
             /** @default false */
             autoRun?: boolean;
+            runIf?: components["schemas"]["ColumnCondition"][];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1228,6 +1235,7 @@ export interface components {
         RunEstimate: {
             rows: number;
             cells: number;
+            skippedByCondition: number;
             estimatedCredits: number;
             /** @enum {string} */
             estimate: "complete" | "lower_bound";
@@ -1237,6 +1245,7 @@ export interface components {
                 cells: number;
                 credits: number;
                 cached: number;
+                skippedByCondition: number;
             }[];
         };
         UnknownCredits: {
@@ -1293,6 +1302,7 @@ export interface components {
             dependsOn: string[];
             /** @default false */
             autoRun: boolean;
+            runIf?: components["schemas"]["ColumnCondition"][];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1319,6 +1329,7 @@ export interface components {
             dependsOn: string[];
             /** @default false */
             autoRun: boolean;
+            runIf?: components["schemas"]["ColumnCondition"][];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}

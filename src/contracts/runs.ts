@@ -76,10 +76,13 @@ export type UnknownCredits = z.infer<typeof UnknownCredits>;
  * would make once (a cache hit or a skipped input costs nothing, so they may cost less);
  * `estimate` is `lower_bound` when some group's calls cannot be counted (`unknown` names
  * them), e.g. enrichment blocks inside a `foreach`, whose item count is known only then.
+ * `skippedByCondition`: cells on rows where their group's `runIf` does not hold now (they
+ * would end `condition_not_met`, calling nothing): counted in `cells`, charged 0.
  */
 export const RunEstimate = z.object({
   rows: z.number().int(),
   cells: z.number().int(),
+  skippedByCondition: z.number().int(),
   estimatedCredits: z.number(),
   estimate: z.enum(["complete", "lower_bound"]),
   unknown: z.array(UnknownCredits),
@@ -90,6 +93,8 @@ export const RunEstimate = z.object({
       credits: z.number(),
       /** Cells the enrichment result cache would serve: no call, no credit. */
       cached: z.number().int(),
+      /** Cells whose run condition does not hold on their row now: no call, no credit. */
+      skippedByCondition: z.number().int(),
     }),
   ),
 });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ClientId, EntityId, Name } from "./common";
+import { ColumnCondition } from "./where";
 
 export const COLUMN_TYPES = ["text", "number", "boolean", "date", "json", "select"] as const;
 export const ColumnType = z.enum(COLUMN_TYPES);
@@ -39,6 +40,18 @@ export const GroupOutput = z.strictObject({
 });
 export type GroupOutput = z.infer<typeof GroupOutput>;
 
+/**
+ * A run condition: a column condition of the where vocabulary. Its value is typed
+ * `unknown`, as the where compiler's checked conditions are, so a table read back through
+ * the API client (whose JSON values are `unknown`) is a `TableView` as it is.
+ */
+export interface RunCondition {
+  column: string;
+  op: ColumnCondition["op"];
+  value?: unknown;
+}
+const RunIf: z.ZodOptional<z.ZodType<RunCondition[]>> = z.array(ColumnCondition).max(20).optional();
+
 const groupBase = {
   id: ClientId,
   name: Name,
@@ -47,6 +60,11 @@ const groupBase = {
   outputs: z.array(GroupOutput).max(100).default([]),
   dependsOn: z.array(ClientId).max(100).default([]),
   autoRun: z.boolean().default(false),
+  /**
+   * Run conditions: column conditions (all must hold) judged with the row's values when
+   * the cell is claimed; not met, the cell ends `completed` / `condition_not_met`.
+   */
+  runIf: RunIf,
 };
 
 export const WorkflowGroup = z.strictObject({

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CELL_STATUSES } from "@/domain/statuses";
+import { CELL_OUTCOMES, CELL_STATUSES } from "@/domain/statuses";
 import { ClientId, JsonValue } from "./common";
 
 /** Operators of a column condition. Which fit which column type: src/domain/where.ts. */
@@ -32,7 +32,14 @@ export const CellCondition = z.strictObject({
 });
 export type CellCondition = z.infer<typeof CellCondition>;
 
-export const WhereCondition = z.union([ColumnCondition, CellCondition]);
+/** Rows whose cell of `group` is `completed` with `outcome` (e.g. `condition_not_met`). */
+export const OutcomeCondition = z.strictObject({
+  group: ClientId,
+  outcome: z.enum(CELL_OUTCOMES),
+});
+export type OutcomeCondition = z.infer<typeof OutcomeCondition>;
+
+export const WhereCondition = z.union([ColumnCondition, CellCondition, OutcomeCondition]);
 export type WhereCondition = z.infer<typeof WhereCondition>;
 
 /** All conditions must hold. */

@@ -1,11 +1,14 @@
 /**
  * Invariants of a table schema: column and group ids unique; every column a group names
- * exists; each output column has one owner; no group waits on its own outputs; the
- * "feeds" relation between groups has no cycle, so a cascade always terminates.
+ * exists; each output column has one owner; no group waits on its own outputs; a group's
+ * run conditions (`runIf`) are column conditions the where compiler takes, never on its own
+ * outputs; the "feeds" relation between groups (through every column a group reads, its
+ * run conditions' included) has no cycle, so a cascade always terminates.
  */
 import type { Issue } from "@/contracts/common";
 import type { Group, TableSchema } from "@/contracts/table";
 import { findCycle } from "./graph";
+import { checkWhere } from "./where";
 
 function duplicates(ids: string[]): Set<string> {
   const seen = new Set<string>();
@@ -14,7 +17,6 @@ function duplicates(ids: string[]): Set<string> {
   return dup;
 }
 
-/** Columns a group reads: its mapped inputs and its dependencies. */
 /**
  * A group's inputs for a row: each input name with its column's value (null when the row
  * has none). Own properties only, so an input named `__proto__` stays a key. The engine's
@@ -29,8 +31,19 @@ export function groupInputs(
   );
 }
 
+/**
+ * Columns a group reads: its mapped inputs, its dependencies and its run conditions'
+ * columns. Group order, the cycle check, the re-arm on edit and a Stop's hold on auto-run
+ * all follow from this one list.
+ */
 export function columnsRead(group: Group): string[] {
-  return [...new Set([...Object.values(group.inputs), ...group.dependsOn])];
+  return [
+    ...new Set([
+      ...Object.values(group.inputs),
+      ...group.dependsOn,
+      ...(group.runIf ?? []).map((c) => c.column),
+    ]),
+  ];
 }
 
 export function checkTableSchema(
@@ -85,7 +98,9 @@ export function checkTableSchema(
 
   schema.groups.forEach((g, gi) => {
     const own = new Set(g.outputs.map((o) => o.columnId));
-    for (const col of columnsRead(g)) {
+    issues.push(...runIfIssues(schema, g, gi, own));
+    // The run conditions' columns were checked just above, each at its own path.
+    for (const col of new Set([...Object.values(g.inputs), ...g.dependsOn])) {
       if (own.has(col)) {
         issues.push({
           path: `groups.${gi}`,
@@ -104,6 +119,36 @@ export function checkTableSchema(
     const flow = [...cycle].reverse().join(" → ");
     issues.push({ path: "groups", message: `dependency cycle: ${flow}` });
   }
+  return issues;
+}
+
+/**
+ * A group's run conditions: none on its own outputs (its cell would judge what it is about
+ * to write), each one a valid column condition (the run `where` rules: known column, an
+ * operator that fits its type, a value of that type). Issues at `groups.<i>.runIf.<j>`.
+ */
+function runIfIssues(
+  schema: TableSchema,
+  group: Group,
+  gi: number,
+  own: ReadonlySet<string>,
+): Issue[] {
+  const issues: Issue[] = [];
+  (group.runIf ?? []).forEach((cond, j) => {
+    const at = `groups.${gi}.runIf.${j}`;
+    if (own.has(cond.column)) {
+      issues.push({
+        path: at,
+        message: `group "${group.id}" may not run on a condition on its own output column "${cond.column}"`,
+      });
+      return;
+    }
+    const checked = checkWhere(schema, [cond], at);
+    if (!checked.ok && "issues" in checked.reason)
+      issues.push(
+        ...checked.reason.issues.map((i) => ({ ...i, path: i.path.replace(`${at}.0`, at) })),
+      );
+  });
   return issues;
 }
 

@@ -10,13 +10,14 @@ import type { ColumnType, TableSchema } from "@/contracts/table";
 import { WHERE_OPS, type Where, type WhereOp } from "@/contracts/where";
 import { type Failure, invalid } from "./errors";
 import type { Result } from "./result";
-import type { CellStatus } from "./statuses";
+import type { CellOutcome, CellStatus } from "./statuses";
 import { assertNever } from "./statuses";
 import { checkValue } from "./values";
 
 export type TypedCondition =
   | { column: string; type: ColumnType; op: WhereOp; value?: unknown }
-  | { group: string; status: CellStatus | null };
+  | { group: string; status: CellStatus | null }
+  | { group: string; outcome: CellOutcome };
 
 /** Every operator, in the vocabulary's order: for callers that check one before its column is known. */
 export { WHERE_OPS };
@@ -46,9 +47,12 @@ export function opsFor(type: ColumnType): WhereOp[] {
   return WHERE_OPS.filter((op) => fits(op, type));
 }
 
+/** A condition as sent (`Where`), or a group's run condition, whose value is `unknown`. */
+type ConditionInput = Where[number] | { column: string; op: WhereOp; value?: unknown };
+
 export function checkWhere(
   schema: TableSchema,
-  where: Where,
+  where: readonly ConditionInput[],
   path = "where",
 ): Result<TypedCondition[], Failure> {
   const columns = new Map(schema.columns.map((c) => [c.id, c]));
@@ -60,6 +64,7 @@ export function checkWhere(
     if ("group" in cond) {
       if (!groups.has(cond.group))
         issues.push({ path: `${at}.group`, message: `unknown group "${cond.group}"` });
+      else if ("outcome" in cond) typed.push({ group: cond.group, outcome: cond.outcome });
       else typed.push({ group: cond.group, status: cond.status });
       return;
     }
@@ -106,4 +111,17 @@ function valueProblem(
       ? "contains needs a non-empty string"
       : null;
   return checkValue(column, value);
+}
+
+/**
+ * A group's run conditions, typed for the where compiler ([] without any). The table's
+ * schema check passed them against these very columns, so this fails only on a schema that
+ * check never saw; the caller says so on the cell instead of running it.
+ */
+export function runIfOf(
+  schema: TableSchema,
+  group: { runIf?: readonly ConditionInput[] | undefined },
+): Result<TypedCondition[], Failure> {
+  const runIf = group.runIf ?? [];
+  return runIf.length === 0 ? { ok: true, value: [] } : checkWhere(schema, runIf, "runIf");
 }

@@ -6,8 +6,10 @@
  * cell is claimed only by a step (the only way into `running`), under the schema version
  * whose group order chose it, and an attempt runs only a cell its step claimed; auto-run
  * fires only through `autoStamp`, which a Stop covering the row holds (a Stop ends the
- * cascade); a shutdown hands the claimed cell back to the queue, and the row's deadline or
- * a lost lock session fails the cells still waiting, each with the reason.
+ * cascade); a claimed cell whose group has a run condition is judged before its attempt
+ * does anything (not met: it ends `condition_not_met` and the cascade goes on to the row's
+ * next cell); a shutdown hands the claimed cell back to the queue, and the row's deadline
+ * or a lost lock session fails the cells still waiting, each with the reason.
  */
 import { type CarrierPayload, carrierSpec, type TaskContext } from "@/backends/port";
 import type { Logger } from "@/config/log";
@@ -15,6 +17,7 @@ import type { TableSchema } from "@/contracts/table";
 import { nextAutoGroup } from "@/domain/auto-run";
 import { formatDuration } from "@/domain/durations";
 import { upstreamGroups } from "@/domain/table-schema";
+import { runIfOf } from "@/domain/where";
 import { DeadlineError, InterruptedError, isInterrupted } from "@/errors";
 import { creditsExhausted, type PlanLimits, planLimits } from "@/limits/plans";
 import { autoStamp } from "@/store/cells/auto-stamp";
@@ -22,6 +25,7 @@ import { failQueuedCell } from "@/store/cells/fail-queued";
 import { failCell } from "@/store/cells/finish";
 import { requeueCell } from "@/store/cells/requeue";
 import type { ClaimedCell, RowStepInput } from "@/store/cells/row-step";
+import { skipByCondition } from "@/store/cells/skip-by-condition";
 import type { CascadeStep } from "@/store/engine-reads";
 import { runAttempt } from "./attempt";
 import type { Engine } from "./handle";
@@ -139,7 +143,47 @@ async function step(c: Cascade): Promise<boolean> {
   if (!claimed) return claimedNothing(c, step);
   c.claimless = 0;
   c.lastGroup = claimed.groupId;
+  if (await endedByCondition(c, schema, claimed)) return true;
   await attemptCell(c, step, schema, claimed, limits);
+  return true;
+}
+
+/**
+ * The claimed cell's run condition, judged before its attempt does anything: true when the
+ * cell needs no attempt (the condition did not hold and the cell ended `condition_not_met`,
+ * or the attempt lost its cell meanwhile). An execution that already recorded state (a
+ * resumed wait, an approval) was judged when it first ran: it goes on.
+ */
+async function endedByCondition(
+  c: Cascade,
+  schema: TableSchema,
+  claimed: ClaimedCell,
+): Promise<boolean> {
+  const group = schema.groups.find((g) => g.id === claimed.groupId);
+  if (!group?.runIf?.length || claimed.resumable) return false;
+  const ref = {
+    rowId: c.rowId,
+    groupId: claimed.groupId,
+    executionId: claimed.executionId,
+    attempt: claimed.attempt,
+  };
+  const conditions = runIfOf(schema, group);
+  if (!conditions.ok) {
+    await failCell(c.session.db, {
+      ...ref,
+      message: `The group's run condition is not valid: ${conditions.reason.message}`,
+      finish: { blockErrors: {} },
+    });
+    return true;
+  }
+  const judged = await skipByCondition(c.session.db, {
+    ...ref,
+    conditions: conditions.value,
+    outputColumns: group.outputs.map((o) => o.columnId),
+  });
+  if (judged.kind === "holds") return false;
+  if (judged.kind === "not_met") c.engine.waker.wake(c.tableId);
+  else c.log.debug({ groupId: claimed.groupId, reason: judged.reason }, "run condition: cell lost");
   return true;
 }
 

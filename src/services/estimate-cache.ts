@@ -4,10 +4,12 @@
  * inputs an earlier cell of the run asks the providers for (concurrent misses of one key
  * make one call). What the estimate subtracts; read-only. Cells whose inputs are missing
  * or invalid are not counted as served (they are charged nothing anyway, and the
- * estimate errs towards paying).
+ * estimate errs towards paying). Cells whose run condition does not hold are not counted
+ * either: the estimate counts them apart (`skippedByCondition`).
  */
 import type { EnrichmentGroup } from "@/contracts/table";
 import { groupInputs } from "@/domain/table-schema";
+import type { TypedCondition } from "@/domain/where";
 import { cacheKeyOf } from "@/enrichments/cache-key";
 import { readInputs } from "@/enrichments/run";
 import type { Enrichment } from "@/enrichments/types";
@@ -25,6 +27,7 @@ export async function cacheServedCells(
   group: EnrichmentGroup,
   enrichment: Enrichment,
   ttlMs: number,
+  runIf: readonly TypedCondition[],
 ): Promise<number> {
   const columns = [...new Set(Object.values(group.inputs))];
   const asked = new Set<string>();
@@ -38,6 +41,7 @@ export async function cacheServedCells(
       columns,
       afterPosition: after,
       maxRows,
+      runIf,
     });
     const keys: string[] = [];
     for (const data of page.rows) {

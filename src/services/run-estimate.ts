@@ -8,7 +8,9 @@
  * will see (paid blocks inside a `foreach`), the estimate says it is a lower bound and
  * names the group. A paid enrichment group's cells the workspace's result cache would
  * serve (a fresh answer, or inputs an earlier cell of the run asks for) cost nothing and
- * are counted apart (`cached`).
+ * are counted apart (`cached`). Cells on rows where their group's run condition (`runIf`)
+ * does not hold now, judged in SQL by the compiler the claim uses, would end
+ * `condition_not_met` without a call: counted apart (`skippedByCondition`), charged 0.
  */
 
 import { readEnv } from "@/config/env";
@@ -17,6 +19,7 @@ import type { Group } from "@/contracts/table";
 import { type Block, WorkflowDefinition } from "@/contracts/workflow";
 import { type Failure, notFound } from "@/domain/errors";
 import type { Result } from "@/domain/result";
+import { runIfOf, type TypedCondition } from "@/domain/where";
 import { getEnrichment } from "@/enrichments/registry";
 import { countScope } from "@/store/cells/stamp";
 import { childWorkflow } from "@/store/engine-reads";
@@ -43,27 +46,36 @@ export async function estimateRun(
   if (!scoped.ok) return scoped;
   const { schema, scope } = scoped.value;
   const { groupIds } = scope;
-  const counted = await countScope(ctx.db, scope);
+  const byId = new Map(schema.groups.map((g) => [g.id, g]));
+  const runIf: Record<string, TypedCondition[]> = {};
+  for (const groupId of groupIds) {
+    const group = byId.get(groupId);
+    const conditions = group ? runIfOf(schema, group) : null;
+    if (conditions?.ok && conditions.value.length > 0) runIf[groupId] = conditions.value;
+  }
+  const counted = await countScope(ctx.db, scope, runIf);
   const cacheTtlMs = readEnv().CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS * 3_600_000;
 
-  const byId = new Map(schema.groups.map((g) => [g.id, g]));
   const groups: RunEstimate["groups"] = [];
   const unknown: UnknownCredits[] = [];
   let cells = 0;
+  let skippedByCondition = 0;
   let estimatedCredits = 0;
   for (const groupId of groupIds) {
     const n = counted.cells[groupId] ?? 0;
+    const notMet = counted.notMet[groupId] ?? 0;
     const group = byId.get(groupId);
     const cost = group && n > 0 ? await groupCost(ctx, group) : { credits: 0, unknown: null };
     if (cost.unknown) unknown.push({ groupId, reason: cost.unknown });
     const enrichment = group?.kind === "enrichment" ? getEnrichment(group.enrichmentId) : undefined;
     const cached =
       group?.kind === "enrichment" && enrichment && cost.credits > 0 && cacheTtlMs > 0
-        ? await cacheServedCells(ctx, scope, group, enrichment, cacheTtlMs)
+        ? await cacheServedCells(ctx, scope, group, enrichment, cacheTtlMs, runIf[groupId] ?? [])
         : 0;
-    const credits = cost.credits * (n - cached);
-    groups.push({ groupId, cells: n, credits, cached });
+    const credits = cost.credits * (n - notMet - cached);
+    groups.push({ groupId, cells: n, credits, cached, skippedByCondition: notMet });
     cells += n;
+    skippedByCondition += notMet;
     estimatedCredits += credits;
   }
   return {
@@ -71,6 +83,7 @@ export async function estimateRun(
     value: {
       rows: counted.rows,
       cells,
+      skippedByCondition,
       estimatedCredits,
       estimate: unknown.length > 0 ? "lower_bound" : "complete",
       unknown,

@@ -1,8 +1,9 @@
 /**
  * What the engine model test judges: every change of a cell's status, execution,
- * attempt or run, and of a run's cursor, status or stamping, recorded by triggers in the
- * transaction that made it, read back in commit order (the server keeps commit
- * timestamps: see global-setup). Installed in the model test's database only.
+ * attempt or run, of a run's cursor, status or stamping, and of a row's `a` column (what
+ * the paid group's run condition reads), recorded by triggers in the transaction that
+ * made it, read back in commit order (the server keeps commit timestamps: see
+ * global-setup). Installed in the model test's database only.
  */
 
 import { type Db, queryRows } from "@db/client";
@@ -30,6 +31,18 @@ const STATEMENTS = [
      cached boolean
    )`,
   `create index if not exists model_audit_table_idx on model_audit (table_id)`,
+  `alter table model_audit add column if not exists value jsonb`,
+  `create or replace function model_audit_rows() returns trigger language plpgsql as $$
+   begin
+     if tg_op = 'INSERT' or (new.data -> 'a') is distinct from (old.data -> 'a') then
+       insert into model_audit (kind, op, table_id, row_id, value)
+       values ('row', lower(tg_op), new.table_id, new.id, new.data -> 'a');
+     end if;
+     return null;
+   end $$`,
+  `drop trigger if exists model_audit_rows on rows`,
+  `create trigger model_audit_rows after insert or update on rows
+     for each row execute function model_audit_rows()`,
   `create or replace function model_audit_cells() returns trigger language plpgsql as $$
    begin
      if tg_op = 'DELETE' then
@@ -77,8 +90,15 @@ export async function serverClock(db: Db): Promise<number> {
   return Number(row?.us);
 }
 
-/** The table's audited history in commit order (records of one transaction together). */
-export async function auditedHistory(db: Db, tableId: string): Promise<AuditRecord[]> {
+/**
+ * The table's audited history in commit order (records of one transaction together);
+ * with `rows`, the changes of the rows' `a` column too (kind `row`, its `value`).
+ */
+export async function auditedHistory(
+  db: Db,
+  tableId: string,
+  opts: { rows?: boolean } = {},
+): Promise<AuditRecord[]> {
   return queryRows<AuditRecord>(
     db,
     sql`select id, txn::text as txn,
@@ -86,8 +106,8 @@ export async function auditedHistory(db: Db, tableId: string): Promise<AuditReco
                  as committed,
                kind, op, row_id as "rowId", group_id as "groupId", row_position::float8 as "rowPosition",
                status, execution_id as "executionId", attempt, dispatch_id as "dispatchId",
-               "cursor"::float8 as "cursor", "window", stamping, outcome, cached
-          from model_audit where table_id = ${tableId}
+               "cursor"::float8 as "cursor", "window", stamping, outcome, cached, value
+          from model_audit where table_id = ${tableId} ${opts.rows ? sql`` : sql`and kind <> 'row'`}
          order by committed, txn, id`,
   );
 }

@@ -11,7 +11,7 @@ export interface AuditRecord {
   txn: string;
   /** Commit time, microseconds since the epoch (server clock). */
   committed: number;
-  kind: "cell" | "dispatch";
+  kind: "cell" | "dispatch" | "row";
   op: "insert" | "update" | "delete";
   rowId: string | null;
   groupId: string | null;
@@ -26,6 +26,8 @@ export interface AuditRecord {
   /** A cell's outcome, and whether its answer came from the result cache (`details.cached`). */
   outcome?: string | null;
   cached?: boolean | null;
+  /** A row record's value of the column the run condition reads (JSON null: absent). */
+  value?: unknown;
 }
 
 export interface StopScope {
@@ -305,4 +307,56 @@ export function judge(
     ...checkAttempts(h),
     ...checkNothingLost(finalCells, finalRuns),
   ];
+}
+
+/** What the where compiler counts as empty: absent, null, "", [] or {}. */
+function emptyValue(v: unknown): boolean {
+  if (v === null || v === undefined || v === "") return true;
+  if (Array.isArray(v)) return v.length === 0;
+  return typeof v === "object" && Object.keys(v).length === 0;
+}
+
+/**
+ * Run conditions (the group's `runIf`: `column` not empty): a cell of `groupId` ends
+ * `condition_not_met` only if the group has the condition and the row's `column` was empty
+ * at some committed moment between the claim of that attempt and its end (the judging
+ * statement reads the row on its snapshot, taken in between). `records` is the history
+ * with the row records (`auditedHistory(…, { rows: true })`).
+ */
+export function checkRunConditions(
+  records: AuditRecord[],
+  c: { groupId: string; column: string; runIf: boolean },
+): string[] {
+  const found: string[] = [];
+  const empty = new Map<string, boolean>();
+  /** Claims of the group under way (row/execution/attempt) → the column was empty since. */
+  const sawEmpty = new Map<string, boolean>();
+  const claimKey = (r: AuditRecord) => `${r.rowId}/${r.executionId}/${r.attempt}`;
+  for (const tx of transactions(records)) {
+    for (const r of tx) {
+      if (r.kind !== "row" || !r.rowId) continue;
+      const isEmpty = emptyValue(r.value);
+      empty.set(r.rowId, isEmpty);
+      if (isEmpty)
+        for (const key of sawEmpty.keys())
+          if (key.startsWith(`${r.rowId}/`)) sawEmpty.set(key, true);
+    }
+    for (const r of tx) {
+      if (r.kind !== "cell" || r.groupId !== c.groupId) continue;
+      if (r.status === "running") sawEmpty.set(claimKey(r), empty.get(r.rowId ?? "") ?? true);
+      if (r.status !== "completed" || r.outcome !== "condition_not_met") continue;
+      if (!c.runIf) {
+        found.push(`runIf: ${key(r)} ended condition_not_met, but the group has no run condition`);
+        continue;
+      }
+      const seen = sawEmpty.get(claimKey(r));
+      if (seen === undefined)
+        found.push(`runIf: ${key(r)} ended condition_not_met without a claim of that attempt`);
+      else if (!seen)
+        found.push(
+          `runIf: ${key(r)} ended condition_not_met, but ${c.column} was never empty since its claim`,
+        );
+    }
+  }
+  return found;
 }

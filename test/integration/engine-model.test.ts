@@ -6,7 +6,9 @@
  * credit cap that halts them — and fast-check's scheduler picks the order in which they
  * pass the engine's race points and in which the paid group's provider answers. Afterwards
  * the audited history (commit order) is judged against I1–I5 (test/helpers/model-judge.ts)
- * and the ledger against I6 (test/helpers/model-money.ts; docs/engine-invariants.md).
+ * and the ledger against I6 (test/helpers/model-money.ts; docs/engine-invariants.md). In
+ * some schedules the paid group has a run condition (`runIf`: `a` not empty): its cells
+ * that end `condition_not_met` are judged against the row's `a` (checkRunConditions).
  * `MODEL_RUNS` sets how many schedules (default 200).
  */
 
@@ -37,7 +39,7 @@ import { engineDeps, redriveEngine } from "../helpers/engine";
 import { taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
 import { auditedHistory, installModelAudit, serverClock } from "../helpers/model-audit";
-import { judge, type StopMade, type StopScope } from "../helpers/model-judge";
+import { checkRunConditions, judge, type StopMade, type StopScope } from "../helpers/model-judge";
 import {
   type BlockRecord,
   type Counters,
@@ -153,10 +155,13 @@ afterAll(() => provider.close());
 
 /**
  * ga (manual) → a; gb (auto-run on a) → b; gp (manual: a paid company_lookup block on d,
- * then waits for an approval) → p; gm (manual, paid: company_lookup on d) → m. The
- * provider answers each row's domain as ROW_ANSWERS says.
+ * then waits for an approval) → p; gm (manual, paid: company_lookup on d) → m, with
+ * `runIf` only where `a` is not empty. The provider answers each row's domain as
+ * ROW_ANSWERS says.
  */
-async function modelTable(): Promise<{ tableId: string; rowIds: string[]; schema: TableSchema }> {
+async function modelTable(
+  runIf: boolean,
+): Promise<{ tableId: string; rowIds: string[]; schema: TableSchema }> {
   const group = (id: string, workflowId: string, column: string, autoOn?: string) => ({
     id,
     name: id,
@@ -181,6 +186,7 @@ async function modelTable(): Promise<{ tableId: string; rowIds: string[]; schema
           enrichmentId: "company_lookup",
           inputs: { domain: "d" },
           outputs: [{ columnId: "m", from: "name" }],
+          ...(runIf ? { runIf: [{ column: "a", op: "not_empty" as const }] } : {}),
         },
       ],
     },
@@ -495,15 +501,17 @@ describe("engine model", () => {
         answers: 0,
         charged: 0,
         halted: 0,
+        conditionNotMet: 0,
         ends: {} as Record<string, number>,
       };
       await fc.assert(
         fc.asyncProperty(
           fc.scheduler(),
           fc.array(fc.tuple(actorArb, fc.nat({ max: 15 })), { minLength: 2, maxLength: 8 }),
-          async (s, actors) => {
+          fc.boolean(),
+          async (s, actors, runIf) => {
             schedules++;
-            const { tableId, rowIds, schema } = await modelTable();
+            const { tableId, rowIds, schema } = await modelTable(runIf);
             const world = new World(s, tableId, rowIds);
             current = world;
             await s.waitFor(Promise.all(actors.map(([a, delay]) => world.act(a, delay))));
@@ -569,6 +577,16 @@ describe("engine model", () => {
                 counters: await counters(tableId),
               }),
             );
+            findings.push(
+              ...checkRunConditions(await auditedHistory(db(), tableId, { rows: true }), {
+                groupId: "gm",
+                column: "a",
+                runIf,
+              }),
+            );
+            stats.conditionNotMet += records.filter(
+              (r) => r.kind === "cell" && r.outcome === "condition_not_met",
+            ).length;
             stats.charged += ledger.filter((e) => e.state === "charged").length;
             stats.answers += world.answers.length;
             stats.halted += finalRuns.filter((r) => r.status === "halted").length;

@@ -102,6 +102,14 @@ describe("--where col=value reads the value as the column's type", () => {
     expect(whereEquals(table, "n").ok).toBe(false);
   });
 
+  it("--where-json takes a group's outcome, checked against the outcomes", () => {
+    expect(whereFromJson(table, '[{"group":"Enrich","outcome":"condition_not_met"}]')).toEqual({
+      ok: true,
+      value: [{ group: "enrich", outcome: "condition_not_met" }],
+    });
+    expect(whereFromJson(table, '[{"group":"enrich","outcome":"done"}]').ok).toBe(false);
+  });
+
   it("--where-json is sent as written, with names resolved to ids", () => {
     expect(
       whereFromJson(
@@ -279,12 +287,13 @@ describe("the dry run's text", () => {
       {
         rows: 3,
         cells: 4,
+        skippedByCondition: 0,
         estimatedCredits: 5,
         estimate: "complete",
         unknown: [],
         groups: [
-          { groupId: "enrich", cells: 3, credits: 5, cached: 2 },
-          { groupId: "classify", cells: 1, credits: 0, cached: 0 },
+          { groupId: "enrich", cells: 3, credits: 5, cached: 2, skippedByCondition: 0 },
+          { groupId: "classify", cells: 1, credits: 0, cached: 0, skippedByCondition: 0 },
         ],
       },
       table,
@@ -297,5 +306,21 @@ describe("the dry run's text", () => {
         "",
       ].join("\n"),
     );
+  });
+
+  it("names the cells whose run condition does not hold (no credits)", () => {
+    const text = estimateText(
+      {
+        rows: 3,
+        cells: 3,
+        skippedByCondition: 2,
+        estimatedCredits: 5,
+        estimate: "complete",
+        unknown: [],
+        groups: [{ groupId: "enrich", cells: 3, credits: 5, cached: 0, skippedByCondition: 2 }],
+      },
+      table,
+    );
+    expect(text).toContain("  Enrich: 3 cells, 5 credits (2 condition not met)");
   });
 });

@@ -114,9 +114,9 @@ describe("the group form's own facts", () => {
   it("shows the base fields, each input's and each output row's", () => {
     const row = outputRow("score", NEW_COLUMN, "Score");
     const fields = shownFields([{ name: "email" }], [row]);
-    for (const f of ["name", "id", "kind", "source", "dependsOn", "autoRun"])
+    for (const f of ["name", "id", "kind", "source", "dependsOn", "autoRun", "runIf"])
       expect(fields.has(f)).toBe(true);
-    expect(fields.size).toBe(9 + 1 + 2);
+    expect(fields.size).toBe(10 + 1 + 2);
   });
 
   it("keeps a new column off the table's names and the other new outputs'", () => {

@@ -532,3 +532,38 @@ describe("group editor: checks and defaults", () => {
     expect(suggestOutputName("name", "Company", ["Name", "company name"])).toBe("Company name 2");
   });
 });
+
+describe("group editor: run conditions", () => {
+  it("keeps a group's run conditions through the form, and drops an emptied list from the body", () => {
+    const gated: Group = { ...classify, runIf: [{ column: "stage", op: "eq", value: "lead" }] };
+    const t = { columns, groups: [gated] };
+    const f = groupFormFrom(gated);
+    expect(f.runIf).toEqual(gated.runIf);
+    const patch = buildGroupPatch(t, f, { editingId: "classify", inputNames: ["n"] });
+    expect(patch.body.groups[0]?.runIf).toEqual([{ column: "stage", op: "eq", value: "lead" }]);
+    expect(serverIssues(patch.body)).toEqual([]);
+    const cleared = buildGroupPatch(
+      t,
+      { ...f, runIf: [] },
+      { editingId: "classify", inputNames: ["n"] },
+    );
+    expect(cleared.body.groups[0]).not.toHaveProperty("runIf");
+  });
+
+  it("flags a condition on the group's own output or a column gone, as the API would", () => {
+    const f = form({
+      name: "G",
+      id: "g",
+      workflowId: "wf",
+      outputs: [outputRow("a", "email")],
+      runIf: [{ column: "email", op: "not_empty" }],
+    });
+    const opts = { inputs: [], outputIds: null };
+    expect(validateGroupForm(table, f, opts).runIf).toMatch(/own output/);
+    const gone = { ...f, runIf: [{ column: "ghost", op: "empty" as const }] };
+    expect(validateGroupForm(table, gone, opts).runIf).toMatch(/no longer exists/);
+    const patch = buildGroupPatch(table, f, { inputNames: null });
+    const split = groupIssues(serverIssues(patch.body), patch);
+    expect(split.fields.runIf).toMatch(/own output column/);
+  });
+});

@@ -11,7 +11,14 @@ import type { WhereCondition } from "@/contracts/where";
 import { parseQuery } from "@/http/body";
 import { answer, browserClient } from "@/ui/api";
 import { GridRows, type RowView } from "@/ui/grid/model";
-import { nextSort, type RowQuery, rowsPageQuery, withCondition } from "@/ui/grid/row-query";
+import {
+  describeCondition,
+  describeRunIf,
+  nextSort,
+  type RowQuery,
+  rowsPageQuery,
+  withCondition,
+} from "@/ui/grid/row-query";
 
 const row = (id: string, position: number, data: Record<string, unknown> = {}): RowView => ({
   id,
@@ -97,5 +104,38 @@ describe("rows in the browser under a sort and a filter", () => {
     rows.upsert([row("a", 0, { n: 2 }), row("z", 9)], { onlyShown: true });
     expect(ids(rows)).toEqual(["a"]);
     expect(rows.get("a")?.data).toEqual({ n: 2 });
+  });
+});
+
+describe("outcome conditions and run conditions, as people read them", () => {
+  const t = {
+    columns: [{ id: "tier", name: "Tier", type: "text" as const }],
+    groups: [
+      {
+        id: "g",
+        name: "Lookup",
+        kind: "enrichment" as const,
+        enrichmentId: "company_lookup",
+        inputs: {},
+        outputs: [],
+        dependsOn: [],
+        autoRun: false,
+        runIf: [
+          { column: "tier", op: "eq" as const, value: "pro" },
+          { column: "tier", op: "not_empty" as const },
+        ],
+      },
+    ],
+  };
+  it("names a group's outcome", () => {
+    expect(describeCondition(t, { group: "g", outcome: "condition_not_met" })).toBe(
+      "Lookup: condition not met",
+    );
+  });
+  it("joins a group's run conditions, and has nothing to say without any", () => {
+    expect(describeRunIf(t, t.groups[0] as (typeof t.groups)[number])).toBe(
+      "Tier is “pro” and Tier is not empty",
+    );
+    expect(describeRunIf(t, {})).toBeNull();
   });
 });

@@ -7,6 +7,7 @@ import {
   type AuditRecord,
   checkAttempts,
   checkNothingLost,
+  checkRunConditions,
   checkStopHolds,
   checkWindowsAndCompletion,
   type History,
@@ -242,5 +243,38 @@ describe("I5: nothing lost", () => {
         ],
       ),
     ).toEqual(["I5: r1/ga left queued", "I5: run d1 left active"]);
+  });
+});
+
+describe("run conditions (checkRunConditions)", () => {
+  /** Row r1's `a` column set to `value` (null: cleared) at `at`. */
+  const rowValue = (at: number, value: unknown): AuditRecord => ({
+    ...cell(at, "r1", "", null, ""),
+    kind: "row",
+    groupId: null,
+    executionId: null,
+    value,
+  });
+  const notMet = (at: number) =>
+    cell(at, "r1", "gm", "completed", "e1", { attempt: 1, outcome: "condition_not_met" });
+  const claim = (at: number) => cell(at, "r1", "gm", "running", "e1", { attempt: 1 });
+  const judged = (records: AuditRecord[], runIf = true) =>
+    checkRunConditions(records, { groupId: "gm", column: "a", runIf });
+
+  it("keeps a cell that ended condition_not_met on a row whose a was empty at its claim, or since", () => {
+    expect(judged([rowValue(1, null), claim(2), notMet(3)])).toEqual([]);
+    expect(judged([rowValue(1, "x"), claim(2), rowValue(3, ""), notMet(4)])).toEqual([]);
+  });
+
+  it("finds one whose row's a was never empty since its claim, or a group without a condition", () => {
+    expect(judged([rowValue(1, "x"), claim(2), notMet(3)])).toEqual([
+      expect.stringContaining("never empty since its claim"),
+    ]);
+    expect(judged([rowValue(1, null), claim(2), notMet(3)], false)).toEqual([
+      expect.stringContaining("has no run condition"),
+    ]);
+    expect(judged([rowValue(1, null), notMet(3)])).toEqual([
+      expect.stringContaining("without a claim"),
+    ]);
   });
 });

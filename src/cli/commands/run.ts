@@ -77,8 +77,13 @@ export function estimateText(e: Schemas["RunEstimate"], table: Table): string {
   ];
   const name = (id: string) => table.groups.find((g) => g.id === id)?.name ?? id;
   for (const g of e.groups) {
-    // Cells the enrichment result cache would serve cost nothing: say how many.
-    const cached = g.cached > 0 ? ` (${g.cached} from the cache)` : "";
+    // Cells the enrichment result cache would serve, and those whose run condition does
+    // not hold, cost nothing: say how many.
+    const free = [
+      ...(g.cached > 0 ? [`${g.cached} from the cache`] : []),
+      ...(g.skippedByCondition > 0 ? [`${g.skippedByCondition} condition not met`] : []),
+    ];
+    const cached = free.length > 0 ? ` (${free.join(", ")})` : "";
     lines.push(
       `  ${name(g.groupId)}: ${count(g.cells, "cell")}, ${count(g.credits, "credit")}${cached}`,
     );

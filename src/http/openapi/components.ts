@@ -66,6 +66,7 @@ const NAMED: Record<string, ZodType> = {
   WhereOp: where.WhereOp,
   ColumnCondition: where.ColumnCondition,
   CellCondition: where.CellCondition,
+  OutcomeCondition: where.OutcomeCondition,
   WhereCondition: where.WhereCondition,
   CreateRunRequest: runs.CreateRunRequest,
   CancelRunsRequest: runs.CancelRunsRequest,

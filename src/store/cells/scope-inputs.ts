@@ -3,11 +3,14 @@
  * would stamp now (the dry-run estimate asks the enrichment cache about them). Rows and
  * cells are chosen with the conditions `stampPage` stamps with and `countScope` counts
  * with; pages follow row positions, and the scope's `limit` (its first rows with
- * something to stamp) holds across pages.
+ * something to stamp) holds across pages. With the group's run conditions, only the cells
+ * on rows where they hold (the others call nothing).
  */
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
+import type { TypedCondition } from "@/domain/where";
+import { whereSql } from "../rows/where-sql";
 import { textArray } from "../sql";
 import { eligible, type StampScope, scopedRows, scopeOf } from "./stamp";
 
@@ -23,7 +26,13 @@ export interface ScopeInputsPage {
 export async function scopeInputs(
   db: Db,
   scope: StampScope,
-  page: { groupId: string; columns: readonly string[]; afterPosition: number; maxRows: number },
+  page: {
+    groupId: string;
+    columns: readonly string[];
+    afterPosition: number;
+    maxRows: number;
+    runIf?: readonly TypedCondition[];
+  },
 ): Promise<ScopeInputsPage> {
   const { guards, ...groups } = scopeOf(scope);
   const [result] = await queryRows<{
@@ -44,6 +53,7 @@ export async function scopeInputs(
            cross join ${groups.from}
             left join cells c on c.row_id = p.row_id and c.group_id = g.group_id
            where g.group_id = ${page.groupId} and ${eligible(scope.mode)} and ${guards}
+             and ${whereSql(page.runIf ?? [])}
         )
         select coalesce((select jsonb_agg(data order by position) from counted), '[]'::jsonb) as rows,
                (select max(position) from scoped_rows)::float8 as last,

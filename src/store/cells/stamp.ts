@@ -311,15 +311,37 @@ export type StampScope = Omit<StampPage, "dispatchId" | "afterPosition" | "maxRo
 export async function countScope(
   db: Db,
   scope: StampScope & { limit: number | null },
-): Promise<{ rows: number; cells: Record<string, number> }> {
+  /** Groups' run conditions: their cells on rows where one does not hold are also counted apart. */
+  runIf: Readonly<Record<string, readonly TypedCondition[]>> = {},
+): Promise<{
+  rows: number;
+  cells: Record<string, number>;
+  /** Of `cells`, by group: those whose run condition does not hold on the row now. */
+  notMet: Record<string, number>;
+}> {
   const { guards, ...groups } = scopeOf(scope);
-  const [result] = await queryRows<{ rows: number; cells: Record<string, number> }>(
+  const judged = Object.entries(runIf).filter(([, conds]) => conds.length > 0);
+  // The run condition of group g on row r, false where it does not hold (the claim's test).
+  const notMet =
+    judged.length === 0
+      ? sql`false`
+      : sql`case ${sql.join(
+          judged.map(
+            ([groupId, conds]) => sql`when g.group_id = ${groupId} then not ${whereSql(conds)}`,
+          ),
+          sql` `,
+        )} else false end`;
+  const [result] = await queryRows<{
+    rows: number;
+    cells: Record<string, number>;
+    notMet: Record<string, number>;
+  }>(
     db,
     sql`with scoped_rows as (
           ${scopedRows(scope, { afterPosition: null, limit: scope.limit })}
         ),
         by_group as (
-          select g.group_id, count(*)::int as n
+          select g.group_id, count(*)::int as n, count(*) filter (where ${notMet})::int as not_met
             from scoped_rows p
            cross join lateral (select p.row_id as id, p.data) as r
            cross join ${groups.from}
@@ -328,7 +350,8 @@ export async function countScope(
            group by g.group_id
         )
         select (select count(*) from scoped_rows)::int as rows,
-               coalesce((select jsonb_object_agg(group_id, n) from by_group), '{}'::jsonb) as cells`,
+               coalesce((select jsonb_object_agg(group_id, n) from by_group), '{}'::jsonb) as cells,
+               coalesce((select jsonb_object_agg(group_id, not_met) from by_group), '{}'::jsonb) as "notMet"`,
   );
-  return { rows: result?.rows ?? 0, cells: result?.cells ?? {} };
+  return { rows: result?.rows ?? 0, cells: result?.cells ?? {}, notMet: result?.notMet ?? {} };
 }

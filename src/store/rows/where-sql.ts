@@ -19,6 +19,9 @@ export function whereSql(conditions: readonly TypedCondition[]): SQL {
 }
 
 function conditionSql(cond: TypedCondition): SQL {
+  if ("outcome" in cond)
+    return sql`exists (select 1 from cells wc where wc.row_id = r.id and wc.group_id = ${cond.group}
+                          and wc.status = 'completed' and wc.outcome = ${cond.outcome})`;
   if ("group" in cond) {
     return cond.status === null
       ? sql`not exists (select 1 from cells wc where wc.row_id = r.id and wc.group_id = ${cond.group})`

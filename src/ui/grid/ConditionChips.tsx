@@ -1,19 +1,20 @@
 "use client";
 /** `where` conditions as chips people read ("Name contains “acme”"), each removable. */
-import type { TableView } from "@/contracts/table";
+import type { RunCondition, TableView } from "@/contracts/table";
 import type { WhereCondition } from "@/contracts/where";
 import { describeCondition } from "./row-query";
 
-export function ConditionChips({
+/** Filter conditions, or a group's run conditions (the group editor's). */
+export function ConditionChips<C extends WhereCondition | RunCondition>({
   table,
   where,
   testId,
   onChange,
 }: {
   table: TableView;
-  where: WhereCondition[];
+  where: C[];
   testId: string;
-  onChange(where: WhereCondition[]): void;
+  onChange(where: C[]): void;
 }) {
   return where.map((cond) => {
     // Conditions are kept distinct (withCondition), so each one's JSON names it.

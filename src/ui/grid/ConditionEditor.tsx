@@ -1,20 +1,30 @@
 "use client";
 /**
  * One `where` condition, built in a line of controls: a column (then an operator that fits
- * its type and a value of that type) or a group (then the status its cell must have). The
- * condition is checked with the API's own rules (domain/where.ts) before it is handed on,
- * so what the filter bar or a run sends is never refused for its shape. Shared by the
- * filter bar and Run ▾ › matching….
+ * its type and a value of that type) or a group (then the status its cell must have, or
+ * the outcome it completed with). The condition is checked with the API's own rules
+ * (domain/where.ts) before it is handed on, so what the filter bar or a run sends is never
+ * refused for its shape. Shared by the filter bar, Run ▾ › matching… and the group
+ * editor's run condition (`columns`: column conditions only, on the columns given).
  */
 import { useState } from "react";
 import type { Column, TableView } from "@/contracts/table";
 import type { ColumnCondition, WhereCondition, WhereOp } from "@/contracts/where";
-import { CELL_STATUSES, type CellStatus } from "@/domain/statuses";
+import { CELL_OUTCOMES, CELL_STATUSES, type CellOutcome, type CellStatus } from "@/domain/statuses";
 import { checkWhere, opsFor } from "@/domain/where";
-import { opWords, statusWords } from "./row-query";
+import { opWords, outcomeWords, statusWords } from "./row-query";
 import { parseInput } from "./values";
 
 const NEVER_RUN = "never";
+/** The status select's value for "completed with this outcome". */
+const OUTCOME = "outcome:";
+
+/** The group condition the status select's value stands for. */
+function groupCondition(group: string, choice: string): WhereCondition {
+  if (choice.startsWith(OUTCOME))
+    return { group, outcome: choice.slice(OUTCOME.length) as CellOutcome };
+  return { group, status: choice === NEVER_RUN ? null : (choice as CellStatus) };
+}
 
 /** The value typed for a column condition (none for empty/not_empty), or why there is none. */
 function conditionValue(
@@ -39,25 +49,31 @@ function conditionValue(
 export function ConditionEditor({
   table,
   submitLabel,
+  columns,
+  embedded,
   onSubmit,
   onCancel,
 }: {
   table: TableView;
   submitLabel: string;
+  /** Only column conditions, on these columns (a run condition); default: any column or group. */
+  columns?: readonly Column[];
+  /** Inside another form (the group editor): a line of controls, not a form of its own. */
+  embedded?: boolean;
   onSubmit(cond: WhereCondition): void;
   onCancel?(): void;
 }) {
+  const offered = columns ?? table.columns;
+  const groups = columns ? [] : table.groups;
   const [field, setField] = useState(() =>
-    table.columns[0] ? `c:${table.columns[0].id}` : `g:${table.groups[0]?.id ?? ""}`,
+    offered[0] ? `c:${offered[0].id}` : `g:${groups[0]?.id ?? ""}`,
   );
   const [op, setOp] = useState<WhereOp>("eq");
   const [text, setText] = useState("");
   const [status, setStatus] = useState<string>("error");
   const [error, setError] = useState<string | null>(null);
 
-  const column = field.startsWith("c:")
-    ? table.columns.find((c) => c.id === field.slice(2))
-    : undefined;
+  const column = field.startsWith("c:") ? offered.find((c) => c.id === field.slice(2)) : undefined;
   const groupId = field.startsWith("g:") ? field.slice(2) : null;
   const ops = column ? opsFor(column.type) : [];
   const currentOp = ops.includes(op) ? op : (ops[0] ?? "eq");
@@ -66,7 +82,7 @@ export function ConditionEditor({
   const submit = () => {
     let cond: WhereCondition;
     if (groupId !== null) {
-      cond = { group: groupId, status: status === NEVER_RUN ? null : (status as CellStatus) };
+      cond = groupCondition(groupId, status);
     } else if (column) {
       const value = conditionValue(column, currentOp, text);
       if (!value.ok) {
@@ -88,15 +104,8 @@ export function ConditionEditor({
     onSubmit(cond);
   };
 
-  return (
-    <form
-      className="condition-editor"
-      data-testid="condition-editor"
-      onSubmit={(e) => {
-        e.preventDefault();
-        submit();
-      }}
-    >
+  const controls = (
+    <>
       <select
         className="input"
         aria-label="Column or group"
@@ -108,15 +117,15 @@ export function ConditionEditor({
         }}
       >
         <optgroup label="Columns">
-          {table.columns.map((c) => (
+          {offered.map((c) => (
             <option key={c.id} value={`c:${c.id}`}>
               {c.name}
             </option>
           ))}
         </optgroup>
-        {table.groups.length > 0 && (
+        {groups.length > 0 && (
           <optgroup label="Group status">
-            {table.groups.map((g) => (
+            {groups.map((g) => (
               <option key={g.id} value={`g:${g.id}`}>
                 {g.name} (status)
               </option>
@@ -166,6 +175,13 @@ export function ConditionEditor({
             setText(e.target.value);
             setError(null);
           }}
+          onKeyDown={(e) => {
+            // Embedded, Enter adds the condition instead of submitting the form around it.
+            if (embedded && e.key === "Enter") {
+              e.preventDefault();
+              submit();
+            }
+          }}
         />
       )}
       {groupId !== null && (
@@ -182,9 +198,21 @@ export function ConditionEditor({
             </option>
           ))}
           <option value={NEVER_RUN}>never run</option>
+          <optgroup label="Completed with">
+            {CELL_OUTCOMES.map((o) => (
+              <option key={o} value={`${OUTCOME}${o}`}>
+                {outcomeWords(o)}
+              </option>
+            ))}
+          </optgroup>
         </select>
       )}
-      <button type="submit" className="btn btn-small" data-testid="condition-add">
+      <button
+        type={embedded ? "button" : "submit"}
+        className="btn btn-small"
+        data-testid="condition-add"
+        onClick={embedded ? submit : undefined}
+      >
         {submitLabel}
       </button>
       {onCancel && (
@@ -197,6 +225,25 @@ export function ConditionEditor({
           {error}
         </span>
       )}
+    </>
+  );
+  // A form inside the group editor's form would submit the group: a line of controls there.
+  if (embedded)
+    return (
+      <div className="condition-editor" data-testid="condition-editor">
+        {controls}
+      </div>
+    );
+  return (
+    <form
+      className="condition-editor"
+      data-testid="condition-editor"
+      onSubmit={(e) => {
+        e.preventDefault();
+        submit();
+      }}
+    >
+      {controls}
     </form>
   );
 }

@@ -2,7 +2,8 @@
 /**
  * The grid's header rows: "select all" and the row count over the lead column, a value
  * column's name (which opens its editor), type and sort button, and over each group's
- * columns the group's kind, name (which opens the group editor) and Run ▾ menu. With
+ * columns the group's kind, name (which opens the group editor), whether it auto-runs or
+ * has a run condition (its conditions on hover) and Run ▾ menu. With
  * groups there are two header rows: leaf columns outside any group show in the lower one,
  * the upper one is blank above them.
  */
@@ -89,6 +90,15 @@ function HeaderCell({
           {group.name}
         </button>
         {group.autoRun && <span className="type">auto</span>}
+        {meta?.kind === "status" && meta.runIf && (
+          <span
+            className="type"
+            data-testid={`run-condition-${group.id}`}
+            title={`Runs only if ${meta.runIf}`}
+          >
+            if
+          </span>
+        )}
         <button
           type="button"
           className="btn btn-small hcell-menu"

@@ -2,7 +2,8 @@
 /**
  * The grid's group editor: a modal to add or edit a group — one workflow or enrichment
  * that runs per row, reads mapped input columns and writes its results into output
- * columns (existing ones, or new ones created in the same save). Saves with
+ * columns (existing ones, or new ones created in the same save), only on the rows where
+ * its run conditions hold. Saves with
  * `PATCH /api/tables/:id { columns, groups }` (full lists; an edited group keeps its
  * place) and hands the updated table to `onSaved`. Deleting a group keeps its columns.
  * The form's state is `useGroupForm`; its sections are the `Group*.tsx` components.
@@ -22,6 +23,7 @@ import { GroupAutoRun } from "./GroupAutoRun";
 import { GroupDependencies } from "./GroupDependencies";
 import { GroupInputs } from "./GroupInputs";
 import { GroupOutputs } from "./GroupOutputs";
+import { GroupRunIf } from "./GroupRunIf";
 import { GroupSource } from "./GroupSource";
 import { buildGroupPatch, type GroupPatch, groupIssues } from "./group-patch";
 import { useGroupForm } from "./use-group-form";
@@ -178,6 +180,7 @@ export function GroupEditor(props: {
         <GroupInputs ids={ids} table={table} state={state} />
         <GroupOutputs ids={ids} table={table} state={state} />
         <GroupDependencies ids={ids} table={table} state={state} />
+        <GroupRunIf ids={ids} table={table} state={state} />
         <GroupAutoRun table={table} group={group} state={state} />
 
         {confirmDelete && group && (

@@ -54,6 +54,15 @@ export function RunDialog({
           ],
         ]
       : []),
+    ...(estimate.skippedByCondition > 0
+      ? [
+          [
+            "condition",
+            "Run condition not met",
+            `${estimate.skippedByCondition.toLocaleString()} cells (no credits)`,
+          ] as [string, string, string],
+        ]
+      : []),
   ];
   return (
     <Modal title="Start this run?" onClose={onClose}>

@@ -98,6 +98,7 @@ const BASE_FIELDS = [
   "outputs",
   "dependsOn",
   "autoRun",
+  "runIf",
 ];
 
 /** Every field the form shows: the base ones, each input's and each output row's. */

@@ -8,11 +8,13 @@ import { type ColumnDef, createColumnHelper } from "@tanstack/react-table";
 import { useMemo } from "react";
 import type { Column, Group, TableView } from "@/contracts/table";
 import type { RowView } from "./model";
+import { describeRunIf } from "./row-query";
 
 export type Meta =
   | { kind: "lead" }
   | { kind: "value"; column: Column; output: boolean }
-  | { kind: "status"; group: Group };
+  /** `runIf`: the group's run conditions as people read them (none: null). */
+  | { kind: "status"; group: Group; runIf: string | null };
 const WIDTH: Record<Column["type"], number> = {
   text: 200,
   number: 110,
@@ -41,6 +43,7 @@ export function useColumns(table: TableView): ColumnDef<RowView, unknown>[] {
       ...table.columns.filter((c) => !owned.has(c.id)).map((c) => valueColumn(c, false)),
     ];
     for (const g of table.groups) {
+      const status = { kind: "status", group: g, runIf: describeRunIf(table, g) } satisfies Meta;
       const outputs = g.outputs
         .map((o) => byId.get(o.columnId))
         .filter((c): c is Column => c !== undefined);
@@ -48,13 +51,13 @@ export function useColumns(table: TableView): ColumnDef<RowView, unknown>[] {
         helper.group({
           id: `group:${g.id}`,
           header: g.name,
-          meta: { kind: "status", group: g } satisfies Meta,
+          meta: status,
           columns: [
             helper.display({
               id: `status:${g.id}`,
               header: "Status",
               size: 190,
-              meta: { kind: "status", group: g } satisfies Meta,
+              meta: status,
             }),
             ...outputs.map((c) => valueColumn(c, true)),
           ],

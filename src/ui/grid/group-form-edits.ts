@@ -1,12 +1,12 @@
 /**
  * The edits the group editor's sections make to its form: a field, an output row, the
  * kind, the workflow or enrichment picked, output rows added or removed, a dependency
- * toggled or the dependencies reset. Each edit clears the API's errors for the fields
+ * toggled or the dependencies reset, the run conditions changed. Each edit clears the API's errors for the fields
  * it touches.
  */
 import type { Dispatch, RefObject, SetStateAction } from "react";
 import type { EnrichmentView } from "@/contracts/enrichments";
-import type { TableView } from "@/contracts/table";
+import type { RunCondition, TableView } from "@/contracts/table";
 import { type ChosenSource, newColumnName, nextOutput, takenNames } from "./chosen-source";
 import { addAllEnrichmentOutputs, applyEnrichmentChoice } from "./group-choices";
 import {
@@ -111,5 +111,6 @@ export function groupFormEdits(f: FormEditing) {
       f.setDependsTouched(false);
       clearErrors("dependsOn");
     },
+    setRunIf: (runIf: RunCondition[]) => update({ runIf }, "runIf"),
   };
 }

@@ -5,7 +5,7 @@
  * labels the editor shows for columns and costs.
  */
 import type { EnrichmentView } from "@/contracts/enrichments";
-import type { Column, ColumnType, Group } from "@/contracts/table";
+import type { Column, ColumnType, Group, RunCondition } from "@/contracts/table";
 
 /** The `column` value of an output row that creates a column. Not a valid column id. */
 export const NEW_COLUMN = "+new";
@@ -34,6 +34,8 @@ export interface GroupForm {
   outputs: OutputRow[];
   dependsOn: string[];
   autoRun: boolean;
+  /** Run conditions (column conditions, all must hold); none: it runs on every row. */
+  runIf: RunCondition[];
 }
 
 /** A workflow or enrichment input as the editor lists it. */
@@ -63,6 +65,7 @@ export function groupFormFrom(group?: Group): GroupForm {
     outputs: (group?.outputs ?? []).map((o) => outputRow(o.from, o.columnId)),
     dependsOn: [...(group?.dependsOn ?? [])],
     autoRun: group?.autoRun ?? false,
+    runIf: [...(group?.runIf ?? [])],
   };
 }
 

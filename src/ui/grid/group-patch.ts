@@ -91,7 +91,20 @@ export function validateGroupForm(
       errors[colKey] = "The group reads this column (input or dependency); it cannot also fill it";
     if (row.column !== NEW_COLUMN && row.column !== "") seen.add(row.column);
   }
+  const runIfProblem = runIfIssue(form, columnIds);
+  if (runIfProblem) errors.runIf = runIfProblem;
   return errors;
+}
+
+/** A run condition the API would refuse: on a column gone, or on one the group fills. */
+function runIfIssue(form: GroupForm, columnIds: ReadonlySet<string>): string | null {
+  const own = new Set(form.outputs.map((r) => r.column));
+  for (const cond of form.runIf) {
+    if (!columnIds.has(cond.column)) return "A condition’s column no longer exists";
+    if (own.has(cond.column))
+      return "A condition is on a column this group fills; it cannot run on its own output";
+  }
+  return null;
 }
 
 export interface GroupPatch {
@@ -154,6 +167,7 @@ export function buildGroupPatch(
     outputs,
     dependsOn: table.columns.filter((c) => wanted.has(c.id) && known.has(c.id)).map((c) => c.id),
     autoRun: form.autoRun,
+    ...(form.runIf.length > 0 ? { runIf: form.runIf } : {}),
   };
   const group: Group =
     form.kind === "workflow"
@@ -181,6 +195,7 @@ const GROUP_FIELDS: Record<string, string> = {
   version: "version",
   autoRun: "autoRun",
   dependsOn: "dependsOn",
+  runIf: "runIf",
 };
 
 /**

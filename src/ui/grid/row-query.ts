@@ -6,8 +6,9 @@
  */
 import type { operations } from "@/client/schema";
 import type { SortDirection } from "@/contracts/rows";
-import type { Column, TableView } from "@/contracts/table";
+import type { Column, Group, RunCondition, TableView } from "@/contracts/table";
 import type { WhereCondition } from "@/contracts/where";
+import type { CellOutcome } from "@/domain/statuses";
 import { displayValue } from "./values";
 
 export interface RowSort {
@@ -68,15 +69,39 @@ export const opWords = (op: string): string => OP_WORDS[op] ?? op;
 export const statusWords = (status: string | null): string =>
   status === null ? "never run" : status === "error" ? "errors" : status;
 
+/** How a completed cell ended, as an outcome condition reads ("Enrich: condition not met"). */
+const OUTCOME_WORDS: Record<CellOutcome, string> = {
+  ok: "done",
+  skipped: "skipped",
+  not_found: "not found",
+  condition_not_met: "condition not met",
+  over_budget: "over budget",
+};
+
+export const outcomeWords = (outcome: CellOutcome): string => OUTCOME_WORDS[outcome];
+
 /** A condition as people read it, e.g. `Name contains "acme"` or `Enrich: errors`. */
-export function describeCondition(table: TableView, cond: WhereCondition): string {
+export function describeCondition(
+  table: Pick<TableView, "columns" | "groups">,
+  cond: WhereCondition | RunCondition,
+): string {
   if ("group" in cond) {
     const group = table.groups.find((g) => g.id === cond.group);
-    return `${group?.name ?? cond.group}: ${statusWords(cond.status)}`;
+    const state = "outcome" in cond ? outcomeWords(cond.outcome) : statusWords(cond.status);
+    return `${group?.name ?? cond.group}: ${state}`;
   }
   const column: Column | undefined = table.columns.find((c) => c.id === cond.column);
   const name = column?.name ?? cond.column;
   if (cond.value === undefined) return `${name} ${opWords(cond.op)}`;
   const value = typeof cond.value === "string" ? `“${cond.value}”` : displayValue(cond.value);
   return `${name} ${opWords(cond.op)} ${value}`;
+}
+
+/** A group's run conditions as people read them ("Tier is “pro” and Domain is not empty"), or null. */
+export function describeRunIf(
+  table: Pick<TableView, "columns" | "groups">,
+  group: Pick<Group, "runIf">,
+): string | null {
+  const runIf = group.runIf ?? [];
+  return runIf.length === 0 ? null : runIf.map((c) => describeCondition(table, c)).join(" and ");
 }
