@@ -622,6 +622,7 @@ export interface components {
             schemaVersion: number;
             name: string;
             autoRun?: boolean;
+            maxCreditsPerRow?: number | null;
         };
         DispatchEventData: {
             dispatchId: string;
@@ -985,6 +986,7 @@ export interface components {
             window?: number;
             dryRun?: boolean;
             maxCredits?: number;
+            maxCreditsPerRow?: number;
         };
         WhereCondition: components["schemas"]["ColumnCondition"] | components["schemas"]["CellCondition"];
         ColumnCondition: {
@@ -1010,6 +1012,7 @@ export interface components {
             rowCount: number;
             schemaVersion: number;
             autoRun: boolean;
+            maxCreditsPerRow: number | null;
             createdAt: string;
             updatedAt: string;
         };
@@ -1086,6 +1089,7 @@ export interface components {
             rowCount: number;
             schemaVersion: number;
             autoRun: boolean;
+            maxCreditsPerRow: number | null;
             createdAt: string;
             updatedAt: string;
             dispatchId?: string;
@@ -1097,6 +1101,7 @@ export interface components {
             autoRun?: boolean;
             /** @enum {string} */
             backfill?: "run" | "skip";
+            maxCreditsPerRow?: number | null;
         };
         RowPage: {
             rows: components["schemas"]["RowView"][];
@@ -1215,6 +1220,7 @@ export interface components {
             /** @enum {string|null} */
             haltReason: "monthly_credits" | "run_credit_cap" | null;
             maxCredits: number | null;
+            maxCreditsPerRow: number | null;
             creditsUsed: number;
         };
         RunCounts: {
@@ -1229,6 +1235,8 @@ export interface components {
             rows: number;
             cells: number;
             estimatedCredits: number;
+            maxCreditsPerRow: number | null;
+            rowBudgetCapped: boolean;
             /** @enum {string} */
             estimate: "complete" | "lower_bound";
             unknown: components["schemas"]["UnknownCredits"][];

@@ -17,6 +17,7 @@ const table: Schemas["TableView"] = {
   rowCount: 3,
   schemaVersion: 1,
   autoRun: true,
+  maxCreditsPerRow: null,
   createdAt: "2026-01-01T00:00:00Z",
   updatedAt: "2026-01-01T00:00:00Z",
   columns: [
@@ -280,6 +281,8 @@ describe("the dry run's text", () => {
         rows: 3,
         cells: 4,
         estimatedCredits: 5,
+        maxCreditsPerRow: null,
+        rowBudgetCapped: false,
         estimate: "complete",
         unknown: [],
         groups: [

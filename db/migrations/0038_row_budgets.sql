@@ -1,0 +1,4 @@
+DROP INDEX "usage_dispatch_idx";--> statement-breakpoint
+ALTER TABLE "dispatches" ADD COLUMN "max_credits_per_row_milli" bigint;--> statement-breakpoint
+ALTER TABLE "tables" ADD COLUMN "max_credits_per_row_milli" bigint;--> statement-breakpoint
+CREATE INDEX "usage_dispatch_row_idx" ON "usage" USING btree ("dispatch_id","row_id");
