@@ -113,5 +113,7 @@ export const dispatches = pgTable(
   (t) => [
     index("dispatches_table_status_idx").on(t.tableId, t.status, t.createdAt),
     index("dispatches_active_idx").on(t.status).where(sql`${t.status} = 'active'`),
+    // The run a cell of no run (the cascade after a run's cell) counts in: by request number.
+    index("dispatches_table_seq_idx").on(t.tableId, t.seq),
   ],
 );

@@ -4,8 +4,8 @@
  * `maxCreditsPerRow` is refused as `row_budget` — nothing reserved, the run not halted —
  * however many calls of one row reserve at once, in one cell or in several; a key
  * charged before is neither reserved again nor counted twice; a released reservation
- * gives its room back; a cell of no run is held to the table's default for its own
- * execution; and through admission the refusal is `over_budget`, never a halt.
+ * gives its room back; a cell of no run (the cascade after a run's cell) counts in that
+ * run's row budget; and through admission the refusal is `over_budget`, never a halt.
  */
 import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
@@ -245,28 +245,43 @@ describe("the table's default", () => {
     expect(of(after.dispatchId)).toBeNull();
   });
 
-  it("a cell of no run is held to the table's default for its own execution", async () => {
-    const w = await newWorkspace("row-budget-norun");
-    const t = await waitTable(w.key, { groups: 1, ms: 10, rows: 1 });
-    await apiClient(w.key).PATCH("/api/tables/{id}", {
-      params: { path: { id: t.id } },
-      body: { maxCreditsPerRow: 1 },
-    });
+  it("a cell of no run (the cascade after a run's cell) counts in that run's row budget, not in its cap", async () => {
+    const w = await newWorkspace("row-budget-cascade");
+    const t = await waitTable(w.key, { groups: 2, ms: 10, rows: 1 });
     const rowId = t.rowIds[0] ?? "";
+    const started = await startRun(
+      { db: db(), backend: getBackend() },
+      {
+        tableId: t.id,
+        groupIds: ["g0"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 10,
+        maxCredits: 1,
+        maxCreditsPerRow: 1.5,
+      },
+    );
+    const first = await claimNext(db(), { tableId: t.id, rowId, groupId: "g0" });
+    if (!first) throw new Error("nothing claimed");
+    const a = { tableId: t.id, rowId, ...first };
+    expect(await reserve(w.id, a, started.dispatchId, "x", 1)).toMatchObject({ ok: true });
+    // As the carrier's auto-run stamps: no run, the row's newest request number.
     await stampPage(db(), {
       tableId: t.id,
       dispatchId: null,
-      groupIds: ["g0"],
-      mode: "all",
+      groupIds: ["g1"],
+      mode: "new",
       rowIds: [rowId],
       afterPosition: -1,
       maxRows: 1,
     });
-    const claimed = await claimNext(db(), { tableId: t.id, rowId, groupId: "g0" });
-    if (!claimed) throw new Error("nothing claimed");
-    const cell = { tableId: t.id, rowId, ...claimed };
-    expect(await reserve(w.id, cell, null, "x", 1)).toEqual({ ok: true, reserved: true });
-    expect(await reserve(w.id, cell, null, "y", 1)).toEqual({ ok: false, reason: "row_budget" });
+    const next = await claimNext(db(), { tableId: t.id, rowId, groupId: "g1" });
+    if (!next) throw new Error("nothing claimed");
+    const b = { tableId: t.id, rowId, ...next };
+    expect(await reserve(w.id, b, null, "y", 1)).toEqual({ ok: false, reason: "row_budget" });
+    // Within the row's budget it goes, though the run's own cap (1) is used up.
+    expect(await reserve(w.id, b, null, "z", 0.5)).toEqual({ ok: true, reserved: true });
   });
 });
 

@@ -9,8 +9,9 @@
  * first, always before the workspace row, so two reservations cannot deadlock) and the
  * row's budget (`maxCreditsPerRow`: what the row's cells of the run are charged or hold
  * reserved, read by a volatile function after the run's row and the cell's are locked, so
- * it sees every reservation of the row that committed before; a cell of no run is held to
- * the table's default for its own execution); a key already charged (a retry, a re-drive
+ * it sees every reservation of the row that committed before; a cell of no run — the
+ * cascade after a run's cell, a resumed cell — counts in the run of the row's newest
+ * request, by `request_seq`, but never against that run's `maxCredits`); a key already charged (a retry, a re-drive
  * or a resume of an execution that was charged for it) is not reserved again, costs
  * nothing more and is not judged against the row's budget a second time. A call over the
  * row's budget is refused first (`row_budget`: its cell ends `over_budget`, the run goes
@@ -64,13 +65,22 @@ export async function reserveCredits(
       db,
       sql`with prior as (
           select 1 from usage where execution_id = ${charge.chargeId} and source = ${charge.source}),
+        -- The run the row's budget is kept in: the cell's own, or for a cell of no run (the
+        -- cascade after a run's cell, a resumed cell) the run of the row's newest request.
+        run_of as (
+          select coalesce(${r.dispatchId}::text,
+                          (select d.id from cells c
+                             join dispatches d on d.table_id = c.table_id and d.seq = c.request_seq
+                            where c.row_id = ${cell.rowId} and c.group_id = ${cell.groupId}
+                              and c.request_seq > 0)) as id),
         run as materialized (
-          select d.id, d.max_credits is not null as capped, d.max_credits_per_row_milli as row_cap,
-                 d.max_credits is null or d.committed_milli + ${milli} <= d.max_credits::bigint * 1000 as fits
+          select d.id, d.created_at, d.max_credits_per_row_milli as row_cap,
+                 own.capped, not own.capped or d.committed_milli + ${milli} <= d.max_credits::bigint * 1000 as fits
             from dispatches d
-           where d.id = ${r.dispatchId}::text
-             and (d.max_credits is not null or d.max_credits_per_row_milli is not null)
-             for no key update),
+           cross join lateral (select (d.id = ${r.dispatchId}::text and d.max_credits is not null) is true as capped) own
+           where d.id = (select id from run_of)
+             and (own.capped or d.max_credits_per_row_milli is not null)
+             for no key update of d),
         held as (
           update cells set credits_held = true
            where row_id = ${cell.rowId} and group_id = ${cell.groupId} and ${runningFence(cell)}
@@ -79,12 +89,9 @@ export async function reserveCredits(
           returning 1),
         budget as materialized (
           -- After the locks (held reads run): the function's own snapshot sees them all.
-          select cellflow_row_budget_spent(${r.dispatchId}::text, ${cell.rowId}, ${cell.executionId})
-                   + ${milli} <= b.cap as fits
-            from (select case when ${r.dispatchId}::text is null
-                              then (select t.max_credits_per_row_milli from tables t where t.id = ${cell.tableId})
-                              else (select row_cap from run) end as cap) b
-           where b.cap is not null and exists (select 1 from held) and not exists (select 1 from prior)),
+          select cellflow_row_budget_spent(run.id, ${cell.rowId}, run.created_at) + ${milli} <= run.row_cap as fits
+            from run
+           where run.row_cap is not null and exists (select 1 from held) and not exists (select 1 from prior)),
         upd as (
           update workspaces w set reserved_milli = w.reserved_milli + ${milli}
            where w.id = ${r.workspaceId} and exists (select 1 from held)
