@@ -20,7 +20,6 @@ import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { useWorker, waitForDispatch } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
-import { call } from "../helpers/raw-api";
 import { websiteMetaTableBody } from "../helpers/store-tables";
 import { workflowTable } from "../helpers/tables";
 
@@ -132,12 +131,12 @@ describe("a run's maxCreditsPerRow", () => {
         ...(i < 3 ? { url2: `${ep.url}/site?i=b${i}` } : {}),
       })),
     );
-    for (const maxCreditsPerRow of [0, -1, 1.0005, "1"]) {
-      const refused = await call("POST", `/api/tables/${tableId}/runs`, {
-        key: ws.key,
+    for (const maxCreditsPerRow of [0, -1, 1.0005]) {
+      const refused = await apiClient(ws.key).POST("/api/tables/{id}/runs", {
+        params: { path: { id: tableId } },
         body: { mode: "all", maxCreditsPerRow },
       });
-      expect(refused.status).toBe(400);
+      expect(refused.response.status).toBe(400);
     }
     const run = await apiClient(ws.key).POST("/api/tables/{id}/runs", {
       params: { path: { id: tableId } },
@@ -226,11 +225,7 @@ describe("the table's default", () => {
         params: { path: { id: tableId } },
         body: { maxCreditsPerRow },
       });
-    const refused = await call("PATCH", `/api/tables/${tableId}`, {
-      key: ws.key,
-      body: { maxCreditsPerRow: 0 },
-    });
-    expect(refused.status).toBe(400);
+    expect((await patch(0)).response.status).toBe(400);
     expect(dataOf(await patch(1))).toMatchObject({ maxCreditsPerRow: 1 });
     const got = await apiClient(ws.key).GET("/api/tables/{id}", {
       params: { path: { id: tableId } },
