@@ -104,14 +104,16 @@ describe("per-row budgets in the grid", () => {
     await dialog.getByLabel("Max credits per row").fill("2.5");
     await dialog.getByRole("button", { name: "Save" }).click();
     await dialog.waitFor({ state: "detached" });
-    expect(await waitFor(async () => (await button.textContent()) === "Row budget: 2.5 credits", 10_000)).toBe(
-      true,
-    );
+    expect(
+      await waitFor(async () => (await button.textContent()) === "Row budget: 2.5 credits", 10_000),
+    ).toBe(true);
     const got = await api<{ maxCreditsPerRow: number | null }>("GET", `/api/tables/${tableId}`);
     expect(got.body.maxCreditsPerRow).toBe(2.5);
     await button.click();
     await dialog.getByLabel("Max credits per row").fill("");
     await dialog.getByRole("button", { name: "Save" }).click();
-    expect(await waitFor(async () => (await button.textContent()) === "No row budget", 10_000)).toBe(true);
+    expect(
+      await waitFor(async () => (await button.textContent()) === "No row budget", 10_000),
+    ).toBe(true);
   }, 60_000);
 });
