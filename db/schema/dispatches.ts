@@ -96,6 +96,13 @@ export const dispatches = pgTable(
      * What the run was charged is read from the ledger (`usage.dispatch_id`).
      */
     committedMilli: bigint("committed_milli", { mode: "number" }).notNull().default(0),
+    /**
+     * The run's per-row budget in milli-credits (null: none): a paid call that would take
+     * what the row's cells of this run are charged or hold reserved past it is not made,
+     * and its cell ends `over_budget`. The run's own `maxCreditsPerRow`, or the table's
+     * default when the run was created.
+     */
+    maxCreditsPerRowMilli: bigint("max_credits_per_row_milli", { mode: "number" }),
     status: dispatchStatus("status").notNull().default("active"),
     /** Set with `status = halted`: which credit limit stopped the run. */
     haltReason: haltReason("halt_reason"),
@@ -106,5 +113,7 @@ export const dispatches = pgTable(
   (t) => [
     index("dispatches_table_status_idx").on(t.tableId, t.status, t.createdAt),
     index("dispatches_active_idx").on(t.status).where(sql`${t.status} = 'active'`),
+    // The run a cell of no run (the cascade after a run's cell) counts in: by request number.
+    index("dispatches_table_seq_idx").on(t.tableId, t.seq),
   ],
 );

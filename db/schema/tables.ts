@@ -27,6 +27,11 @@ export const tables = pgTable(
      * webhooks, the carrier's cascade); read by the statements that stamp those.
      */
     autoRun: boolean("auto_run").notNull().default(true),
+    /**
+     * The default per-row budget in milli-credits (null: none), taken by each run created
+     * without its own (explicit or auto-fired), and by a cell that belongs to no run.
+     */
+    maxCreditsPerRowMilli: bigint("max_credits_per_row_milli", { mode: "number" }),
     /** Next row position; bumped in the same statement that inserts rows. */
     nextPosition: bigint("next_position", { mode: "number" }).notNull().default(0),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),

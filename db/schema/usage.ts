@@ -55,6 +55,7 @@ export const usage = pgTable(
     index("usage_reserved_attempt_idx")
       .on(t.cellExecutionId, t.attempt)
       .where(sql`${t.state} = 'reserved'`),
-    index("usage_dispatch_idx").on(t.dispatchId).where(sql`${t.dispatchId} is not null`),
+    // A run's entries (its `creditsUsed`), and one row's of a run (its per-row budget).
+    index("usage_dispatch_row_idx").on(t.dispatchId, t.rowId),
   ],
 );

@@ -73,3 +73,14 @@ export function wholeNumber(
     return usageError(`--${flag} takes a whole number ≥ ${min}, not "${raw}"`);
   return { ok: true, value: n };
 }
+
+/** A positive credit amount, to 1/1000 of a credit (as credits are kept): `1`, `0.5`, `2.125`. */
+export function creditAmount(flag: string, raw: string | undefined): CliResult<number | undefined> {
+  if (raw === undefined) return { ok: true, value: undefined };
+  const n = Number(raw);
+  if (!/^\d+(\.\d{1,3})?$/.test(raw.trim()) || !(n > 0) || n > 1_000_000_000)
+    return usageError(
+      `--${flag} takes a number of credits > 0 with at most three decimals, not "${raw}"`,
+    );
+  return { ok: true, value: n };
+}

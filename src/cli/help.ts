@@ -57,6 +57,10 @@ flags:
   --resume             restart failed or stopped cells from where they stopped
                        (with --mode incomplete or failed)
   --max-credits <n>    halt the run once its paid calls reach n credits
+  --max-credits-per-row <n>
+                       a paid call that would take its row past n credits in this
+                       run is not made; that cell ends over_budget (default: the
+                       table's maxCreditsPerRow)
   --dry-run            print what the run would do (rows, cells, credits); start nothing
   --follow             show progress until the run ends: done/total, cells/s, errors,
                        ETA (a bar on a terminal, else a line every 3 s)

@@ -306,7 +306,7 @@ export interface paths {
         head?: never;
         /**
          * Edit a table
-         * @description The lists given replace the current ones; a group added with `autoRun` runs on the rows where it is eligible. Concurrent edits that keep colliding → 409. `autoRun: false` turns the table's auto-run switch off: no group fires by itself (inserts, edits, imports, insert webhooks, the cascade after a cell ends) until it is on again; it cancels nothing, and explicit runs, run webhooks and schedules go on. `autoRun: true` turns it on and needs `backfill`: `run` starts one run, mode `new`, of the auto-run groups (its `dispatchId` in the answer), `skip` leaves existing rows as they are. `backfill` without `autoRun: true` → 400.
+         * @description The lists given replace the current ones; a group added with `autoRun` runs on the rows where it is eligible. Concurrent edits that keep colliding → 409. `autoRun: false` turns the table's auto-run switch off: no group fires by itself (inserts, edits, imports, insert webhooks, the cascade after a cell ends) until it is on again; it cancels nothing, and explicit runs, run webhooks and schedules go on. `autoRun: true` turns it on and needs `backfill`: `run` starts one run, mode `new`, of the auto-run groups (its `dispatchId` in the answer), `skip` leaves existing rows as they are. `backfill` without `autoRun: true` → 400. `maxCreditsPerRow: n | null` sets or clears the default budget per row that runs created afterwards without their own take (explicit, webhooks, auto-fires).
          */
         patch: operations["patchTable"];
         trace?: never;
@@ -417,7 +417,7 @@ export interface paths {
         put?: never;
         /**
          * Start a run (or, with `dryRun`, count what it would do)
-         * @description With an `Idempotency-Key` (1–255 characters, per table, kept 24 h) the request is safe to retry: the same key with the same request (compared as parsed, not as bytes) answers the run it started, as it stands now, with `Cellflow-Replayed: true`, also while that run is being created or after the first request failed once the run existed; the same key with another request → 409 `conflict`. A dry run neither records nor looks up its key.
+         * @description With an `Idempotency-Key` (1–255 characters, per table, kept 24 h) the request is safe to retry: the same key with the same request (compared as parsed, not as bytes) answers the run it started, as it stands now, with `Cellflow-Replayed: true`, also while that run is being created or after the first request failed once the run existed; the same key with another request → 409 `conflict`. A dry run neither records nor looks up its key. `maxCreditsPerRow` (absent: the table's default) is the run's budget per row: a paid call that would take the row's charged plus reserved credits in the run past it is not made, and its cell ends `completed` with outcome `over_budget`, outputs blank; the run goes on.
          */
         post: operations["createRun"];
         delete?: never;
@@ -622,6 +622,7 @@ export interface components {
             schemaVersion: number;
             name: string;
             autoRun?: boolean;
+            maxCreditsPerRow?: number | null;
         };
         DispatchEventData: {
             dispatchId: string;
@@ -985,6 +986,7 @@ export interface components {
             window?: number;
             dryRun?: boolean;
             maxCredits?: number;
+            maxCreditsPerRow?: number;
         };
         WhereCondition: components["schemas"]["ColumnCondition"] | components["schemas"]["CellCondition"] | components["schemas"]["OutcomeCondition"];
         ColumnCondition: {
@@ -1015,6 +1017,7 @@ export interface components {
             rowCount: number;
             schemaVersion: number;
             autoRun: boolean;
+            maxCreditsPerRow: number | null;
             createdAt: string;
             updatedAt: string;
         };
@@ -1093,6 +1096,7 @@ export interface components {
             rowCount: number;
             schemaVersion: number;
             autoRun: boolean;
+            maxCreditsPerRow: number | null;
             createdAt: string;
             updatedAt: string;
             dispatchId?: string;
@@ -1104,6 +1108,7 @@ export interface components {
             autoRun?: boolean;
             /** @enum {string} */
             backfill?: "run" | "skip";
+            maxCreditsPerRow?: number | null;
         };
         RowPage: {
             rows: components["schemas"]["RowView"][];
@@ -1222,6 +1227,7 @@ export interface components {
             /** @enum {string|null} */
             haltReason: "monthly_credits" | "run_credit_cap" | null;
             maxCredits: number | null;
+            maxCreditsPerRow: number | null;
             creditsUsed: number;
         };
         RunCounts: {
@@ -1237,6 +1243,8 @@ export interface components {
             cells: number;
             skippedByCondition: number;
             estimatedCredits: number;
+            maxCreditsPerRow: number | null;
+            rowBudgetCapped: boolean;
             /** @enum {string} */
             estimate: "complete" | "lower_bound";
             unknown: components["schemas"]["UnknownCredits"][];

@@ -40,6 +40,18 @@ export type Expression = z.infer<typeof Expression>;
 export const JsonValue = z.json();
 export type JsonValue = z.infer<typeof JsonValue>;
 
+/**
+ * A positive credit amount given by a client (a per-row budget): kept to 1/1000 of a
+ * credit, as every credit amount is, so more decimals are refused rather than rounded.
+ */
+export const CreditAmount = z
+  .number()
+  .positive()
+  .max(1_000_000_000)
+  .refine((n) => Math.abs(n * 1000 - Math.round(n * 1000)) < 1e-6, {
+    message: "credits are kept to 1/1000: at most three decimals",
+  });
+
 export const Issue = z.object({ path: z.string(), message: z.string() });
 export type Issue = z.infer<typeof Issue>;
 

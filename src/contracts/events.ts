@@ -70,6 +70,8 @@ export const SchemaEventData = z.object({
   name: z.string(),
   /** The table's auto-run switch, sent when it flips (open grids show the new state). */
   autoRun: z.boolean().optional(),
+  /** The table's default per-row budget, sent when it changes (null: cleared). */
+  maxCreditsPerRow: z.number().nullable().optional(),
 });
 export type SchemaEventData = z.infer<typeof SchemaEventData>;
 

@@ -6,7 +6,7 @@ import {
   HALT_REASONS,
   RUN_MODES,
 } from "@/domain/statuses";
-import { ClientId, EntityId } from "./common";
+import { ClientId, CreditAmount, EntityId } from "./common";
 import { Where } from "./where";
 
 const RunRequestFields = z.strictObject({
@@ -30,6 +30,12 @@ const RunRequestFields = z.strictObject({
    * (`haltReason: "run_credit_cap"`); a call is charged against it before it is made.
    */
   maxCredits: z.number().int().min(1).max(1_000_000_000).optional(),
+  /**
+   * The run's budget per row: a paid call that would take what the row's cells of this run
+   * are charged or hold reserved past it is not made, and its cell ends `completed` with
+   * outcome `over_budget`, outputs blank; the other rows go on. Absent: the table's default.
+   */
+  maxCreditsPerRow: CreditAmount.optional(),
 });
 
 /** `resume` only with the modes that re-run error/cancelled cells. */
@@ -84,6 +90,13 @@ export const RunEstimate = z.object({
   cells: z.number().int(),
   skippedByCondition: z.number().int(),
   estimatedCredits: z.number(),
+  /**
+   * The per-row budget the run would have (the request's, or the table's default; null:
+   * none). Under it each row's credits are at most the budget: `estimatedCredits` is at
+   * most `rows` × budget, and `rowBudgetCapped` says that bound lowered it.
+   */
+  maxCreditsPerRow: z.number().nullable(),
+  rowBudgetCapped: z.boolean(),
   estimate: z.enum(["complete", "lower_bound"]),
   unknown: z.array(UnknownCredits),
   groups: z.array(
@@ -139,6 +152,8 @@ export const RunView = z.object({
   finishedAt: z.string().nullable(),
   haltReason: z.enum(HALT_REASONS).nullable(),
   maxCredits: z.number().int().nullable(),
+  /** The run's per-row budget (its own, or the table's default when it was created). */
+  maxCreditsPerRow: z.number().nullable(),
   creditsUsed: z.number(),
 });
 export type RunView = z.infer<typeof RunView>;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ClientId, EntityId, Name } from "./common";
+import { ClientId, CreditAmount, EntityId, Name } from "./common";
 import { ColumnCondition } from "./where";
 
 export const COLUMN_TYPES = ["text", "number", "boolean", "date", "json", "select"] as const;
@@ -110,6 +110,11 @@ export const PatchTableRequest = z
     autoRun: z.boolean().optional(),
     /** Required with `autoRun: true`, and only then. */
     backfill: z.enum(AUTO_RUN_BACKFILLS).optional(),
+    /**
+     * The default per-row budget of the runs created from now on without their own
+     * (explicit, auto-fired, and cells of no run); null clears it.
+     */
+    maxCreditsPerRow: CreditAmount.nullable().optional(),
   })
   .superRefine((p, ctx) => {
     if (p.autoRun === true && !p.backfill)
@@ -137,6 +142,8 @@ export const TableView = z.object({
   schemaVersion: z.number().int(),
   /** The auto-run switch (default on): off, no group fires by itself. */
   autoRun: z.boolean(),
+  /** The default per-row budget in credits (null: none). */
+  maxCreditsPerRow: z.number().nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

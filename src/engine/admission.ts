@@ -1,9 +1,12 @@
 /**
- * Admission of a paid call (an enrichment, or any source that costs credits): reserve its
- * credits under every cap, or, when the month's credits are used up or its run's credit
- * cap (`maxCredits`) would be passed, halt its run, saying which. Invariant: a call that
- * is not admitted is not made; a halted attempt's cell goes back to un-run; an attempt
- * that no longer holds its cell learns it here (`lost`) and makes no call.
+ * Admission of a paid call (an enrichment, a block's enrichment, a waterfall's step: any
+ * source that costs credits): reserve its credits under every cap, or, when the month's
+ * credits are used up or its run's credit cap (`maxCredits`) would be passed, halt its
+ * run, saying which. Invariant: a call that is not admitted is not made; a halted
+ * attempt's cell goes back to un-run; a call over its row's budget (`maxCreditsPerRow`)
+ * is refused without a halt (`over_budget`: the caller ends the whole cell so, and the
+ * run goes on); an attempt that no longer holds its cell learns it here (`lost`) and
+ * makes no call.
  */
 import type { Db } from "@db/client";
 import type { ChargeKey } from "@/domain/charges";
@@ -26,10 +29,10 @@ export interface AdmissionRequest {
   credits: number;
 }
 
-export async function admitCall(
-  db: Db,
-  req: AdmissionRequest,
-): Promise<"admitted" | "halted" | "lost"> {
+/** How an admission ended: only `admitted` lets the call be made. */
+export type Admission = "admitted" | "halted" | "over_budget" | "lost";
+
+export async function admitCall(db: Db, req: AdmissionRequest): Promise<Admission> {
   if (req.credits <= 0) return "admitted";
   const cell = {
     tableId: req.tableId,
@@ -48,6 +51,7 @@ export async function admitCall(
   });
   if (reservation.ok) return "admitted";
   if (reservation.reason === "lost") return "lost";
+  if (reservation.reason === "row_budget") return "over_budget";
   await haltForLimit(db, {
     dispatchId: req.dispatchId,
     tableId: req.tableId,

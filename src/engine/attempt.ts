@@ -19,6 +19,7 @@ import {
   isDeadline,
   isInterrupted,
   isLostAuthority,
+  isRowBudgetExceeded,
   isSharedLimiterRequired,
   isUsageLimitHalt,
   LostAuthority,
@@ -169,6 +170,18 @@ function endedBy(run: OpenAttempt, err: unknown): AttemptResult {
   if (isCancelled(reason)) return ended("cancelled");
   // The usage-limit halt took the cell back (un-run): nothing left to write.
   if (isUsageLimitHalt(reason)) return ended("gone");
+  // A call over the row's budget was not made: the whole cell ends so, whichever block or
+  // step asked, outputs blank; nothing is settled, so what the attempt holds is released.
+  if (isRowBudgetExceeded(reason))
+    return write({
+      kind: "complete",
+      outcome: "over_budget",
+      finish: {
+        blockErrors: {},
+        outputs: Object.fromEntries(run.group.outputs.map((o) => [o.columnId, null])),
+        details: { overBudget: { source: reason.source, costCredits: reason.credits } },
+      },
+    });
   if (isInterrupted(reason)) return { kind: "interrupted", end: "interrupted" };
   if (isLostAuthority(reason)) return ended(reason.reason);
   if (isDeadline(reason)) return failure(reason.message);

@@ -48,6 +48,8 @@ export interface RunScope {
   dependsOn?: Record<string, string[]>;
   /** The run's credit cap, checked by admission (null or absent: none). */
   maxCredits?: number | null;
+  /** The run's per-row budget, checked by admission (null or absent: the table's default). */
+  maxCreditsPerRow?: number | null;
   /** Error/cancelled cells start from their last execution's checkpoints (every page). */
   resume?: boolean;
 }
@@ -140,6 +142,7 @@ function newDispatch(scope: RunScope): NewDispatch {
     ...(scope.dependsOn ? { dependsOn: scope.dependsOn } : {}),
     where: scope.where ?? null,
     maxCredits: scope.maxCredits ?? null,
+    maxCreditsPerRow: scope.maxCreditsPerRow ?? null,
     ...(scope.resume ? { resume: true } : {}),
   };
 }

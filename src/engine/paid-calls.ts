@@ -6,7 +6,9 @@
  * before its first provider call, so a skipped enrichment reserves nothing; the
  * reservation is charged only by the fenced write that records the answer (the caller
  * passes the key with it: `Finish.charges`, a checkpoint's charges) and released
- * otherwise (`release`, or the trigger when the attempt ends); an attempt that lost its
+ * otherwise (`release`, or the trigger when the attempt ends); a call over its row's
+ * budget is not made and ends the whole attempt (`RowBudgetExceeded` through `onHalt`: the
+ * cell ends `over_budget` whichever group, block or step called); an attempt that lost its
  * cell makes no call; every call then waits its turn at the workspace's shared rate limit for
  * as long as the attempt lives (its deadline is the budget, not a count of refusals),
  * standing down on a Stop (its signal, or the tombstone when the notice does not reach
@@ -21,7 +23,7 @@
  * and the cell ends `error` with its message.
  */
 import type { PaidCalls } from "@/enrichments/types";
-import { LostAuthority, SharedLimiterRequired, UsageLimitHalt } from "@/errors";
+import { LostAuthority, RowBudgetExceeded, SharedLimiterRequired, UsageLimitHalt } from "@/errors";
 import { limiterHook, providerRetryAfter } from "@/limits/rate/hook";
 import { sharedLimiterRefusal } from "@/limits/rate/port";
 import { attemptSuperseded } from "@/store/engine-reads";
@@ -44,7 +46,9 @@ export type PaidEngine = Pick<Engine, "lines" | "requireSharedLimiter" | "enrich
 export function paidCalls(
   engine: PaidEngine,
   a: PaidAttempt,
-  onHalt: (halt: UsageLimitHalt | SharedLimiterRequired | LostAuthority) => void,
+  onHalt: (
+    halt: UsageLimitHalt | RowBudgetExceeded | SharedLimiterRequired | LostAuthority,
+  ) => void,
   opts: {
     /** The attempt's deadline (epoch ms): the pacing reserves no slot past it. */
     deadlineAt?: number;
@@ -99,7 +103,12 @@ export function paidCalls(
         if (!admitted.has(key)) {
           const admission = await admitCall(db, { ...a, charge, credits });
           if (admission !== "admitted") {
-            const end = admission === "halted" ? new UsageLimitHalt() : new LostAuthority("stale");
+            const end =
+              admission === "halted"
+                ? new UsageLimitHalt()
+                : admission === "over_budget"
+                  ? new RowBudgetExceeded(source, credits)
+                  : new LostAuthority("stale");
             onHalt(end);
             throw end;
           }

@@ -18,6 +18,7 @@ type Kind =
   | "deadline"
   | "lost-authority"
   | "usage-halt"
+  | "over-budget"
   | "shared-limiter-required";
 
 function kindOf(value: unknown): unknown {
@@ -75,6 +76,23 @@ export class UsageLimitHalt extends Error {
 }
 
 /**
+ * A paid call refused because it would take its row past the run's per-row budget
+ * (`maxCreditsPerRow`): the whole cell ends `completed`, outcome `over_budget`, its
+ * outputs blank; the run goes on. `source` names what was refused, `credits` its cost.
+ */
+export class RowBudgetExceeded extends Error {
+  readonly [KIND]: Kind = "over-budget";
+  constructor(
+    readonly source: string,
+    readonly credits: number,
+    options?: ErrorOptions,
+  ) {
+    super("the row's credit budget for this run is used up", options);
+    this.name = "RowBudgetExceeded";
+  }
+}
+
+/**
  * A paid call refused because this process's limiter counts only its own calls, where
  * every run is a process of its own: the message says what to configure.
  */
@@ -91,5 +109,7 @@ export const isInterrupted = (e: unknown): e is InterruptedError => kindOf(e) ==
 export const isDeadline = (e: unknown): e is DeadlineError => kindOf(e) === "deadline";
 export const isLostAuthority = (e: unknown): e is LostAuthority => kindOf(e) === "lost-authority";
 export const isUsageLimitHalt = (e: unknown): e is UsageLimitHalt => kindOf(e) === "usage-halt";
+export const isRowBudgetExceeded = (e: unknown): e is RowBudgetExceeded =>
+  kindOf(e) === "over-budget";
 export const isSharedLimiterRequired = (e: unknown): e is SharedLimiterRequired =>
   kindOf(e) === "shared-limiter-required";

@@ -11,6 +11,10 @@
  * are counted apart (`cached`). Cells on rows where their group's run condition (`runIf`)
  * does not hold now, judged in SQL by the compiler the claim uses, would end
  * `condition_not_met` without a call: counted apart (`skippedByCondition`), charged 0.
+ * Under a per-row budget (the request's `maxCreditsPerRow`, or the table's default), no
+ * call costing more than the budget is made, a cell's credits are at most the budget, and
+ * each row's at most the budget too: the total is the lesser of the groups' sum and
+ * rows × budget (`rowBudgetCapped` says it lowered the estimate).
  */
 
 import { readEnv } from "@/config/env";
@@ -61,11 +65,13 @@ export async function estimateRun(
   let cells = 0;
   let skippedByCondition = 0;
   let estimatedCredits = 0;
+  const perRow = req.maxCreditsPerRow ?? table.maxCreditsPerRow;
   for (const groupId of groupIds) {
     const n = counted.cells[groupId] ?? 0;
     const notMet = counted.notMet[groupId] ?? 0;
     const group = byId.get(groupId);
-    const cost = group && n > 0 ? await groupCost(ctx, group) : { credits: 0, unknown: null };
+    const cost =
+      group && n > 0 ? await groupCost(ctx, group, perRow) : { credits: 0, unknown: null };
     if (cost.unknown) unknown.push({ groupId, reason: cost.unknown });
     const enrichment = group?.kind === "enrichment" ? getEnrichment(group.enrichmentId) : undefined;
     const cached =
@@ -78,13 +84,17 @@ export async function estimateRun(
     skippedByCondition += notMet;
     estimatedCredits += credits;
   }
+  const rowsCap = perRow === null ? null : roundCredits(perRow * counted.rows);
+  const rowBudgetCapped = rowsCap !== null && rowsCap < estimatedCredits;
   return {
     ok: true,
     value: {
       rows: counted.rows,
       cells,
       skippedByCondition,
-      estimatedCredits,
+      estimatedCredits: rowBudgetCapped ? rowsCap : estimatedCredits,
+      maxCreditsPerRow: perRow,
+      rowBudgetCapped,
       estimate: unknown.length > 0 ? "lower_bound" : "complete",
       unknown,
       groups,
@@ -92,9 +102,23 @@ export async function estimateRun(
   };
 }
 
-async function groupCost(ctx: ServiceContext, group: Group): Promise<CellCost> {
+/** Credits to 1/1000, as they are kept (sums of fractions drift in floating point). */
+const roundCredits = (n: number): number => Math.round(n * 1000) / 1000;
+
+/** One call under a per-row budget: a call costing more than the budget is never made. */
+const callCost = (cost: number, perRow: number | null): number =>
+  perRow !== null && cost > perRow ? 0 : cost;
+
+async function groupCost(
+  ctx: ServiceContext,
+  group: Group,
+  perRow: number | null,
+): Promise<CellCost> {
   if (group.kind === "enrichment")
-    return { credits: getEnrichment(group.enrichmentId)?.cost ?? 0, unknown: null };
+    return {
+      credits: callCost(getEnrichment(group.enrichmentId)?.cost ?? 0, perRow),
+      unknown: null,
+    };
   const loaded = new Map<string, WorkflowDefinition | null>();
   const load: LoadWorkflow = async (workflowId) => {
     if (!loaded.has(workflowId)) {
@@ -104,7 +128,8 @@ async function groupCost(ctx: ServiceContext, group: Group): Promise<CellCost> {
     }
     return loaded.get(workflowId) ?? null;
   };
-  return workflowCost(group.workflowId, load, []);
+  const cost = await workflowCost(group.workflowId, load, [], perRow);
+  return perRow === null ? cost : { ...cost, credits: Math.min(cost.credits, perRow) };
 }
 
 /**
@@ -116,6 +141,7 @@ async function workflowCost(
   workflowId: string,
   load: LoadWorkflow,
   path: readonly string[],
+  perRow: number | null,
 ): Promise<CellCost> {
   if (path.includes(workflowId)) return { credits: 0, unknown: null };
   const definition = await load(workflowId);
@@ -124,22 +150,30 @@ async function workflowCost(
   let credits = 0;
   let unknown: string | null = null;
   for (const block of definition.blocks) {
-    const cost = await blockCost(block, load, inner);
+    const cost = await blockCost(block, load, inner, perRow);
     credits += cost.credits;
     unknown ??= cost.unknown;
   }
   return { credits, unknown };
 }
 
-async function blockCost(block: Block, load: LoadWorkflow, path: string[]): Promise<CellCost> {
+async function blockCost(
+  block: Block,
+  load: LoadWorkflow,
+  path: string[],
+  perRow: number | null,
+): Promise<CellCost> {
   switch (block.type) {
     case "enrichment":
-      return { credits: getEnrichment(block.enrichmentId)?.cost ?? 0, unknown: null };
+      return {
+        credits: callCost(getEnrichment(block.enrichmentId)?.cost ?? 0, perRow),
+        unknown: null,
+      };
     case "workflow":
-      return workflowCost(block.workflowId, load, path);
+      return workflowCost(block.workflowId, load, path, perRow);
     case "foreach": {
       // Runs its workflow once per item, and the items are known only when it runs.
-      const each = await workflowCost(block.workflowId, load, path);
+      const each = await workflowCost(block.workflowId, load, path, perRow);
       const paid = each.credits > 0 || each.unknown !== null;
       return {
         credits: 0,

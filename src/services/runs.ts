@@ -62,6 +62,7 @@ export async function createRun(
     ...scoped.value.scope,
     window,
     maxCredits: req.maxCredits ?? null,
+    maxCreditsPerRow: req.maxCreditsPerRow ?? null,
     ...(req.resume ? { resume: true } : {}),
   };
   let run: RunStarted;
@@ -79,6 +80,7 @@ export async function createRun(
       stamped: run.stamped,
       mode: req.mode,
       maxCredits: req.maxCredits,
+      maxCreditsPerRow: req.maxCreditsPerRow,
       ...(key ? { idempotencyKey: key.key } : {}),
     },
     "run started",

@@ -23,6 +23,7 @@ import {
   listTables as readTables,
   type TableRecord,
 } from "@/store/tables/read";
+import { setRowBudget } from "@/store/tables/row-budget";
 import { updateTable } from "@/store/tables/update";
 import { existingWorkflowIds } from "@/store/workflows/read";
 import type { ServiceContext } from "./context";
@@ -38,6 +39,7 @@ function view(r: TableRecord, rowCount: number): TableView {
     rowCount,
     schemaVersion: r.schemaVersion,
     autoRun: r.autoRun,
+    maxCreditsPerRow: r.maxCreditsPerRowMilli === null ? null : r.maxCreditsPerRowMilli / 1000,
     createdAt: r.createdAt.toISOString(),
     updatedAt: r.updatedAt.toISOString(),
   };
@@ -88,16 +90,23 @@ export async function listTables(ctx: ServiceContext): Promise<Result<TableList,
 const PATCH_ATTEMPTS = 3;
 
 /**
- * A table's name, lists and auto-run switch. The switch goes off before the lists change
- * (a group they add to auto-run then fires nothing) and on after them (its backfill run
- * covers the groups they add); `backfill: "run"` answers its run's `dispatchId`.
+ * A table's name, lists, auto-run switch and default per-row budget. The budget is set
+ * first (the runs the patch starts, a backfill or a group it arms, take it); the switch
+ * goes off before the lists change (a group they add to auto-run then fires nothing) and
+ * on after them (its backfill run covers the groups they add); `backfill: "run"` answers
+ * its run's `dispatchId`.
  */
 export async function patchTable(
   ctx: ServiceContext,
   id: string,
   req: PatchTableRequest,
 ): Promise<Result<PatchedTable, Failure>> {
-  const { autoRun, backfill, ...edit } = req;
+  const { autoRun, backfill, maxCreditsPerRow, ...edit } = req;
+  if (
+    maxCreditsPerRow !== undefined &&
+    !(await setRowBudget(ctx.db, { ...scope(ctx, id), credits: maxCreditsPerRow }))
+  )
+    return { ok: false, reason: notFound("table") };
   if (autoRun === false && !(await setAutoRun(ctx.db, { ...scope(ctx, id), on: false })))
     return { ok: false, reason: notFound("table") };
   const hasEdit =

@@ -20,13 +20,16 @@ export interface EngineTable {
   creditsCommitted: number;
   schema: unknown;
   schemaVersion: number;
+  /** The table's default per-row budget in credits (null: none). */
+  maxCreditsPerRow: number | null;
 }
 
 export async function tableForEngine(db: Db, tableId: string): Promise<EngineTable | null> {
   const rows = await queryRows<EngineTable>(
     db,
     sql`select t.id, t.workspace_id as "workspaceId", w.plan, ${creditsCommitted} as "creditsCommitted",
-               t.schema, t.schema_version as "schemaVersion"
+               t.schema, t.schema_version as "schemaVersion",
+               ${asCredits(sql`t.max_credits_per_row_milli`)} as "maxCreditsPerRow"
           from tables t join workspaces w on w.id = t.workspace_id where t.id = ${tableId}`,
   );
   return rows[0] ?? null;

@@ -3,8 +3,9 @@
  * paid group, the credits charged equal its cost times the provider answers whose
  * recording write won its fence — exactly once whatever the Stops, re-drives, resumes and
  * halts; a cache hit is never charged; nothing is left reserved once the schedule is
- * drained; nothing is charged for a row the provider never answered; and the counters
- * the caps read (the workspace's, a capped run's) say what the ledger says. The paid
+ * drained; nothing is charged for a row the provider never answered; the counters
+ * the caps read (the workspace's, a capped run's) say what the ledger says; and no row
+ * was charged past its run's per-row budget (`maxCreditsPerRow`). The paid
  * group's answers are recorded by its cells' terminal writes, a paid block's by its
  * checkpoint (reused, not charged again, by the execution a resume copies it to). Pure:
  * it reads the ledger, the paid cells' audited completions, the executions' checkpoints,
@@ -55,6 +56,11 @@ export interface Counters {
   ledgerUsedMilli: number;
   /** Each capped run: its committed counter and its ledger charges. */
   runs: { id: string; committedMilli: number; chargedMilli: number }[];
+  /**
+   * Each run with a per-row budget (`maxCreditsPerRow`): its budget and, per row, what the
+   * ledger charged that row's cells of the run. Absent: none to judge.
+   */
+  rowBudgets?: { id: string; maxMilli: number; rows: { rowId: string; chargedMilli: number }[] }[];
 }
 
 export interface Money {
@@ -134,5 +140,11 @@ function checkCounters(c: Counters): string[] {
       found.push(
         `I6: run ${r.id} counts ${r.committedMilli} milli against its cap, its ledger ${r.chargedMilli}`,
       );
+  for (const run of c.rowBudgets ?? [])
+    for (const row of run.rows)
+      if (row.chargedMilli > run.maxMilli)
+        found.push(
+          `I6: row ${row.rowId} charged ${row.chargedMilli} milli in run ${run.id}, past its budget of ${run.maxMilli}`,
+        );
   return found;
 }

@@ -219,6 +219,8 @@ type Actor =
       limit: number | null;
       /** A credit cap on the run: its paid calls past it halt it. */
       maxCredits: number | null;
+      /** A budget per row: a paid call past it ends its cell over_budget. */
+      maxCreditsPerRow: number | null;
     }
   | {
       kind: "stop";
@@ -244,6 +246,7 @@ const actorArb: fc.Arbitrary<Actor> = fc.oneof(
       rows: fc.option(rowIndexes, { nil: null }),
       limit: fc.option(fc.integer({ min: 1, max: ROWS }), { nil: null, freq: 4 }),
       maxCredits: fc.option(fc.constantFrom(5, 10), { nil: null, freq: 5 }),
+      maxCreditsPerRow: fc.option(fc.constantFrom(5, 7.5), { nil: null, freq: 4 }),
     }),
   },
   {
@@ -294,11 +297,22 @@ async function counters(tableId: string): Promise<Counters> {
                  where u.dispatch_id = d.id and u.state = 'charged')::int as "chargedMilli"
           from dispatches d where d.table_id = ${tableId} and d.max_credits is not null`,
   );
+  // What each budgeted run charged each row's cells of it (the cascade's, of no run, aside).
+  const rowBudgets = await queryRows<NonNullable<Counters["rowBudgets"]>[number]>(
+    db(),
+    sql`select d.id, d.max_credits_per_row_milli::int as "maxMilli",
+               coalesce((select jsonb_agg(jsonb_build_object('rowId', r.row_id, 'chargedMilli', r.m))
+                           from (select u.row_id, sum(u.milli)::int as m from usage u
+                                  where u.dispatch_id = d.id and u.state = 'charged'
+                                  group by u.row_id) r), '[]'::jsonb) as rows
+          from dispatches d where d.table_id = ${tableId} and d.max_credits_per_row_milli is not null`,
+  );
   return {
     reservedMilli: w?.reservedMilli ?? -1,
     usedMilli: w?.usedMilli ?? -1,
     ledgerUsedMilli: w?.ledgerUsedMilli ?? -1,
     runs,
+    rowBudgets,
   };
 }
 
@@ -379,6 +393,7 @@ class World {
             rowIds: a.rows ? rows(a.rows) : null,
             limit: a.limit,
             ...(a.maxCredits !== null ? { maxCredits: a.maxCredits } : {}),
+            ...(a.maxCreditsPerRow !== null ? { maxCreditsPerRow: a.maxCreditsPerRow } : {}),
             window: WINDOW,
             pageRows: PAGE_ROWS,
             syncRows: SYNC_ROWS,

@@ -38,6 +38,7 @@ const TABLE: Schemas["TableView"] = {
   rowCount: 3,
   schemaVersion: 1,
   autoRun: true,
+  maxCreditsPerRow: null,
   createdAt: new Date(0).toISOString(),
   updatedAt: new Date(0).toISOString(),
 };

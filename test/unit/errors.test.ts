@@ -9,9 +9,11 @@ import {
   isDeadline,
   isInterrupted,
   isLostAuthority,
+  isRowBudgetExceeded,
   isSharedLimiterRequired,
   isUsageLimitHalt,
   LostAuthority,
+  RowBudgetExceeded,
   SharedLimiterRequired,
   UsageLimitHalt,
 } from "@/errors";
@@ -27,6 +29,11 @@ const cases: { name: string; make: () => Error; is: (e: unknown) => boolean }[] 
   { name: "DeadlineError", make: () => new DeadlineError("too long", { cause }), is: isDeadline },
   { name: "LostAuthority", make: () => new LostAuthority("stale", { cause }), is: isLostAuthority },
   { name: "UsageLimitHalt", make: () => new UsageLimitHalt({ cause }), is: isUsageLimitHalt },
+  {
+    name: "RowBudgetExceeded",
+    make: () => new RowBudgetExceeded("website_meta", 1, { cause }),
+    is: isRowBudgetExceeded,
+  },
   {
     name: "SharedLimiterRequired",
     make: () => new SharedLimiterRequired("set REDIS_URL", { cause }),

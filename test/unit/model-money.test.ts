@@ -156,4 +156,20 @@ describe("the money judge on the counters the caps read (I6)", () => {
       "I6: run run_a counts -5000 milli against its cap, its ledger 0",
     ]);
   });
+
+  it("finds a row charged past its run's per-row budget, and nothing in a row within it", () => {
+    const rowBudgets = [
+      {
+        id: "run_b",
+        maxMilli: 5000,
+        rows: [
+          { rowId: "r0", chargedMilli: 5000 },
+          { rowId: "r1", chargedMilli: 10_000 },
+        ],
+      },
+    ];
+    expect(checkCharges({ ...kept(), counters: { ...counters, rowBudgets } })).toEqual([
+      "I6: row r1 charged 10000 milli in run run_b, past its budget of 5000",
+    ]);
+  });
 });

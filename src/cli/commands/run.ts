@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import type { Schemas } from "@/client/cellflow-client";
 import { RUN_MODES } from "@/domain/statuses";
-import { parseCommand, wholeNumber } from "../args";
+import { creditAmount, parseCommand, wholeNumber } from "../args";
 import { type Connection, call } from "../connection";
 import type { CliContext } from "../context";
 import { type CliResult, done, EXIT, shellWord, usageError } from "../failure";
@@ -29,6 +29,7 @@ export const RUN_SPEC = {
     limit: { type: "string" },
     resume: { type: "boolean" },
     "max-credits": { type: "string" },
+    "max-credits-per-row": { type: "string" },
     "dry-run": { type: "boolean" },
     follow: { type: "boolean" },
   },
@@ -39,6 +40,7 @@ export interface RunFlags extends ScopeFlags {
   limit?: string;
   resume?: boolean;
   "max-credits"?: string;
+  "max-credits-per-row"?: string;
   "dry-run"?: boolean;
   follow?: boolean;
 }
@@ -55,6 +57,8 @@ export function runRequest(table: Table, flags: RunFlags): CliResult<Schemas["Cr
   if (!limit.ok) return limit;
   const maxCredits = wholeNumber("max-credits", flags["max-credits"], 1);
   if (!maxCredits.ok) return maxCredits;
+  const perRow = creditAmount("max-credits-per-row", flags["max-credits-per-row"]);
+  if (!perRow.ok) return perRow;
   return {
     ok: true,
     value: {
@@ -62,6 +66,7 @@ export function runRequest(table: Table, flags: RunFlags): CliResult<Schemas["Cr
       ...scope.value,
       ...(limit.value !== undefined ? { limit: limit.value } : {}),
       ...(maxCredits.value !== undefined ? { maxCredits: maxCredits.value } : {}),
+      ...(perRow.value !== undefined ? { maxCreditsPerRow: perRow.value } : {}),
       ...(flags.resume ? { resume: true } : {}),
       ...(flags["dry-run"] ? { dryRun: true } : {}),
     },
@@ -90,6 +95,10 @@ export function estimateText(e: Schemas["RunEstimate"], table: Table): string {
   }
   for (const u of e.unknown)
     lines.push(`  ${name(u.groupId)}: credits not known ahead (${u.reason})`);
+  if (e.rowBudgetCapped)
+    lines.push(
+      `  at most ${count(e.maxCreditsPerRow ?? 0, "credit")} per row (the per-row budget)`,
+    );
   return `${lines.join("\n")}\n`;
 }
 

@@ -83,7 +83,7 @@ const tables: Operation[] = [
     tag: "Tables",
     summary: "Edit a table",
     description:
-      "The lists given replace the current ones; a group added with `autoRun` runs on the rows where it is eligible. Concurrent edits that keep colliding → 409. `autoRun: false` turns the table's auto-run switch off: no group fires by itself (inserts, edits, imports, insert webhooks, the cascade after a cell ends) until it is on again; it cancels nothing, and explicit runs, run webhooks and schedules go on. `autoRun: true` turns it on and needs `backfill`: `run` starts one run, mode `new`, of the auto-run groups (its `dispatchId` in the answer), `skip` leaves existing rows as they are. `backfill` without `autoRun: true` → 400.",
+      "The lists given replace the current ones; a group added with `autoRun` runs on the rows where it is eligible. Concurrent edits that keep colliding → 409. `autoRun: false` turns the table's auto-run switch off: no group fires by itself (inserts, edits, imports, insert webhooks, the cascade after a cell ends) until it is on again; it cancels nothing, and explicit runs, run webhooks and schedules go on. `autoRun: true` turns it on and needs `backfill`: `run` starts one run, mode `new`, of the auto-run groups (its `dispatchId` in the answer), `skip` leaves existing rows as they are. `backfill` without `autoRun: true` → 400. `maxCreditsPerRow: n | null` sets or clears the default budget per row that runs created afterwards without their own take (explicit, webhooks, auto-fires).",
     access: "key",
     params: TABLE,
     body: { json: PatchTableRequest },
@@ -212,7 +212,7 @@ const runs: Operation[] = [
     tag: "Runs",
     summary: "Start a run (or, with `dryRun`, count what it would do)",
     description:
-      "With an `Idempotency-Key` (1–255 characters, per table, kept 24 h) the request is safe to retry: the same key with the same request (compared as parsed, not as bytes) answers the run it started, as it stands now, with `Cellflow-Replayed: true`, also while that run is being created or after the first request failed once the run existed; the same key with another request → 409 `conflict`. A dry run neither records nor looks up its key.",
+      "With an `Idempotency-Key` (1–255 characters, per table, kept 24 h) the request is safe to retry: the same key with the same request (compared as parsed, not as bytes) answers the run it started, as it stands now, with `Cellflow-Replayed: true`, also while that run is being created or after the first request failed once the run existed; the same key with another request → 409 `conflict`. A dry run neither records nor looks up its key. `maxCreditsPerRow` (absent: the table's default) is the run's budget per row: a paid call that would take the row's charged plus reserved credits in the run past it is not made, and its cell ends `completed` with outcome `over_budget`, outputs blank; the run goes on.",
     access: "key",
     params: TABLE,
     headers: RunRequestHeaders,

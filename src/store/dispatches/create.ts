@@ -5,6 +5,7 @@ import { newId } from "@/domain/ids";
 import type { RunMode } from "@/domain/statuses";
 import type { TypedCondition } from "@/domain/where";
 import { lockAgainstStop } from "../stops/stop-lock";
+import { milliOf } from "../usage/amounts";
 
 export interface NewDispatch {
   tableId: string;
@@ -18,6 +19,8 @@ export interface NewDispatch {
   where?: TypedCondition[] | null;
   /** The run's credit cap (null or absent: none). */
   maxCredits?: number | null;
+  /** The run's per-row budget in credits (null or absent: the table's default, if any). */
+  maxCreditsPerRow?: number | null;
   /** Error/cancelled cells start from their last execution's checkpoints. */
   resume?: boolean;
 }
@@ -25,11 +28,21 @@ export interface NewDispatch {
 /**
  * A new run, `stamping` from the start: until its last page is stamped the window must
  * not call it completed, even with nothing of it queued yet (a re-drive pass in that gap
- * would otherwise complete it empty, and its cells would run outside any window).
+ * would otherwise complete it empty, and its cells would run outside any window). A run
+ * without a per-row budget of its own takes the table's default as it is now, in the
+ * insert itself: a later change of the default leaves the run as it started.
  */
 export async function createDispatch(db: Db, d: NewDispatch): Promise<string> {
   const id = newId("run");
-  await db.insert(dispatches).values({ id, ...d, stamping: true });
+  const { maxCreditsPerRow, ...rest } = d;
+  const own = maxCreditsPerRow == null ? null : milliOf(maxCreditsPerRow);
+  await db.insert(dispatches).values({
+    id,
+    ...rest,
+    maxCreditsPerRowMilli: sql`coalesce(${own}::bigint,
+      (select t.max_credits_per_row_milli from tables t where t.id = ${d.tableId}))`,
+    stamping: true,
+  });
   return id;
 }
 

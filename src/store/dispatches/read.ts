@@ -28,6 +28,8 @@ export interface DispatchView {
   haltReason: HaltReason | null;
   /** The run's credit cap (null: none). */
   maxCredits: number | null;
+  /** The run's per-row budget in credits (null: none). */
+  maxCreditsPerRow: number | null;
   /** Credits its cells were charged (the ledger's charged entries of the run). */
   creditsUsed: number;
 }
@@ -46,6 +48,7 @@ const select = (where: SQL, tail: SQL = sql``) => sql`
          ${isoTime(sql`d.created_at`)} as "createdAt",
          case when d.finished_at is null then null else ${isoTime(sql`d.finished_at`)} end as "finishedAt",
          d.halt_reason as "haltReason", d.max_credits as "maxCredits",
+         ${asCredits(sql`d.max_credits_per_row_milli`)} as "maxCreditsPerRow",
          ${asCredits(sql`(select coalesce(sum(u.milli), 0) from usage u
                             where u.dispatch_id = d.id and u.state = 'charged')`)} as "creditsUsed",
          (select jsonb_build_object(${countByStatus})

@@ -8,6 +8,7 @@ export const tableColumns = {
   schema: tables.schema,
   schemaVersion: tables.schemaVersion,
   autoRun: tables.autoRun,
+  maxCreditsPerRowMilli: tables.maxCreditsPerRowMilli,
   createdAt: tables.createdAt,
   updatedAt: tables.updatedAt,
 };
@@ -20,6 +21,8 @@ export interface TableRecord {
   schemaVersion: number;
   /** The auto-run switch. */
   autoRun: boolean;
+  /** The default per-row budget in milli-credits (null: none). */
+  maxCreditsPerRowMilli: number | null;
   createdAt: Date;
   updatedAt: Date;
 }

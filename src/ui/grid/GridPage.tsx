@@ -237,9 +237,7 @@ export function GridPage({ tableId }: { tableId: string }) {
           estimate={confirming.estimate}
           groupNames={groupNames}
           onClose={runs.cancelConfirm}
-          onRun={(maxCredits) =>
-            void run({ ...confirming.req, ...(maxCredits ? { maxCredits } : {}) }, true)
-          }
+          onRun={(caps) => void run({ ...confirming.req, ...caps }, true)}
         />
       )}
     </Shell>

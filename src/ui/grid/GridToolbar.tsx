@@ -7,6 +7,7 @@
 import type { PatchedTable, TableView } from "@/contracts/table";
 import { csvExportUrl } from "../api-raw";
 import { AutoRunSwitch } from "./AutoRunSwitch";
+import { RowBudgetSetting } from "./RowBudgetSetting";
 import type { MenuAnchor } from "./RunMenu";
 import type { StreamState } from "./table-stream";
 import type { LiveTable } from "./use-table";
@@ -48,6 +49,7 @@ export function GridToolbar({ tableId, table, live, selectedCount, canStop, ...o
       )}
       <div className="spacer" />
       {table && <AutoRunSwitch table={table} onChanged={on.onAutoRun} onError={on.onError} />}
+      {table && <RowBudgetSetting table={table} onChanged={on.onAutoRun} onError={on.onError} />}
       <button type="button" className="btn" onClick={on.onAddRow}>
         + Row
       </button>

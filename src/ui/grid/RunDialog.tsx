@@ -2,12 +2,20 @@
 /**
  * The Run dialog: before a large or paid run starts, what its dry run found (rows, cells,
  * estimated credits — "at least" when some group's calls cannot be counted ahead — and the
- * cells the enrichment result cache would serve for nothing) and an
- * optional credit cap, sent as `maxCredits`. A run that needs neither starts at once.
+ * cells the enrichment result cache would serve for nothing), an optional credit cap, sent
+ * as `maxCredits`, and an optional budget per row, sent as `maxCreditsPerRow` (empty: the
+ * table's default, which the dry run names). A run that needs neither starts at once.
  */
 import { useState } from "react";
 import type { RunEstimate } from "@/contracts/runs";
+import { readCreditInput } from "./credit-input";
 import { Modal } from "./Dialogs";
+
+/** The caps a person gave the run (each absent when left empty). */
+export interface RunCaps {
+  maxCredits?: number;
+  maxCreditsPerRow?: number;
+}
 
 /** Cells above which a run is worth a second look even when it is free. */
 export const CONFIRM_CELLS = 1_000;
@@ -29,12 +37,15 @@ export function RunDialog({
 }: {
   estimate: RunEstimate;
   groupNames: Map<string, string>;
-  onRun: (maxCredits: number | null) => void;
+  onRun: (caps: RunCaps) => void;
   onClose: () => void;
 }) {
   const [cap, setCap] = useState("");
+  const [perRow, setPerRow] = useState("");
   const value = Number(cap);
-  const valid = cap.trim() === "" || (Number.isInteger(value) && value > 0);
+  const capValid = cap.trim() === "" || (Number.isInteger(value) && value > 0);
+  const perRowValue = readCreditInput(perRow);
+  const valid = capValid && perRowValue.ok;
   const bound = estimate.estimate === "lower_bound";
   const cached = estimate.groups.reduce((n, g) => n + g.cached, 0);
   const figures: [string, string, string][] = [
@@ -43,7 +54,9 @@ export function RunDialog({
     [
       "credits",
       "Estimated credits",
-      `${bound ? "at least " : ""}${estimate.estimatedCredits.toLocaleString()}`,
+      `${bound ? "at least " : ""}${estimate.estimatedCredits.toLocaleString()}${
+        estimate.rowBudgetCapped ? ` (at most ${estimate.maxCreditsPerRow} per row)` : ""
+      }`,
     ],
     ...(cached > 0
       ? [
@@ -88,7 +101,13 @@ export function RunDialog({
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          if (valid) onRun(cap.trim() === "" ? null : value);
+          if (!valid) return;
+          onRun({
+            ...(cap.trim() === "" ? {} : { maxCredits: value }),
+            ...(perRowValue.ok && perRowValue.value !== null
+              ? { maxCreditsPerRow: perRowValue.value }
+              : {}),
+          });
         }}
       >
         <div className="field">
@@ -101,13 +120,39 @@ export function RunDialog({
             value={cap}
             onChange={(e) => setCap(e.target.value)}
           />
-          {valid ? (
+          {capValid ? (
             <span className="muted">
               The run stops once its paid calls have used this many credits; cells it has not
               started stay un-run.
             </span>
           ) : (
             <span className="field-error">Enter a whole number above 0, or leave it empty</span>
+          )}
+        </div>
+        <div className="field">
+          <label htmlFor="max-credits-per-row">Max credits per row (optional)</label>
+          <input
+            id="max-credits-per-row"
+            data-testid="max-credits-per-row"
+            className={`input${perRowValue.ok ? "" : " invalid"}`}
+            inputMode="decimal"
+            placeholder={
+              estimate.maxCreditsPerRow === null
+                ? "No budget"
+                : `Table default: ${estimate.maxCreditsPerRow}`
+            }
+            value={perRow}
+            onChange={(e) => setPerRow(e.target.value)}
+          />
+          {perRowValue.ok ? (
+            <span className="muted">
+              A paid call that would take its row past this many credits in the run is not made;
+              that cell ends "Over budget" and the other rows go on.
+            </span>
+          ) : (
+            <span className="field-error">
+              Enter a number above 0 (up to three decimals), or leave it empty
+            </span>
           )}
         </div>
         <div className="row">
