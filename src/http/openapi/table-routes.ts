@@ -13,6 +13,7 @@ import {
 import { CsvImported } from "@/contracts/csv";
 import { EventsQuery } from "@/contracts/events";
 import { CreatedHook, CreateHookRequest, HookList } from "@/contracts/hooks";
+import { TableProgress } from "@/contracts/progress";
 import {
   InsertedRows,
   InsertRowsRequest,
@@ -237,6 +238,18 @@ const runs: Operation[] = [
     access: "key",
     params: { ...TABLE, dispatchId: "The run's id (`dispatchId`)" },
     answers: [{ status: 200, description: "The run", json: RunView }],
+  },
+  {
+    method: "get",
+    path: "/api/tables/{id}/progress",
+    operationId: "getTableProgress",
+    tag: "Runs",
+    summary: "The table's cells per group by status and outcome, and rows never run",
+    description:
+      "Read off counters kept per statement (no count over the table): the same cost at any size. Exact at rest; every group of the schema, in schema order.",
+    access: "key",
+    params: TABLE,
+    answers: [{ status: 200, description: "The table's progress", json: TableProgress }],
   },
   {
     method: "post",
