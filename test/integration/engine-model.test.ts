@@ -6,7 +6,9 @@
  * credit cap that halts them — and fast-check's scheduler picks the order in which they
  * pass the engine's race points and in which the paid group's provider answers. Afterwards
  * the audited history (commit order) is judged against I1–I5 (test/helpers/model-judge.ts)
- * and the ledger against I6 (test/helpers/model-money.ts; docs/engine-invariants.md).
+ * and the ledger against I6 (test/helpers/model-money.ts; docs/engine-invariants.md), and
+ * the progress counters, per group and per run, against a full count of the cells, before
+ * a fold (base + deltas) and after one (test/helpers/progress.ts).
  * `MODEL_RUNS` sets how many schedules (default 200).
  */
 
@@ -45,6 +47,7 @@ import {
   type LedgerEntry,
   type ProviderAnswer,
 } from "../helpers/model-money";
+import { counterFindings } from "../helpers/progress";
 
 const RUNS = Number(process.env.MODEL_RUNS ?? 200);
 // No result cache: a paid block's checkpoint does not say whether its answer came from the
@@ -569,6 +572,7 @@ describe("engine model", () => {
                 counters: await counters(tableId),
               }),
             );
+            findings.push(...(await counterFindings(db(), tableId)));
             stats.charged += ledger.filter((e) => e.state === "charged").length;
             stats.answers += world.answers.length;
             stats.halted += finalRuns.filter((r) => r.status === "halted").length;
