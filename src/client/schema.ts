@@ -489,7 +489,7 @@ export interface paths {
         };
         /**
          * Follow the table's changes as server-sent events
-         * @description Each event has `id: <seq>`, `event: cell | dispatch | limit | schema | rows` (or `reset` when the cursor is older than retention: refetch, then follow from `resumeFrom`) and `data: <json>`; `TableEvent` (`x-itemSchema`) gives each kind's data (`CellEventData`, `RowsEventData`, …). Readers ignore fields they do not know: fields are added, never renamed. The `Last-Event-ID` header or `?after=<seq>` replays what came after; a comment line every 15 s keeps the connection open.
+         * @description Each event has `id: <seq>`, `event: cell | dispatch | limit | schema | rows | progress` (or `reset` when the cursor is older than retention: refetch, then follow from `resumeFrom`) and `data: <json>`; `TableEvent` (`x-itemSchema`) gives each kind's data (`CellEventData`, `RowsEventData`, …). Readers ignore fields they do not know: fields are added, never renamed. The `Last-Event-ID` header or `?after=<seq>` replays what came after; a comment line every 15 s keeps the connection open.
          */
         get: operations["tableEvents"];
         put?: never;
