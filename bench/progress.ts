@@ -6,7 +6,7 @@
  * transitions left unfolded (a second of a busy run), then `GET /progress` and
  * `GET /runs/:id` timed through their service calls (what the routes do).
  */
-import { queryRows } from "@db/client";
+import { type Database, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import type { TaskBackend } from "@/backends/port";
 import { log } from "@/config/log";
@@ -15,6 +15,7 @@ import { getProgress } from "@/services/progress";
 import { getRun } from "@/services/runs";
 import { createDispatch } from "@/store/dispatches/create";
 import { foldCounts } from "@/store/progress/fold";
+import { median } from "./figures";
 import { benchDatabase, benchTable, noop, percentile } from "./setup";
 
 const GROUPS = ["ga", "gb", "gc", "gd"];
@@ -25,6 +26,8 @@ export interface ProgressFigures {
   unfoldedDeltas: number;
   progressMs: { p50: number; p99: number };
   runMs: { p50: number; p99: number };
+  /** Server time of a one-cell status update, with the counters' trigger and without. */
+  updateUs: { withCounters: number; without: number };
 }
 
 export async function progressRead(
@@ -116,9 +119,11 @@ export async function progressRead(
     const progress = await getProgress(ctx, tableId);
     if (!progress.ok || progress.value.rows !== rows)
       throw new Error(`progress read ${JSON.stringify(progress)}`);
+    const updateUs = await updateCost(db, Math.min(rows, 200));
     return {
       rows,
       buildMs: Math.round(buildMs),
+      updateUs,
       unfoldedDeltas: d?.n ?? 0,
       progressMs: await time(() => getProgress(ctx, tableId)),
       runMs: await time(() => getRun(ctx, tableId, dispatchId)),
@@ -126,4 +131,41 @@ export async function progressRead(
   } finally {
     await database.close();
   }
+}
+
+/**
+ * What the counters' update trigger adds to a one-cell transition, measured on the server
+ * (a DO block of single-row updates timed inside it: no round trip, no client), the
+ * trigger on and off alternating over the rounds (and which goes first), so the machine's
+ * load falls on both alike. Median µs per update.
+ */
+async function updateCost(
+  db: Database["db"],
+  cells: number,
+): Promise<{ withCounters: number; without: number }> {
+  await db.execute(sql`create table if not exists bench_update_cost (counters boolean, us float8)`);
+  const arm = (counters: boolean) =>
+    sql.raw(`do $$ declare t0 timestamptz; begin
+      execute 'alter table cells ${counters ? "enable" : "disable"} trigger cells_count_updated';
+      t0 := clock_timestamp();
+      for k in 1..${cells} loop
+        update cells set status = (case when status = 'running' then 'queued' else 'running' end)::cell_status
+         where row_id = 'row_' || k::text and group_id = 'gb';
+      end loop;
+      insert into bench_update_cost values (${counters},
+        extract(epoch from clock_timestamp() - t0) * 1e6 / ${cells});
+    end $$`);
+  for (let round = 0; round < 10; round++) {
+    const first = round % 2 === 0;
+    await db.execute(arm(first));
+    await db.execute(arm(!first));
+  }
+  await db.execute(sql`alter table cells enable trigger cells_count_updated`);
+  const rows = await queryRows<{ counters: boolean; us: number }>(
+    db,
+    sql`select counters, us from bench_update_cost`,
+  );
+  const med = (on: boolean) =>
+    +median(rows.filter((r) => r.counters === on).map((r) => r.us)).toFixed(1);
+  return { withCounters: med(true), without: med(false) };
 }

@@ -158,6 +158,17 @@ describe("the counters equal a full count", () => {
     expect(await counterFindings(db(), tableId)).toEqual([]);
   });
 
+  it("an update that moves no count (progress, details, a claim's attempt) appends no delta", async () => {
+    const tableId = await ranTable(3);
+    const before = await deltasOf(db(), tableId);
+    await db().execute(
+      sql`update cells set details = '{"x": 1}'::jsonb, attempt = attempt + 1,
+                           running_block_ids = '{b}' where table_id = ${tableId}`,
+    );
+    expect(await deltasOf(db(), tableId)).toBe(before);
+    expect(await counterFindings(db(), tableId)).toEqual([]);
+  });
+
   it("after an edit's clear of the groups that read the edited column", async () => {
     const tableId = await ranTable(2);
     await foldNow(db());
