@@ -227,6 +227,34 @@ describe("the counters equal a full count", () => {
   });
 });
 
+describe("the full-count check the model test uses", () => {
+  it("notices a group's counter off by one, and a run's", async () => {
+    const tableId = await ranTable(2);
+    expect(await counterFindings(db(), tableId)).toEqual([]);
+    await db().execute(
+      sql`update cell_counts set n = n + 1
+           where table_id = ${tableId} and group_id = 'ga' and status = 'completed'`,
+    );
+    const findings = await counterFindings(db(), tableId);
+    expect(findings.some((f) => f.startsWith("before a fold: progress"))).toBe(true);
+    await db().execute(
+      sql`update cell_counts set n = n - 1
+           where table_id = ${tableId} and group_id = 'ga' and status = 'completed'`,
+    );
+    const [run] = await queryRows<{ id: string }>(
+      db(),
+      sql`select id from dispatches where table_id = ${tableId} limit 1`,
+    );
+    await db().execute(
+      sql`insert into run_cell_counts (dispatch_id, status, n) values (${run?.id}, 'error', 1)
+          on conflict (dispatch_id, status) do update set n = run_cell_counts.n + 1`,
+    );
+    expect((await counterFindings(db(), tableId)).some((f) => f.includes(`run ${run?.id}`))).toBe(
+      true,
+    );
+  });
+});
+
 describe("the fold", () => {
   it("does not count a delta twice when folds meet: one waiting on another's lock skips, the next one folds what both left", async () => {
     const tableId = await ranTable(2);
