@@ -11,6 +11,7 @@ import { type EmbeddedPostgres, startEmbeddedPostgres } from "@db/embedded";
 import { freePort } from "../test/helpers/processes";
 import { w1Chart } from "./chart";
 import { median, spread } from "./figures";
+import { progressRead } from "./progress";
 import {
   flatness,
   headline,
@@ -35,6 +36,9 @@ const W3_QUEUED = env("BENCH_W3_QUEUED", 10_000);
 const W4_CELLS = env("BENCH_W4_CELLS", 2_000);
 const W5_CELLS = env("BENCH_W5_CELLS", 2_000);
 const W5_LIMIT = env("BENCH_W5_LIMIT", 50);
+const PROGRESS_ROWS = env("BENCH_PROGRESS_ROWS", 1_000_000);
+const PROGRESS_READS = env("BENCH_PROGRESS_READS", 500);
+const PROGRESS_BACKLOG = env("BENCH_PROGRESS_BACKLOG", 500);
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -64,6 +68,8 @@ async function main(): Promise<void> {
     if (only.has("w3")) result.w3 = await runW3(server.url);
     if (only.has("w4")) result.w4 = await runW4(server.url);
     if (only.has("w5")) result.w5 = await runW5(server.url);
+    // Not in the default set: building a million rows takes a minute of its own.
+    if (only.has("progress")) result.progress = await runProgress(server.url);
     say("");
     say(JSON.stringify(result, null, 2));
   } finally {
@@ -161,6 +167,14 @@ function writeW1Chart(chart: string, points: SizePoint[]): void {
   fs.mkdirSync(path.dirname(path.resolve(chart)), { recursive: true });
   fs.writeFileSync(chart, svg);
   say(`W1 chart (medians per size) written to ${chart}`);
+}
+
+async function runProgress(url: string): Promise<unknown> {
+  const r = await progressRead(url, PROGRESS_ROWS, PROGRESS_READS, PROGRESS_BACKLOG);
+  say(
+    `progress at ${r.rows} rows (${r.unfoldedDeltas} unfolded deltas): GET /progress p50 ${r.progressMs.p50} ms, p99 ${r.progressMs.p99} ms; GET /runs/:id p50 ${r.runMs.p50} ms, p99 ${r.runMs.p99} ms (built in ${r.buildMs} ms); a one-cell update ${r.updateUs.withCounters} µs with the counters' trigger, ${r.updateUs.without} µs without`,
+  );
+  return r;
 }
 
 async function runW2(url: string): Promise<unknown> {

@@ -1,4 +1,5 @@
 export * from "./cell-attempts";
+export * from "./cell-counts";
 export * from "./cells";
 export * from "./child-runs";
 export * from "./dispatches";

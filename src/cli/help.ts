@@ -85,8 +85,10 @@ export const EVENTS = `usage: cellflow events <table> [--after <n>]
 
 Prints the table's events as they happen, one JSON line each:
   {"id":42,"event":"cell","data":{"rowId":"…","groupId":"…","status":"running",…}}
-Events are cell, dispatch, limit, schema, rows, and reset (the cursor was older than
-what the server keeps). A dropped connection is reopened where it left off.
+Events are cell, dispatch, limit, schema, rows, progress (each group's counts, at most
+once a second while cells change), and reset (the cursor was older than what the server
+keeps); a kind added later is printed the same way. A dropped connection is reopened
+where it left off.
 
 flags:
   --after <n>          start after event n (0: everything the server still keeps);

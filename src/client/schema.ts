@@ -443,6 +443,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tables/{id}/progress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The table's cells per group by status and outcome, and rows never run
+         * @description Read off counters kept per statement (no count over the table): the same cost at any size. Exact at rest; every group of the schema, in schema order.
+         */
+        get: operations["getTableProgress"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tables/{id}/runs/cancel": {
         parameters: {
             query?: never;
@@ -469,7 +489,7 @@ export interface paths {
         };
         /**
          * Follow the table's changes as server-sent events
-         * @description Each event has `id: <seq>`, `event: cell | dispatch | limit | schema | rows` (or `reset` when the cursor is older than retention: refetch, then follow from `resumeFrom`) and `data: <json>`; `TableEvent` (`x-itemSchema`) gives each kind's data (`CellEventData`, `RowsEventData`, …). Readers ignore fields they do not know: fields are added, never renamed. The `Last-Event-ID` header or `?after=<seq>` replays what came after; a comment line every 15 s keeps the connection open.
+         * @description Each event has `id: <seq>`, `event: cell | dispatch | limit | schema | rows | progress` (or `reset` when the cursor is older than retention: refetch, then follow from `resumeFrom`) and `data: <json>`; `TableEvent` (`x-itemSchema`) gives each kind's data (`CellEventData`, `RowsEventData`, …). Readers ignore fields they do not know: fields are added, never renamed. The `Last-Event-ID` header or `?after=<seq>` replays what came after; a comment line every 15 s keeps the connection open.
          */
         get: operations["tableEvents"];
         put?: never;
@@ -578,6 +598,10 @@ export interface components {
             data: components["schemas"]["LimitEventData"];
         } | {
             /** @enum {string} */
+            event: "progress";
+            data: components["schemas"]["TableProgress"];
+        } | {
+            /** @enum {string} */
             event: "reset";
             data: components["schemas"]["ResetEventData"];
         };
@@ -635,6 +659,25 @@ export interface components {
             reason: "credits" | "run_credit_cap";
             haltReason: string;
             message: string;
+        };
+        TableProgress: {
+            rows: number;
+            groups: components["schemas"]["GroupProgress"][];
+        };
+        GroupProgress: {
+            groupId: string;
+            queued: number;
+            running: number;
+            paused: number;
+            completed: number;
+            ok: number;
+            notFound: number;
+            skipped: number;
+            conditionNotMet: number;
+            overBudget: number;
+            error: number;
+            cancelled: number;
+            neverRun: number;
         };
         ResetEventData: {
             reason: string;
@@ -3288,6 +3331,56 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RunView"];
+                };
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    getTableProgress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The table's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The table's progress */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TableProgress"];
                 };
             };
             /** @description The credentials are missing or not valid */

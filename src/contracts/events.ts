@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { DISPATCH_STATUSES } from "@/domain/statuses";
 import { JsonValue } from "./common";
+import { TableProgress } from "./progress";
 import { CellOutcome, CellStatus } from "./rows";
 
 /**
@@ -91,6 +92,13 @@ export const LimitEventData = z.object({
 });
 export type LimitEventData = z.infer<typeof LimitEventData>;
 
+/**
+ * The table's progress changed (the body of `GET /progress`): sent by the counters' fold,
+ * at most once a second per table, only when a count moved.
+ */
+export const ProgressEventData = TableProgress;
+export type ProgressEventData = z.infer<typeof ProgressEventData>;
+
 /** The cursor asked for is older than what the server keeps: refetch, then follow from `resumeFrom`. */
 export const ResetEventData = z.object({ reason: z.string(), resumeFrom: z.number().int() });
 export type ResetEventData = z.infer<typeof ResetEventData>;
@@ -101,6 +109,7 @@ export const TABLE_EVENT_DATA = {
   schema: SchemaEventData,
   dispatch: DispatchEventData,
   limit: LimitEventData,
+  progress: ProgressEventData,
   reset: ResetEventData,
 } as const;
 
@@ -111,6 +120,7 @@ export const TableEvent = z.discriminatedUnion("event", [
   z.object({ event: z.literal("schema"), data: SchemaEventData }),
   z.object({ event: z.literal("dispatch"), data: DispatchEventData }),
   z.object({ event: z.literal("limit"), data: LimitEventData }),
+  z.object({ event: z.literal("progress"), data: ProgressEventData }),
   z.object({ event: z.literal("reset"), data: ResetEventData }),
 ]);
 export type TableEvent = z.infer<typeof TableEvent>;

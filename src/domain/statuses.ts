@@ -55,7 +55,7 @@ export type HaltReason = (typeof HALT_REASONS)[number];
 export const HOOK_ACTIONS = ["insert_rows", "run"] as const;
 export type HookAction = (typeof HOOK_ACTIONS)[number];
 
-export const EVENT_KINDS = ["cell", "dispatch", "limit", "schema", "rows"] as const;
+export const EVENT_KINDS = ["cell", "dispatch", "limit", "schema", "rows", "progress"] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 /**

@@ -4,6 +4,7 @@
  * src/trigger/maintenance.ts). Invariant: every job is idempotent, so overlapping
  * schedules, several workers running the same cron, or a retried run only repeat work.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Env } from "@/config/env";
 import { type RedriveEngine, redriveOrphans } from "@/engine/redrive";
 import { drainRunCancels, drainSettingsFromEnv } from "@/engine/run-cancel-drain";
@@ -13,6 +14,7 @@ import { pruneEvents } from "@/store/events/prune";
 import { pruneExecutionSteps } from "@/store/execution-steps/prune";
 import { pruneHookDeliveries } from "@/store/hook-deliveries/prune";
 import { prunePendingCarriers } from "@/store/pending-carriers/entries";
+import { foldCounts } from "@/store/progress/fold";
 import { pruneRateLimitLogs } from "@/store/rate-limits/prune";
 import { pruneRunKeys } from "@/store/run-keys/prune";
 import { pruneStops } from "@/store/stops/prune";
@@ -96,7 +98,41 @@ export const DRAIN_RUN_CANCELS: MaintenanceJob = {
   }),
 };
 
-export const MAINTENANCE_JOBS: readonly MaintenanceJob[] = [PRUNE, REDRIVE, DRAIN_RUN_CANCELS];
+/** How often a process folds the progress counters (and sends the `progress` events due). */
+export const FOLD_EVERY_MS = 500;
+/** How long one run of the trigger.dev schedule folds: its minute, less a margin. */
+const FOLD_RUN_MS = 55_000;
+
+/**
+ * The progress counters' fold on trigger.dev. A schedule fires at most once a minute and
+ * a `progress` event is due every second while cells change, so each run folds every
+ * FOLD_EVERY_MS for its minute (a run that overlaps the next skips the turns the other
+ * takes: the fold's lock). A local worker folds every FOLD_EVERY_MS on its own. Reads
+ * never wait for a fold (they add the unfolded deltas): it keeps them few.
+ */
+export const FOLD_COUNTS: MaintenanceJob = {
+  id: "fold-counts",
+  cron: "* * * * *",
+  runtimes: ["trigger"],
+  run: async ({ engine, signal }) => {
+    const until = Date.now() + FOLD_RUN_MS;
+    const total = { deltas: 0, events: 0 };
+    while (!signal.aborted && Date.now() < until) {
+      const r = await foldCounts(engine.database.db);
+      total.deltas += r?.deltas ?? 0;
+      total.events += r?.events ?? 0;
+      await sleep(FOLD_EVERY_MS, undefined, { signal }).catch(() => undefined);
+    }
+    return total;
+  },
+};
+
+export const MAINTENANCE_JOBS: readonly MaintenanceJob[] = [
+  PRUNE,
+  REDRIVE,
+  DRAIN_RUN_CANCELS,
+  FOLD_COUNTS,
+];
 
 /** The jobs a runtime schedules from the table. */
 export const jobsFor = (runtime: Runtime): MaintenanceJob[] =>

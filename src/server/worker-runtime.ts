@@ -25,8 +25,9 @@ import {
 import { runStamper } from "@/engine/stamper";
 import { EventHub } from "@/events/hub";
 import { assembleEngine } from "@/runtime/engine";
-import { didSomething, jobsFor } from "@/runtime/maintenance";
+import { didSomething, FOLD_EVERY_MS, jobsFor } from "@/runtime/maintenance";
 import { runningWithoutLock } from "@/store/cells/orphan-probe";
+import { foldCounts } from "@/store/progress/fold";
 
 export interface WorkerOptions {
   /** Queries; may be a transaction-mode pooler. */
@@ -140,11 +141,13 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
   });
   log.info({ concurrency: opts.concurrency }, "worker started");
   const redrive = startRedrive(engine, opts, stopping.signal);
+  const folds = startFolds(engine, stopping.signal);
   let stopped: Promise<void> | undefined;
   return {
     stop() {
       stopped ??= (async () => {
         redrive.stop();
+        folds.stop();
         stopping.abort(new Error("worker stopping"));
         await runner.stop();
         await listener.stop();
@@ -198,4 +201,26 @@ function startRedrive(
       clearInterval(probe);
     },
   };
+}
+
+/**
+ * The progress counters' fold, every FOLD_EVERY_MS in every worker process: a fold that
+ * finds another one running skips its turn, so several workers only take turns. It also
+ * sends the `progress` events due (at most one a second per table).
+ */
+function startFolds(engine: Engine, stopping: AbortSignal): { stop(): void } {
+  let folding = false;
+  const timer = setInterval(() => {
+    if (folding || stopping.aborted) return;
+    folding = true;
+    foldCounts(engine.database.db)
+      .catch((err: unknown) =>
+        engine.log.warn({ err }, "counter fold failed; the next one retries"),
+      )
+      .finally(() => {
+        folding = false;
+      });
+  }, FOLD_EVERY_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }

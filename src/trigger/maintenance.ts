@@ -1,11 +1,17 @@
 /**
  * Scheduled tasks, from the one table of maintenance jobs (src/runtime/maintenance.ts):
- * the re-drive and the drain of the run-cancel outbox every minute, the pruning of old
- * rows every ten. Each is its own exported task (trigger.dev indexes exports); ids and
+ * the re-drive, the drain of the run-cancel outbox and the progress counters' fold every
+ * minute, the pruning of old rows every ten. Each is its own exported task (trigger.dev indexes exports); ids and
  * schedules come from the table, so the local worker and these cannot drift apart.
  */
 import { schedules } from "@trigger.dev/sdk";
-import { DRAIN_RUN_CANCELS, type MaintenanceJob, PRUNE, REDRIVE } from "@/runtime/maintenance";
+import {
+  DRAIN_RUN_CANCELS,
+  FOLD_COUNTS,
+  type MaintenanceJob,
+  PRUNE,
+  REDRIVE,
+} from "@/runtime/maintenance";
 import { taskEngine } from "./deps";
 
 /** A run's budget; a job is asked to end a minute before it, and the next run goes on. */
@@ -23,3 +29,4 @@ function scheduled(job: MaintenanceJob) {
 export const redriveOrphansTask = scheduled(REDRIVE);
 export const pruneTask = scheduled(PRUNE);
 export const drainRunCancelsTask = scheduled(DRAIN_RUN_CANCELS);
+export const foldCountsTask = scheduled(FOLD_COUNTS);

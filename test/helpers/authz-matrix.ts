@@ -211,6 +211,12 @@ export const MATRIX: Record<string, KeyedSpec | PublicSpec> = {
     request: (f) => ({ path: `/api/tables/${f.tableId}/rows/${f.rowId}/cells/g/attempts` }),
     mixed: (own, t) => ({ path: `/api/tables/${own.tableId}/rows/${t.rowId}/cells/g/attempts` }),
   },
+  "GET /api/tables/[id]/progress": {
+    kind: "keyed",
+    scope: "resource",
+    ok: 200,
+    request: (f) => ({ path: `/api/tables/${f.tableId}/progress` }),
+  },
   "GET /api/tables/[id]/runs": {
     kind: "keyed",
     scope: "resource",

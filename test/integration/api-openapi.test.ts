@@ -98,7 +98,15 @@ describe("the document covers the API", () => {
     const kinds = doc.components.schemas.TableEvent.oneOf.map(
       (e: { properties: { event: { enum: string[] } } }) => e.properties.event.enum[0],
     );
-    expect(kinds.sort()).toEqual(["cell", "dispatch", "limit", "reset", "rows", "schema"]);
+    expect(kinds.sort()).toEqual([
+      "cell",
+      "dispatch",
+      "limit",
+      "progress",
+      "reset",
+      "rows",
+      "schema",
+    ]);
   });
 
   it("a named enum never admits null: where a field may be null, that field says so", () => {

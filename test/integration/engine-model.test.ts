@@ -6,9 +6,11 @@
  * credit cap that halts them — and fast-check's scheduler picks the order in which they
  * pass the engine's race points and in which the paid group's provider answers. Afterwards
  * the audited history (commit order) is judged against I1–I5 (test/helpers/model-judge.ts)
- * and the ledger against I6 (test/helpers/model-money.ts; docs/engine-invariants.md). In
- * some schedules the paid group has a run condition (`runIf`: `a` not empty): its cells
- * that end `condition_not_met` are judged against the row's `a` (checkRunConditions).
+ * and the ledger against I6 (test/helpers/model-money.ts; docs/engine-invariants.md), and
+ * the progress counters, per group and per run, against a full count of the cells, before
+ * a fold (base + deltas) and after one (test/helpers/progress.ts). In some schedules the
+ * paid group has a run condition (`runIf`: `a` not empty): its cells that end
+ * `condition_not_met` are judged against the row's `a` (checkRunConditions).
  * `MODEL_RUNS` sets how many schedules (default 200).
  */
 
@@ -47,6 +49,7 @@ import {
   type LedgerEntry,
   type ProviderAnswer,
 } from "../helpers/model-money";
+import { counterFindings } from "../helpers/progress";
 
 const RUNS = Number(process.env.MODEL_RUNS ?? 200);
 // No result cache: a paid block's checkpoint does not say whether its answer came from the
@@ -602,6 +605,7 @@ describe("engine model", () => {
             stats.conditionNotMet += records.filter(
               (r) => r.kind === "cell" && r.outcome === "condition_not_met",
             ).length;
+            findings.push(...(await counterFindings(db(), tableId)));
             stats.charged += ledger.filter((e) => e.state === "charged").length;
             stats.answers += world.answers.length;
             stats.halted += finalRuns.filter((r) => r.status === "halted").length;

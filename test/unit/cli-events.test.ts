@@ -37,4 +37,14 @@ describe("reading the event stream", () => {
     const b = parseEvents(`${a.rest}\n`);
     expect(b.events).toEqual([{ id: 1, event: "cell", data: { x: 1 } }]);
   });
+
+  it("hands over a progress event, and a kind added later, as they came", () => {
+    const { events } = parseEvents(
+      'id: 11\nevent: progress\ndata: {"rows":2,"groups":[]}\n\nid: 12\nevent: later\ndata: {"x":1}\n\n',
+    );
+    expect(events).toEqual([
+      { id: 11, event: "progress", data: { rows: 2, groups: [] } },
+      { id: 12, event: "later", data: { x: 1 } },
+    ]);
+  });
 });

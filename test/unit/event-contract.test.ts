@@ -43,6 +43,28 @@ describe("table event contract", () => {
     expect(
       eventContractBreach("reset", { reason: "cursor older than retention", resumeFrom: 9 }),
     ).toBeNull();
+    expect(
+      eventContractBreach("progress", {
+        rows: 3,
+        groups: [
+          {
+            groupId: "g",
+            queued: 1,
+            running: 0,
+            paused: 0,
+            completed: 1,
+            ok: 1,
+            notFound: 0,
+            skipped: 0,
+            conditionNotMet: 0,
+            overBudget: 0,
+            error: 0,
+            cancelled: 0,
+            neverRun: 1,
+          },
+        ],
+      }),
+    ).toBeNull();
   });
 
   it("names a field the schema does not, a missing field, a wrong value and an unknown kind", () => {

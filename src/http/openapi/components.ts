@@ -14,6 +14,7 @@ import * as enrichments from "@/contracts/enrichments";
 import * as events from "@/contracts/events";
 import * as health from "@/contracts/health";
 import * as hooks from "@/contracts/hooks";
+import * as progress from "@/contracts/progress";
 import * as rows from "@/contracts/rows";
 import * as runs from "@/contracts/runs";
 import * as secrets from "@/contracts/secrets";
@@ -77,6 +78,8 @@ const NAMED: Record<string, ZodType> = {
   RunView: runs.RunView,
   RunList: runs.RunList,
   RunsCancelled: runs.RunsCancelled,
+  GroupProgress: progress.GroupProgress,
+  TableProgress: progress.TableProgress,
   CsvImported: csv.CsvImported,
   CellEventData: events.CellEventData,
   RowsEventData: events.RowsEventData,

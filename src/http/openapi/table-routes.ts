@@ -13,6 +13,7 @@ import {
 import { CsvImported } from "@/contracts/csv";
 import { EventsQuery } from "@/contracts/events";
 import { CreatedHook, CreateHookRequest, HookList } from "@/contracts/hooks";
+import { TableProgress } from "@/contracts/progress";
 import {
   InsertedRows,
   InsertRowsRequest,
@@ -239,6 +240,18 @@ const runs: Operation[] = [
     answers: [{ status: 200, description: "The run", json: RunView }],
   },
   {
+    method: "get",
+    path: "/api/tables/{id}/progress",
+    operationId: "getTableProgress",
+    tag: "Runs",
+    summary: "The table's cells per group by status and outcome, and rows never run",
+    description:
+      "Read off counters kept per statement (no count over the table): the same cost at any size. Exact at rest; every group of the schema, in schema order.",
+    access: "key",
+    params: TABLE,
+    answers: [{ status: 200, description: "The table's progress", json: TableProgress }],
+  },
+  {
     method: "post",
     path: "/api/tables/{id}/runs/cancel",
     operationId: "cancelRuns",
@@ -259,7 +272,7 @@ const io: Operation[] = [
     tag: "Events",
     summary: "Follow the table's changes as server-sent events",
     description:
-      "Each event has `id: <seq>`, `event: cell | dispatch | limit | schema | rows` (or `reset` when the cursor is older than retention: refetch, then follow from `resumeFrom`) and `data: <json>`; `TableEvent` (`x-itemSchema`) gives each kind's data (`CellEventData`, `RowsEventData`, …). Readers ignore fields they do not know: fields are added, never renamed. The `Last-Event-ID` header or `?after=<seq>` replays what came after; a comment line every 15 s keeps the connection open.",
+      "Each event has `id: <seq>`, `event: cell | dispatch | limit | schema | rows | progress` (or `reset` when the cursor is older than retention: refetch, then follow from `resumeFrom`) and `data: <json>`; `TableEvent` (`x-itemSchema`) gives each kind's data (`CellEventData`, `RowsEventData`, …). Readers ignore fields they do not know: fields are added, never renamed. The `Last-Event-ID` header or `?after=<seq>` replays what came after; a comment line every 15 s keeps the connection open.",
     access: "key",
     params: TABLE,
     query: EventsQuery,

@@ -20,7 +20,12 @@ export interface DispatchView {
   stamped: number;
   /** True while a background job is still stamping the rest of a large run. */
   stamping: boolean;
-  /** Its cells by status, every status present. */
+  /**
+   * Its cells by status, every status present: off the run's counters (folded base plus
+   * unfolded deltas, store/progress/fold.ts), so the read costs the same for any run
+   * size. Exact for the committed cells. Only this read uses them: the engine's own
+   * decisions (advance, finish) count the run's cells in SQL where they decide.
+   */
   counts: Record<CellStatus, number>;
   createdAt: string;
   finishedAt: string | null;
@@ -35,12 +40,13 @@ export interface DispatchView {
 }
 
 /**
- * `'queued', count(*) filter (where c.status = 'queued'), …`: one pair per status of the
- * tuple, so none is missed; literals built from constants (never input), so the query
- * reads as it did written out.
+ * `'queued', coalesce(sum(c.n) filter (where c.status = 'queued'), 0), …`: one pair per
+ * status of the tuple, so none is missed; literals built from constants (never input).
  */
 const countByStatus = sql.raw(
-  CELL_STATUSES.map((s) => `'${s}', count(*) filter (where c.status = '${s}')`).join(",\n"),
+  CELL_STATUSES.map(
+    (s) => `'${s}', coalesce(sum(c.n) filter (where c.status = '${s}'), 0)::bigint`,
+  ).join(",\n"),
 );
 
 const select = (where: SQL, tail: SQL = sql``) => sql`
@@ -52,7 +58,11 @@ const select = (where: SQL, tail: SQL = sql``) => sql`
          ${asCredits(sql`(select coalesce(sum(u.milli), 0) from usage u
                             where u.dispatch_id = d.id and u.state = 'charged')`)} as "creditsUsed",
          (select jsonb_build_object(${countByStatus})
-            from cells c where c.dispatch_id = d.id) as counts
+            from (select r.status, r.n from run_cell_counts r where r.dispatch_id = d.id
+                  union all
+                  select x.status, x.n from cell_count_deltas x
+                   where x.table_id = d.table_id and x.dispatch_id = d.id and x.group_id is not null) c
+         ) as counts
     from dispatches d where ${where} ${tail}`;
 
 export async function getDispatch(

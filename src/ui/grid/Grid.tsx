@@ -9,6 +9,7 @@
 import { getCoreRowModel, useReactTable } from "@tanstack/react-table";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useRef } from "react";
+import type { TableProgress } from "@/contracts/progress";
 import type { TableView } from "@/contracts/table";
 import { GridBody, ROW_HEIGHT } from "./GridBody";
 import { GridHeader, type GridSort } from "./GridHeader";
@@ -26,9 +27,11 @@ interface Props {
   actions: GridActions;
   /** The sort the rows were read in; a column header's sort button cycles it. */
   sort?: GridSort;
+  /** Each group's progress, for the bars in the group headers (null until read). */
+  progress?: TableProgress | null;
 }
 
-export function Grid({ table, rows, version, selected, onSelect, actions, sort }: Props) {
+export function Grid({ table, rows, version, selected, onSelect, actions, sort, progress }: Props) {
   const columns = useColumns(table);
   // `rows` is a new array after every change; `version` says so for memoised children.
   const model = useReactTable({
@@ -58,6 +61,7 @@ export function Grid({ table, rows, version, selected, onSelect, actions, sort }
           onSelect={onSelect}
           actions={actions}
           sort={sort}
+          progress={progress ?? null}
         />
         <GridBody
           virtual={virtual}

@@ -3,14 +3,17 @@
  * The grid's header rows: "select all" and the row count over the lead column, a value
  * column's name (which opens its editor), type and sort button, and over each group's
  * columns the group's kind, name (which opens the group editor), whether it auto-runs or
- * has a run condition (its conditions on hover) and Run ▾ menu. With
+ * has a run condition (its conditions on hover) and Run ▾ menu, over a bar of its
+ * progress (done, in flight, failed, not run, as shares of the rows). With
  * groups there are two header rows: leaf columns outside any group show in the lower one,
  * the upper one is blank above them.
  */
 import { flexRender, type Header, type HeaderGroup } from "@tanstack/react-table";
+import type { GroupProgress, TableProgress } from "@/contracts/progress";
 import type { GridActions } from "./grid-actions";
 import { metaOf } from "./grid-columns";
 import type { RowView } from "./model";
+import { barShares, barTitle } from "./progress-bar";
 import type { RowSort } from "./row-query";
 import { SortButton } from "./SortButton";
 
@@ -31,9 +34,18 @@ interface Props {
   onSelect(ids: Set<string>): void;
   actions: HeaderActions;
   sort: GridSort | undefined;
+  progress: TableProgress | null;
 }
 
-export function GridHeader({ headerGroups, rows, selected, onSelect, actions, sort }: Props) {
+export function GridHeader({
+  headerGroups,
+  rows,
+  selected,
+  onSelect,
+  actions,
+  sort,
+  progress,
+}: Props) {
   const all = selected.size > 0 && selected.size === rows.length;
   const selectAll = () => onSelect(all ? new Set() : new Set(rows.map((r) => r.id)));
   return (
@@ -48,6 +60,7 @@ export function GridHeader({ headerGroups, rows, selected, onSelect, actions, so
               lead={{ all, count: rows.length, selectAll }}
               actions={actions}
               sort={sort}
+              progress={progress}
             />
           ))}
         </div>
@@ -62,6 +75,7 @@ function HeaderCell({
   lead,
   actions,
   sort,
+  progress,
 }: {
   header: Header<RowView, unknown>;
   /** In the upper of two header rows, which only group headers fill. */
@@ -69,6 +83,7 @@ function HeaderCell({
   lead: { all: boolean; count: number; selectAll(): void };
   actions: HeaderActions;
   sort: GridSort | undefined;
+  progress: TableProgress | null;
 }) {
   const meta = metaOf(h.column);
   const isGroup = h.column.columns.length > 0;
@@ -107,6 +122,13 @@ function HeaderCell({
         >
           Run ▾
         </button>
+        {progress && (
+          <ProgressBar
+            group={progress.groups.find((g) => g.groupId === group.id)}
+            rows={progress.rows}
+            groupId={group.id}
+          />
+        )}
       </div>
     );
   }
@@ -142,6 +164,36 @@ function HeaderCell({
   return (
     <div className="grid-hcell" style={style}>
       {flexRender(h.column.columnDef.header, h.getContext())}
+    </div>
+  );
+}
+
+/** The group's cells as shares of the table's rows; the shares ride on data attributes. */
+function ProgressBar({
+  group,
+  rows,
+  groupId,
+}: {
+  group: GroupProgress | undefined;
+  rows: number;
+  groupId: string;
+}) {
+  if (!group) return null;
+  const s = barShares(group, rows);
+  const pct = (x: number) => `${(x * 100).toFixed(2)}%`;
+  return (
+    <div
+      className="group-progress"
+      title={barTitle(group, rows)}
+      data-testid={`group-progress-${groupId}`}
+      data-done={s.done}
+      data-active={s.active}
+      data-failed={s.failed}
+    >
+      <span className="done" style={{ width: pct(s.done) }} />
+      <span className="active" style={{ width: pct(s.active) }} />
+      <span className="failed" style={{ width: pct(s.failed) }} />
+      <span className="idle" style={{ width: pct(s.idle) }} />
     </div>
   );
 }

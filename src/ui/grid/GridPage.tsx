@@ -185,6 +185,7 @@ export function GridPage({ tableId }: { tableId: string }) {
           selected={selected}
           onSelect={setSelected}
           actions={actions}
+          progress={live.progress}
           sort={{
             current: query.sort,
             onSort: (columnId) => setQuery({ ...query, sort: nextSort(query.sort, columnId) }),

@@ -11,7 +11,7 @@ import { tableEventsUrl } from "../api-raw";
 
 export type StreamState = "connecting" | "live" | "reconnecting";
 
-const KINDS = ["cell", "rows", "schema", "dispatch", "limit", "reset"];
+const KINDS = ["cell", "rows", "schema", "dispatch", "limit", "progress", "reset"];
 
 export interface TableStream {
   /** Hands over the events held so far, and every later one as it comes. */

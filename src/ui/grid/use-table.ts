@@ -3,7 +3,8 @@
  * Everything the grid page shows about one table, kept live: the table, its rows (all
  * those the filter matches, in the sort's order, paged in and shown as each page comes:
  * `useRowReads`), its runs with their counts (`useTableRuns`), and the stream of events
- * that moves them (`openTableStream`).
+ * that moves them (`openTableStream`), and each group's progress (`GET /progress`, then
+ * every `progress` event: the server sends one at most once a second while cells change).
  * The stream is opened before the rows are read and its events are held until the read
  * is in, then folded in by the merge rule, so nothing that happened in between is lost
  * or applied on top of a newer state. A `reset` (the cursor fell out of retention)
@@ -13,12 +14,14 @@
  */
 import { useCallback, useEffect, useState } from "react";
 import type { TableEvent } from "@/contracts/events";
+import type { TableProgress } from "@/contracts/progress";
 import type { TableView } from "@/contracts/table";
 import { answer, api, describeError } from "../api";
 import type { GridRows } from "./model";
 import type { RowQuery } from "./row-query";
 import { limitNotice, openTableStream, type StreamState } from "./table-stream";
 import { useRowReads } from "./use-row-reads";
+import { useTableProgress } from "./use-table-progress";
 import { type RunView, useTableRuns } from "./use-table-runs";
 
 export interface LiveTable {
@@ -26,6 +29,8 @@ export interface LiveTable {
   rows: GridRows;
   version: number;
   runs: RunView[];
+  /** Each group's cells by status (null until read). */
+  progress: TableProgress | null;
   loaded: { rows: number; done: boolean };
   stream: StreamState;
   limitNotice: string | null;
@@ -48,11 +53,14 @@ export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
   const [stream, setStream] = useState<StreamState>("connecting");
   const [limit, setLimit] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const { progress, loadProgress, setProgress } = useTableProgress(tableId);
 
   const loadTable = useCallback(async () => {
     const t = await answer(api.GET("/api/tables/{id}", { params: { path: { id: tableId } } }));
     setTable(t);
-  }, [tableId]);
+    // With the table: a group added or removed changes the bars.
+    await loadProgress();
+  }, [tableId, loadProgress]);
 
   /** Everything, from the API; a failure is shown instead of the grid. */
   const loadAll = useCallback(async () => {
@@ -83,6 +91,9 @@ export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
         case "schema":
           void loadTable().then(bump, () => undefined);
           break;
+        case "progress":
+          setProgress(event.data);
+          break;
         case "dispatch":
           refreshRuns();
           break;
@@ -101,13 +112,14 @@ export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
       events.release();
     })();
     return () => events.close();
-  }, [tableId, rows, bump, loadTable, loadAll, refreshRuns, fetchRows, reload]);
+  }, [tableId, rows, bump, loadTable, setProgress, loadAll, refreshRuns, fetchRows, reload]);
 
   return {
     table,
     rows,
     version,
     runs,
+    progress,
     loaded,
     stream,
     limitNotice: limit,

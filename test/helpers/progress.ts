@@ -1,0 +1,106 @@
+/**
+ * The progress counters judged against a full count: what `GET /progress` and a run's
+ * counts must equal, computed the slow way (count(*) over the table's cells and rows).
+ */
+import { isDeepStrictEqual } from "node:util";
+import { type Db, queryRows } from "@db/client";
+import { sql } from "drizzle-orm";
+import { outcomeField, type TableProgress } from "@/contracts/progress";
+import { CELL_OUTCOMES, CELL_STATUSES, type CellStatus } from "@/domain/statuses";
+import { getDispatch } from "@/store/dispatches/read";
+import { foldCounts } from "@/store/progress/fold";
+import { readProgress } from "@/store/progress/read";
+
+/** The progress body by a full count of the table's cells and rows. */
+export async function fullProgress(db: Db, tableId: string): Promise<TableProgress> {
+  const [t] = await queryRows<{ groups: string[]; rows: number }>(
+    db,
+    sql`select array(select g->>'id' from jsonb_array_elements(schema->'groups') g) as groups,
+               (select count(*)::int from rows where table_id = ${tableId}) as rows
+          from tables where id = ${tableId}`,
+  );
+  const cells = await queryRows<{ groupId: string; status: CellStatus; outcome: string | null }>(
+    db,
+    sql`select group_id as "groupId", status::text as status, outcome::text as outcome
+          from cells where table_id = ${tableId}`,
+  );
+  const rows = t?.rows ?? 0;
+  return {
+    rows,
+    groups: (t?.groups ?? []).map((groupId) => {
+      const mine = cells.filter((c) => c.groupId === groupId);
+      const by = (status: string, outcome?: string) =>
+        mine.filter((c) => c.status === status && (outcome === undefined || c.outcome === outcome))
+          .length;
+      return {
+        groupId,
+        ...Object.fromEntries(CELL_STATUSES.map((s) => [s, by(s)])),
+        ...Object.fromEntries(CELL_OUTCOMES.map((o) => [outcomeField(o), by("completed", o)])),
+        neverRun: rows - mine.length,
+      } as TableProgress["groups"][number];
+    }),
+  };
+}
+
+/** A run's cells by status, by a full count. */
+export async function fullRunCounts(db: Db, dispatchId: string): Promise<Record<string, number>> {
+  const cells = await queryRows<{ status: string; n: number }>(
+    db,
+    sql`select status::text as status, count(*)::int as n from cells
+         where dispatch_id = ${dispatchId} group by 1`,
+  );
+  return Object.fromEntries(
+    CELL_STATUSES.map((s) => [s, cells.find((c) => c.status === s)?.n ?? 0]),
+  );
+}
+
+/** Folds, waiting out a fold another process is making (a worker's own loop). */
+export async function foldNow(db: Db): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (await foldCounts(db)) return;
+    await new Promise((r) => setImmediate(r));
+  }
+  throw new Error("the fold's lock stayed taken");
+}
+
+/** The table's unfolded deltas. */
+export async function deltasOf(db: Db, tableId: string): Promise<number> {
+  const [r] = await queryRows<{ n: number }>(
+    db,
+    sql`select count(*)::int as n from cell_count_deltas where table_id = ${tableId}`,
+  );
+  return r?.n ?? 0;
+}
+
+/**
+ * What the counters say against what a full count says, for the table and each of its
+ * runs: before a fold (base + deltas), and after one (the base alone: no delta of the
+ * table is left). Findings as text; none when they agree.
+ */
+export async function counterFindings(db: Db, tableId: string): Promise<string[]> {
+  const findings: string[] = [];
+  const compare = async (when: string) => {
+    const counted = await readProgress(db, { tableId });
+    const full = await fullProgress(db, tableId);
+    if (!isDeepStrictEqual(counted, full))
+      findings.push(`${when}: progress ${JSON.stringify(counted)} ≠ full ${JSON.stringify(full)}`);
+    const runs = await queryRows<{ id: string }>(
+      db,
+      sql`select id from dispatches where table_id = ${tableId}`,
+    );
+    for (const { id } of runs) {
+      const view = await getDispatch(db, tableId, id);
+      const full = await fullRunCounts(db, id);
+      if (!isDeepStrictEqual(view?.counts, full))
+        findings.push(
+          `${when}: run ${id} counts ${JSON.stringify(view?.counts)} ≠ ${JSON.stringify(full)}`,
+        );
+    }
+  };
+  await compare("before a fold");
+  await foldNow(db);
+  const left = await deltasOf(db, tableId);
+  if (left > 0) findings.push(`after a fold: ${left} deltas of the table left`);
+  await compare("after a fold");
+  return findings;
+}
