@@ -1021,7 +1021,52 @@ export interface components {
         };
         /** @enum {string} */
         ColumnType: "text" | "number" | "boolean" | "date" | "json" | "select";
-        Group: components["schemas"]["WorkflowGroup"] | components["schemas"]["EnrichmentGroup"];
+        Group: components["schemas"]["WorkflowGroup"] | components["schemas"]["EnrichmentGroup"] | {
+            id: string;
+            name: string;
+            /** @default [] */
+            outputs?: components["schemas"]["GroupOutput"][];
+            /** @default [] */
+            dependsOn?: string[];
+            /** @default false */
+            autoRun?: boolean;
+            /** @enum {string} */
+            kind: "waterfall";
+            steps: ({
+                /** @default {} */
+                inputs?: {
+                    [key: string]: string;
+                };
+                outputs: {
+                    [key: string]: string;
+                };
+                validate?: {
+                    output: string;
+                    op: components["schemas"]["WhereOp"];
+                    value?: string | number | boolean;
+                }[];
+                enrichmentId: string;
+            } | {
+                /** @default {} */
+                inputs?: {
+                    [key: string]: string;
+                };
+                outputs: {
+                    [key: string]: string;
+                };
+                validate?: {
+                    output: string;
+                    op: components["schemas"]["WhereOp"];
+                    value?: string | number | boolean;
+                }[];
+                workflowId: string;
+                /**
+                 * @default live
+                 * @enum {string}
+                 */
+                version?: "live" | "deployed";
+            })[];
+        };
         WorkflowGroup: {
             id: string;
             name: string;
@@ -1035,10 +1080,7 @@ export interface components {
             dependsOn?: string[];
             /** @default false */
             autoRun?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             kind: "workflow";
             workflowId: string;
             /**
@@ -1064,10 +1106,7 @@ export interface components {
             dependsOn?: string[];
             /** @default false */
             autoRun?: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             kind: "enrichment";
             enrichmentId: string;
         };
@@ -1232,11 +1271,14 @@ export interface components {
             /** @enum {string} */
             estimate: "complete" | "lower_bound";
             unknown: components["schemas"]["UnknownCredits"][];
+            upperBound: components["schemas"]["UnknownCredits"][];
             groups: {
                 groupId: string;
                 cells: number;
                 credits: number;
                 cached: number;
+                /** @enum {boolean} */
+                upperBound?: true;
             }[];
         };
         UnknownCredits: {
@@ -1293,14 +1335,56 @@ export interface components {
             dependsOn: string[];
             /** @default false */
             autoRun: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             kind: "enrichment";
             enrichmentId: string;
         };
-        GroupView: components["schemas"]["WorkflowGroupView"] | components["schemas"]["EnrichmentGroupView"];
+        GroupView: components["schemas"]["WorkflowGroupView"] | components["schemas"]["EnrichmentGroupView"] | {
+            id: string;
+            name: string;
+            /** @default [] */
+            outputs: components["schemas"]["GroupOutput"][];
+            /** @default [] */
+            dependsOn: string[];
+            /** @default false */
+            autoRun: boolean;
+            /** @enum {string} */
+            kind: "waterfall";
+            steps: ({
+                /** @default {} */
+                inputs: {
+                    [key: string]: string;
+                };
+                outputs: {
+                    [key: string]: string;
+                };
+                validate?: {
+                    output: string;
+                    op: components["schemas"]["WhereOp"];
+                    value?: string | number | boolean;
+                }[];
+                enrichmentId: string;
+            } | {
+                /** @default {} */
+                inputs: {
+                    [key: string]: string;
+                };
+                outputs: {
+                    [key: string]: string;
+                };
+                validate?: {
+                    output: string;
+                    op: components["schemas"]["WhereOp"];
+                    value?: string | number | boolean;
+                }[];
+                workflowId: string;
+                /**
+                 * @default live
+                 * @enum {string}
+                 */
+                version: "live" | "deployed";
+            })[];
+        };
         WorkflowDefinitionView: {
             /** @default [] */
             inputs: components["schemas"]["WorkflowInputView"][];
@@ -1319,10 +1403,7 @@ export interface components {
             dependsOn: string[];
             /** @default false */
             autoRun: boolean;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @enum {string} */
             kind: "workflow";
             workflowId: string;
             /**

@@ -83,6 +83,11 @@ export const RunEstimate = z.object({
   estimatedCredits: z.number(),
   estimate: z.enum(["complete", "lower_bound"]),
   unknown: z.array(UnknownCredits),
+  /**
+   * Groups whose credits are the most their cells can cost, not what they will: a
+   * waterfall counts every paid step, and a cell pays only up to the step that wins.
+   */
+  upperBound: z.array(UnknownCredits),
   groups: z.array(
     z.object({
       groupId: z.string(),
@@ -90,6 +95,8 @@ export const RunEstimate = z.object({
       credits: z.number(),
       /** Cells the enrichment result cache would serve: no call, no credit. */
       cached: z.number().int(),
+      /** `credits` is an upper bound (a waterfall: every paid step counted). */
+      upperBound: z.literal(true).optional(),
     }),
   ),
 });

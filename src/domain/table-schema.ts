@@ -1,11 +1,14 @@
 /**
  * Invariants of a table schema: column and group ids unique; every column a group names
- * exists; each output column has one owner; no group waits on its own outputs; the
- * "feeds" relation between groups has no cycle, so a cascade always terminates.
+ * exists (a waterfall's steps' inputs included); each output column has one owner; no
+ * group waits on its own outputs; the "feeds" relation between groups has no cycle, so a
+ * cascade always terminates; a waterfall has steps, and every output name it reads
+ * (its outputs' `from`, its steps' `validate`) is one its steps produce.
  */
 import type { Issue } from "@/contracts/common";
-import type { Group, TableSchema } from "@/contracts/table";
+import type { Group, TableSchema, WaterfallGroup } from "@/contracts/table";
 import { findCycle } from "./graph";
+import { validationValueProblem } from "./waterfall";
 
 function duplicates(ids: string[]): Set<string> {
   const seen = new Set<string>();
@@ -14,14 +17,13 @@ function duplicates(ids: string[]): Set<string> {
   return dup;
 }
 
-/** Columns a group reads: its mapped inputs and its dependencies. */
 /**
  * A group's inputs for a row: each input name with its column's value (null when the row
  * has none). Own properties only, so an input named `__proto__` stays a key. The engine's
  * attempts and the dry run's cache keys read inputs this one way.
  */
 export function groupInputs(
-  group: Pick<Group, "inputs">,
+  group: { inputs: Readonly<Record<string, string>> },
   data: Readonly<Record<string, unknown>>,
 ): Record<string, unknown> {
   return Object.fromEntries(
@@ -29,8 +31,14 @@ export function groupInputs(
   );
 }
 
+/** The input mappings of a group: its own, or each of a waterfall's steps'. */
+function inputMaps(group: Group): Readonly<Record<string, string>>[] {
+  return group.kind === "waterfall" ? group.steps.map((s) => s.inputs) : [group.inputs];
+}
+
+/** Columns a group reads: its mapped inputs (every waterfall step's) and its dependencies. */
 export function columnsRead(group: Group): string[] {
-  return [...new Set([...Object.values(group.inputs), ...group.dependsOn])];
+  return [...new Set([...inputMaps(group).flatMap((m) => Object.values(m)), ...group.dependsOn])];
 }
 
 export function checkTableSchema(
@@ -65,11 +73,13 @@ export function checkTableSchema(
       }
       owner.set(o.columnId, g.id);
     });
-    for (const [name, col] of Object.entries(g.inputs)) {
-      if (!columnIds.has(col)) {
-        issues.push({ path: `groups.${gi}.inputs.${name}`, message: `unknown column "${col}"` });
+    if (g.kind !== "waterfall") {
+      for (const [name, col] of Object.entries(g.inputs)) {
+        if (!columnIds.has(col)) {
+          issues.push({ path: `groups.${gi}.inputs.${name}`, message: `unknown column "${col}"` });
+        }
       }
-    }
+    } else issues.push(...waterfallIssues(g, `groups.${gi}`, columnIds, knownEnrichments));
     g.dependsOn.forEach((col, di) => {
       if (!columnIds.has(col)) {
         issues.push({ path: `groups.${gi}.dependsOn.${di}`, message: `unknown column "${col}"` });
@@ -104,6 +114,50 @@ export function checkTableSchema(
     const flow = [...cycle].reverse().join(" → ");
     issues.push({ path: "groups", message: `dependency cycle: ${flow}` });
   }
+  return issues;
+}
+
+/** A waterfall's steps against the table's columns and the known enrichments. */
+function waterfallIssues(
+  g: WaterfallGroup,
+  at: string,
+  columnIds: ReadonlySet<string>,
+  knownEnrichments: ReadonlySet<string>,
+): Issue[] {
+  const issues: Issue[] = [];
+  if (g.steps.length === 0)
+    issues.push({ path: `${at}.steps`, message: "a waterfall needs at least one step" });
+  const produced = new Set(g.steps.flatMap((s) => Object.keys(s.outputs)));
+  g.steps.forEach((step, si) => {
+    const sp = `${at}.steps.${si}`;
+    if ("enrichmentId" in step && !knownEnrichments.has(step.enrichmentId))
+      issues.push({
+        path: `${sp}.enrichmentId`,
+        message: `unknown enrichment "${step.enrichmentId}"`,
+      });
+    for (const [name, col] of Object.entries(step.inputs))
+      if (!columnIds.has(col))
+        issues.push({ path: `${sp}.inputs.${name}`, message: `unknown column "${col}"` });
+    if (Object.keys(step.outputs).length === 0)
+      issues.push({ path: `${sp}.outputs`, message: "a step maps at least one output" });
+    (step.validate ?? []).forEach((v, vi) => {
+      const vp = `${sp}.validate.${vi}`;
+      if (!Object.hasOwn(step.outputs, v.output))
+        issues.push({
+          path: `${vp}.output`,
+          message: `"${v.output}" is not an output of this step`,
+        });
+      const problem = validationValueProblem(v);
+      if (problem) issues.push({ path: `${vp}.value`, message: problem });
+    });
+  });
+  g.outputs.forEach((o, oi) => {
+    if (!produced.has(o.from))
+      issues.push({
+        path: `${at}.outputs.${oi}.from`,
+        message: `no step produces an output named "${o.from}"`,
+      });
+  });
   return issues;
 }
 

@@ -8,12 +8,14 @@
  * will see (paid blocks inside a `foreach`), the estimate says it is a lower bound and
  * names the group. A paid enrichment group's cells the workspace's result cache would
  * serve (a fresh answer, or inputs an earlier cell of the run asks for) cost nothing and
- * are counted apart (`cached`).
+ * are counted apart (`cached`). A waterfall group counts every paid step of each cell, the
+ * most it can cost (the step that wins is known only when it runs): the estimate names it
+ * in `upperBound`.
  */
 
 import { readEnv } from "@/config/env";
 import type { CreateRunRequest, RunEstimate, UnknownCredits } from "@/contracts/runs";
-import type { Group } from "@/contracts/table";
+import type { Group, WaterfallGroup } from "@/contracts/table";
 import { type Block, WorkflowDefinition } from "@/contracts/workflow";
 import { type Failure, notFound } from "@/domain/errors";
 import type { Result } from "@/domain/result";
@@ -49,6 +51,7 @@ export async function estimateRun(
   const byId = new Map(schema.groups.map((g) => [g.id, g]));
   const groups: RunEstimate["groups"] = [];
   const unknown: UnknownCredits[] = [];
+  const upperBound: UnknownCredits[] = [];
   let cells = 0;
   let estimatedCredits = 0;
   for (const groupId of groupIds) {
@@ -62,7 +65,14 @@ export async function estimateRun(
         ? await cacheServedCells(ctx, scope, group, enrichment, cacheTtlMs)
         : 0;
     const credits = cost.credits * (n - cached);
-    groups.push({ groupId, cells: n, credits, cached });
+    const isUpperBound = group?.kind === "waterfall" && credits > 0;
+    if (isUpperBound)
+      upperBound.push({
+        groupId,
+        reason:
+          "a waterfall's cell pays only the steps it calls, up to the first that wins; this counts every paid step",
+      });
+    groups.push({ groupId, cells: n, credits, cached, ...(isUpperBound ? { upperBound: true } : {}) });
     cells += n;
     estimatedCredits += credits;
   }
@@ -74,6 +84,7 @@ export async function estimateRun(
       estimatedCredits,
       estimate: unknown.length > 0 ? "lower_bound" : "complete",
       unknown,
+      upperBound,
       groups,
     },
   };
@@ -82,16 +93,43 @@ export async function estimateRun(
 async function groupCost(ctx: ServiceContext, group: Group): Promise<CellCost> {
   if (group.kind === "enrichment")
     return { credits: getEnrichment(group.enrichmentId)?.cost ?? 0, unknown: null };
+  if (group.kind === "waterfall") return waterfallCost(ctx, group);
+  return workflowCost(group.workflowId, workflowLoader(ctx, group.version), []);
+}
+
+/** Loads each workflow once, in the version the group (or step) runs. */
+function workflowLoader(ctx: ServiceContext, version: "live" | "deployed"): LoadWorkflow {
   const loaded = new Map<string, WorkflowDefinition | null>();
-  const load: LoadWorkflow = async (workflowId) => {
+  return async (workflowId) => {
     if (!loaded.has(workflowId)) {
-      const raw = await childWorkflow(ctx.db, ctx.workspaceId, workflowId, group.version);
+      const raw = await childWorkflow(ctx.db, ctx.workspaceId, workflowId, version);
       const parsed = raw === null ? null : WorkflowDefinition.safeParse(raw);
       loaded.set(workflowId, parsed?.success ? parsed.data : null);
     }
     return loaded.get(workflowId) ?? null;
   };
-  return workflowCost(group.workflowId, load, []);
+}
+
+/**
+ * Every step as if each were called: which step wins is known only when the cell runs,
+ * so this is the most a cell can cost (the caller says it is an upper bound).
+ */
+async function waterfallCost(ctx: ServiceContext, group: WaterfallGroup): Promise<CellCost> {
+  const loaders = {
+    live: workflowLoader(ctx, "live"),
+    deployed: workflowLoader(ctx, "deployed"),
+  };
+  let credits = 0;
+  let unknown: string | null = null;
+  for (const step of group.steps) {
+    const cost =
+      "enrichmentId" in step
+        ? { credits: getEnrichment(step.enrichmentId)?.cost ?? 0, unknown: null }
+        : await workflowCost(step.workflowId, loaders[step.version], []);
+    credits += cost.credits;
+    unknown ??= cost.unknown;
+  }
+  return { credits, unknown };
 }
 
 /**

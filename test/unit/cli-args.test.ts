@@ -282,6 +282,7 @@ describe("the dry run's text", () => {
         estimatedCredits: 5,
         estimate: "complete",
         unknown: [],
+        upperBound: [],
         groups: [
           { groupId: "enrich", cells: 3, credits: 5, cached: 2 },
           { groupId: "classify", cells: 1, credits: 0, cached: 0 },

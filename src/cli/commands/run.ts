@@ -79,8 +79,9 @@ export function estimateText(e: Schemas["RunEstimate"], table: Table): string {
   for (const g of e.groups) {
     // Cells the enrichment result cache would serve cost nothing: say how many.
     const cached = g.cached > 0 ? ` (${g.cached} from the cache)` : "";
+    const atMost = g.upperBound ? "at most " : "";
     lines.push(
-      `  ${name(g.groupId)}: ${count(g.cells, "cell")}, ${count(g.credits, "credit")}${cached}`,
+      `  ${name(g.groupId)}: ${count(g.cells, "cell")}, ${atMost}${count(g.credits, "credit")}${cached}`,
     );
   }
   for (const u of e.unknown)

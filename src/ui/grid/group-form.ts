@@ -59,7 +59,7 @@ export function groupFormFrom(group?: Group): GroupForm {
     workflowId: group?.kind === "workflow" ? group.workflowId : "",
     version: group?.kind === "workflow" ? group.version : "live",
     enrichmentId: group?.kind === "enrichment" ? group.enrichmentId : "",
-    inputs: { ...(group?.inputs ?? {}) },
+    inputs: group && group.kind !== "waterfall" ? { ...group.inputs } : {},
     outputs: (group?.outputs ?? []).map((o) => outputRow(o.from, o.columnId)),
     dependsOn: [...(group?.dependsOn ?? [])],
     autoRun: group?.autoRun ?? false,
