@@ -1021,52 +1021,7 @@ export interface components {
         };
         /** @enum {string} */
         ColumnType: "text" | "number" | "boolean" | "date" | "json" | "select";
-        Group: components["schemas"]["WorkflowGroup"] | components["schemas"]["EnrichmentGroup"] | {
-            id: string;
-            name: string;
-            /** @default [] */
-            outputs?: components["schemas"]["GroupOutput"][];
-            /** @default [] */
-            dependsOn?: string[];
-            /** @default false */
-            autoRun?: boolean;
-            /** @enum {string} */
-            kind: "waterfall";
-            steps: ({
-                /** @default {} */
-                inputs?: {
-                    [key: string]: string;
-                };
-                outputs: {
-                    [key: string]: string;
-                };
-                validate?: {
-                    output: string;
-                    op: components["schemas"]["WhereOp"];
-                    value?: string | number | boolean;
-                }[];
-                enrichmentId: string;
-            } | {
-                /** @default {} */
-                inputs?: {
-                    [key: string]: string;
-                };
-                outputs: {
-                    [key: string]: string;
-                };
-                validate?: {
-                    output: string;
-                    op: components["schemas"]["WhereOp"];
-                    value?: string | number | boolean;
-                }[];
-                workflowId: string;
-                /**
-                 * @default live
-                 * @enum {string}
-                 */
-                version?: "live" | "deployed";
-            })[];
-        };
+        Group: components["schemas"]["WorkflowGroup"] | components["schemas"]["EnrichmentGroup"] | components["schemas"]["WaterfallGroup"];
         WorkflowGroup: {
             id: string;
             name: string;
@@ -1080,7 +1035,10 @@ export interface components {
             dependsOn?: string[];
             /** @default false */
             autoRun?: boolean;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             kind: "workflow";
             workflowId: string;
             /**
@@ -1106,9 +1064,59 @@ export interface components {
             dependsOn?: string[];
             /** @default false */
             autoRun?: boolean;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             kind: "enrichment";
             enrichmentId: string;
+        };
+        WaterfallGroup: {
+            id: string;
+            name: string;
+            /** @default [] */
+            outputs?: components["schemas"]["GroupOutput"][];
+            /** @default [] */
+            dependsOn?: string[];
+            /** @default false */
+            autoRun?: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "waterfall";
+            steps: components["schemas"]["WaterfallStep"][];
+        };
+        WaterfallStep: {
+            /** @default {} */
+            inputs?: {
+                [key: string]: string;
+            };
+            outputs: {
+                [key: string]: string;
+            };
+            validate?: components["schemas"]["WaterfallValidation"][];
+            enrichmentId: string;
+        } | {
+            /** @default {} */
+            inputs?: {
+                [key: string]: string;
+            };
+            outputs: {
+                [key: string]: string;
+            };
+            validate?: components["schemas"]["WaterfallValidation"][];
+            workflowId: string;
+            /**
+             * @default live
+             * @enum {string}
+             */
+            version?: "live" | "deployed";
+        };
+        WaterfallValidation: {
+            output: string;
+            op: components["schemas"]["WhereOp"];
+            value?: string | number | boolean;
         };
         CreateTableRequest: {
             name: string;
@@ -1335,11 +1343,15 @@ export interface components {
             dependsOn: string[];
             /** @default false */
             autoRun: boolean;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             kind: "enrichment";
             enrichmentId: string;
         };
-        GroupView: components["schemas"]["WorkflowGroupView"] | components["schemas"]["EnrichmentGroupView"] | {
+        GroupView: components["schemas"]["WorkflowGroupView"] | components["schemas"]["EnrichmentGroupView"] | components["schemas"]["WaterfallGroupView"];
+        WaterfallGroupView: {
             id: string;
             name: string;
             /** @default [] */
@@ -1348,42 +1360,38 @@ export interface components {
             dependsOn: string[];
             /** @default false */
             autoRun: boolean;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             kind: "waterfall";
-            steps: ({
-                /** @default {} */
-                inputs: {
-                    [key: string]: string;
-                };
-                outputs: {
-                    [key: string]: string;
-                };
-                validate?: {
-                    output: string;
-                    op: components["schemas"]["WhereOp"];
-                    value?: string | number | boolean;
-                }[];
-                enrichmentId: string;
-            } | {
-                /** @default {} */
-                inputs: {
-                    [key: string]: string;
-                };
-                outputs: {
-                    [key: string]: string;
-                };
-                validate?: {
-                    output: string;
-                    op: components["schemas"]["WhereOp"];
-                    value?: string | number | boolean;
-                }[];
-                workflowId: string;
-                /**
-                 * @default live
-                 * @enum {string}
-                 */
-                version: "live" | "deployed";
-            })[];
+            steps: components["schemas"]["WaterfallStepView"][];
+        };
+        WaterfallStepView: {
+            /** @default {} */
+            inputs: {
+                [key: string]: string;
+            };
+            outputs: {
+                [key: string]: string;
+            };
+            validate?: components["schemas"]["WaterfallValidation"][];
+            enrichmentId: string;
+        } | {
+            /** @default {} */
+            inputs: {
+                [key: string]: string;
+            };
+            outputs: {
+                [key: string]: string;
+            };
+            validate?: components["schemas"]["WaterfallValidation"][];
+            workflowId: string;
+            /**
+             * @default live
+             * @enum {string}
+             */
+            version: "live" | "deployed";
         };
         WorkflowDefinitionView: {
             /** @default [] */
@@ -1403,7 +1411,10 @@ export interface components {
             dependsOn: string[];
             /** @default false */
             autoRun: boolean;
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             kind: "workflow";
             workflowId: string;
             /**

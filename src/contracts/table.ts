@@ -68,7 +68,10 @@ export type EnrichmentGroup = z.infer<typeof EnrichmentGroup>;
 /** A waterfall's output name: what its steps map their answers to, and its outputs read. */
 const WaterfallOutputName = z
   .string()
-  .regex(/^[a-z][a-z0-9_]{0,62}$/, "must be lower case letters, digits and _, starting with a letter");
+  .regex(
+    /^[a-z][a-z0-9_]{0,62}$/,
+    "must be lower case letters, digits and _, starting with a letter",
+  );
 
 /** A step output's path: an enrichment output id, or `<blockId>[.<path>]` of a workflow. */
 const StepOutputPath = GroupOutput.shape.from;

@@ -54,7 +54,8 @@ function numbers(a: unknown, b: unknown): [number, number] | null {
 function same(a: unknown, b: unknown): boolean {
   const nums = numbers(a, b);
   if (nums) return nums[0] === nums[1];
-  if (typeof a === "object" || typeof b === "object") return JSON.stringify(a) === JSON.stringify(b);
+  if (typeof a === "object" || typeof b === "object")
+    return JSON.stringify(a) === JSON.stringify(b);
   return String(a) === String(b);
 }
 

@@ -21,13 +21,7 @@ import type { WaterfallGroup, WaterfallStep } from "@/contracts/table";
 import { WorkflowDefinition } from "@/contracts/workflow";
 import type { ChargeKey } from "@/domain/charges";
 import { groupInputs } from "@/domain/table-schema";
-import {
-  canPause,
-  judgeAnswer,
-  type WaterfallStepStatus,
-  waterfallEnd,
-} from "@/domain/waterfall";
-import { pickOutput, runWorkflow, WorkflowError } from "@/execution/executor";
+import { canPause, judgeAnswer, type WaterfallStepStatus, waterfallEnd } from "@/domain/waterfall";
 import { getEnrichment } from "@/enrichments/registry";
 import { runEnrichment } from "@/enrichments/run";
 import {
@@ -37,6 +31,7 @@ import {
   type PaidCalls,
   type ProviderReport,
 } from "@/enrichments/types";
+import { pickOutput, runWorkflow, WorkflowError } from "@/execution/executor";
 import { redact, redactText } from "@/security/redact";
 import { childWorkflow } from "@/store/engine-reads";
 import { loadSecrets } from "@/store/secrets/read";
@@ -110,7 +105,8 @@ export async function waterfallAttempt(
   if (signal.aborted) throw signal.reason;
 
   const outputs: Record<string, unknown> = {};
-  for (const o of group.outputs) outputs[o.columnId] = winner ? (winner.answer[o.from] ?? null) : null;
+  for (const o of group.outputs)
+    outputs[o.columnId] = winner ? (winner.answer[o.from] ?? null) : null;
   const outcome = waterfallEnd(
     reports.map((r) => ({ status: r.status, skipped: r.missingInputs !== undefined })),
   );
@@ -140,7 +136,10 @@ export async function waterfallAttempt(
   });
 }
 
-function stepIdentity(step: WaterfallStep, n: number): Pick<StepReport, "step" | "enrichmentId" | "workflowId"> {
+function stepIdentity(
+  step: WaterfallStep,
+  n: number,
+): Pick<StepReport, "step" | "enrichmentId" | "workflowId"> {
   return "enrichmentId" in step
     ? { step: n, enrichmentId: step.enrichmentId }
     : { step: n, workflowId: step.workflowId };
@@ -175,10 +174,7 @@ function lazySecrets(run: OpenAttempt, req: AttemptRequest): () => Promise<Recor
 }
 
 /** The answer by output name: each of the step's outputs read from what it returned. */
-function answerOf(
-  step: WaterfallStep,
-  read: (path: string) => unknown,
-): Record<string, unknown> {
+function answerOf(step: WaterfallStep, read: (path: string) => unknown): Record<string, unknown> {
   const answer: Record<string, unknown> = {};
   for (const [name, path] of Object.entries(step.outputs)) answer[name] = read(path) ?? null;
   return answer;

@@ -72,7 +72,13 @@ export async function estimateRun(
         reason:
           "a waterfall's cell pays only the steps it calls, up to the first that wins; this counts every paid step",
       });
-    groups.push({ groupId, cells: n, credits, cached, ...(isUpperBound ? { upperBound: true } : {}) });
+    groups.push({
+      groupId,
+      cells: n,
+      credits,
+      cached,
+      ...(isUpperBound ? { upperBound: true } : {}),
+    });
     cells += n;
     estimatedCredits += credits;
   }
