@@ -196,8 +196,7 @@ async function judge(
          where c.table_id = ${r.tableId} and s->>'status' <> 'not_called'`,
   );
   const usage = await usageSummary(db, r.workspaceId);
-  if (!usage || usage.reserved !== 0)
-    throw new Error(`W8: credits left reserved (${usage?.reserved})`);
+  if (usage?.reserved !== 0) throw new Error(`W8: credits left reserved (${usage?.reserved})`);
   const steps = ([1, 2, 3] as const).map((k): W8Step => {
     const at = grants.filter((g) => g.step === k && g.at !== null).map((g) => Number(g.at));
     const maxInAnySecond = maxInAnyWindow(at, 1000);

@@ -6,6 +6,7 @@
  */
 import type { EnrichmentView } from "@/contracts/enrichments";
 import type { Column, ColumnType, Group } from "@/contracts/table";
+import { type StepForm, stepsFormFrom } from "./waterfall-form";
 
 /** The `column` value of an output row that creates a column. Not a valid column id. */
 export const NEW_COLUMN = "+new";
@@ -34,6 +35,8 @@ export interface GroupForm {
   outputs: OutputRow[];
   dependsOn: string[];
   autoRun: boolean;
+  /** A waterfall's steps, in order (the outputs' `from` are its output names). */
+  steps: StepForm[];
 }
 
 /** A workflow or enrichment input as the editor lists it. */
@@ -63,6 +66,7 @@ export function groupFormFrom(group?: Group): GroupForm {
     outputs: (group?.outputs ?? []).map((o) => outputRow(o.from, o.columnId)),
     dependsOn: [...(group?.dependsOn ?? [])],
     autoRun: group?.autoRun ?? false,
+    steps: stepsFormFrom(group?.kind === "waterfall" ? group : undefined),
   };
 }
 
@@ -85,7 +89,7 @@ export function newOutputColumnType(
   from: string,
   enrichment?: EnrichmentView | null,
 ): ColumnType {
-  if (kind === "workflow") return "text";
+  if (kind !== "enrichment") return "text";
   const out = enrichment?.outputs.find((o) => o.id === from.trim());
   return out ? enrichmentColumnType(out.type) : "text";
 }
