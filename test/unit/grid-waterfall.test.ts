@@ -18,6 +18,7 @@ import {
   stepField,
   stepFromForm,
   stepsFormFrom,
+  stepsSummary,
   validateSteps,
 } from "@/ui/grid/waterfall-form";
 
@@ -120,6 +121,20 @@ describe("the waterfall editor", () => {
       [stepField.source(second)]: "has an approval block",
       [stepField.outputs(second)]: "a step maps at least one output",
     });
+  });
+
+  it("sums up what each step of an attempt did", () => {
+    expect(
+      stepsSummary({
+        steps: [
+          { step: 1, status: "rejected", costCredits: 5 },
+          { step: 2, status: "found", costCredits: 5 },
+          { step: 3, status: "not_called", costCredits: 0 },
+        ],
+      }),
+    ).toBe("1 rejected (5 cr) · 2 found (5 cr) · 3 not called");
+    expect(stepsSummary({ enrichmentId: "x" })).toBeNull();
+    expect(stepsSummary(null)).toBeNull();
   });
 
   it("moves steps up and down, and a new waterfall starts with one empty step", () => {

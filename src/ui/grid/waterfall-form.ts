@@ -142,6 +142,25 @@ export function validateSteps(
   return errors;
 }
 
+/**
+ * What a waterfall attempt's steps did, from its `details`: "1 rejected (5 cr) · 2 found
+ * (5 cr) · 3 not called"; null when the details have no steps.
+ */
+export function stepsSummary(details: unknown): string | null {
+  if (details === null || typeof details !== "object") return null;
+  const steps = (details as { steps?: unknown }).steps;
+  if (!Array.isArray(steps) || steps.length === 0) return null;
+  return steps
+    .map((raw: unknown) => {
+      const s = (raw ?? {}) as { step?: unknown; status?: unknown; costCredits?: unknown };
+      const status = String(s.status ?? "?").replace("_", " ");
+      const cost =
+        typeof s.costCredits === "number" && s.costCredits > 0 ? ` (${s.costCredits} cr)` : "";
+      return `${String(s.step ?? "?")} ${status}${cost}`;
+    })
+    .join(" · ");
+}
+
 /** `[a, b, c]` with the item at `from` moved by `by` (a no-op past either end). */
 export function moved<T>(items: readonly T[], from: number, by: -1 | 1): T[] {
   const to = from + by;
