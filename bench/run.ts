@@ -37,7 +37,7 @@ const W4_CELLS = env("BENCH_W4_CELLS", 2_000);
 const W5_CELLS = env("BENCH_W5_CELLS", 2_000);
 const W5_LIMIT = env("BENCH_W5_LIMIT", 50);
 const W8_ROWS = env("BENCH_W8_ROWS", 2_000);
-const W8_LIMIT = env("BENCH_W8_LIMIT", 100);
+const W8_LIMIT = env("BENCH_W8_LIMIT", 25);
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
