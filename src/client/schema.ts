@@ -596,6 +596,7 @@ export interface components {
             outputs?: {
                 [key: string]: components["schemas"]["JsonValue"];
             };
+            winningStep?: number;
             dispatchId?: string | null;
             pause?: {
                 blockId: string;
@@ -1172,6 +1173,7 @@ export interface components {
                 [key: string]: string;
             };
             updatedAt: string;
+            winningStep?: number;
         };
         InsertedRows: {
             rows: components["schemas"]["RowView"][];
