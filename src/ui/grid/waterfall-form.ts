@@ -7,7 +7,12 @@
 import type { EnrichmentView } from "@/contracts/enrichments";
 import type { WaterfallGroup, WaterfallStep } from "@/contracts/table";
 import { WHERE_OPS, type WhereOp } from "@/contracts/where";
-import type { GroupForm } from "./group-form";
+
+/** What of the group form the steps read (its output rows' names, its steps). */
+interface WaterfallForm {
+  outputs: readonly { from: string }[];
+  steps: readonly StepForm[];
+}
 
 export const WATERFALL_OPS: readonly WhereOp[] = WHERE_OPS;
 
@@ -82,7 +87,7 @@ export function stepSource(
 }
 
 /** The group's output names: its output rows' `from`, as typed. */
-export function waterfallOutputNames(form: Pick<GroupForm, "outputs">): string[] {
+export function waterfallOutputNames(form: Pick<WaterfallForm, "outputs">): string[] {
   return [...new Set(form.outputs.map((r) => r.from.trim()).filter((n) => n !== ""))];
 }
 
@@ -122,7 +127,7 @@ export const stepField = {
 
 /** Checks made before saving a waterfall (the API makes them again). */
 export function validateSteps(
-  form: Pick<GroupForm, "outputs" | "steps">,
+  form: WaterfallForm,
   enrichments: readonly EnrichmentView[] | null,
 ): Record<string, string> {
   const errors: Record<string, string> = {};
