@@ -1,8 +1,9 @@
 "use client";
 /**
  * The Run dialog: before a large or paid run starts, what its dry run found (rows, cells,
- * estimated credits — "at least" when some group's calls cannot be counted ahead — and the
- * cells the enrichment result cache would serve for nothing) and an
+ * estimated credits — "at least" when some group's calls cannot be counted ahead, "at most"
+ * when a waterfall's steps are all counted — and the cells the enrichment result cache would
+ * serve for nothing) and an
  * optional credit cap, sent as `maxCredits`. A run that needs neither starts at once.
  */
 import { useState } from "react";
@@ -36,6 +37,8 @@ export function RunDialog({
   const value = Number(cap);
   const valid = cap.trim() === "" || (Number.isInteger(value) && value > 0);
   const bound = estimate.estimate === "lower_bound";
+  // A waterfall counts every step; with a lower bound elsewhere the figure is neither.
+  const atMost = !bound && estimate.upperBound.length > 0;
   const cached = estimate.groups.reduce((n, g) => n + g.cached, 0);
   const figures: [string, string, string][] = [
     ["rows", "Rows", estimate.rows.toLocaleString()],
@@ -43,7 +46,7 @@ export function RunDialog({
     [
       "credits",
       "Estimated credits",
-      `${bound ? "at least " : ""}${estimate.estimatedCredits.toLocaleString()}`,
+      `${bound ? "at least " : atMost ? "at most " : ""}${estimate.estimatedCredits.toLocaleString()}`,
     ],
     ...(cached > 0
       ? [
@@ -74,6 +77,13 @@ export function RunDialog({
             .map((u) => `${groupNames.get(u.groupId) ?? u.groupId} (${u.reason})`)
             .join("; ")}
           .
+        </p>
+      )}
+      {estimate.upperBound.length > 0 && (
+        <p className="muted" data-testid="run-estimate-upper-bound">
+          Counted as if every step ran:{" "}
+          {estimate.upperBound.map((u) => groupNames.get(u.groupId) ?? u.groupId).join(", ")} (a
+          waterfall pays only the steps it calls, up to the first that finds an answer).
         </p>
       )}
       <form
