@@ -31,6 +31,14 @@ export function groupInputs(
   );
 }
 
+/**
+ * Whether a group is paid lookups (an enrichment, or a waterfall of them): what auto-run
+ * holds back while the month's credits are spoken for.
+ */
+export function isLookupGroup(group: Pick<Group, "kind">): boolean {
+  return group.kind === "enrichment" || group.kind === "waterfall";
+}
+
 /** The input mappings of a group: its own, or each of a waterfall's steps'. */
 function inputMaps(group: Group): Readonly<Record<string, string>>[] {
   return group.kind === "waterfall" ? group.steps.map((s) => s.inputs) : [group.inputs];
