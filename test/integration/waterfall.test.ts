@@ -7,12 +7,14 @@
  * workflow step that could pause cost nothing; the schema is checked (400) and the dry
  * run says its figure is an upper bound.
  */
+import { getDatabase } from "@db/instance";
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Schemas } from "@/client/cellflow-client";
 import { apiClient, dataOf, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
-import { useWorker, waitForDispatch } from "../helpers/engine";
+import { cellCounts, useWorker, waitForDispatch } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 
@@ -45,13 +47,17 @@ type Step = Schemas["WaterfallGroup"]["steps"][number];
 
 /** A workspace whose company_lookup asks the loopback provider. */
 async function workspace(): Promise<string> {
-  const { key } = await newWorkspace();
+  return (await workspaceOf()).key;
+}
+
+async function workspaceOf(): Promise<{ id: string; key: string }> {
+  const { id, key } = await newWorkspace();
   const r = await apiClient(key).PUT("/api/secrets/{name}", {
     params: { path: { name: "COMPANY_LOOKUP_URL_1" } },
     body: { value: `${ep.url}/company` },
   });
   expect(r.response.status).toBe(200);
-  return key;
+  return { id, key };
 }
 
 /** company_lookup on column `col`, its name as output `name`. */
@@ -398,6 +404,33 @@ describe("workflow steps", () => {
     // Nothing was called: the check comes before the first step.
     expect(callsFor("found-w9.example")).toBe(0);
     expect((await usage(key)).used).toBe(0);
+  });
+});
+
+describe("auto-run", () => {
+  it("while the month's credits are used up, a waterfall does not fire by itself", async () => {
+    const { id, key } = await workspaceOf();
+    await getDatabase().db.execute(
+      sql`update workspaces set plan = 'free', used_milli = 1000 * 1000,
+                 credits_month = date_trunc('month', now() at time zone 'utc')::date
+           where id = ${id}`,
+    );
+    const body = tableBody([lookup("d1")]);
+    const g = body.groups?.[0];
+    if (g) Object.assign(g, { autoRun: true, dependsOn: ["d1"] });
+    const tableId = dataOf(await apiClient(key).POST("/api/tables", { body })).id;
+    const insert = (d1: string) =>
+      apiClient(key).POST("/api/tables/{id}/rows", {
+        params: { path: { id: tableId } },
+        body: { rows: [{ data: { d1 } }] },
+      });
+    await insert("found-spent.example");
+    expect(await cellCounts(tableId)).toEqual({});
+    // Credits back (a new month): the next insert fires it.
+    await getDatabase().db.execute(sql`update workspaces set used_milli = 0 where id = ${id}`);
+    await insert("found-back.example");
+    const counts = await cellCounts(tableId);
+    expect(Object.values(counts).reduce((n, c) => n + c, 0)).toBe(1);
   });
 });
 
