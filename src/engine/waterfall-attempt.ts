@@ -125,7 +125,7 @@ export async function waterfallAttempt(
       .join("; ");
     return write({
       kind: "fail",
-      message: `Every step of the waterfall failed — ${reasons}`,
+      message: redactText(`Every step of the waterfall failed — ${reasons}`, run.secrets),
       finish: { blockErrors: {}, outputs, details },
     });
   }
