@@ -22,6 +22,7 @@ import {
   w1Sizes,
 } from "./sweep";
 import { w5 } from "./w5";
+import { w8 } from "./w8";
 import { peerJobsPerSec, stampToRunning, w1, w2, w3, w4 } from "./workloads";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -39,6 +40,8 @@ const W5_LIMIT = env("BENCH_W5_LIMIT", 50);
 const PROGRESS_ROWS = env("BENCH_PROGRESS_ROWS", 1_000_000);
 const PROGRESS_READS = env("BENCH_PROGRESS_READS", 500);
 const PROGRESS_BACKLOG = env("BENCH_PROGRESS_BACKLOG", 500);
+const W8_ROWS = env("BENCH_W8_ROWS", 2_000);
+const W8_LIMIT = env("BENCH_W8_LIMIT", 25);
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -59,7 +62,7 @@ async function main(): Promise<void> {
       });
     });
   }
-  const only = new Set((process.env.BENCH_ONLY ?? "w1,w2,w3,w4,w5").split(","));
+  const only = new Set((process.env.BENCH_ONLY ?? "w1,w2,w3,w4,w5,w8").split(","));
   const result: Record<string, unknown> = {};
   try {
     if (only.has("w1")) result.w1 = await runW1(server.url, sizes, profile, chart);
@@ -70,6 +73,7 @@ async function main(): Promise<void> {
     if (only.has("w5")) result.w5 = await runW5(server.url);
     // Not in the default set: building a million rows takes a minute of its own.
     if (only.has("progress")) result.progress = await runProgress(server.url);
+    if (only.has("w8")) result.w8 = await runW8(server.url);
     say("");
     say(JSON.stringify(result, null, 2));
   } finally {
@@ -240,6 +244,20 @@ async function runW5(url: string): Promise<unknown> {
     };
   }
   return w5Runs;
+}
+
+/** A three-step waterfall: calls and credits against what it must make, rates against limits. */
+async function runW8(url: string): Promise<unknown> {
+  const r = await w8(url, W8_ROWS, W8_LIMIT);
+  say(
+    `W8: ${r.rows} rows in ${r.seconds} s; credits ${r.credits} (expected ${r.expectedCredits}, ratio ${r.creditsRatio})`,
+  );
+  for (const s of r.steps) {
+    say(
+      `W8 step ${s.step}: ${s.calls} calls (expected ${s.expectedCalls}), ${s.credits} credits (expected ${s.expectedCredits}); ${s.achievedPerSec}/s against a limit of ${s.limitPerSec}/s (at most ${s.maxInAnySecond} in any second)`,
+    );
+  }
+  return r;
 }
 
 main().catch((err: unknown) => {

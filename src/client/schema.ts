@@ -620,6 +620,7 @@ export interface components {
             outputs?: {
                 [key: string]: components["schemas"]["JsonValue"];
             };
+            winningStep?: number;
             dispatchId?: string | null;
             pause?: {
                 blockId: string;
@@ -1072,7 +1073,7 @@ export interface components {
         };
         /** @enum {string} */
         ColumnType: "text" | "number" | "boolean" | "date" | "json" | "select";
-        Group: components["schemas"]["WorkflowGroup"] | components["schemas"]["EnrichmentGroup"];
+        Group: components["schemas"]["WorkflowGroup"] | components["schemas"]["EnrichmentGroup"] | components["schemas"]["WaterfallGroup"];
         WorkflowGroup: {
             id: string;
             name: string;
@@ -1123,6 +1124,54 @@ export interface components {
              */
             kind: "enrichment";
             enrichmentId: string;
+        };
+        WaterfallGroup: {
+            id: string;
+            name: string;
+            /** @default [] */
+            outputs?: components["schemas"]["GroupOutput"][];
+            /** @default [] */
+            dependsOn?: string[];
+            /** @default false */
+            autoRun?: boolean;
+            runIf?: components["schemas"]["ColumnCondition"][];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "waterfall";
+            steps: components["schemas"]["WaterfallStep"][];
+        };
+        WaterfallStep: {
+            /** @default {} */
+            inputs?: {
+                [key: string]: string;
+            };
+            outputs: {
+                [key: string]: string;
+            };
+            validate?: components["schemas"]["WaterfallValidation"][];
+            enrichmentId: string;
+        } | {
+            /** @default {} */
+            inputs?: {
+                [key: string]: string;
+            };
+            outputs: {
+                [key: string]: string;
+            };
+            validate?: components["schemas"]["WaterfallValidation"][];
+            workflowId: string;
+            /**
+             * @default live
+             * @enum {string}
+             */
+            version?: "live" | "deployed";
+        };
+        WaterfallValidation: {
+            output: string;
+            op: components["schemas"]["WhereOp"];
+            value?: string | number | boolean;
         };
         CreateTableRequest: {
             name: string;
@@ -1180,6 +1229,7 @@ export interface components {
                 [key: string]: string;
             };
             updatedAt: string;
+            winningStep?: number;
         };
         InsertedRows: {
             rows: components["schemas"]["RowView"][];
@@ -1291,12 +1341,15 @@ export interface components {
             /** @enum {string} */
             estimate: "complete" | "lower_bound";
             unknown: components["schemas"]["UnknownCredits"][];
+            upperBound: components["schemas"]["UnknownCredits"][];
             groups: {
                 groupId: string;
                 cells: number;
                 credits: number;
                 cached: number;
                 skippedByCondition: number;
+                /** @enum {boolean} */
+                upperBound?: true;
             }[];
         };
         UnknownCredits: {
@@ -1361,7 +1414,50 @@ export interface components {
             kind: "enrichment";
             enrichmentId: string;
         };
-        GroupView: components["schemas"]["WorkflowGroupView"] | components["schemas"]["EnrichmentGroupView"];
+        GroupView: components["schemas"]["WorkflowGroupView"] | components["schemas"]["EnrichmentGroupView"] | components["schemas"]["WaterfallGroupView"];
+        WaterfallGroupView: {
+            id: string;
+            name: string;
+            /** @default [] */
+            outputs: components["schemas"]["GroupOutput"][];
+            /** @default [] */
+            dependsOn: string[];
+            /** @default false */
+            autoRun: boolean;
+            runIf?: components["schemas"]["ColumnCondition"][];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "waterfall";
+            steps: components["schemas"]["WaterfallStepView"][];
+        };
+        WaterfallStepView: {
+            /** @default {} */
+            inputs: {
+                [key: string]: string;
+            };
+            outputs: {
+                [key: string]: string;
+            };
+            validate?: components["schemas"]["WaterfallValidation"][];
+            enrichmentId: string;
+        } | {
+            /** @default {} */
+            inputs: {
+                [key: string]: string;
+            };
+            outputs: {
+                [key: string]: string;
+            };
+            validate?: components["schemas"]["WaterfallValidation"][];
+            workflowId: string;
+            /**
+             * @default live
+             * @enum {string}
+             */
+            version: "live" | "deployed";
+        };
         WorkflowDefinitionView: {
             /** @default [] */
             inputs: components["schemas"]["WorkflowInputView"][];

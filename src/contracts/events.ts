@@ -41,6 +41,8 @@ export const CellEventData = z.object({
   runningBlockIds: z.array(z.string()).optional(),
   blockErrors: z.record(z.string(), z.string()).optional(),
   outputs: z.record(z.string(), JsonValue).optional(),
+  /** A waterfall's cell that ended with a winner: its step (1-based), on the terminal event. */
+  winningStep: z.number().int().optional(),
   /** The run that stamped the cell (on the stamp's event). */
   dispatchId: z.string().nullable().optional(),
   /** The attempt paused at a wait or an approval. */

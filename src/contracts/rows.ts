@@ -56,6 +56,8 @@ export const CellView = z.object({
   runningBlockIds: z.array(z.string()),
   blockErrors: z.record(z.string(), z.string()),
   updatedAt: z.string(),
+  /** A waterfall's cell: the step (1-based) whose answer it holds; absent when none won. */
+  winningStep: z.number().int().optional(),
 });
 export type CellView = z.infer<typeof CellView>;
 

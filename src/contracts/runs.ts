@@ -99,6 +99,11 @@ export const RunEstimate = z.object({
   rowBudgetCapped: z.boolean(),
   estimate: z.enum(["complete", "lower_bound"]),
   unknown: z.array(UnknownCredits),
+  /**
+   * Groups whose credits are the most their cells can cost, not what they will: a
+   * waterfall counts every paid step, and a cell pays only up to the step that wins.
+   */
+  upperBound: z.array(UnknownCredits),
   groups: z.array(
     z.object({
       groupId: z.string(),
@@ -108,6 +113,8 @@ export const RunEstimate = z.object({
       cached: z.number().int(),
       /** Cells whose run condition does not hold on their row now: no call, no credit. */
       skippedByCondition: z.number().int(),
+      /** `credits` is an upper bound (a waterfall: every paid step counted). */
+      upperBound: z.literal(true).optional(),
     }),
   ),
 });

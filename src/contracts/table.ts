@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ClientId, CreditAmount, EntityId, Name } from "./common";
-import { ColumnCondition } from "./where";
+import { ColumnCondition, WhereOp } from "./where";
 
 export const COLUMN_TYPES = ["text", "number", "boolean", "date", "json", "select"] as const;
 export const ColumnType = z.enum(COLUMN_TYPES);
@@ -82,7 +82,60 @@ export const EnrichmentGroup = z.strictObject({
 });
 export type EnrichmentGroup = z.infer<typeof EnrichmentGroup>;
 
-export const Group = z.discriminatedUnion("kind", [WorkflowGroup, EnrichmentGroup]);
+/** A waterfall's output name: what its steps map their answers to, and its outputs read. */
+const WaterfallOutputName = z
+  .string()
+  .regex(
+    /^[a-z][a-z0-9_]{0,62}$/,
+    "must be lower case letters, digits and _, starting with a letter",
+  );
+
+/** A step output's path: an enrichment output id, or `<blockId>[.<path>]` of a workflow. */
+const StepOutputPath = GroupOutput.shape.from;
+
+/** A check of a step's answer (`empty`/`not_empty` take no value). */
+export const WaterfallValidation = z.strictObject({
+  output: WaterfallOutputName,
+  op: WhereOp,
+  value: z.union([z.string().max(2_000), z.number(), z.boolean()]).optional(),
+});
+export type WaterfallValidation = z.infer<typeof WaterfallValidation>;
+
+const stepBase = {
+  /** Input name → column id. */
+  inputs: z.record(ClientId, ClientId).default({}),
+  /** Output name → the step's output path. */
+  outputs: z.record(WaterfallOutputName, StepOutputPath),
+  /** All must hold for the answer to win; default: the group's first output is not empty. */
+  validate: z.array(WaterfallValidation).max(20).optional(),
+};
+
+export const WaterfallEnrichmentStep = z.strictObject({ ...stepBase, enrichmentId: ClientId });
+export const WaterfallWorkflowStep = z.strictObject({
+  ...stepBase,
+  workflowId: EntityId,
+  version: z.enum(["live", "deployed"]).default("live"),
+});
+export const WaterfallStep = z.union([WaterfallEnrichmentStep, WaterfallWorkflowStep]);
+export type WaterfallStep = z.infer<typeof WaterfallStep>;
+
+/**
+ * Steps tried in order until one's answer is found and valid; its outputs fill the
+ * group's (`from` = an output name of the steps).
+ */
+export const WaterfallGroup = z.strictObject({
+  id: groupBase.id,
+  name: groupBase.name,
+  outputs: groupBase.outputs,
+  dependsOn: groupBase.dependsOn,
+  autoRun: groupBase.autoRun,
+  runIf: groupBase.runIf,
+  kind: z.literal("waterfall"),
+  steps: z.array(WaterfallStep).max(10),
+});
+export type WaterfallGroup = z.infer<typeof WaterfallGroup>;
+
+export const Group = z.discriminatedUnion("kind", [WorkflowGroup, EnrichmentGroup, WaterfallGroup]);
 export type Group = z.infer<typeof Group>;
 
 export const TableSchema = z.object({

@@ -1,13 +1,16 @@
 /**
  * Invariants of a table schema: column and group ids unique; every column a group names
- * exists; each output column has one owner; no group waits on its own outputs; a group's
- * run conditions (`runIf`) are column conditions the where compiler takes, never on its own
- * outputs; the "feeds" relation between groups (through every column a group reads, its
- * run conditions' included) has no cycle, so a cascade always terminates.
+ * exists (a waterfall's steps' inputs included); each output column has one owner; no
+ * group waits on its own outputs; a group's run conditions (`runIf`) are column conditions
+ * the where compiler takes, never on its own outputs; the "feeds" relation between groups
+ * (through every column a group reads, its run conditions' included) has no cycle, so a
+ * cascade always terminates; a waterfall has steps, and every output name it reads (its
+ * outputs' `from`, its steps' `validate`) is one its steps produce.
  */
 import type { Issue } from "@/contracts/common";
-import type { Group, TableSchema } from "@/contracts/table";
+import type { Group, TableSchema, WaterfallGroup } from "@/contracts/table";
 import { findCycle } from "./graph";
+import { validationValueProblem } from "./waterfall";
 import { checkWhere } from "./where";
 
 function duplicates(ids: string[]): Set<string> {
@@ -23,7 +26,7 @@ function duplicates(ids: string[]): Set<string> {
  * attempts and the dry run's cache keys read inputs this one way.
  */
 export function groupInputs(
-  group: Pick<Group, "inputs">,
+  group: { inputs: Readonly<Record<string, string>> },
   data: Readonly<Record<string, unknown>>,
 ): Record<string, unknown> {
   return Object.fromEntries(
@@ -32,14 +35,27 @@ export function groupInputs(
 }
 
 /**
- * Columns a group reads: its mapped inputs, its dependencies and its run conditions'
- * columns. Group order, the cycle check, the re-arm on edit and a Stop's hold on auto-run
- * all follow from this one list.
+ * Whether a group is paid lookups (an enrichment, or a waterfall of them): what auto-run
+ * holds back while the month's credits are spoken for.
+ */
+export function isLookupGroup(group: Pick<Group, "kind">): boolean {
+  return group.kind === "enrichment" || group.kind === "waterfall";
+}
+
+/** The input mappings of a group: its own, or each of a waterfall's steps'. */
+function inputMaps(group: Group): Readonly<Record<string, string>>[] {
+  return group.kind === "waterfall" ? group.steps.map((s) => s.inputs) : [group.inputs];
+}
+
+/**
+ * Columns a group reads: its mapped inputs (every waterfall step's), its dependencies and
+ * its run conditions' columns. Group order, the cycle check, the re-arm on edit and a
+ * Stop's hold on auto-run all follow from this one list.
  */
 export function columnsRead(group: Group): string[] {
   return [
     ...new Set([
-      ...Object.values(group.inputs),
+      ...inputMaps(group).flatMap((m) => Object.values(m)),
       ...group.dependsOn,
       ...(group.runIf ?? []).map((c) => c.column),
     ]),
@@ -78,11 +94,13 @@ export function checkTableSchema(
       }
       owner.set(o.columnId, g.id);
     });
-    for (const [name, col] of Object.entries(g.inputs)) {
-      if (!columnIds.has(col)) {
-        issues.push({ path: `groups.${gi}.inputs.${name}`, message: `unknown column "${col}"` });
+    if (g.kind !== "waterfall") {
+      for (const [name, col] of Object.entries(g.inputs)) {
+        if (!columnIds.has(col)) {
+          issues.push({ path: `groups.${gi}.inputs.${name}`, message: `unknown column "${col}"` });
+        }
       }
-    }
+    } else issues.push(...waterfallIssues(g, `groups.${gi}`, columnIds, knownEnrichments));
     g.dependsOn.forEach((col, di) => {
       if (!columnIds.has(col)) {
         issues.push({ path: `groups.${gi}.dependsOn.${di}`, message: `unknown column "${col}"` });
@@ -100,7 +118,8 @@ export function checkTableSchema(
     const own = new Set(g.outputs.map((o) => o.columnId));
     issues.push(...runIfIssues(schema, g, gi, own));
     // The run conditions' columns were checked just above, each at its own path.
-    for (const col of new Set([...Object.values(g.inputs), ...g.dependsOn])) {
+    const read = new Set([...inputMaps(g).flatMap((m) => Object.values(m)), ...g.dependsOn]);
+    for (const col of read) {
       if (own.has(col)) {
         issues.push({
           path: `groups.${gi}`,
@@ -148,6 +167,50 @@ function runIfIssues(
       issues.push(
         ...checked.reason.issues.map((i) => ({ ...i, path: i.path.replace(`${at}.0`, at) })),
       );
+  });
+  return issues;
+}
+
+/** A waterfall's steps against the table's columns and the known enrichments. */
+function waterfallIssues(
+  g: WaterfallGroup,
+  at: string,
+  columnIds: ReadonlySet<string>,
+  knownEnrichments: ReadonlySet<string>,
+): Issue[] {
+  const issues: Issue[] = [];
+  if (g.steps.length === 0)
+    issues.push({ path: `${at}.steps`, message: "a waterfall needs at least one step" });
+  const produced = new Set(g.steps.flatMap((s) => Object.keys(s.outputs)));
+  g.steps.forEach((step, si) => {
+    const sp = `${at}.steps.${si}`;
+    if ("enrichmentId" in step && !knownEnrichments.has(step.enrichmentId))
+      issues.push({
+        path: `${sp}.enrichmentId`,
+        message: `unknown enrichment "${step.enrichmentId}"`,
+      });
+    for (const [name, col] of Object.entries(step.inputs))
+      if (!columnIds.has(col))
+        issues.push({ path: `${sp}.inputs.${name}`, message: `unknown column "${col}"` });
+    if (Object.keys(step.outputs).length === 0)
+      issues.push({ path: `${sp}.outputs`, message: "a step maps at least one output" });
+    (step.validate ?? []).forEach((v, vi) => {
+      const vp = `${sp}.validate.${vi}`;
+      if (!Object.hasOwn(step.outputs, v.output))
+        issues.push({
+          path: `${vp}.output`,
+          message: `"${v.output}" is not an output of this step`,
+        });
+      const problem = validationValueProblem(v);
+      if (problem) issues.push({ path: `${vp}.value`, message: problem });
+    });
+  });
+  g.outputs.forEach((o, oi) => {
+    if (!produced.has(o.from))
+      issues.push({
+        path: `${at}.outputs.${oi}.from`,
+        message: `no step produces an output named "${o.from}"`,
+      });
   });
   return issues;
 }

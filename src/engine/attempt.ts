@@ -40,6 +40,7 @@ import { enrichmentTerminal } from "./enrichment-attempt";
 import type { Engine } from "./handle";
 import { paidCalls } from "./paid-calls";
 import { ProgressWriter } from "./progress";
+import { waterfallAttempt } from "./waterfall-attempt";
 import { workflowAttempt } from "./workflow-attempt";
 
 export async function runAttempt(engine: Engine, req: AttemptRequest): Promise<AttemptResult> {
@@ -51,6 +52,7 @@ export async function runAttempt(engine: Engine, req: AttemptRequest): Promise<A
   try {
     if (run.controller.signal.aborted) throw run.controller.signal.reason;
     if (group.kind === "enrichment") return await enrichmentAttempt(req, run, group);
+    if (group.kind === "waterfall") return await waterfallAttempt(req, run, group);
     return await workflowAttempt(engine, req, run, group);
   } catch (err) {
     return endedBy(run, err);

@@ -13,6 +13,7 @@
 import { stamperSpec } from "@/backends/port";
 import { TableSchema } from "@/contracts/table";
 import { autoRunDependencies } from "@/domain/auto-run";
+import { isLookupGroup } from "@/domain/table-schema";
 import { creditsExhausted, planLimits } from "@/limits/plans";
 import { discardDispatch } from "@/store/dispatches/read";
 import { type EngineTable, tableForEngine } from "@/store/engine-reads";
@@ -66,7 +67,7 @@ export async function stampAutoFire(
   const deps = autoRunDependencies(schema, only);
   // Credits used up: auto-run stops firing paid groups until the month turns.
   if (creditsExhausted(table.plan, table.creditsCommitted))
-    for (const g of schema.groups) if (g.kind === "enrichment") delete deps[g.id];
+    for (const g of schema.groups) if (isLookupGroup(g)) delete deps[g.id];
   const groupIds = Object.keys(deps);
   if (groupIds.length === 0) return NOTHING;
   // Refused (null) while the table's auto-run switch is off: nothing fires by itself.

@@ -16,7 +16,7 @@ import type { Logger } from "@/config/log";
 import type { TableSchema } from "@/contracts/table";
 import { nextAutoGroup } from "@/domain/auto-run";
 import { formatDuration } from "@/domain/durations";
-import { upstreamGroups } from "@/domain/table-schema";
+import { isLookupGroup, upstreamGroups } from "@/domain/table-schema";
 import { runIfOf } from "@/domain/where";
 import { DeadlineError, InterruptedError, isInterrupted } from "@/errors";
 import { creditsExhausted, type PlanLimits, planLimits } from "@/limits/plans";
@@ -212,7 +212,7 @@ async function autoRun(c: Cascade, step: RowRead, schema: TableSchema): Promise<
   if (!auto) return false;
   const group = schema.groups.find((g) => g.id === auto);
   // Credits used up: auto-run does not start paid work until the month turns.
-  if (group?.kind === "enrichment" && creditsExhausted(step.plan, step.creditsCommitted))
+  if (group && isLookupGroup(group) && creditsExhausted(step.plan, step.creditsCommitted))
     return false;
   await at(c.engine.pause, "carrier:auto", { rowId: c.rowId, groupId: auto });
   // Refused (0) when a Stop covers the row: the cascade ends here.

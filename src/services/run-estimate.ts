@@ -14,12 +14,14 @@
  * Under a per-row budget (the request's `maxCreditsPerRow`, or the table's default), no
  * call costing more than the budget is made, a cell's credits are at most the budget, and
  * each row's at most the budget too: the total is the lesser of the groups' sum and
- * rows × budget (`rowBudgetCapped` says it lowered the estimate).
+ * rows × budget (`rowBudgetCapped` says it lowered the estimate). A waterfall group counts
+ * every paid step of each cell, the most it can cost (the step that wins is known only
+ * when it runs): the estimate names it in `upperBound`.
  */
 
 import { readEnv } from "@/config/env";
 import type { CreateRunRequest, RunEstimate, UnknownCredits } from "@/contracts/runs";
-import type { Group } from "@/contracts/table";
+import type { Group, WaterfallGroup } from "@/contracts/table";
 import { type Block, WorkflowDefinition } from "@/contracts/workflow";
 import { type Failure, notFound } from "@/domain/errors";
 import type { Result } from "@/domain/result";
@@ -62,6 +64,7 @@ export async function estimateRun(
 
   const groups: RunEstimate["groups"] = [];
   const unknown: UnknownCredits[] = [];
+  const upperBound: UnknownCredits[] = [];
   let cells = 0;
   let skippedByCondition = 0;
   let estimatedCredits = 0;
@@ -79,7 +82,21 @@ export async function estimateRun(
         ? await cacheServedCells(ctx, scope, group, enrichment, cacheTtlMs, runIf[groupId] ?? [])
         : 0;
     const credits = cost.credits * (n - notMet - cached);
-    groups.push({ groupId, cells: n, credits, cached, skippedByCondition: notMet });
+    const isUpperBound = group?.kind === "waterfall" && credits > 0;
+    if (isUpperBound)
+      upperBound.push({
+        groupId,
+        reason:
+          "a waterfall's cell pays only the steps it calls, up to the first that wins; this counts every paid step",
+      });
+    groups.push({
+      groupId,
+      cells: n,
+      credits,
+      cached,
+      skippedByCondition: notMet,
+      ...(isUpperBound ? { upperBound: true } : {}),
+    });
     cells += n;
     skippedByCondition += notMet;
     estimatedCredits += credits;
@@ -97,6 +114,7 @@ export async function estimateRun(
       rowBudgetCapped,
       estimate: unknown.length > 0 ? "lower_bound" : "complete",
       unknown,
+      upperBound,
       groups,
     },
   };
@@ -119,17 +137,50 @@ async function groupCost(
       credits: callCost(getEnrichment(group.enrichmentId)?.cost ?? 0, perRow),
       unknown: null,
     };
+  const cost =
+    group.kind === "waterfall"
+      ? await waterfallCost(ctx, group, perRow)
+      : await workflowCost(group.workflowId, workflowLoader(ctx, group.version), [], perRow);
+  return perRow === null ? cost : { ...cost, credits: Math.min(cost.credits, perRow) };
+}
+
+/** Loads each workflow once, in the version the group (or step) runs. */
+function workflowLoader(ctx: ServiceContext, version: "live" | "deployed"): LoadWorkflow {
   const loaded = new Map<string, WorkflowDefinition | null>();
-  const load: LoadWorkflow = async (workflowId) => {
+  return async (workflowId) => {
     if (!loaded.has(workflowId)) {
-      const raw = await childWorkflow(ctx.db, ctx.workspaceId, workflowId, group.version);
+      const raw = await childWorkflow(ctx.db, ctx.workspaceId, workflowId, version);
       const parsed = raw === null ? null : WorkflowDefinition.safeParse(raw);
       loaded.set(workflowId, parsed?.success ? parsed.data : null);
     }
     return loaded.get(workflowId) ?? null;
   };
-  const cost = await workflowCost(group.workflowId, load, [], perRow);
-  return perRow === null ? cost : { ...cost, credits: Math.min(cost.credits, perRow) };
+}
+
+/**
+ * Every step as if each were called: which step wins is known only when the cell runs,
+ * so this is the most a cell can cost (the caller says it is an upper bound).
+ */
+async function waterfallCost(
+  ctx: ServiceContext,
+  group: WaterfallGroup,
+  perRow: number | null,
+): Promise<CellCost> {
+  const loaders = {
+    live: workflowLoader(ctx, "live"),
+    deployed: workflowLoader(ctx, "deployed"),
+  };
+  let credits = 0;
+  let unknown: string | null = null;
+  for (const step of group.steps) {
+    const cost =
+      "enrichmentId" in step
+        ? { credits: callCost(getEnrichment(step.enrichmentId)?.cost ?? 0, perRow), unknown: null }
+        : await workflowCost(step.workflowId, loaders[step.version], [], perRow);
+    credits += cost.credits;
+    unknown ??= cost.unknown;
+  }
+  return { credits, unknown };
 }
 
 /**

@@ -6,14 +6,18 @@ import {
   type TableList,
   TableSchema,
   type TableView,
+  type WaterfallGroup,
 } from "@/contracts/table";
+import { WorkflowDefinition } from "@/contracts/workflow";
 import { conflict, type Failure, invalid, notFound } from "@/domain/errors";
 import type { Result } from "@/domain/result";
 import { checkTableSchema } from "@/domain/table-schema";
+import { canPause } from "@/domain/waterfall";
 import { autoFire, backfillAutoRun } from "@/engine/auto-run";
 import { abortLocal, publishCancel } from "@/engine/cancellation";
 import { wakeRunCancelDrainers } from "@/engine/run-cancel-loop";
 import { ENRICHMENT_IDS } from "@/enrichments/catalog";
+import { childWorkflow } from "@/store/engine-reads";
 import { setAutoRun } from "@/store/tables/auto-run-switch";
 import { createTable as insertTable } from "@/store/tables/create";
 import { deleteTable as removeTable } from "@/store/tables/delete";
@@ -47,16 +51,52 @@ function view(r: TableRecord, rowCount: number): TableView {
 
 async function schemaIssues(ctx: ServiceContext, schema: TableSchema): Promise<Issue[]> {
   const issues = checkTableSchema(schema, ENRICHMENT_IDS);
-  const wanted = schema.groups.flatMap((g) => (g.kind === "workflow" ? [g.workflowId] : []));
+  const wanted = schema.groups.flatMap((g) =>
+    g.kind === "workflow"
+      ? [g.workflowId]
+      : g.kind === "waterfall"
+        ? g.steps.flatMap((s) => ("workflowId" in s ? [s.workflowId] : []))
+        : [],
+  );
   const known = await existingWorkflowIds(ctx.db, ctx.workspaceId, wanted);
-  schema.groups.forEach((g, i) => {
+  for (const [i, g] of schema.groups.entries()) {
     if (g.kind === "workflow" && !known.has(g.workflowId)) {
       issues.push({
         path: `groups.${i}.workflowId`,
         message: `unknown workflow "${g.workflowId}"`,
       });
     }
-  });
+    if (g.kind === "waterfall") issues.push(...(await stepWorkflowIssues(ctx, g, i, known)));
+  }
+  return issues;
+}
+
+/**
+ * A waterfall's workflow steps: known, and unable to pause (a step has no way to wait for
+ * an approval or a long wait; the engine fails the cell if a workflow gains one later).
+ */
+async function stepWorkflowIssues(
+  ctx: ServiceContext,
+  g: WaterfallGroup,
+  i: number,
+  known: ReadonlySet<string>,
+): Promise<Issue[]> {
+  const issues: Issue[] = [];
+  for (const [j, step] of g.steps.entries()) {
+    if (!("workflowId" in step)) continue;
+    const path = `groups.${i}.steps.${j}.workflowId`;
+    if (!known.has(step.workflowId)) {
+      issues.push({ path, message: `unknown workflow "${step.workflowId}"` });
+      continue;
+    }
+    const raw = await childWorkflow(ctx.db, ctx.workspaceId, step.workflowId, step.version);
+    const parsed = raw === null ? null : WorkflowDefinition.safeParse(raw);
+    if (parsed?.success && canPause(parsed.data))
+      issues.push({
+        path,
+        message: `workflow "${step.workflowId}" has an approval or wait block; a waterfall step cannot pause`,
+      });
+  }
   return issues;
 }
 

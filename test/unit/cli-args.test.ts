@@ -300,6 +300,7 @@ describe("the dry run's text", () => {
         rowBudgetCapped: false,
         estimate: "complete",
         unknown: [],
+        upperBound: [],
         groups: [
           { groupId: "enrich", cells: 3, credits: 5, cached: 2, skippedByCondition: 0 },
           { groupId: "classify", cells: 1, credits: 0, cached: 0, skippedByCondition: 0 },
@@ -328,6 +329,7 @@ describe("the dry run's text", () => {
         rowBudgetCapped: false,
         estimate: "complete",
         unknown: [],
+        upperBound: [],
         groups: [{ groupId: "enrich", cells: 3, credits: 5, cached: 0, skippedByCondition: 2 }],
       },
       table,

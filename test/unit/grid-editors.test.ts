@@ -281,12 +281,12 @@ describe("group editor: the PATCH body", () => {
       dependsOn: ["name", "email", "nope"],
     });
     const g = buildGroupPatch(table, f, { inputNames: ["n", "empty"] }).body.groups[1];
-    expect(g?.inputs).toEqual({ n: "n" });
+    expect(g?.kind === "workflow" && g.inputs).toEqual({ n: "n" });
     expect(g?.outputs).toEqual([{ columnId: "stage", from: "end" }]);
     expect(g?.dependsOn).toEqual(["name", "email"]);
     // Unknown source inputs (it did not load): every mapping is kept.
     const all = buildGroupPatch(table, f, { inputNames: null }).body.groups[1];
-    expect(all?.inputs).toEqual({ n: "n", gone: "email" });
+    expect(all?.kind === "workflow" && all.inputs).toEqual({ n: "n", gone: "email" });
   });
 
   it("maps enrichment output types to column types", () => {

@@ -89,8 +89,9 @@ export function estimateText(e: Schemas["RunEstimate"], table: Table): string {
       ...(g.skippedByCondition > 0 ? [`${g.skippedByCondition} condition not met`] : []),
     ];
     const cached = free.length > 0 ? ` (${free.join(", ")})` : "";
+    const atMost = g.upperBound ? "at most " : "";
     lines.push(
-      `  ${name(g.groupId)}: ${count(g.cells, "cell")}, ${count(g.credits, "credit")}${cached}`,
+      `  ${name(g.groupId)}: ${count(g.cells, "cell")}, ${atMost}${count(g.credits, "credit")}${cached}`,
     );
   }
   for (const u of e.unknown)

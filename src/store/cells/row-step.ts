@@ -157,7 +157,8 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
              and c.row_id = inp.row_id and c.group_id = inp.fin_group
              and c.status::text = 'running' and c.execution_id = inp.fin_exec and c.attempt = inp.fin_attempt
           returning inp.i, inp.fin_outputs, inp.fin_set, inp.fin_clear, c.table_id, c.row_id, c.group_id,
-                    c.status, c.outcome, c.execution_id, c.error, c.running_block_ids, c.block_errors, c.attempt),
+                    c.status, c.outcome, c.execution_id, c.error, c.running_block_ids, c.block_errors, c.attempt,
+                    c.details -> 'winner' as fin_step),
         fin_merged as (
           update rows r set data = (r.data || u.fin_set) - u.fin_clear, updated_at = now()
             from fin_upd u
@@ -193,7 +194,11 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
           select table_id, 'cell', data
             from (select i, 1 as ord, table_id,
                          ${cellEventData} || case when fin_outputs is null then '{}'::jsonb
-                                                  else jsonb_build_object('outputs', fin_outputs) end as data
+                                                  else jsonb_build_object('outputs', fin_outputs) end
+                                          -- A waterfall's winning step, for the grid to show.
+                                          || case when jsonb_typeof(fin_step) = 'number'
+                                                  then jsonb_build_object('winningStep', fin_step)
+                                                  else '{}'::jsonb end as data
                     from fin_upd
                   union all
                   select i, 2 as ord, table_id, ${cellEventData} as data from clm) x

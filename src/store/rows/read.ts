@@ -16,7 +16,9 @@ export const rowSelect = sql`
       'status', c.status, 'outcome', c.outcome, 'executionId', c.execution_id,
       'dispatchId', c.dispatch_id, 'error', c.error, 'runningBlockIds', to_jsonb(c.running_block_ids),
       'blockErrors', c.block_errors,
-      'updatedAt', to_char(c.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
+      'updatedAt', to_char(c.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+      || case when jsonb_typeof(c.details -> 'winner') = 'number'
+              then jsonb_build_object('winningStep', c.details -> 'winner') else '{}'::jsonb end)
     from cells c where c.row_id = r.id
   ), '{}'::jsonb) as cells`;
 

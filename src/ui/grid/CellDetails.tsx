@@ -15,6 +15,7 @@ import { AttemptChildren } from "./AttemptChildren";
 import { describeCell } from "./CellStatus";
 import { Modal } from "./Dialogs";
 import type { RowView } from "./model";
+import { stepsSummary } from "./waterfall-form";
 
 type Loaded =
   | { state: "loading" }
@@ -76,6 +77,11 @@ function AttemptRows({ attempts }: { attempts: Schemas["CellAttempt"][] }) {
             </td>
             <td>
               {describeCell(a).label}
+              {stepsSummary(a.details) && (
+                <div className="muted" data-testid="attempt-steps">
+                  Steps: {stepsSummary(a.details)}
+                </div>
+              )}
               <AttemptChildren attempt={a} />
             </td>
             <td>{when(a.startedAt)}</td>

@@ -39,7 +39,23 @@ function describeOutcome(outcome: CellOutcome): { label: string; tone: string; t
   }
 }
 
-export function describeCell(cell: CellView): { label: string; tone: string; title: string } {
+/** "step 2 (company_lookup)": a waterfall's step as people count them, with what it runs. */
+export function stepName(group: Group, step: number): string {
+  const s = group.kind === "waterfall" ? group.steps[step - 1] : undefined;
+  if (!s) return `step ${step}`;
+  return `step ${step} (${"enrichmentId" in s ? s.enrichmentId : `workflow ${s.workflowId}`})`;
+}
+
+export function describeCell(
+  cell: CellView,
+  group?: Group,
+): { label: string; tone: string; title: string } {
+  if (group?.kind === "waterfall" && cell.status === "completed" && cell.winningStep) {
+    const name = stepName(group, cell.winningStep);
+    return { label: `Found · ${name}`, tone: "completed", title: `The answer of ${name}` };
+  }
+  if (group?.kind === "waterfall" && cell.status === "completed" && cell.outcome === "not_found")
+    return { label: "Not found", tone: "not_found", title: "No step found a valid answer" };
   switch (cell.status) {
     case "queued":
       return { label: "Queued", tone: "queued", title: "Waiting for a worker" };
@@ -68,7 +84,7 @@ export function describeCell(cell: CellView): { label: string; tone: string; tit
 
 export function CellStatus({ cell, group, onApprove, onDetails }: CellStatusProps) {
   if (!cell) return <span className="empty">—</span>;
-  const d = describeCell(cell);
+  const d = describeCell(cell, group);
   return (
     <span
       className={`status status-${d.tone}`}

@@ -176,7 +176,7 @@ export function GroupEditor(props: {
           </div>
         </div>
 
-        <GroupSource ids={ids} state={state} />
+        <GroupSource ids={ids} table={table} state={state} />
         <GroupInputs ids={ids} table={table} state={state} />
         <GroupOutputs ids={ids} table={table} state={state} />
         <GroupDependencies ids={ids} table={table} state={state} />

@@ -19,6 +19,8 @@ export function GroupInputs({
   state: GroupFormState;
 }) {
   const { form, errorOf, invalid, sourceLoading, shownInputs, sourceInputs, update } = state;
+  // A waterfall's inputs are mapped step by step (WaterfallSteps).
+  if (form.kind === "waterfall") return null;
   return (
     <section className="editor-section" aria-labelledby={`${ids}-inputs`}>
       <h3 id={`${ids}-inputs`}>Inputs</h3>

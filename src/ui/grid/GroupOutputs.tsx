@@ -37,7 +37,9 @@ export function GroupOutputs({
     <section className="editor-section" aria-labelledby={`${ids}-outputs`}>
       <h3 id={`${ids}-outputs`}>Outputs</h3>
       <p className="editor-help">
-        {form.kind === "workflow" ? (
+        {form.kind === "waterfall" ? (
+          "Name each result of the waterfall and choose its column; each step says which of its outputs gives that result. The first output decides by default whether a step found something."
+        ) : form.kind === "workflow" ? (
           <>
             Which result fills which column: a block id (<code>classify</code>) for that block’s
             output, or <code>block.path</code> (<code>fetch.body.name</code>) for a field of it. New
@@ -80,13 +82,21 @@ export function GroupOutputs({
                   ) : (
                     <input
                       className={`input editor-grow editor-mono${invalid(fromKey)}`}
-                      aria-label={`Output ${i + 1}: block or block.path`}
+                      aria-label={
+                        form.kind === "waterfall"
+                          ? `Output ${i + 1}: output name`
+                          : `Output ${i + 1}: block or block.path`
+                      }
                       name={`outputs.${i}.from`}
-                      list={`${ids}-blocks`}
+                      list={form.kind === "waterfall" ? undefined : `${ids}-blocks`}
                       value={row.from}
                       spellCheck={false}
                       autoComplete="off"
-                      placeholder="blockId or blockId.path"
+                      placeholder={
+                        form.kind === "waterfall"
+                          ? "output name, e.g. email"
+                          : "blockId or blockId.path"
+                      }
                       onChange={(e) => updateRow(row.key, { from: e.target.value }, "from")}
                     />
                   )}

@@ -4,12 +4,22 @@
  * one (from the loaded catalogues), and for a workflow the version it runs (the live
  * draft or the last deployed one).
  */
+import type { TableView } from "@/contracts/table";
 import { FieldHint } from "./editor-frame";
 import { credits } from "./group-form";
 import type { GroupFormState } from "./use-group-form";
+import { WaterfallSteps } from "./WaterfallSteps";
 
 /** The "Runs" choice and the workflow (with version) or enrichment picker. */
-export function GroupSource({ ids, state }: { ids: string; state: GroupFormState }) {
+export function GroupSource({
+  ids,
+  table,
+  state,
+}: {
+  ids: string;
+  table: TableView;
+  state: GroupFormState;
+}) {
   const {
     form,
     errorOf,
@@ -34,7 +44,7 @@ export function GroupSource({ ids, state }: { ids: string; state: GroupFormState
           Runs
         </span>
         <div className="editor-segmented" role="radiogroup" aria-labelledby={`${ids}-kind`}>
-          {(["workflow", "enrichment"] as const).map((k) => (
+          {(["workflow", "enrichment", "waterfall"] as const).map((k) => (
             <label key={k} className={form.kind === k ? "on" : ""}>
               <input
                 type="radio"
@@ -43,7 +53,11 @@ export function GroupSource({ ids, state }: { ids: string; state: GroupFormState
                 checked={form.kind === k}
                 onChange={() => chooseKind(k)}
               />
-              {k === "workflow" ? "A workflow" : "An enrichment"}
+              {k === "workflow"
+                ? "A workflow"
+                : k === "enrichment"
+                  ? "An enrichment"
+                  : "A waterfall"}
             </label>
           ))}
         </div>
@@ -52,12 +66,16 @@ export function GroupSource({ ids, state }: { ids: string; state: GroupFormState
           help={
             form.kind === "workflow"
               ? "One of your workflows, run once per row."
-              : "A built-in lookup (e-mail domain, phone number, company data…), run once per row."
+              : form.kind === "enrichment"
+                ? "A built-in lookup (e-mail domain, phone number, company data…), run once per row."
+                : "Enrichments or workflows tried in order, per row, until one finds a valid answer; later steps are not called and only steps that answered are charged."
           }
         />
       </div>
 
-      {form.kind === "workflow" ? (
+      {form.kind === "waterfall" ? (
+        <WaterfallSteps ids={ids} table={table} state={state} />
+      ) : form.kind === "workflow" ? (
         <div className="editor-pair editor-pair-wide">
           <div className="field">
             <label htmlFor={`${ids}-workflow`}>Workflow</label>

@@ -1,10 +1,11 @@
 "use client";
 /**
  * The Run dialog: before a large or paid run starts, what its dry run found (rows, cells,
- * estimated credits — "at least" when some group's calls cannot be counted ahead — and the
- * cells the enrichment result cache would serve for nothing), an optional credit cap, sent
- * as `maxCredits`, and an optional budget per row, sent as `maxCreditsPerRow` (empty: the
- * table's default, which the dry run names). A run that needs neither starts at once.
+ * estimated credits — "at least" when some group's calls cannot be counted ahead, "at most"
+ * when a waterfall's steps are all counted — and the cells the enrichment result cache would
+ * serve for nothing), an optional credit cap, sent as `maxCredits`, and an optional budget
+ * per row, sent as `maxCreditsPerRow` (empty: the table's default, which the dry run names).
+ * A run that needs neither starts at once.
  */
 import { useState } from "react";
 import type { RunEstimate } from "@/contracts/runs";
@@ -47,6 +48,8 @@ export function RunDialog({
   const perRowValue = readCreditInput(perRow);
   const valid = capValid && perRowValue.ok;
   const bound = estimate.estimate === "lower_bound";
+  // A waterfall counts every step; with a lower bound elsewhere the figure is neither.
+  const atMost = !bound && estimate.upperBound.length > 0;
   const cached = estimate.groups.reduce((n, g) => n + g.cached, 0);
   const figures: [string, string, string][] = [
     ["rows", "Rows", estimate.rows.toLocaleString()],
@@ -54,7 +57,7 @@ export function RunDialog({
     [
       "credits",
       "Estimated credits",
-      `${bound ? "at least " : ""}${estimate.estimatedCredits.toLocaleString()}${
+      `${bound ? "at least " : atMost ? "at most " : ""}${estimate.estimatedCredits.toLocaleString()}${
         estimate.rowBudgetCapped ? ` (at most ${estimate.maxCreditsPerRow} per row)` : ""
       }`,
     ],
@@ -96,6 +99,13 @@ export function RunDialog({
             .map((u) => `${groupNames.get(u.groupId) ?? u.groupId} (${u.reason})`)
             .join("; ")}
           .
+        </p>
+      )}
+      {estimate.upperBound.length > 0 && (
+        <p className="muted" data-testid="run-estimate-upper-bound">
+          Counted as if every step ran:{" "}
+          {estimate.upperBound.map((u) => groupNames.get(u.groupId) ?? u.groupId).join(", ")} (a
+          waterfall pays only the steps it calls, up to the first that finds an answer).
         </p>
       )}
       <form

@@ -52,11 +52,15 @@ export function chosenSource(
     form.kind === "enrichment" && enrichments.state === "ready"
       ? (enrichments.value.find((e) => e.id === form.enrichmentId) ?? null)
       : null;
-  const sourceInputs: SourceInput[] | null = workflow
-    ? workflowInputs(workflow)
-    : enrichment
-      ? enrichmentInputs(enrichment)
-      : null;
+  // A waterfall's inputs are its steps': the group itself maps none.
+  const sourceInputs: SourceInput[] | null =
+    form.kind === "waterfall"
+      ? []
+      : workflow
+        ? workflowInputs(workflow)
+        : enrichment
+          ? enrichmentInputs(enrichment)
+          : null;
   const listedWorkflow =
     workflows.state === "ready" ? workflows.value.find((w) => w.id === form.workflowId) : undefined;
   return {
@@ -68,6 +72,8 @@ export function chosenSource(
     blocks: workflow?.definition.blocks ?? [],
     outputIds: form.kind === "enrichment" ? (enrichment?.outputs.map((o) => o.id) ?? null) : null,
     sourceLoading:
+      (form.kind === "waterfall" &&
+        (enrichments.state === "loading" || workflows.state === "loading")) ||
       (form.kind === "workflow" &&
         form.workflowId !== "" &&
         (detail?.id !== form.workflowId || detail.state === "loading")) ||

@@ -124,7 +124,8 @@ export function columnUsage(groups: readonly Group[], columnId: string): ColumnU
   const uses: ColumnUse[] = [];
   for (const g of groups) {
     const roles: ColumnRole[] = [];
-    if (Object.values(g.inputs).includes(columnId)) roles.push("input");
+    const inputs = g.kind === "waterfall" ? g.steps.map((st) => st.inputs) : [g.inputs];
+    if (inputs.some((m) => Object.values(m).includes(columnId))) roles.push("input");
     if (g.outputs.some((o) => o.columnId === columnId)) roles.push("output");
     if (g.dependsOn.includes(columnId)) roles.push("dependency");
     if (roles.length > 0) uses.push({ groupId: g.id, groupName: g.name, roles });

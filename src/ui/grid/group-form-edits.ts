@@ -18,6 +18,7 @@ import {
 } from "./group-form";
 import type { FieldErrors } from "./issue-paths";
 import type { Loadable } from "./use-group-sources";
+import { emptyStep, moved, type StepForm, stepField } from "./waterfall-form";
 
 export interface FormEditing {
   table: TableView;
@@ -100,6 +101,25 @@ export function groupFormEdits(f: FormEditing) {
       setForm((g) => ({ ...g, outputs: g.outputs.filter((r) => r.key !== key) }));
       clearErrors(groupField.outputFrom(key), groupField.outputColumn(key), "outputs");
     },
+    updateStep: (key: string, patch: Partial<StepForm>) => {
+      setForm((g) => ({
+        ...g,
+        steps: g.steps.map((s) => (s.key === key ? { ...s, ...patch } : s)),
+      }));
+      clearErrors(stepField.source(key), stepField.outputs(key), "source");
+    },
+    addStep: () => setForm((g) => ({ ...g, steps: [...g.steps, emptyStep()] })),
+    removeStep: (key: string) =>
+      setForm((g) => ({ ...g, steps: g.steps.filter((s) => s.key !== key) })),
+    moveStep: (key: string, by: -1 | 1) =>
+      setForm((g) => ({
+        ...g,
+        steps: moved(
+          g.steps,
+          g.steps.findIndex((s) => s.key === key),
+          by,
+        ),
+      })),
     toggleDependency: (columnId: string) => {
       f.setDependsTouched(true);
       const next = f.dependsOn.includes(columnId)

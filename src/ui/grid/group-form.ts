@@ -6,6 +6,7 @@
  */
 import type { EnrichmentView } from "@/contracts/enrichments";
 import type { Column, ColumnType, Group, RunCondition } from "@/contracts/table";
+import { type StepForm, stepsFormFrom } from "./waterfall-form";
 
 /** The `column` value of an output row that creates a column. Not a valid column id. */
 export const NEW_COLUMN = "+new";
@@ -36,6 +37,8 @@ export interface GroupForm {
   autoRun: boolean;
   /** Run conditions (column conditions, all must hold); none: it runs on every row. */
   runIf: RunCondition[];
+  /** A waterfall's steps, in order (the outputs' `from` are its output names). */
+  steps: StepForm[];
 }
 
 /** A workflow or enrichment input as the editor lists it. */
@@ -61,11 +64,12 @@ export function groupFormFrom(group?: Group): GroupForm {
     workflowId: group?.kind === "workflow" ? group.workflowId : "",
     version: group?.kind === "workflow" ? group.version : "live",
     enrichmentId: group?.kind === "enrichment" ? group.enrichmentId : "",
-    inputs: { ...(group?.inputs ?? {}) },
+    inputs: group && group.kind !== "waterfall" ? { ...group.inputs } : {},
     outputs: (group?.outputs ?? []).map((o) => outputRow(o.from, o.columnId)),
     dependsOn: [...(group?.dependsOn ?? [])],
     autoRun: group?.autoRun ?? false,
     runIf: [...(group?.runIf ?? [])],
+    steps: stepsFormFrom(group?.kind === "waterfall" ? group : undefined),
   };
 }
 
@@ -88,7 +92,7 @@ export function newOutputColumnType(
   from: string,
   enrichment?: EnrichmentView | null,
 ): ColumnType {
-  if (kind === "workflow") return "text";
+  if (kind !== "enrichment") return "text";
   const out = enrichment?.outputs.find((o) => o.id === from.trim());
   return out ? enrichmentColumnType(out.type) : "text";
 }

@@ -17,6 +17,7 @@ import {
   type SourceInput,
 } from "./group-form";
 import { addError, type FieldErrors, type SplitIssues } from "./issue-paths";
+import { OUTPUT_NAME, stepField, stepFromForm, waterfallOutputNames } from "./waterfall-form";
 
 /** A group output's `from`: `<blockId>`, `<blockId>.<path>` or an enrichment output id. */
 export const OUTPUT_FROM = /^[a-z][a-z0-9_]{0,62}(\.[A-Za-z0-9_]+)*$/;
@@ -73,7 +74,10 @@ export function validateGroupForm(
     const fromKey = groupField.outputFrom(row.key);
     const colKey = groupField.outputColumn(row.key);
     if (from === "") errors[fromKey] = "Say which result goes into the column";
-    else if (opts.outputIds !== null && !opts.outputIds.includes(from))
+    else if (form.kind === "waterfall") {
+      if (!OUTPUT_NAME.test(from))
+        errors[fromKey] = "An output name: lower case letters, digits and _";
+    } else if (opts.outputIds !== null && !opts.outputIds.includes(from))
       errors[fromKey] = "Not an output of this enrichment";
     else if (!OUTPUT_FROM.test(from)) errors[fromKey] = "Use <blockId> or <blockId>.<path>";
     else if (opts.blockIds && !opts.blockIds.includes(from.split(".")[0] ?? ""))
@@ -115,6 +119,8 @@ export interface GroupPatch {
   outputRows: string[];
   /** Columns added for "New column…" rows: their index in `body.columns` and row key. */
   newColumns: { index: number; row: string }[];
+  /** A waterfall's `steps[j]` came from the step form with key `stepRows[j]`. */
+  stepRows?: string[];
 }
 
 export interface BuildGroupOptions {
@@ -169,10 +175,19 @@ export function buildGroupPatch(
     autoRun: form.autoRun,
     ...(form.runIf.length > 0 ? { runIf: form.runIf } : {}),
   };
+  const { inputs: _, ...waterfallBase } = base;
+  const names = waterfallOutputNames(form);
   const group: Group =
     form.kind === "workflow"
       ? { ...base, kind: "workflow", workflowId: form.workflowId, version: form.version }
-      : { ...base, kind: "enrichment", enrichmentId: form.enrichmentId };
+      : form.kind === "enrichment"
+        ? { ...base, kind: "enrichment", enrichmentId: form.enrichmentId }
+        : {
+            ...waterfallBase,
+            kind: "waterfall",
+            steps: form.steps.flatMap((s) => stepFromForm(s, names) ?? []),
+          };
+  const stepRows = form.steps.filter((s) => stepFromForm(s, names) !== null).map((s) => s.key);
 
   const at =
     opts.editingId === undefined ? -1 : table.groups.findIndex((g) => g.id === opts.editingId);
@@ -183,6 +198,7 @@ export function buildGroupPatch(
     groupIndex: at < 0 ? table.groups.length : at,
     outputRows,
     newColumns,
+    ...(form.kind === "waterfall" ? { stepRows } : {}),
   };
 }
 
@@ -206,7 +222,7 @@ const GROUP_FIELDS: Record<string, string> = {
  */
 export function groupIssues(
   issues: readonly Issue[],
-  patch: Pick<GroupPatch, "groupIndex" | "outputRows" | "newColumns">,
+  patch: Pick<GroupPatch, "groupIndex" | "outputRows" | "newColumns" | "stepRows">,
   /** Whether the form shows `field`; issues for hidden fields stay in `rest`. */
   isShown: (field: string) => boolean = () => true,
 ): SplitIssues {
@@ -224,7 +240,7 @@ export function groupIssues(
 function groupIssueField(
   path: string,
   prefix: string,
-  patch: Pick<GroupPatch, "outputRows" | "newColumns">,
+  patch: Pick<GroupPatch, "outputRows" | "newColumns" | "stepRows">,
 ): string | null {
   const col = /^columns\.(\d+)(\.|$)/.exec(path);
   if (col) {
@@ -235,6 +251,13 @@ function groupIssueField(
   if (!path.startsWith(prefix)) return null;
   const [head, second, third] = path.slice(prefix.length).split(".");
   if (head === undefined) return null;
+  if (head === "steps") {
+    const row = second === undefined ? undefined : patch.stepRows?.[Number(second)];
+    if (row === undefined) return "source";
+    return third === "outputs" || third === "validate"
+      ? stepField.outputs(row)
+      : stepField.source(row);
+  }
   if (head === "inputs") return second === undefined ? "inputs" : groupField.input(second);
   if (head === "outputs") {
     const row = second === undefined ? undefined : patch.outputRows[Number(second)];

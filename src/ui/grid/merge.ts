@@ -18,6 +18,8 @@ export interface CellView {
   error?: string | null;
   runningBlockIds?: string[];
   blockErrors?: Record<string, string>;
+  /** A waterfall's cell: the step whose answer it holds. */
+  winningStep?: number;
 }
 
 /** A `cell` event's data (API.md "Events"): `status: null` when the cell is gone. */

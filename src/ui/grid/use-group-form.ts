@@ -21,8 +21,41 @@ import { groupFormEdits } from "./group-form-edits";
 import { validateGroupForm } from "./group-patch";
 import type { FieldErrors } from "./issue-paths";
 import { useSourceCatalogues, useWorkflowDetail } from "./use-group-sources";
+import { stepField, validateSteps } from "./waterfall-form";
 
 export type GroupFormState = ReturnType<typeof useGroupForm>;
+
+/** The checks made before saving: the group's, and a waterfall's steps'. */
+function formChecks(
+  table: TableView,
+  current: GroupForm,
+  group: Group | undefined,
+  source: ReturnType<typeof chosenSource>,
+  catalogues: ReturnType<typeof useSourceCatalogues>,
+): FieldErrors {
+  const { enrichments } = catalogues;
+  return {
+    ...validateGroupForm(table, current, {
+      ...(group ? { editingId: group.id } : {}),
+      inputs: source.sourceInputs,
+      outputIds: source.outputIds,
+      blockIds: source.workflow ? source.blocks.map((b) => b.id) : null,
+    }),
+    ...(current.kind === "waterfall"
+      ? validateSteps(current, enrichments.state === "ready" ? enrichments.value : null)
+      : {}),
+  };
+}
+
+/** The fields the form shows (where the API's issues can land), a waterfall's steps' too. */
+function formFields(form: GroupForm, inputs: SourceInput[]): Set<string> {
+  return new Set([
+    ...shownFields(inputs, form.outputs),
+    ...(form.kind === "waterfall"
+      ? form.steps.flatMap((s) => [stepField.source(s.key), stepField.outputs(s.key)])
+      : []),
+  ]);
+}
 
 export function useGroupForm(table: TableView, group?: Group) {
   const editing = group !== undefined;
@@ -50,18 +83,13 @@ export function useGroupForm(table: TableView, group?: Group) {
   }, [detail, table.columns]);
 
   const source = chosenSource(form, detail, catalogues);
-  const { workflow, sourceInputs } = source;
+  const { sourceInputs } = source;
   const groupId = idTouched ? form.id : idForName(form.name, table.groups);
   const dependsOn = dependsTouched
     ? form.dependsOn
     : defaultDependsOn(form, table.columns, source.inputNames);
   const current: GroupForm = { ...form, id: groupId, dependsOn };
-  const checks = validateGroupForm(table, current, {
-    ...(group ? { editingId: group.id } : {}),
-    inputs: sourceInputs,
-    outputIds: source.outputIds,
-    blockIds: workflow ? source.blocks.map((b) => b.id) : null,
-  });
+  const checks = formChecks(table, current, group, source, catalogues);
   const errorOf = (key: string): string | undefined =>
     serverErrors[key] ?? (attempted || (key === "id" && idTouched) ? checks[key] : undefined);
   /** Inputs listed in the form: the source's, or (not loaded) the ones already mapped. */
@@ -98,7 +126,7 @@ export function useGroupForm(table: TableView, group?: Group) {
     owners: columnOwners(table.groups, group?.id),
     ownOutputs: new Set(form.outputs.map((r) => r.column)),
     shownInputs,
-    shownFields: shownFields(shownInputs, form.outputs),
+    shownFields: formFields(form, shownInputs),
     ...edits,
   };
 }
