@@ -74,7 +74,15 @@ describe("a waterfall group in the grid", () => {
         .locator("[data-testid=grid-row] [data-testid=cell-company] [data-status]")
         .allTextContents();
     expect(
-      await waitFor(async () => (await labels()).every((l) => l.startsWith("Found")), 60_000, 200),
+      await waitFor(
+        async () => {
+          // Both rows drawn and both found ([].every would hold before the grid drew any).
+          const now = await labels();
+          return now.length === 2 && now.every((l) => l.startsWith("Found"));
+        },
+        60_000,
+        200,
+      ),
     ).toBe(true);
     expect(await labels()).toEqual([
       "Found · step 2 (company_lookup)",
