@@ -318,7 +318,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List rows, a page at a time */
+        /**
+         * List rows, a page at a time
+         * @description `view` applies a saved view's filter and order: a `where` given too is added to the view's (both must hold), an `orderBy` given too wins over the view's (with its `dir`). An unknown view → 404; a view naming a column or group the table no longer has → 409 naming it.
+         */
         get: operations["listRows"];
         put?: never;
         /**
@@ -570,6 +573,45 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/tables/{id}/views": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the table's saved views, oldest first */
+        get: operations["listViews"];
+        put?: never;
+        /**
+         * Save a view: a filter, an order and hidden columns, shared by the workspace
+         * @description A where, orderBy or hidden column the table does not have → 400. At most 100 views per table (→ 409).
+         */
+        post: operations["createView"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tables/{id}/views/{viewId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a view */
+        delete: operations["deleteView"];
+        options?: never;
+        head?: never;
+        /** Edit a view (the fields given replace its own; null clears where or orderBy) */
+        patch: operations["patchView"];
         trace?: never;
     };
 }
@@ -2763,6 +2805,7 @@ export interface operations {
                 where?: components["schemas"]["WhereCondition"][];
                 orderBy?: string;
                 dir?: "asc" | "desc";
+                view?: string;
             };
             header?: never;
             path: {
@@ -2802,6 +2845,15 @@ export interface operations {
             };
             /** @description Not found (or not visible to this key) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Conflicts with the current state; retry or refetch */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3921,6 +3973,314 @@ export interface operations {
             };
             /** @description Not found (or not visible to this key) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    listViews: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The table's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The views */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        views: {
+                            id: string;
+                            tableId: string;
+                            name: string;
+                            where: components["schemas"]["WhereCondition"][] | null;
+                            orderBy: string | null;
+                            /** @enum {string} */
+                            dir: "asc" | "desc";
+                            hiddenColumns: string[];
+                            createdAt: string;
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    createView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The table's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    where?: components["schemas"]["WhereCondition"][];
+                    orderBy?: string;
+                    /**
+                     * @default asc
+                     * @enum {string}
+                     */
+                    dir?: "asc" | "desc";
+                    /** @default [] */
+                    hiddenColumns?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The view */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        tableId: string;
+                        name: string;
+                        where: components["schemas"]["WhereCondition"][] | null;
+                        orderBy: string | null;
+                        /** @enum {string} */
+                        dir: "asc" | "desc";
+                        hiddenColumns: string[];
+                        createdAt: string;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is not valid; `issues` say where */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Conflicts with the current state; retry or refetch */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    deleteView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The table's id */
+                id: string;
+                /** @description The view's id */
+                viewId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    patchView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The table's id */
+                id: string;
+                /** @description The view's id */
+                viewId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    where?: components["schemas"]["WhereCondition"][] | null;
+                    orderBy?: string | null;
+                    /** @enum {string} */
+                    dir?: "asc" | "desc";
+                    hiddenColumns?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The view */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        tableId: string;
+                        name: string;
+                        where: components["schemas"]["WhereCondition"][] | null;
+                        orderBy: string | null;
+                        /** @enum {string} */
+                        dir: "asc" | "desc";
+                        hiddenColumns: string[];
+                        createdAt: string;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is not valid; `issues` say where */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body is too large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

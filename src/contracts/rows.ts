@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { CELL_OUTCOMES, CELL_STATUSES } from "@/domain/statuses";
-import { ClientId, JsonValue } from "./common";
+import { ClientId, EntityId, JsonValue } from "./common";
 import { Where } from "./where";
 
 export const CellStatus = z.enum(CELL_STATUSES);
@@ -41,6 +41,8 @@ export const ListRowsQuery = z.strictObject({
   where: Where.optional(),
   orderBy: ClientId.optional(),
   dir: SortDirection.default("asc"),
+  /** A saved view's id: its where and order apply (services/views.ts says how they combine). */
+  view: EntityId.optional(),
 });
 export type ListRowsQuery = z.infer<typeof ListRowsQuery>;
 

@@ -5,8 +5,10 @@ import type {
   PatchRowRequest,
   RowPage,
   RowView,
+  SortDirection,
 } from "@/contracts/rows";
 import { TableSchema } from "@/contracts/table";
+import type { Where } from "@/contracts/where";
 import { type Failure, invalid, notFound } from "@/domain/errors";
 import type { Result } from "@/domain/result";
 import { decodeRowCursor, encodeRowCursor, rowOrder } from "@/domain/row-order";
@@ -21,6 +23,7 @@ import { insertRows as appendRows } from "@/store/rows/insert";
 import { getRow as readRow } from "@/store/rows/read";
 import { getTable } from "@/store/tables/read";
 import type { ServiceContext } from "./context";
+import { type AppliedView, viewToApply } from "./views";
 
 async function tableSchema(ctx: ServiceContext, tableId: string): Promise<TableSchema | null> {
   const table = await getTable(ctx.db, ctx.workspaceId, tableId);
@@ -83,9 +86,12 @@ export async function listRows(
 ): Promise<Result<RowPage, Failure>> {
   const schema = await tableSchema(ctx, tableId);
   if (!schema) return { ok: false, reason: notFound("table") };
-  const where = query.where ? checkWhere(schema, query.where) : null;
+  const applied = query.view ? await viewToApply(ctx, schema, tableId, query.view) : null;
+  if (applied && !applied.ok) return applied;
+  const read = withView(query, applied?.value ?? null);
+  const where = read.where.length > 0 ? checkWhere(schema, read.where) : null;
   if (where && !where.ok) return where;
-  const order = rowOrder(schema, query.orderBy, query.dir);
+  const order = rowOrder(schema, read.orderBy, read.dir);
   if (!order.ok) return order;
   const after = decodeRowCursor(query.cursor, order.value);
   if (!after.ok) return after;
@@ -102,6 +108,21 @@ export async function listRows(
       ? encodeRowCursor(order.value, { key: last.key, position: last.row.position })
       : null;
   return { ok: true, value: { rows: page.map((f) => f.row), nextCursor } };
+}
+
+/**
+ * A view's filter and order with the query's: a `where` given too must hold as well (the
+ * view narrows, the query narrows further), and an explicit `orderBy` wins with its `dir`
+ * (`dir` alone cannot: it has a default, so its absence is not seen here).
+ */
+function withView(
+  query: ListRowsQuery,
+  view: AppliedView | null,
+): { where: Where; orderBy: string | undefined; dir: SortDirection } {
+  const where = [...(view?.where ?? []), ...(query.where ?? [])];
+  if (query.orderBy !== undefined || !view)
+    return { where, orderBy: query.orderBy, dir: query.dir };
+  return { where, orderBy: view.orderBy ?? undefined, dir: view.dir };
 }
 
 export async function getRow(

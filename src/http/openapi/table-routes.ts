@@ -1,6 +1,6 @@
 /**
  * The operations under `/api/tables`: tables, rows, cells, runs, events, CSV and the
- * table's webhooks. Each entry names the contract its route validates with and the
+ * table's webhooks and saved views. Each entry names the contract its route validates with and the
  * contract its service answers with, so the document describes what the code does.
  */
 import { z } from "zod";
@@ -39,6 +39,13 @@ import {
   TableList,
   TableView,
 } from "@/contracts/table";
+import {
+  CreateViewRequest,
+  MAX_VIEWS_PER_TABLE,
+  PatchViewRequest,
+  SavedView,
+  ViewList,
+} from "@/contracts/views";
 import type { Operation } from "./operation";
 
 const TABLE = { id: "The table's id" };
@@ -112,10 +119,13 @@ const rows: Operation[] = [
     operationId: "listRows",
     tag: "Rows",
     summary: "List rows, a page at a time",
+    description:
+      "`view` applies a saved view's filter and order: a `where` given too is added to the view's (both must hold), an `orderBy` given too wins over the view's (with its `dir`). An unknown view → 404; a view naming a column or group the table no longer has → 409 naming it.",
     access: "key",
     params: TABLE,
     query: ListRowsQuery,
     answers: [{ status: 200, description: "A page of rows", json: RowPage }],
+    errors: [409],
   },
   {
     method: "post",
@@ -347,4 +357,53 @@ const io: Operation[] = [
   },
 ];
 
-export const TABLE_OPERATIONS: Operation[] = [...tables, ...rows, ...runs, ...io];
+const VIEW = { ...TABLE, viewId: "The view's id" };
+
+const views: Operation[] = [
+  {
+    method: "get",
+    path: "/api/tables/{id}/views",
+    operationId: "listViews",
+    tag: "Views",
+    summary: "List the table's saved views, oldest first",
+    access: "key",
+    params: TABLE,
+    answers: [{ status: 200, description: "The views", json: ViewList }],
+  },
+  {
+    method: "post",
+    path: "/api/tables/{id}/views",
+    operationId: "createView",
+    tag: "Views",
+    summary: "Save a view: a filter, an order and hidden columns, shared by the workspace",
+    description: `A where, orderBy or hidden column the table does not have → 400. At most ${MAX_VIEWS_PER_TABLE} views per table (→ 409).`,
+    access: "key",
+    params: TABLE,
+    body: { json: CreateViewRequest },
+    answers: [{ status: 201, description: "The view", json: SavedView }],
+    errors: [409],
+  },
+  {
+    method: "patch",
+    path: "/api/tables/{id}/views/{viewId}",
+    operationId: "patchView",
+    tag: "Views",
+    summary: "Edit a view (the fields given replace its own; null clears where or orderBy)",
+    access: "key",
+    params: VIEW,
+    body: { json: PatchViewRequest },
+    answers: [{ status: 200, description: "The view", json: SavedView }],
+  },
+  {
+    method: "delete",
+    path: "/api/tables/{id}/views/{viewId}",
+    operationId: "deleteView",
+    tag: "Views",
+    summary: "Delete a view",
+    access: "key",
+    params: VIEW,
+    answers: [{ status: 204, description: "Deleted" }],
+  },
+];
+
+export const TABLE_OPERATIONS: Operation[] = [...tables, ...rows, ...runs, ...io, ...views];
