@@ -7,11 +7,12 @@
  * count on snapshots from before either inserted.
  */
 import { type Db, queryRows } from "@db/client";
-import { sql } from "drizzle-orm";
+import { savedViews } from "@db/schema";
+import { eq, sql } from "drizzle-orm";
 import type { SortDirection } from "@/contracts/rows";
 import { MAX_VIEWS_PER_TABLE } from "@/contracts/views";
 import type { Where } from "@/contracts/where";
-import { RETURNING, type ViewRecord } from "./read";
+import { type ViewRecord, viewColumns } from "./read";
 
 export interface NewView {
   id: string;
@@ -37,7 +38,7 @@ export async function insertView(db: Db, view: NewView): Promise<ViewCreated> {
           for no key update`,
     );
     if (locked.length === 0) return { ok: false, reason: "table_not_found" };
-    const [row] = await queryRows<ViewRecord>(
+    const [row] = await queryRows<{ id: string }>(
       tx,
       sql`insert into saved_views
             (id, workspace_id, table_id, name, "where", order_by, dir, hidden_columns)
@@ -46,8 +47,12 @@ export async function insertView(db: Db, view: NewView): Promise<ViewCreated> {
                  ${view.orderBy}::text, ${view.dir}, ${JSON.stringify(view.hiddenColumns)}::jsonb
           where (select count(*) from saved_views where table_id = ${view.tableId})
                 < ${MAX_VIEWS_PER_TABLE}
-          returning ${RETURNING}`,
+          returning id`,
     );
-    return row ? { ok: true, view: row } : { ok: false, reason: "limit_reached" };
+    if (!row) return { ok: false, reason: "limit_reached" };
+    // Read back through the schema's columns: raw statements return timestamps as text.
+    const [saved] = await tx.select(viewColumns).from(savedViews).where(eq(savedViews.id, row.id));
+    if (!saved) throw new Error("view insert returned nothing");
+    return { ok: true, view: saved };
   });
 }

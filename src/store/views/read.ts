@@ -4,7 +4,7 @@
  */
 import type { Db } from "@db/client";
 import { savedViews } from "@db/schema";
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 
 /** A view as stored: `where` and `hiddenColumns` are the JSON given when it was saved. */
 export interface ViewRecord {
@@ -30,12 +30,6 @@ export const viewColumns = {
   createdAt: savedViews.createdAt,
   updatedAt: savedViews.updatedAt,
 };
-
-/** The raw statements' RETURNING list, named as ViewRecord is. */
-export const RETURNING = sql.raw(
-  `id, table_id as "tableId", name, "where", order_by as "orderBy", dir,
-   hidden_columns as "hiddenColumns", created_at as "createdAt", updated_at as "updatedAt"`,
-);
 
 export async function listViews(
   db: Db,

@@ -1,0 +1,271 @@
+/**
+ * Saved views (API.md "Schedules, destinations, views"): they round-trip, a table holds at
+ * most 100 even under concurrent creates, `GET /rows?view=` reads the rows the equivalent
+ * where/orderBy reads, and a view naming a column the table lost reads as 409 naming it.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import type { z } from "zod";
+import type { Schemas } from "@/client/cellflow-client";
+import { type CreateViewRequest, MAX_VIEWS_PER_TABLE } from "@/contracts/views";
+import type { Where } from "@/contracts/where";
+import { apiClient, dataOf } from "../helpers/api";
+import { useTestDatabase } from "../helpers/db";
+import { newWorkspace } from "../helpers/fixtures";
+
+type Column = NonNullable<Schemas["CreateTableRequest"]["columns"]>[number];
+type ViewBody = z.input<typeof CreateViewRequest>;
+interface RowsQuery {
+  view?: string;
+  where?: Where;
+  orderBy?: string;
+  dir?: "asc" | "desc";
+  limit?: number;
+  cursor?: string;
+}
+const COLUMNS: Column[] = [
+  { id: "name", name: "Name", type: "text" },
+  { id: "n", name: "N", type: "number" },
+  { id: "note", name: "Note", type: "text" },
+];
+
+let key: string;
+beforeAll(async () => {
+  await useTestDatabase();
+  key = (await newWorkspace()).key;
+});
+
+async function newTable(k = key): Promise<string> {
+  const t = await apiClient(k).POST("/api/tables", { body: { name: "Views", columns: COLUMNS } });
+  return dataOf(t).id;
+}
+
+async function insert(tableId: string, rows: Record<string, unknown>[]): Promise<void> {
+  const res = await apiClient(key).POST("/api/tables/{id}/rows", {
+    params: { path: { id: tableId } },
+    body: { rows: rows.map((data) => ({ data })) },
+  });
+  expect(res.response.status).toBe(201);
+}
+
+function createView(tableId: string, body: ViewBody, k = key) {
+  return apiClient(k).POST("/api/tables/{id}/views", { params: { path: { id: tableId } }, body });
+}
+
+function rows(tableId: string, query: RowsQuery, k = key) {
+  return apiClient(k).GET("/api/tables/{id}/rows", {
+    params: { path: { id: tableId }, query },
+  });
+}
+
+const ids = (page: { rows: { id: string }[] }) => page.rows.map((r) => r.id);
+
+describe("saved views", () => {
+  it("round-trips: create, list, patch (null clears), delete", async () => {
+    const tableId = await newTable();
+    const created = await createView(tableId, {
+      name: "Big ones",
+      where: [{ column: "n", op: "gt", value: 2 }],
+      orderBy: "name",
+      dir: "desc",
+      hiddenColumns: ["note"],
+    });
+    expect(created.response.status).toBe(201);
+    const view = dataOf(created);
+    expect(view).toMatchObject({
+      tableId,
+      name: "Big ones",
+      where: [{ column: "n", op: "gt", value: 2 }],
+      orderBy: "name",
+      dir: "desc",
+      hiddenColumns: ["note"],
+    });
+
+    const list = await apiClient(key).GET("/api/tables/{id}/views", {
+      params: { path: { id: tableId } },
+    });
+    expect(dataOf(list).views).toEqual([view]);
+
+    const patched = await apiClient(key).PATCH("/api/tables/{id}/views/{viewId}", {
+      params: { path: { id: tableId, viewId: view.id } },
+      body: { name: "All", where: null, orderBy: null },
+    });
+    expect(dataOf(patched)).toMatchObject({
+      id: view.id,
+      name: "All",
+      where: null,
+      orderBy: null,
+      dir: "desc",
+      hiddenColumns: ["note"],
+    });
+
+    const del = () =>
+      apiClient(key).DELETE("/api/tables/{id}/views/{viewId}", {
+        params: { path: { id: tableId, viewId: view.id } },
+      });
+    expect((await del()).response.status).toBe(204);
+    expect((await del()).response.status).toBe(404);
+    const after = await apiClient(key).GET("/api/tables/{id}/views", {
+      params: { path: { id: tableId } },
+    });
+    expect(dataOf(after).views).toEqual([]);
+  });
+
+  it("a view naming a column, group or operator the table does not take is refused (400)", async () => {
+    const tableId = await newTable();
+    for (const body of [
+      { name: "x", where: [{ column: "nope", op: "eq" as const, value: 1 }] },
+      { name: "x", where: [{ column: "name", op: "gt" as const, value: "a" }] },
+      { name: "x", where: [{ group: "nope", status: null }] },
+      { name: "x", orderBy: "nope" },
+      { name: "x", hiddenColumns: ["nope"] },
+    ])
+      expect((await createView(tableId, body)).response.status, JSON.stringify(body)).toBe(400);
+    const patched = await apiClient(key).PATCH("/api/tables/{id}/views/{viewId}", {
+      params: {
+        path: { id: tableId, viewId: dataOf(await createView(tableId, { name: "ok" })).id },
+      },
+      body: { orderBy: "nope" },
+    });
+    expect(patched.response.status).toBe(400);
+  });
+
+  it("a table never holds more than 100 views, even when two creates race at 99", async () => {
+    const tableId = await newTable();
+    for (let i = 0; i < MAX_VIEWS_PER_TABLE - 1; i += 11)
+      await Promise.all(
+        Array.from({ length: Math.min(11, MAX_VIEWS_PER_TABLE - 1 - i) }, (_, j) =>
+          createView(tableId, { name: `v${i + j}` }).then((r) =>
+            expect(r.response.status).toBe(201),
+          ),
+        ),
+      );
+    const count = async () =>
+      dataOf(
+        await apiClient(key).GET("/api/tables/{id}/views", { params: { path: { id: tableId } } }),
+      ).views;
+    expect(await count()).toHaveLength(MAX_VIEWS_PER_TABLE - 1);
+
+    for (let round = 0; round < 3; round++) {
+      const raced = await Promise.all([
+        createView(tableId, { name: `race ${round} a` }),
+        createView(tableId, { name: `race ${round} b` }),
+      ]);
+      expect(raced.map((r) => r.response.status).sort()).toEqual([201, 409]);
+      const refused = raced.find((r) => r.response.status === 409);
+      expect(JSON.stringify(refused?.error)).toContain(String(MAX_VIEWS_PER_TABLE));
+      const views = await count();
+      expect(views).toHaveLength(MAX_VIEWS_PER_TABLE);
+      // Back to 99 for the next round: the race starts at the cap minus one each time.
+      const last = views.at(-1);
+      if (!last) throw new Error("no views");
+      await apiClient(key).DELETE("/api/tables/{id}/views/{viewId}", {
+        params: { path: { id: tableId, viewId: last.id } },
+      });
+    }
+    expect(await count()).toHaveLength(MAX_VIEWS_PER_TABLE - 1);
+    // Another table's views do not count against this one.
+    expect((await createView(await newTable(), { name: "elsewhere" })).response.status).toBe(201);
+  });
+
+  it("rows?view= reads the same rows as the equivalent where/orderBy; a where given too narrows it, an orderBy given too wins", async () => {
+    const tableId = await newTable();
+    await insert(
+      tableId,
+      Array.from({ length: 12 }, (_, i) => ({ name: `r${String(i).padStart(2, "0")}`, n: i % 5 })),
+    );
+    const where = [{ column: "n", op: "gte" as const, value: 2 }];
+    const view = dataOf(
+      await createView(tableId, { name: "v", where, orderBy: "name", dir: "desc" }),
+    );
+    const direct = dataOf(await rows(tableId, { where, orderBy: "name", dir: "desc" }));
+    const viewed = dataOf(await rows(tableId, { view: view.id }));
+    expect(direct.rows.length).toBeGreaterThan(0);
+    expect(ids(viewed)).toEqual(ids(direct));
+
+    // Paged with the view's cursor: the same rows, in the same order.
+    const first = dataOf(await rows(tableId, { view: view.id, limit: 3 }));
+    const paged = [...ids(first)];
+    let cursor = first.nextCursor;
+    while (cursor) {
+      const next = dataOf(await rows(tableId, { view: view.id, limit: 3, cursor }));
+      paged.push(...ids(next));
+      cursor = next.nextCursor;
+    }
+    expect(paged).toEqual(ids(direct));
+
+    const extra = [{ column: "n", op: "lt" as const, value: 4 }];
+    const narrowed = dataOf(await rows(tableId, { view: view.id, where: extra }));
+    const both = dataOf(
+      await rows(tableId, { where: [...where, ...extra], orderBy: "name", dir: "desc" }),
+    );
+    expect(ids(narrowed)).toEqual(ids(both));
+
+    const reordered = dataOf(await rows(tableId, { view: view.id, orderBy: "n", dir: "asc" }));
+    const byN = dataOf(await rows(tableId, { where, orderBy: "n", dir: "asc" }));
+    expect(ids(reordered)).toEqual(ids(byN));
+  });
+
+  it("an unknown view is 404, and so is another workspace's (on its table or on this one)", async () => {
+    const tableId = await newTable();
+    expect((await rows(tableId, { view: "view_nope" })).response.status).toBe(404);
+
+    const other = (await newWorkspace("other")).key;
+    const otherTable = await newTable(other);
+    const theirs = dataOf(await createView(otherTable, { name: "theirs" }, other));
+    expect((await rows(tableId, { view: theirs.id })).response.status).toBe(404);
+    expect((await rows(otherTable, { view: theirs.id })).response.status).toBe(404);
+    for (const id of [tableId, otherTable]) {
+      const patched = await apiClient(key).PATCH("/api/tables/{id}/views/{viewId}", {
+        params: { path: { id, viewId: theirs.id } },
+        body: { name: "mine now" },
+      });
+      expect(patched.response.status).toBe(404);
+      const deleted = await apiClient(key).DELETE("/api/tables/{id}/views/{viewId}", {
+        params: { path: { id, viewId: theirs.id } },
+      });
+      expect(deleted.response.status).toBe(404);
+    }
+    const list = await apiClient(key).GET("/api/tables/{id}/views", {
+      params: { path: { id: otherTable } },
+    });
+    expect(list.response.status).toBe(404);
+    // Untouched in its own workspace.
+    const still = await apiClient(other).GET("/api/tables/{id}/views", {
+      params: { path: { id: otherTable } },
+    });
+    expect(dataOf(still).views).toEqual([theirs]);
+
+    // A view of another table of the same workspace does not apply here either.
+    const sibling = dataOf(await createView(await newTable(), { name: "sibling" }));
+    expect((await rows(tableId, { view: sibling.id })).response.status).toBe(404);
+  });
+
+  for (const [what, body] of [
+    ["its where", { name: "by note", where: [{ column: "note", op: "not_empty" }] }],
+    ["its orderBy", { name: "by note", orderBy: "note" }],
+    ["its hidden columns", { name: "by note", hiddenColumns: ["note"] }],
+  ] satisfies [string, ViewBody][])
+    it(`a view whose column was deleted since (in ${what}) reads as 409 naming the column`, async () => {
+      const tableId = await newTable();
+      await insert(tableId, [{ name: "a", n: 1, note: "x" }]);
+      const view = dataOf(await createView(tableId, body));
+      expect((await rows(tableId, { view: view.id })).response.status).toBe(200);
+
+      const dropped = await apiClient(key).PATCH("/api/tables/{id}", {
+        params: { path: { id: tableId } },
+        body: { columns: COLUMNS.filter((c) => c.id !== "note") },
+      });
+      expect(dropped.response.status).toBe(200);
+      const read = await rows(tableId, { view: view.id });
+      expect(read.response.status).toBe(409);
+      expect(read.error).toMatchObject({ error: { code: "conflict" } });
+      expect(JSON.stringify(read.error)).toContain('column \\"note\\"');
+      // The view itself is still listed, to be fixed or deleted.
+      const fixed = await apiClient(key).PATCH("/api/tables/{id}/views/{viewId}", {
+        params: { path: { id: tableId, viewId: view.id } },
+        body: { where: null, orderBy: null, hiddenColumns: [] },
+      });
+      expect(fixed.response.status).toBe(200);
+      expect((await rows(tableId, { view: view.id })).response.status).toBe(200);
+    });
+});
