@@ -140,11 +140,44 @@ export const MATRIX: Record<string, KeyedSpec | PublicSpec> = {
     request: (f) => ({ path: `/api/tables/${f.tableId}/hooks/${f.hookId}` }),
     mixed: (own, t) => ({ path: `/api/tables/${own.tableId}/hooks/${t.hookId}` }),
   },
+  "GET /api/tables/[id]/views": {
+    kind: "keyed",
+    scope: "resource",
+    ok: 200,
+    request: (f) => ({ path: `/api/tables/${f.tableId}/views` }),
+  },
+  "POST /api/tables/[id]/views": {
+    kind: "keyed",
+    scope: "resource",
+    ok: 201,
+    request: (f) => ({ path: `/api/tables/${f.tableId}/views`, body: { name: "another" } }),
+  },
+  "PATCH /api/tables/[id]/views/[viewId]": {
+    kind: "keyed",
+    scope: "resource",
+    ok: 200,
+    request: (f) => ({
+      path: `/api/tables/${f.tableId}/views/${f.viewId}`,
+      body: { name: "renamed" },
+    }),
+    mixed: (own, t) => ({
+      path: `/api/tables/${own.tableId}/views/${t.viewId}`,
+      body: { name: "renamed" },
+    }),
+  },
+  "DELETE /api/tables/[id]/views/[viewId]": {
+    kind: "keyed",
+    scope: "resource",
+    ok: 204,
+    request: (f) => ({ path: `/api/tables/${f.tableId}/views/${f.viewId}` }),
+    mixed: (own, t) => ({ path: `/api/tables/${own.tableId}/views/${t.viewId}` }),
+  },
   "GET /api/tables/[id]/rows": {
     kind: "keyed",
     scope: "resource",
     ok: 200,
     request: (f) => ({ path: `/api/tables/${f.tableId}/rows` }),
+    mixed: (own, t) => ({ path: `/api/tables/${own.tableId}/rows?view=${t.viewId}` }),
   },
   "POST /api/tables/[id]/rows": {
     kind: "keyed",
