@@ -6,8 +6,7 @@
  */
 import type { Issue } from "@/contracts/common";
 import type { SortDirection } from "@/contracts/rows";
-import type { TableSchema } from "@/contracts/table";
-import { TableSchema as TableSchemaContract } from "@/contracts/table";
+import { TableSchema } from "@/contracts/table";
 import {
   type CreateViewRequest,
   MAX_VIEWS_PER_TABLE,
@@ -38,7 +37,7 @@ function view(record: ViewRecord): SavedView {
 
 async function tableSchema(ctx: ServiceContext, tableId: string): Promise<TableSchema | null> {
   const table = await getTable(ctx.db, ctx.workspaceId, tableId);
-  return table ? TableSchemaContract.parse(table.schema) : null;
+  return table ? TableSchema.parse(table.schema) : null;
 }
 
 interface ViewFields {
