@@ -47,19 +47,18 @@ function inputMaps(group: Group): Readonly<Record<string, string>>[] {
   return group.kind === "waterfall" ? group.steps.map((s) => s.inputs) : [group.inputs];
 }
 
+/** The columns a group's inputs (every waterfall step's) and its dependencies name. */
+function mappedColumns(group: Group): string[] {
+  return [...inputMaps(group).flatMap((m) => Object.values(m)), ...group.dependsOn];
+}
+
 /**
  * Columns a group reads: its mapped inputs (every waterfall step's), its dependencies and
  * its run conditions' columns. Group order, the cycle check, the re-arm on edit and a
  * Stop's hold on auto-run all follow from this one list.
  */
 export function columnsRead(group: Group): string[] {
-  return [
-    ...new Set([
-      ...inputMaps(group).flatMap((m) => Object.values(m)),
-      ...group.dependsOn,
-      ...(group.runIf ?? []).map((c) => c.column),
-    ]),
-  ];
+  return [...new Set([...mappedColumns(group), ...(group.runIf ?? []).map((c) => c.column)])];
 }
 
 export function checkTableSchema(
@@ -118,8 +117,7 @@ export function checkTableSchema(
     const own = new Set(g.outputs.map((o) => o.columnId));
     issues.push(...runIfIssues(schema, g, gi, own));
     // The run conditions' columns were checked just above, each at its own path.
-    const read = new Set([...inputMaps(g).flatMap((m) => Object.values(m)), ...g.dependsOn]);
-    for (const col of read) {
+    for (const col of new Set(mappedColumns(g))) {
       if (own.has(col)) {
         issues.push({
           path: `groups.${gi}`,

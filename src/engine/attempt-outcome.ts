@@ -89,3 +89,7 @@ export interface OpenAttempt {
     unwatch?(): void;
   };
 }
+
+/** Every output column of the group blanked (null clears it in the row). */
+export const blankOutputs = (group: Pick<Group, "outputs">): Record<string, null> =>
+  Object.fromEntries(group.outputs.map((o) => [o.columnId, null]));

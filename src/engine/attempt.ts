@@ -29,6 +29,7 @@ import { redact, redactText } from "@/security/redact";
 import {
   type AttemptRequest,
   type AttemptResult,
+  blankOutputs,
   ended,
   failure,
   type OpenAttempt,
@@ -180,7 +181,7 @@ function endedBy(run: OpenAttempt, err: unknown): AttemptResult {
       outcome: "over_budget",
       finish: {
         blockErrors: {},
-        outputs: Object.fromEntries(run.group.outputs.map((o) => [o.columnId, null])),
+        outputs: blankOutputs(run.group),
         details: { overBudget: { source: reason.source, costCredits: reason.credits } },
       },
     });

@@ -29,6 +29,7 @@ import { loadSecrets } from "@/store/secrets/read";
 import {
   type AttemptRequest,
   type AttemptResult,
+  blankOutputs,
   failure,
   type OpenAttempt,
   write,
@@ -140,7 +141,7 @@ function overBudget(
     outcome: "over_budget",
     finish: {
       blockErrors: {},
-      outputs: Object.fromEntries(group.outputs.map((o) => [o.columnId, null])),
+      outputs: blankOutputs(group),
       details: redact(
         {
           steps,

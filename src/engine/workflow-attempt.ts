@@ -20,6 +20,7 @@ import { loadSecrets } from "@/store/secrets/read";
 import {
   type AttemptRequest,
   type AttemptResult,
+  blankOutputs,
   ended,
   failure,
   type OpenAttempt,
@@ -62,7 +63,6 @@ function nextOf(block: Block | undefined): string[] {
   return [];
 }
 
-const blank = (group: Group) => Object.fromEntries(group.outputs.map((o) => [o.columnId, null]));
 const missing = (v: unknown) => v === undefined || v === null || v === "";
 
 async function definitionFor(
@@ -108,7 +108,7 @@ export async function workflowAttempt(
     return write({
       kind: "complete",
       outcome: "skipped",
-      finish: { blockErrors: {}, outputs: blank(group) },
+      finish: { blockErrors: {}, outputs: blankOutputs(group) },
     });
   }
   // Own properties only (never `row[name] = …`): a name such as `__proto__` must stay a key.

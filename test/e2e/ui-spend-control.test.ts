@@ -24,25 +24,28 @@ const ui = uiSessionOfFile("cellflow-ui-spend-");
 const api = <T = Record<string, unknown>>(method: string, p: string, body?: unknown) =>
   uiApi<T>(ui, method, p, body);
 
+interface Row {
+  id: string;
+  data: Record<string, unknown>;
+  cells: Record<string, { status: string; outcome: string | null } | undefined>;
+}
+const rows = async (tableId: string) =>
+  (await api<{ rows: Row[] }>("GET", `/api/tables/${tableId}/rows`)).body.rows;
+
+/** A workflow that upper-cases its input `v` (block `out`). */
+const UPPER = {
+  inputs: [{ name: "v", type: "text" as const, required: true }],
+  blocks: [{ id: "out", type: "transform" as const, expression: "$uppercase(inputs.v)" }],
+};
+
 // Run conditions: from the scenario that was test/e2e/ui-run-condition.test.ts.
 describe("Run conditions", () => {
-  interface Row {
-    id: string;
-    data: Record<string, unknown>;
-    cells: Record<string, { status: string; outcome: string | null }>;
-  }
-  const rows = async (tableId: string) =>
-    (await api<{ rows: Row[] }>("GET", `/api/tables/${tableId}/rows`)).body.rows;
-
   describe("a run condition in the group editor", () => {
     it("builds 'Only run if Tier is pro'; the other row's cell ends 'Condition not met'", async () => {
       const { page } = ui;
       await page.goto(ui.app.signinUrl);
       await page.waitForURL(/\/tables$/);
-      const upper = await uiWorkflow(ui, "Upper", {
-        inputs: [{ name: "v", type: "text", required: true }],
-        blocks: [{ id: "out", type: "transform", expression: "$uppercase(inputs.v)" }],
-      });
+      const upper = await uiWorkflow(ui, "Upper", UPPER);
       const t = await api<{ id: string }>("POST", "/api/tables", {
         name: "Gated",
         columns: [
@@ -126,13 +129,6 @@ describe("Run conditions", () => {
 
 // The auto-run switch: from the scenario that was test/e2e/ui-auto-run-switch.test.ts.
 describe("The auto-run switch", () => {
-  interface Row {
-    id: string;
-    data: Record<string, unknown>;
-    cells: Record<string, unknown>;
-  }
-  const rows = async (tableId: string) =>
-    (await api<{ rows: Row[] }>("GET", `/api/tables/${tableId}/rows`)).body.rows;
   const runs = async (tableId: string) =>
     (await api<{ runs: { id: string; mode: string }[] }>("GET", `/api/tables/${tableId}/runs`)).body
       .runs;
@@ -144,10 +140,7 @@ describe("The auto-run switch", () => {
       const { page } = ui;
       await page.goto(ui.app.signinUrl);
       await page.waitForURL(/\/tables$/);
-      const upper = await uiWorkflow(ui, "Upper", {
-        inputs: [{ name: "v", type: "text", required: true }],
-        blocks: [{ id: "out", type: "transform", expression: "$uppercase(inputs.v)" }],
-      });
+      const upper = await uiWorkflow(ui, "Upper", UPPER);
       const t = await api<{ id: string }>("POST", "/api/tables", {
         name: "Switched",
         columns: ["src", "a"].map((id) => ({ id, name: id, type: "text" })),

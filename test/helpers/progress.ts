@@ -2,6 +2,7 @@
  * The progress counters judged against a full count: what `GET /progress` and a run's
  * counts must equal, computed the slow way (count(*) over the table's cells and rows).
  */
+
 import { isDeepStrictEqual } from "node:util";
 import { type Db, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
@@ -10,6 +11,7 @@ import { CELL_OUTCOMES, CELL_STATUSES, type CellStatus } from "@/domain/statuses
 import { getDispatch } from "@/store/dispatches/read";
 import { foldCounts } from "@/store/progress/fold";
 import { readProgress } from "@/store/progress/read";
+import { waitFor } from "./processes";
 
 /** The progress body by a full count of the table's cells and rows. */
 export async function fullProgress(db: Db, tableId: string): Promise<TableProgress> {
@@ -56,11 +58,9 @@ export async function fullRunCounts(db: Db, dispatchId: string): Promise<Record<
 
 /** Folds, waiting out a fold another process is making (a worker's own loop). */
 export async function foldNow(db: Db): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (await foldCounts(db)) return;
-    await new Promise((r) => setImmediate(r));
-  }
-  throw new Error("the fold's lock stayed taken");
+  // A deadline, not a count of tries: a worker's fold of a large batch may hold the lock a while.
+  if (!(await waitFor(async () => (await foldCounts(db)) !== null, 5_000, 10)))
+    throw new Error("the fold's lock stayed taken");
 }
 
 /** The table's unfolded deltas. */

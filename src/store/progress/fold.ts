@@ -13,7 +13,9 @@
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
+import { EVENTS_CHANNEL } from "@/events/hub";
 import { appendEvent } from "../events/append";
+import { notify } from "../notify/publish";
 import { readProgress } from "./read";
 
 /** Arbitrary constant: one fold at a time across processes; the others skip their turn. */
@@ -111,7 +113,7 @@ export async function foldCounts(db: Db): Promise<FoldResult | null> {
       const body = await readProgress(tx, { tableId });
       if (!body) continue;
       await appendEvent(tx, tableId, "progress", body);
-      await tx.execute(sql`select pg_notify('cellflow_events', ${tableId})`);
+      await notify(tx, EVENTS_CHANNEL, tableId);
     }
     return { deltas: folded?.deltas ?? 0, events: due.length };
   });

@@ -36,7 +36,7 @@ const body = sql.raw(
 );
 
 /** The table's counts per (group, status, outcome): base + unfolded deltas. */
-export function countsOf(tableId: SQL | string): SQL {
+function countsOf(tableId: string): SQL {
   return sql`select group_id, status, outcome, sum(n) as n from (
                select group_id, status, outcome, n from cell_counts where table_id = ${tableId}
                union all

@@ -2,7 +2,7 @@
  * The table's default per-row budget (`maxCreditsPerRow`, kept in milli-credits). Runs
  * take it when they are created (store/dispatches/create.ts), so a change holds for the
  * runs created after it and leaves the runs under way as they started; a cell of no run
- * reads it at each reservation (store/usage/reserve.ts). Each change appends a `schema`
+ * counts in the budget of the row's newest run (store/usage/reserve.ts). Each change appends a `schema`
  * event with the new default in its transaction, so open grids show it.
  */
 import type { Db } from "@db/client";
