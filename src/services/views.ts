@@ -79,6 +79,22 @@ function missingName(schema: TableSchema, saved: SavedView): string | null {
   return hidden === undefined ? null : `column "${hidden}"`;
 }
 
+/**
+ * What keeps a saved `where` (whose columns all exist) from applying: a column whose type
+ * changed since no longer takes its operator or value (a number column turned text keeps
+ * no `gt`; a select column lost the option). Names the column by id as the 409 for a
+ * deleted one does, with the check's own reason.
+ */
+function whereMisfit(schema: TableSchema, where: Where): string | null {
+  const checked = checkWhere(schema, where);
+  if (checked.ok || checked.reason.code !== "validation_failed") return null;
+  const issue = checked.reason.issues[0];
+  if (!issue) return null;
+  const cond = where[Number(issue.path.split(".")[1])];
+  const named = cond && "column" in cond ? `column "${cond.column}"` : "a condition";
+  return `names ${named}, whose condition no longer fits the table: ${issue.message}`;
+}
+
 export async function createView(
   ctx: ServiceContext,
   tableId: string,
@@ -176,14 +192,8 @@ export async function viewToApply(
       ok: false,
       reason: conflict(`view "${saved.name}" names ${missing}, which the table no longer has`),
     };
-  // A column whose type changed since may no longer take the view's operator or value.
-  const where = saved.where ? checkWhere(schema, saved.where) : null;
-  if (where && !where.ok) {
-    const issue = where.reason.code === "validation_failed" ? where.reason.issues[0] : undefined;
-    return {
-      ok: false,
-      reason: conflict(`view "${saved.name}" no longer fits the table: ${issue?.message ?? ""}`),
-    };
-  }
+  const misfit = saved.where ? whereMisfit(schema, saved.where) : null;
+  if (misfit)
+    return { ok: false, reason: conflict(`view "${saved.name}" ${misfit}; edit or delete it`) };
   return { ok: true, value: { where: saved.where, orderBy: saved.orderBy, dir: saved.dir } };
 }

@@ -1,7 +1,8 @@
 /**
  * Saved views (API.md "Schedules, destinations, views"): they round-trip, a table holds at
  * most 100 even under concurrent creates, `GET /rows?view=` reads the rows the equivalent
- * where/orderBy reads, and a view naming a column the table lost reads as 409 naming it.
+ * where/orderBy reads, and a view naming a column the table lost, or whose type no longer
+ * takes its condition, reads as 409 naming it.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import type { z } from "zod";
@@ -268,4 +269,24 @@ describe("saved views", () => {
       expect(fixed.response.status).toBe(200);
       expect((await rows(tableId, { view: view.id })).response.status).toBe(200);
     });
+  it("a view whose column changed type since, so its condition no longer applies, reads as 409 naming the column", async () => {
+    const tableId = await newTable();
+    await insert(tableId, [{ name: "a", n: 3 }]);
+    const view = dataOf(
+      await createView(tableId, { name: "big", where: [{ column: "n", op: "gt", value: 2 }] }),
+    );
+    expect(ids(dataOf(await rows(tableId, { view: view.id })))).toHaveLength(1);
+
+    const retyped = await apiClient(key).PATCH("/api/tables/{id}", {
+      params: { path: { id: tableId } },
+      body: { columns: COLUMNS.map((c) => (c.id === "n" ? { ...c, type: "text" } : c)) },
+    });
+    expect(retyped.response.status).toBe(200);
+    const read = await rows(tableId, { view: view.id });
+    expect(read.response.status).toBe(409);
+    expect(read.error).toMatchObject({ error: { code: "conflict" } });
+    const message = JSON.stringify(read.error);
+    expect(message).toContain('column \\"n\\"');
+    expect(message).toContain("a text column");
+  });
 });
