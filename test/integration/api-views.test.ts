@@ -279,7 +279,7 @@ describe("saved views", () => {
 
     const retyped = await apiClient(key).PATCH("/api/tables/{id}", {
       params: { path: { id: tableId } },
-      body: { columns: COLUMNS.map((c) => (c.id === "n" ? { ...c, type: "text" } : c)) },
+      body: { columns: COLUMNS.map((c) => (c.id === "n" ? { ...c, type: "text" as const } : c)) },
     });
     expect(retyped.response.status).toBe(200);
     const read = await rows(tableId, { view: view.id });

@@ -1,8 +1,9 @@
 "use client";
 /**
  * The bar above the grid: the filter's conditions as removable chips, a condition editor
- * to add one, the sort (set by clicking a column header) as a chip, and "Run failed on
- * matching rows", which sends this very filter as the run's `where`.
+ * to add one, the sort (set by clicking a column header) and each hidden column (hidden
+ * from its header) as a chip, and "Run failed on matching rows", which sends this very
+ * filter as the run's `where`. A saved view stores what this bar shows.
  */
 import { useState } from "react";
 import type { TableView } from "@/contracts/table";
@@ -19,7 +20,9 @@ export function FilterBar({
   query,
   matching,
   error,
+  hidden,
   onChange,
+  onShowColumn,
   onRunFailed,
 }: {
   table: TableView;
@@ -28,7 +31,10 @@ export function FilterBar({
   matching: { rows: number; done: boolean };
   /** Why the rows of this filter or sort could not be read. */
   error: string | null;
+  /** Ids of the columns the grid hides. */
+  hidden: readonly string[];
   onChange(query: RowQuery): void;
+  onShowColumn(columnId: string): void;
   onRunFailed(where: WhereCondition[]): void;
 }) {
   const [adding, setAdding] = useState(false);
@@ -88,6 +94,19 @@ export function FilterBar({
           </button>
         </span>
       )}
+      {hidden.map((id) => (
+        <span className="chip" data-testid="hidden-chip" key={id}>
+          {table.columns.find((c) => c.id === id)?.name ?? id} hidden
+          <button
+            type="button"
+            className="icon-btn"
+            aria-label="Show the column again"
+            onClick={() => onShowColumn(id)}
+          >
+            ✕
+          </button>
+        </span>
+      ))}
       {error && (
         <span className="field-error" role="alert">
           {error}

@@ -29,16 +29,30 @@ interface Props {
   sort?: GridSort;
   /** Each group's progress, for the bars in the group headers (null until read). */
   progress?: TableProgress | null;
+  /** Column ids not shown (a saved view's hidden columns, or hidden from a header). */
+  hidden?: readonly string[];
 }
 
-export function Grid({ table, rows, version, selected, onSelect, actions, sort, progress }: Props) {
+export function Grid({
+  table,
+  rows,
+  version,
+  selected,
+  onSelect,
+  actions,
+  sort,
+  progress,
+  hidden = [],
+}: Props) {
   const columns = useColumns(table);
+  const columnVisibility = Object.fromEntries(hidden.map((id) => [`col:${id}`, false]));
   // `rows` is a new array after every change; `version` says so for memoised children.
   const model = useReactTable({
     data: rows,
     columns,
     getCoreRowModel: getCoreRowModel(),
     getRowId: (r) => r.id,
+    state: { columnVisibility },
   });
   // The scroll element holds the header too; it is rendered here, so it is attached
   // before the virtualizer's first measure.

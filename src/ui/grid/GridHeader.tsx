@@ -1,7 +1,7 @@
 "use client";
 /**
  * The grid's header rows: "select all" and the row count over the lead column, a value
- * column's name (which opens its editor), type and sort button, and over each group's
+ * column's name (which opens its editor), type, sort and hide buttons, and over each group's
  * columns the group's kind, name (which opens the group editor), whether it auto-runs or
  * has a run condition (its conditions on hover) and Run ▾ menu, over a bar of its
  * progress (done, in flight, failed, not run, as shares of the rows). With
@@ -19,7 +19,7 @@ import { SortButton } from "./SortButton";
 
 const HEIGHT = 32;
 
-type HeaderActions = Pick<GridActions, "editColumn" | "editGroup" | "groupMenu">;
+type HeaderActions = Pick<GridActions, "editColumn" | "hideColumn" | "editGroup" | "groupMenu">;
 
 /** The sort the rows were read in; a column header's sort button cycles it. */
 export interface GridSort {
@@ -158,6 +158,16 @@ function HeaderCell({
         </button>
         <span className="type">{meta.column.type}</span>
         {sort && <SortButton column={meta.column} sort={sort.current} onSort={sort.onSort} />}
+        <button
+          type="button"
+          className="icon-btn"
+          data-testid={`hide-${meta.column.id}`}
+          aria-label={`Hide ${meta.column.name}`}
+          title={`Hide ${meta.column.name}`}
+          onClick={() => actions.hideColumn(meta.column)}
+        >
+          ⊘
+        </button>
       </div>
     );
   }

@@ -5,9 +5,12 @@
  * opens.
  * The Run ▾ menu and its dialogs are `RunMenu`; starting a run (through its dry run and
  * the Run dialog) and stopping cells is `useRunControl`, for every button alike.
+ * Saved views (`ViewPicker`, `saved-views.ts`) open into the filter bar and the hidden
+ * columns; the open view is in the URL (`?view=`), so a link opens it.
  */
-import { useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import type { Column, Group, TableView } from "@/contracts/table";
+import type { SavedView } from "@/contracts/views";
 import { answer, api, describeError } from "../api";
 import { Shell } from "../shell";
 import { CellDetailsDialog } from "./CellDetails";
@@ -23,8 +26,18 @@ import { RunDialog } from "./RunDialog";
 import { type MenuAnchor, RunMenu } from "./RunMenu";
 import { RunProgress } from "./RunProgress";
 import { NO_QUERY, nextSort, type RowQuery } from "./row-query";
+import {
+  edited,
+  queryOfView,
+  toggleHidden,
+  urlWithView,
+  viewEdited,
+  viewFields,
+} from "./saved-views";
 import { type PageMessage, useRunControl } from "./use-run-control";
+import { useSavedViews } from "./use-saved-views";
 import { useLiveTable } from "./use-table";
+import { ViewPicker } from "./ViewPicker";
 
 type Open =
   | { kind: "column"; column?: Column }
@@ -33,8 +46,11 @@ type Open =
   | { kind: "details"; row: RowView; group: Group }
   | null;
 
-export function GridPage({ tableId }: { tableId: string }) {
-  const [query, setQuery] = useState<RowQuery>(NO_QUERY);
+export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string }) {
+  // A view named by the URL is read through from the first read, before its list is in.
+  const [query, setQuery] = useState<RowQuery>(viewId ? { ...NO_QUERY, view: viewId } : NO_QUERY);
+  const [hidden, setHidden] = useState<string[]>([]);
+  const [openViewId, setOpenViewId] = useState<string | null>(viewId ?? null);
   const live = useLiveTable(tableId, query);
   const { table, rows, version } = live;
   // Cached by `rows` until the next change; `version` re-renders this page when it moves.
@@ -51,6 +67,52 @@ export function GridPage({ tableId }: { tableId: string }) {
   const { run, stop, confirming } = runs;
 
   const fail = (err: unknown) => setMessage({ text: describeError(err), error: true });
+  const views = useSavedViews(tableId, (text) => setMessage({ text, error: true }));
+  const openView = views.list?.find((v) => v.id === openViewId) ?? null;
+  const changeQuery = (q: RowQuery) => setQuery(edited(q));
+
+  const showView = (view: SavedView | null) => {
+    setOpenViewId(view?.id ?? null);
+    setQuery(view ? queryOfView(view) : NO_QUERY);
+    setHidden(view?.hiddenColumns ?? []);
+    window.history.replaceState(null, "", urlWithView(window.location.href, view?.id ?? null));
+  };
+  // The URL's view, once the list is read: its conditions, sort and hidden columns shown.
+  const urlViewShown = useRef(false);
+  useEffect(() => {
+    if (!views.list || urlViewShown.current) return;
+    urlViewShown.current = true;
+    const view = views.list.find((v) => v.id === viewId);
+    if (view) {
+      setQuery(queryOfView(view));
+      setHidden(view.hiddenColumns);
+    }
+  }, [views.list, viewId]);
+
+  const viewActions = {
+    async save(name: string) {
+      const view = await views.create(name, viewFields(query, hidden));
+      if (view) showView(view);
+    },
+    async update() {
+      if (!openView) return;
+      const view = await views.update(openView.id, viewFields(query, hidden));
+      if (view) showView(view);
+    },
+    async rename(name: string) {
+      if (openView) await views.update(openView.id, { name });
+    },
+    async remove() {
+      if (!openView || !window.confirm(`Delete the view “${openView.name}” for everyone?`)) return;
+      if (!(await views.remove(openView.id))) return;
+      // The filter bar keeps what it shows, now as an unsaved filter.
+      setOpenViewId(null);
+      setQuery(edited(query));
+      window.history.replaceState(null, "", urlWithView(window.location.href, null));
+    },
+  };
+  /** The open view could not be read through (a column it names is gone: the 409 says which). */
+  const viewFailed = query.view !== undefined && live.rowsError !== null;
   const rowPath = (rowId: string) => ({ params: { path: { id: tableId, rowId } } });
 
   const actions: GridActions = {
@@ -77,6 +139,7 @@ export function GridPage({ tableId }: { tableId: string }) {
     approve: (row, group) => setOpen({ kind: "approve", row, group }),
     details: (row, group) => setOpen({ kind: "details", row, group }),
     editColumn: (column) => setOpen({ kind: "column", column }),
+    hideColumn: (column) => setHidden((h) => toggleHidden(h, column.id)),
     editGroup: (group) => setOpen({ kind: "group", group }),
     groupMenu: (group, anchor) => {
       const r = anchor.getBoundingClientRect();
@@ -147,6 +210,18 @@ export function GridPage({ tableId }: { tableId: string }) {
           if (dispatchId) live.refreshRuns();
         }}
         onError={(text) => setMessage({ text, error: true })}
+        views={
+          <ViewPicker
+            views={views.list}
+            open={openView}
+            edited={openView !== null && viewEdited(openView, query, hidden)}
+            onOpen={showView}
+            onSave={(name) => void viewActions.save(name)}
+            onUpdate={() => void viewActions.update()}
+            onRename={(name) => void viewActions.rename(name)}
+            onDelete={() => void viewActions.remove()}
+          />
+        }
       />
       {live.limitNotice && (
         <div className="notice notice-warn row" data-testid="limit-notice">
@@ -172,12 +247,19 @@ export function GridPage({ tableId }: { tableId: string }) {
           table={table}
           query={query}
           matching={live.loaded}
-          error={live.rowsError}
-          onChange={setQuery}
+          error={viewFailed ? null : live.rowsError}
+          hidden={hidden}
+          onChange={changeQuery}
+          onShowColumn={(id) => setHidden((h) => toggleHidden(h, id))}
           onRunFailed={(where) => void run({ mode: "failed", where })}
         />
       )}
-      {table && (
+      {viewFailed && (
+        <div className="notice notice-error" role="alert" data-testid="view-error">
+          {live.rowsError}
+        </div>
+      )}
+      {table && !viewFailed && (
         <Grid
           table={table}
           rows={list}
@@ -186,9 +268,10 @@ export function GridPage({ tableId }: { tableId: string }) {
           onSelect={setSelected}
           actions={actions}
           progress={live.progress}
+          hidden={hidden}
           sort={{
             current: query.sort,
-            onSort: (columnId) => setQuery({ ...query, sort: nextSort(query.sort, columnId) }),
+            onSort: (columnId) => changeQuery({ ...query, sort: nextSort(query.sort, columnId) }),
           }}
         />
       )}

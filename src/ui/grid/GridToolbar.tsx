@@ -2,8 +2,9 @@
 /**
  * The bar over a table's grid: its name, whether the live stream is connected, how many
  * rows have loaded, the table's auto-run switch, and the buttons: + Row, + Column, + Group, run or delete the selected
- * rows, the Run ▾ menu for every group, Stop all, Export CSV.
+ * rows, the Run ▾ menu for every group, Stop all, Export CSV; and the saved views' picker.
  */
+import type { ReactNode } from "react";
 import type { PatchedTable, TableView } from "@/contracts/table";
 import { csvExportUrl } from "../api-raw";
 import { AutoRunSwitch } from "./AutoRunSwitch";
@@ -34,9 +35,11 @@ interface Props {
   onStopAll(): void;
   onAutoRun(table: PatchedTable): void;
   onError(message: string): void;
+  /** The saved views' picker (`ViewPicker`). */
+  views?: ReactNode;
 }
 
-export function GridToolbar({ tableId, table, live, selectedCount, canStop, ...on }: Props) {
+export function GridToolbar({ tableId, table, live, selectedCount, canStop, views, ...on }: Props) {
   return (
     <div className="grid-toolbar">
       <h1 data-testid="table-name">{table?.name ?? "…"}</h1>
@@ -47,6 +50,7 @@ export function GridToolbar({ tableId, table, live, selectedCount, canStop, ...o
       {!live.loaded.done && (
         <span className="muted">Loading rows… {live.loaded.rows.toLocaleString()}</span>
       )}
+      {views}
       <div className="spacer" />
       {table && <AutoRunSwitch table={table} onChanged={on.onAutoRun} onError={on.onError} />}
       {table && <RowBudgetSetting table={table} onChanged={on.onAutoRun} onError={on.onError} />}

@@ -10,6 +10,8 @@ export interface GridActions {
   approve(row: RowView, group: Group): void;
   details(row: RowView, group: Group): void;
   editColumn(column: Column): void;
+  /** Hides a column from the grid (the filter bar lists it, to show again or save in a view). */
+  hideColumn(column: Column): void;
   editGroup(group: Group): void;
   groupMenu(group: Group, anchor: HTMLElement): void;
 }

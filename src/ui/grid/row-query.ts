@@ -1,8 +1,8 @@
 /**
  * What the grid asks GET /rows for: a filter (the API's `where` conditions, sent as they
  * are, so "the rows shown" and "the rows a run on them takes" are the same rows) and a
- * sort (a column, asc or desc). Plain data and URLs; the server does the filtering and
- * the ordering.
+ * sort (a column, asc or desc), or a saved view's id (`saved-views.ts`). Plain data and
+ * URLs; the server does the filtering and the ordering.
  */
 import type { operations } from "@/client/schema";
 import type { SortDirection } from "@/contracts/rows";
@@ -19,6 +19,12 @@ export interface RowSort {
 export interface RowQuery {
   where: WhereCondition[];
   sort: RowSort | null;
+  /**
+   * The saved view the rows are read through (`?view=`), while the filter bar still shows
+   * it unedited: the server applies its filter and order, and refuses (409) a view that
+   * no longer fits the table rather than the grid reading other rows than it names.
+   */
+  view?: string;
 }
 
 export const NO_QUERY: RowQuery = { where: [], sort: null };
@@ -31,6 +37,7 @@ export function rowsPageQuery(
   cursor: string | null,
   limit: number,
 ): RowsPageQuery {
+  if (query.view) return { limit, view: query.view, ...(cursor ? { cursor } : {}) };
   return {
     limit,
     ...(query.where.length > 0 ? { where: query.where } : {}),

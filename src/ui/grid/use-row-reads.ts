@@ -2,7 +2,8 @@
 /**
  * A table's rows as the grid shows them: all those the filter matches, in the sort's
  * order, read page by page and shown as each page comes (a read that a newer one replaced
- * drops its pages; a new filter or sort reads them again, and says why when it could not),
+ * drops its pages; a new filter, sort or view reads them again, and says why when it
+ * could not),
  * and single rows read again when an event says they changed. Any number of changes
  * re-render the grid once per animation frame (`bump`).
  */
@@ -37,6 +38,7 @@ export function useRowReads(tableId: string, query: RowQuery) {
     });
   }, [rows]);
 
+  /** Reads the rows again; a failure is kept as `rowsError` (a view that no longer fits: its 409). */
   const loadRows = useCallback(async () => {
     const read = ++readCount.current;
     const query = queryRef.current;
@@ -44,22 +46,27 @@ export function useRowReads(tableId: string, query: RowQuery) {
     let first = true;
     let cursor: string | null = null;
     setLoaded({ rows: 0, done: false });
-    do {
-      const page: Schemas["RowPage"] = await answer(
-        api.GET("/api/tables/{id}/rows", {
-          params: { path: { id: tableId }, query: rowsPageQuery(query, cursor, PAGE) },
-        }),
-      );
-      if (read !== readCount.current) return;
-      if (first) rows.reset(page.rows, query.sort !== null);
-      else rows.appendPage(page.rows);
-      first = false;
-      count += page.rows.length;
-      cursor = page.nextCursor;
-      setLoaded({ rows: count, done: cursor === null });
-      bump();
-    } while (cursor);
-    setRowsError(null);
+    try {
+      do {
+        const page: Schemas["RowPage"] = await answer(
+          api.GET("/api/tables/{id}/rows", {
+            params: { path: { id: tableId }, query: rowsPageQuery(query, cursor, PAGE) },
+          }),
+        );
+        if (read !== readCount.current) return;
+        // A view may sort: its rows keep the server's order too.
+        if (first) rows.reset(page.rows, query.sort !== null || query.view !== undefined);
+        else rows.appendPage(page.rows);
+        first = false;
+        count += page.rows.length;
+        cursor = page.nextCursor;
+        setLoaded({ rows: count, done: cursor === null });
+        bump();
+      } while (cursor);
+      setRowsError(null);
+    } catch (err) {
+      if (read === readCount.current) setRowsError(describeError(err));
+    }
   }, [tableId, rows, bump]);
 
   const fetchRows = useCallback(
@@ -81,14 +88,15 @@ export function useRowReads(tableId: string, query: RowQuery) {
     [tableId, rows, bump, loadRows],
   );
 
-  // A new filter or sort reads the rows again (the first read is the page's).
-  const queryKey = JSON.stringify(query);
+  // A new filter or sort reads the rows again (the first read is the page's); a view
+  // opened by URL and then filled in from its list asks for the same rows, and is not.
+  const queryKey = JSON.stringify(rowsPageQuery(query, null, PAGE));
   const readKey = useRef(queryKey);
   useEffect(() => {
     queryRef.current = query;
     if (readKey.current === queryKey) return;
     readKey.current = queryKey;
-    loadRows().catch((err: unknown) => setRowsError(describeError(err)));
+    void loadRows();
   }, [query, queryKey, loadRows]);
 
   return { rows, version, loaded, rowsError, bump, loadRows, fetchRows };
