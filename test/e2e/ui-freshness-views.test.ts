@@ -1,0 +1,143 @@
+/**
+ * Saved views in real headless Chromium against one real `npm start` (issue 31's views):
+ * - the filter bar (a condition, a sort, a hidden column) saved as a view, which the
+ *   API then holds; the page reloaded by its URL (`?view=`) shows the view picked, its
+ *   conditions in the filter bar and the rows `GET /rows?view=` reads, in its order,
+ *   without the hidden column; another view picked from the picker; a view deleted;
+ * - a view naming a column deleted since shows the 409's message instead of a grid.
+ */
+import { describe, expect, it } from "vitest";
+import { waitFor } from "../helpers/processes";
+import { shownValues, uiApi, uiSessionOfFile } from "../helpers/ui-session";
+
+const ui = uiSessionOfFile("cellflow-ui-views-");
+const api = <T = Record<string, unknown>>(method: string, p: string, body?: unknown) =>
+  uiApi<T>(ui, method, p, body);
+
+const COLUMNS = [
+  { id: "name", name: "Name", type: "text" },
+  { id: "n", name: "N", type: "number" },
+  { id: "note", name: "Note", type: "text" },
+];
+interface View {
+  id: string;
+  name: string;
+  where: unknown;
+  orderBy: string | null;
+  dir: string;
+  hiddenColumns: string[];
+}
+const viewsOf = async (tableId: string) =>
+  (await api<{ views: View[] }>("GET", `/api/tables/${tableId}/views`)).body.views;
+
+/** The grid's n column shows exactly `expected`, top to bottom. */
+const showsN = (expected: string[]) =>
+  waitFor(
+    async () => JSON.stringify(await shownValues(ui.page, "n")) === JSON.stringify(expected),
+    20_000,
+    100,
+  );
+
+async function openTable(path: string) {
+  await ui.page.goto(`${ui.app.url}${path}`);
+  await ui.page.waitForSelector("[data-testid=stream-state][data-state=live]");
+}
+
+describe("Saved views", () => {
+  let tableId = "";
+
+  it("saves the filter bar as a view, reopens it by URL, picks another, deletes one", async () => {
+    const { page } = ui;
+    await page.goto(ui.app.signinUrl);
+    await page.waitForURL(/\/tables$/);
+    const t = await api<{ id: string }>("POST", "/api/tables", { name: "Views", columns: COLUMNS });
+    expect(t.status).toBe(201);
+    tableId = t.body.id;
+    const rows = [3, 7, 0, 9, 1, 8].map((n) => ({ data: { n, name: `r${n}`, note: "x" } }));
+    expect((await api("POST", `/api/tables/${tableId}/rows`, { rows })).status).toBe(201);
+    await openTable(`/tables/${tableId}`);
+    expect(await showsN(["3", "7", "0", "9", "1", "8"])).toBe(true);
+
+    // The filter bar: N > 4, sorted by N descending, Note hidden.
+    const bar = page.getByTestId("filter-bar");
+    await page.click("[data-testid=filter-add]");
+    await bar.getByTestId("condition-field").selectOption("c:n");
+    await bar.getByTestId("condition-op").selectOption("gt");
+    await bar.getByTestId("condition-value").fill("4");
+    await bar.getByTestId("condition-add").click();
+    await page.getByTestId("sort-n").click();
+    await page.getByTestId("sort-n").click();
+    await page.getByTestId("hide-note").click();
+    expect(await showsN(["9", "8", "7"])).toBe(true);
+    expect(await page.locator("[data-testid=value-note]").count()).toBe(0);
+
+    await page.getByTestId("view-save").click();
+    await page.getByTestId("view-name").fill("Big ones");
+    await page.getByTestId("view-name-save").click();
+    await page.waitForURL(/[?&]view=/);
+    const [big] = await viewsOf(tableId);
+    expect(big).toMatchObject({
+      name: "Big ones",
+      where: [{ column: "n", op: "gt", value: 4 }],
+      orderBy: "n",
+      dir: "desc",
+      hiddenColumns: ["note"],
+    });
+    if (!big) return;
+    expect(new URL(page.url()).searchParams.get("view")).toBe(big.id);
+
+    // Another view, made through the API: the reload lists it.
+    const small = await api<View>("POST", `/api/tables/${tableId}/views`, {
+      name: "Small ones",
+      where: [{ column: "n", op: "lt", value: 2 }],
+      orderBy: "n",
+    });
+    expect(small.status).toBe(201);
+
+    // Reloaded by its URL: the view picked, its condition shown, the rows the API reads.
+    await openTable(`/tables/${tableId}?view=${big.id}`);
+    const picker = page.getByTestId("view-picker");
+    expect(await waitFor(async () => (await picker.inputValue()) === big.id, 20_000, 100)).toBe(
+      true,
+    );
+    await bar.getByTestId("filter-chip").filter({ hasText: "N > 4" }).waitFor();
+    await page.getByTestId("hidden-chip").filter({ hasText: "Note hidden" }).waitFor();
+    const read = await api<{ rows: { data: { n: number } }[] }>(
+      "GET",
+      `/api/tables/${tableId}/rows?view=${big.id}`,
+    );
+    expect(read.body.rows.map((r) => String(r.data.n))).toEqual(["9", "8", "7"]);
+    expect(await showsN(["9", "8", "7"])).toBe(true);
+    expect(await page.locator("[data-testid=value-note]").count()).toBe(0);
+
+    // Another view picked: its rows, its URL.
+    await picker.selectOption(small.body.id);
+    expect(await showsN(["0", "1"])).toBe(true);
+    await bar.getByTestId("filter-chip").filter({ hasText: "N < 2" }).waitFor();
+    expect(new URL(page.url()).searchParams.get("view")).toBe(small.body.id);
+    expect(await page.locator("[data-testid=value-note]").count()).toBe(2);
+
+    // Deleted: gone from the picker and the API, the URL names no view.
+    page.once("dialog", (d) => void d.accept());
+    await page.getByTestId("view-delete").click();
+    expect(
+      await waitFor(async () => (await picker.locator("option").count()) === 2, 20_000, 100),
+    ).toBe(true);
+    expect((await viewsOf(tableId)).map((v) => v.name)).toEqual(["Big ones"]);
+    expect(new URL(page.url()).searchParams.get("view")).toBeNull();
+  }, 60_000);
+
+  it("a view naming a column deleted since shows the 409's message instead of a grid", async () => {
+    const [big] = await viewsOf(tableId);
+    if (!big) throw new Error("the first scenario's view is missing");
+    const dropped = await api("PATCH", `/api/tables/${tableId}`, {
+      columns: COLUMNS.filter((c) => c.id !== "note"),
+    });
+    expect(dropped.status).toBe(200);
+    await openTable(`/tables/${tableId}?view=${big.id}`);
+    const error = ui.page.getByTestId("view-error");
+    await error.waitFor();
+    expect(await error.textContent()).toContain('column "note"');
+    expect(await ui.page.getByTestId("grid").count()).toBe(0);
+  }, 30_000);
+});
