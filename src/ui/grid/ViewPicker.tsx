@@ -83,6 +83,7 @@ export function ViewPicker({ views, open, edited, ...on }: Props) {
         type="button"
         className="btn btn-small"
         data-testid="view-save"
+        disabled={views === null}
         onClick={() => setNaming({ kind: "new", name: "" })}
       >
         Save view
