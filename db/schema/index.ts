@@ -14,6 +14,7 @@ export * from "./pending-carriers";
 export * from "./rate-limits";
 export * from "./run-cancels";
 export * from "./run-keys";
+export * from "./schedules";
 export * from "./secrets";
 export * from "./stops";
 export * from "./tables";
