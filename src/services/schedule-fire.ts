@@ -20,6 +20,12 @@ import { claimDueSchedule, recordScheduledRun, recordScheduleError } from "@/sto
 import { type DueSchedule, dueSchedules } from "@/store/schedules/read";
 import { startScope } from "./run-scope";
 
+/**
+ * How often a local worker looks for due schedules: a run starts at most this late. Each
+ * look is one indexed read when nothing is due.
+ */
+export const SCHEDULE_EVERY_MS = 5_000;
+
 /** Due schedules one pass looks at; the rest wait for the next pass. */
 const PASS_SCHEDULES = 50;
 
@@ -34,7 +40,7 @@ export interface FireReport {
   failed: number;
 }
 
-type Fired =
+export type Fired =
   | { kind: "fired"; tableId: string; run: Stamped }
   | { kind: "skipped" | "lost" | "failed" };
 
@@ -44,7 +50,7 @@ export async function fireDueSchedules(
 ): Promise<FireReport> {
   const report: FireReport = { fired: 0, skipped: 0, lost: 0, failed: 0 };
   for (const due of await dueSchedules(engine.db, now, PASS_SCHEDULES)) {
-    const outcome = await fireOne(engine, due, now);
+    const outcome = await fireSchedule(engine, due, now);
     report[outcome.kind]++;
     if (outcome.kind === "fired") {
       await launchStamped(engine, { tableId: outcome.tableId, run: outcome.run });
@@ -64,7 +70,12 @@ function failureText(failure: Failure): string {
   return [failure.message, ...issues.map((i) => `${i.path}: ${i.message}`)].join("; ");
 }
 
-async function fireOne(engine: RequestEngine, due: DueSchedule, now: Date): Promise<Fired> {
+/** One due time as a scheduler saw it (`due.seen`): taken, skipped, or lost to another. */
+export async function fireSchedule(
+  engine: RequestEngine,
+  due: DueSchedule,
+  now: Date,
+): Promise<Fired> {
   const next = nextDue(due.cron, due.timezone, now);
   return engine.db.transaction(async (tx): Promise<Fired> => {
     const claimed = await claimDueSchedule(tx, { id: due.id, seen: due.seen, now, next });

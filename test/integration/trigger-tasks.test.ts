@@ -97,6 +97,7 @@ describe("trigger.dev tasks", () => {
     const jobs = jobsFor("trigger");
     expect(jobs.map((j) => j.id).sort()).toEqual([
       "drain-run-cancels",
+      "fire-schedules",
       "fold-counts",
       "prune-events",
       "redrive-orphans",
