@@ -35,6 +35,7 @@ export interface Fixture {
   workflowId: string;
   hookId: string;
   hookSecret: string;
+  scheduleId: string;
   dispatchId: string;
   executionId: string;
   secretName: string;
@@ -140,6 +141,13 @@ export async function makeFixture(ws: Workspace, role: string): Promise<Fixture>
     }),
     201,
   );
+  const schedule = must(
+    await call<{ id: string }>("POST", `/api/tables/${table.id}/schedules`, {
+      key,
+      body: { cron: "0 3 * * *", mode: "incomplete", enabled: false },
+    }),
+    201,
+  );
   // Two secrets: the matrix replaces one (PUT) and deletes the other, so a foreign PUT
   // that creates the caller's own secret of that name cannot turn the DELETE into a 204.
   const secretName = `${role.toUpperCase()}_SECRET`;
@@ -156,6 +164,7 @@ export async function makeFixture(ws: Workspace, role: string): Promise<Fixture>
     workflowId: wf.id,
     hookId: hook.id,
     hookSecret: hook.secret,
+    scheduleId: schedule.id,
     dispatchId: run.dispatchId,
     executionId: row.cells.g?.executionId ?? "",
     secretName,
@@ -164,7 +173,7 @@ export async function makeFixture(ws: Workspace, role: string): Promise<Fixture>
 
 /**
  * Everything of one workspace a request could change, as one string: every row of every
- * table it owns (directly or through its tables, workflows and hooks), as Postgres prints it
+ * table it owns (directly or through its tables, workflows and hooks, its schedules), as Postgres prints it
  * (the `progress` events aside: the counters' fold writes those on its own clock).
  */
 export async function workspaceFingerprint(workspaceId: string): Promise<string> {
@@ -185,7 +194,8 @@ export async function workspaceFingerprint(workspaceId: string): Promise<string>
         (select string_agg(x::text, '|' order by x::text) from workflow_versions x where workflow_id in (select id from w)) as versions,
         (select string_agg(x::text, '|' order by x::text) from hooks x where workspace_id = ${workspaceId}) as hooks,
         (select string_agg(x::text, '|' order by x::text) from hook_deliveries x where hook_id in (select id from h)) as deliveries,
-        (select string_agg(x::text, '|' order by x::text) from secrets x where workspace_id = ${workspaceId}) as secrets`,
+        (select string_agg(x::text, '|' order by x::text) from secrets x where workspace_id = ${workspaceId}) as secrets,
+        (select string_agg(x::text, '|' order by x::text) from schedules x where workspace_id = ${workspaceId}) as schedules`,
   );
   return JSON.stringify(row);
 }
@@ -202,6 +212,7 @@ export function victimMarkers(f: Fixture): string[] {
     f.workflowId,
     f.hookId,
     f.hookSecret,
+    f.scheduleId,
     f.dispatchId,
     f.executionId,
     // Not the secret names: any workspace may pick the same one (the values carry the tag).

@@ -22,7 +22,9 @@ export async function dbFingerprint(): Promise<string> {
       (select count(*) from hooks where revoked_at is null) as hooks,
       (select count(*) from hook_deliveries) as hook_deliveries,
       (select count(*) from secrets) as secrets,
-      (select max(updated_at) from secrets) as secrets_at`,
+      (select max(updated_at) from secrets) as secrets_at,
+      (select count(*) from schedules) as schedules,
+      (select max(updated_at) from schedules) as schedules_at`,
   );
   return JSON.stringify(row);
 }
