@@ -23,6 +23,7 @@ import { RunDialog } from "./RunDialog";
 import { type MenuAnchor, RunMenu } from "./RunMenu";
 import { RunProgress } from "./RunProgress";
 import { NO_QUERY, nextSort, type RowQuery } from "./row-query";
+import { SchedulesDialog } from "./SchedulesDialog";
 import { type PageMessage, useRunControl } from "./use-run-control";
 import { useLiveTable } from "./use-table";
 
@@ -31,6 +32,7 @@ type Open =
   | { kind: "group"; group?: Group }
   | { kind: "approve"; row: RowView; group: Group }
   | { kind: "details"; row: RowView; group: Group }
+  | { kind: "schedules" }
   | null;
 
 export function GridPage({ tableId }: { tableId: string }) {
@@ -142,6 +144,7 @@ export function GridPage({ tableId }: { tableId: string }) {
         onDeleteSelected={() => void deleteSelected()}
         onRunMenu={setMenu}
         onStopAll={() => void stop({})}
+        onSchedules={() => setOpen({ kind: "schedules" })}
         onAutoRun={({ dispatchId, ...t }) => {
           live.setTable(t);
           if (dispatchId) live.refreshRuns();
@@ -232,6 +235,9 @@ export function GridPage({ tableId }: { tableId: string }) {
           group={open.group}
           onClose={() => setOpen(null)}
         />
+      )}
+      {open?.kind === "schedules" && (
+        <SchedulesDialog tableId={tableId} onClose={() => setOpen(null)} />
       )}
       {confirming && (
         <RunDialog

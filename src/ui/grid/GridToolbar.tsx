@@ -2,7 +2,7 @@
 /**
  * The bar over a table's grid: its name, whether the live stream is connected, how many
  * rows have loaded, the table's auto-run switch, and the buttons: + Row, + Column, + Group, run or delete the selected
- * rows, the Run ▾ menu for every group, Stop all, Export CSV.
+ * rows, the Run ▾ menu for every group, Stop all, Schedules, Export CSV.
  */
 import type { PatchedTable, TableView } from "@/contracts/table";
 import { csvExportUrl } from "../api-raw";
@@ -32,6 +32,7 @@ interface Props {
   onDeleteSelected(): void;
   onRunMenu(anchor: MenuAnchor): void;
   onStopAll(): void;
+  onSchedules(): void;
   onAutoRun(table: PatchedTable): void;
   onError(message: string): void;
 }
@@ -89,6 +90,9 @@ export function GridToolbar({ tableId, table, live, selectedCount, canStop, ...o
         onClick={on.onStopAll}
       >
         Stop all
+      </button>
+      <button type="button" className="btn" data-testid="schedules-open" onClick={on.onSchedules}>
+        Schedules
       </button>
       <a className="btn" href={csvExportUrl(tableId)} download>
         Export CSV
