@@ -76,7 +76,8 @@ describe("Schedules", () => {
       await dialog.getByTestId("schedule-error").waitFor();
       expect(await dialog.getByTestId("schedule-row").count()).toBe(1);
 
-      await row.getByTestId("schedule-enabled").uncheck();
+      // The switch follows the API's answer (a controlled box), so a click, not uncheck().
+      await row.getByTestId("schedule-enabled").click();
       await row.getByTestId("schedule-next").filter({ hasText: "—" }).waitFor();
       expect((await schedules(tableId))[0]).toMatchObject({ enabled: false, nextRunAt: null });
 
