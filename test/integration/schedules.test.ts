@@ -245,6 +245,27 @@ describe("the scheduler (fake clock)", () => {
     });
   });
 
+  it("a due time whose run no longer fits the table starts nothing, says why, and moves on", async () => {
+    const { tableId } = await newTable(1);
+    const s = dataOf(
+      await createSchedule(tableId, { cron: "0 * * * *", mode: "all", groupIds: ["g"] }),
+    );
+    // As if group g had been deleted since.
+    await db().execute(
+      sql`update schedules set run = jsonb_set(run, '{groupIds}', '["gone"]') where id = ${s.id}`,
+    );
+    await dueAt(s.id, "2026-06-03T09:00:00Z");
+    const report = await fireDueSchedules(scheduler(), new Date("2026-06-03T09:00:10Z"));
+    expect(report.failed).toBeGreaterThanOrEqual(1);
+    expect(await runsOf(tableId)).toBe(0);
+    const list = await apiClient(key).GET("/api/tables/{id}/schedules", {
+      params: { path: { id: tableId } },
+    });
+    const [after] = dataOf(list).schedules;
+    expect(after?.lastError).toContain('unknown group "gone"');
+    expect(after?.nextRunAt).toBe("2026-06-03T10:00:00.000Z");
+  });
+
   /** Drives the scheduler every `stepMin` minutes over [from, to): each run it started, by time. */
   async function fires(scheduleId: string, from: string, to: string, stepMin: number) {
     const runs: string[] = [];
