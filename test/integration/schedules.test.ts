@@ -18,10 +18,12 @@ import type { Schemas } from "@/client/cellflow-client";
 import { log } from "@/config/log";
 import { type CreateScheduleRequest, MAX_SCHEDULES_PER_TABLE } from "@/contracts/schedules";
 import { fireDueSchedules, fireSchedule } from "@/services/schedule-fire";
+import { insertSchedule } from "@/store/schedules/create";
 import { dueSchedules } from "@/store/schedules/read";
 import { apiClient, dataOf, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace, upperDefinition } from "../helpers/fixtures";
+import { waitFor } from "../helpers/processes";
 
 type ScheduleBody = z.input<typeof CreateScheduleRequest>;
 const db = () => getDatabase().db;
@@ -170,21 +172,59 @@ describe("schedules through the API", () => {
     expect(dataOf(list).schedules).toEqual([]);
   });
 
-  it(`a table holds at most ${MAX_SCHEDULES_PER_TABLE} schedules, also when creates race at the cap minus one`, async () => {
+  it(`a table holds at most ${MAX_SCHEDULES_PER_TABLE} schedules, also when a create runs while another at the cap minus one has not committed`, async () => {
     const { tableId } = await newTable(0);
     for (let i = 0; i < MAX_SCHEDULES_PER_TABLE - 1; i++)
       expect(
         (await createSchedule(tableId, { cron: `${i} * * * *`, mode: "new" })).response.status,
       ).toBe(201);
-    const racing = await Promise.all(
-      Array.from({ length: 4 }, () => createSchedule(tableId, { cron: "* * * * *", mode: "new" })),
+    const [table] = await queryRows<{ workspace_id: string }>(
+      db(),
+      sql`select workspace_id from tables where id = ${tableId}`,
     );
-    expect(racing.map((r) => r.response.status).sort()).toEqual([201, 409, 409, 409]);
+    const workspaceId = table?.workspace_id ?? "";
+    const fields = (id: string) => ({
+      id,
+      workspaceId,
+      tableId,
+      cron: "* * * * *",
+      timezone: "UTC",
+      enabled: false,
+      run: { mode: "new" },
+      nextRunAt: new Date(),
+    });
+    let second: Promise<{ ok: boolean }> | undefined;
+    // The 20th create is in its transaction, not committed, when the 21st starts: the 21st
+    // must wait for it (the table-row lock) and then count 20. Without the lock it counts
+    // 19 on its snapshot and inserts: 21.
+    const first = await db().transaction(async (tx) => {
+      const made = await insertSchedule(tx, fields("sched_race_a"));
+      second = insertSchedule(db(), fields("sched_race_b"));
+      const settled = second.then(() => true);
+      await waitFor(
+        async () =>
+          (await Promise.race([settled, Promise.resolve(false)])) ||
+          (
+            await queryRows<{ n: number }>(
+              db(),
+              sql`select count(*)::int as n from pg_stat_activity
+                   where datname = current_database() and wait_event_type = 'Lock'`,
+            )
+          )[0]?.n === 1,
+        10_000,
+        20,
+      );
+      return made;
+    });
+    expect(first.ok).toBe(true);
+    expect(await second).toEqual({ ok: false, reason: "limit_reached" });
     const [n] = await queryRows<{ n: number }>(
       db(),
       sql`select count(*)::int as n from schedules where table_id = ${tableId}`,
     );
     expect(n?.n).toBe(MAX_SCHEDULES_PER_TABLE);
+    const over = await createSchedule(tableId, { cron: "* * * * *", mode: "new" });
+    expect(over.response.status).toBe(409);
   });
 });
 
