@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import {
   bigint,
   boolean,
+  doublePrecision,
   index,
   integer,
   jsonb,
@@ -81,6 +82,11 @@ export const dispatches = pgTable(
      * finished blocks. Kept here so the background pages of a large run do the same.
      */
     resume: boolean("resume").notNull().default(false),
+    /**
+     * Mode `stale`: a completed cell is stale when its attempt ended more than this many
+     * hours before the run was created (`created_at`, so every page uses one cut-off).
+     */
+    staleAfterHours: doublePrecision("stale_after_hours"),
     /** Rows stamped so far (for `limit`). */
     stampedRows: integer("stamped_rows").notNull().default(0),
     /**

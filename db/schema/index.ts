@@ -15,6 +15,7 @@ export * from "./rate-limits";
 export * from "./run-cancels";
 export * from "./run-keys";
 export * from "./saved-views";
+export * from "./schedules";
 export * from "./secrets";
 export * from "./stops";
 export * from "./tables";

@@ -46,8 +46,11 @@ until it ends.
 
 flags:
   --group <g>          run this group (repeat for several; default: every group)
-  --mode <m>           all | incomplete | new | failed (default incomplete: cells never
-                       run, failed or stopped; all re-runs everything)
+  --mode <m>           all | incomplete | new | failed | stale (default incomplete: cells
+                       never run, failed or stopped; all re-runs everything; stale: cells
+                       never run and those completed longer ago than --stale-after-hours)
+  --stale-after-hours <h>
+                       with --mode stale: a completed cell older than h hours is re-run
   --where <col=value>  only rows whose column equals the value, read as the column's
                        type (number, boolean yes/no, date, text); repeat to AND them
   --where-json <list>  conditions as the API takes them, e.g.

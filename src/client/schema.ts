@@ -575,6 +575,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tables/{id}/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the table's schedules, oldest first, with their next and last runs */
+        get: operations["listSchedules"];
+        put?: never;
+        /**
+         * Run the table on a cron (five fields, in an IANA time zone, UTC by default)
+         * @description The body is the run's (as `POST /runs` takes it, without rowIds and dryRun) with `cron`, `timezone` and `enabled`. Each due time starts one run, once across every process; a due time while the schedule's last run is still active is skipped (`skipped`, `lastSkippedAt`); after downtime one run catches up, not one per missed time. A bad cron or time zone → 400. At most 20 schedules per table (→ 409).
+         */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tables/{id}/schedules/{scheduleId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a schedule (a run it started goes on) */
+        delete: operations["deleteSchedule"];
+        options?: never;
+        head?: never;
+        /** Change a schedule (the fields given replace its own; a new cron, time zone or enabling computes the next due time from now) */
+        patch: operations["patchSchedule"];
+        trace?: never;
+    };
     "/api/tables/{id}/views": {
         parameters: {
             query?: never;
@@ -1064,7 +1103,7 @@ export interface components {
         CreateRunRequest: {
             groupIds?: string[];
             /** @enum {string} */
-            mode: "all" | "incomplete" | "new" | "failed";
+            mode: "all" | "incomplete" | "new" | "failed" | "stale";
             resume?: boolean;
             rowIds?: string[];
             where?: components["schemas"]["WhereCondition"][];
@@ -1073,6 +1112,7 @@ export interface components {
             dryRun?: boolean;
             maxCredits?: number;
             maxCreditsPerRow?: number;
+            staleAfterHours?: number;
         };
         WhereCondition: components["schemas"]["ColumnCondition"] | components["schemas"]["CellCondition"] | components["schemas"]["OutcomeCondition"];
         ColumnCondition: {
@@ -1351,7 +1391,7 @@ export interface components {
             /** @enum {string} */
             status: "active" | "completed" | "cancelled" | "halted";
             /** @enum {string} */
-            mode: "all" | "incomplete" | "new" | "failed";
+            mode: "all" | "incomplete" | "new" | "failed" | "stale";
             groupIds: string[];
             window: number;
             stamped: number;
@@ -3973,6 +4013,365 @@ export interface operations {
             };
             /** @description Not found (or not visible to this key) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The table's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedules */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        schedules: {
+                            groupIds?: string[];
+                            /** @enum {string} */
+                            mode: "all" | "incomplete" | "new" | "failed" | "stale";
+                            resume?: boolean;
+                            where?: components["schemas"]["WhereCondition"][];
+                            limit?: number;
+                            window?: number;
+                            maxCredits?: number;
+                            maxCreditsPerRow?: number;
+                            staleAfterHours?: number;
+                            id: string;
+                            tableId: string;
+                            cron: string;
+                            timezone: string;
+                            enabled: boolean;
+                            nextRunAt: string | null;
+                            lastRunAt: string | null;
+                            lastDispatchId: string | null;
+                            lastSkippedAt: string | null;
+                            skipped: number;
+                            lastError: string | null;
+                            createdAt: string;
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The table's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    groupIds?: string[];
+                    /** @enum {string} */
+                    mode: "all" | "incomplete" | "new" | "failed" | "stale";
+                    resume?: boolean;
+                    where?: components["schemas"]["WhereCondition"][];
+                    limit?: number;
+                    window?: number;
+                    maxCredits?: number;
+                    maxCreditsPerRow?: number;
+                    staleAfterHours?: number;
+                    cron: string;
+                    /** @default UTC */
+                    timezone?: string;
+                    /** @default true */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The schedule */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        groupIds?: string[];
+                        /** @enum {string} */
+                        mode: "all" | "incomplete" | "new" | "failed" | "stale";
+                        resume?: boolean;
+                        where?: components["schemas"]["WhereCondition"][];
+                        limit?: number;
+                        window?: number;
+                        maxCredits?: number;
+                        maxCreditsPerRow?: number;
+                        staleAfterHours?: number;
+                        id: string;
+                        tableId: string;
+                        cron: string;
+                        timezone: string;
+                        enabled: boolean;
+                        nextRunAt: string | null;
+                        lastRunAt: string | null;
+                        lastDispatchId: string | null;
+                        lastSkippedAt: string | null;
+                        skipped: number;
+                        lastError: string | null;
+                        createdAt: string;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is not valid; `issues` say where */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Conflicts with the current state; retry or refetch */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    deleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The table's id */
+                id: string;
+                /** @description The schedule's id */
+                scheduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    patchSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The table's id */
+                id: string;
+                /** @description The schedule's id */
+                scheduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    groupIds?: string[];
+                    /** @enum {string} */
+                    mode?: "all" | "incomplete" | "new" | "failed" | "stale";
+                    resume?: boolean;
+                    where?: components["schemas"]["WhereCondition"][];
+                    limit?: number;
+                    window?: number;
+                    maxCredits?: number;
+                    maxCreditsPerRow?: number;
+                    staleAfterHours?: number;
+                    cron?: string;
+                    timezone?: string;
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The schedule */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        groupIds?: string[];
+                        /** @enum {string} */
+                        mode: "all" | "incomplete" | "new" | "failed" | "stale";
+                        resume?: boolean;
+                        where?: components["schemas"]["WhereCondition"][];
+                        limit?: number;
+                        window?: number;
+                        maxCredits?: number;
+                        maxCreditsPerRow?: number;
+                        staleAfterHours?: number;
+                        id: string;
+                        tableId: string;
+                        cron: string;
+                        timezone: string;
+                        enabled: boolean;
+                        nextRunAt: string | null;
+                        lastRunAt: string | null;
+                        lastDispatchId: string | null;
+                        lastSkippedAt: string | null;
+                        skipped: number;
+                        lastError: string | null;
+                        createdAt: string;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is not valid; `issues` say where */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body is too large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

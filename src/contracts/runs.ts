@@ -36,17 +36,39 @@ const RunRequestFields = z.strictObject({
    * outcome `over_budget`, outputs blank; the other rows go on. Absent: the table's default.
    */
   maxCreditsPerRow: CreditAmount.optional(),
+  /**
+   * Mode `stale` (and only it): a completed cell whose last attempt ended more than this
+   * many hours ago is run again, with the cells never run.
+   */
+  staleAfterHours: z.number().positive().max(1_000_000).optional(),
 });
 
-/** `resume` only with the modes that re-run error/cancelled cells. */
-export const CreateRunRequest = RunRequestFields.refine(
-  (r) => !r.resume || r.mode === "incomplete" || r.mode === "failed",
-  {
-    path: ["resume"],
-    message: 'resume needs mode "incomplete" or "failed" ("all" and "new" do not resume)',
-  },
-);
+type ModeFields = Pick<z.infer<typeof RunRequestFields>, "mode" | "resume" | "staleAfterHours">;
+
+/**
+ * The rules between a request's mode and its options: `resume` only with the modes that
+ * re-run error/cancelled cells, `staleAfterHours` with mode `stale` and only with it.
+ * Shared with schedules, whose body is a run request's.
+ */
+export function modeRules<T extends z.ZodType<ModeFields>>(schema: T) {
+  return schema
+    .refine((r) => !r.resume || r.mode === "incomplete" || r.mode === "failed", {
+      path: ["resume"],
+      message:
+        'resume needs mode "incomplete" or "failed" ("all", "new" and "stale" do not resume)',
+    })
+    .refine((r) => (r.mode === "stale") === (r.staleAfterHours !== undefined), {
+      path: ["staleAfterHours"],
+      message:
+        'mode "stale" needs staleAfterHours (a number of hours > 0), and no other mode takes it',
+    });
+}
+
+export const CreateRunRequest = modeRules(RunRequestFields);
 export type CreateRunRequest = z.infer<typeof CreateRunRequest>;
+
+/** A schedule's run: the body of `POST /runs` without `rowIds` and `dryRun`. */
+export const ScheduledRunFields = RunRequestFields.omit({ rowIds: true, dryRun: true });
 
 /**
  * The `Idempotency-Key` header of `POST /runs` and of run webhooks: per table, honoured

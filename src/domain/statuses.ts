@@ -45,7 +45,11 @@ export type ChildRunEnd =
 export const DISPATCH_STATUSES = ["active", "completed", "cancelled", "halted"] as const;
 export type DispatchStatus = (typeof DISPATCH_STATUSES)[number];
 
-export const RUN_MODES = ["all", "incomplete", "new", "failed"] as const;
+/**
+ * `stale`: cells never run, and completed cells whose last attempt ended longer ago than
+ * the run's `staleAfterHours` (error and cancelled cells are not stale).
+ */
+export const RUN_MODES = ["all", "incomplete", "new", "failed", "stale"] as const;
 export type RunMode = (typeof RUN_MODES)[number];
 
 /** Why a dispatch is `halted`: the workspace's month ran out, or the run's own cap. */

@@ -52,6 +52,8 @@ export interface RunScope {
   maxCreditsPerRow?: number | null;
   /** Error/cancelled cells start from their last execution's checkpoints (every page). */
   resume?: boolean;
+  /** Mode `stale`: completed cells that ended more than this many hours before the run. */
+  staleAfterHours?: number | null;
 }
 
 export interface StartedRun {
@@ -96,14 +98,28 @@ async function runCreated(
   scope: RunScope,
   dispatchId: string,
 ): Promise<StartedRun> {
-  const { backend, pause } = engine;
+  const { pause } = engine;
   const { tableId } = scope;
   await at(pause, "run:created", { dispatchId });
   const run = await stampPages(engine, scope, dispatchId);
   await at(pause, "run:stamped", { dispatchId: run.dispatchId });
+  return launchStamped(engine, { tableId, run });
+}
+
+/**
+ * Hands out a stamped run's first window, the windows of the runs its pages took cells
+ * from, and its background stamping: only once its stamps committed (a caller that
+ * stamped in its own transaction, `stampRun`, calls it after that commit).
+ */
+export async function launchStamped(
+  engine: Pick<RequestEngine, "db" | "backend">,
+  request: { tableId: string; run: Stamped },
+): Promise<StartedRun> {
+  const { tableId, run } = request;
   await launchRun(engine, { tableId, dispatchId: run.dispatchId });
   await slideWindows(engine, { tableId, dispatchIds: run.displaced });
-  if (run.stamping) await backend.enqueue([stamperSpec({ tableId, dispatchId: run.dispatchId })]);
+  if (run.stamping)
+    await engine.backend.enqueue([stamperSpec({ tableId, dispatchId: run.dispatchId })]);
   return { dispatchId: run.dispatchId, stamped: run.stamped, stamping: run.stamping };
 }
 
@@ -144,10 +160,11 @@ function newDispatch(scope: RunScope): NewDispatch {
     maxCredits: scope.maxCredits ?? null,
     maxCreditsPerRow: scope.maxCreditsPerRow ?? null,
     ...(scope.resume ? { resume: true } : {}),
+    staleAfterHours: scope.staleAfterHours ?? null,
   };
 }
 
-interface Stamped extends StartedRun {
+export interface Stamped extends StartedRun {
   displaced: string[];
 }
 

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Env } from "@/config/env";
 import { type RedriveEngine, redriveOrphans } from "@/engine/redrive";
 import { drainRunCancels, drainSettingsFromEnv } from "@/engine/run-cancel-drain";
+import { fireDueSchedules } from "@/services/schedule-fire";
 import { pruneChildRuns } from "@/store/child-runs/prune";
 import { pruneEnrichmentCache } from "@/store/enrichment-cache/prune";
 import { pruneEvents } from "@/store/events/prune";
@@ -127,11 +128,30 @@ export const FOLD_COUNTS: MaintenanceJob = {
   },
 };
 
+/**
+ * Table schedules on trigger.dev: the schedules due at this minute start their runs (a
+ * due time is taken once whoever looks, see services/schedule-fire.ts), so a run starts
+ * at most a minute after its time (a cron has minutes only, so it is at most the minute
+ * itself plus the task's start). A local worker looks every SCHEDULE_EVERY_MS instead.
+ */
+export const FIRE_SCHEDULES: MaintenanceJob = {
+  id: "fire-schedules",
+  cron: "* * * * *",
+  runtimes: ["trigger"],
+  run: async ({ engine }) => ({
+    ...(await fireDueSchedules(
+      { db: engine.database.db, backend: engine.backend, log: engine.log },
+      new Date(),
+    )),
+  }),
+};
+
 export const MAINTENANCE_JOBS: readonly MaintenanceJob[] = [
   PRUNE,
   REDRIVE,
   DRAIN_RUN_CANCELS,
   FOLD_COUNTS,
+  FIRE_SCHEDULES,
 ];
 
 /** The jobs a runtime schedules from the table. */

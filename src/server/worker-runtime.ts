@@ -26,6 +26,7 @@ import { runStamper } from "@/engine/stamper";
 import { EventHub } from "@/events/hub";
 import { assembleEngine } from "@/runtime/engine";
 import { didSomething, FOLD_EVERY_MS, jobsFor } from "@/runtime/maintenance";
+import { fireDueSchedules, SCHEDULE_EVERY_MS } from "@/services/schedule-fire";
 import { runningWithoutLock } from "@/store/cells/orphan-probe";
 import { foldCounts } from "@/store/progress/fold";
 
@@ -44,6 +45,10 @@ export interface WorkerOptions {
   redriveEveryMs?: number;
   /** How often it probes for running cells whose worker died. Default: ORPHAN_PROBE_EVERY_MS. */
   orphanProbeEveryMs?: number;
+  /** How often it looks for due table schedules. Default: SCHEDULE_EVERY_MS. */
+  scheduleEveryMs?: number;
+  /** The scheduler's clock (tests move it). Default: the system's. */
+  clock?: () => Date;
   /** Settings (rate limiter, events retention…). Default: the environment. */
   env?: Env;
   /** Postgres application_name of its sessions (the jobs pool adds `-jobs`). Default: cellflow-worker. */
@@ -142,12 +147,14 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
   log.info({ concurrency: opts.concurrency }, "worker started");
   const redrive = startRedrive(engine, opts, stopping.signal);
   const folds = startFolds(engine, stopping.signal);
+  const scheduler = startScheduler(engine, opts, stopping.signal);
   let stopped: Promise<void> | undefined;
   return {
     stop() {
       stopped ??= (async () => {
         redrive.stop();
         folds.stop();
+        scheduler.stop();
         stopping.abort(new Error("worker stopping"));
         await runner.stop();
         await listener.stop();
@@ -221,6 +228,33 @@ function startFolds(engine: Engine, stopping: AbortSignal): { stop(): void } {
         folding = false;
       });
   }, FOLD_EVERY_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
+
+/**
+ * The table schedules, every SCHEDULE_EVERY_MS in every worker process: a due time is
+ * taken once whichever process looks first (services/schedule-fire.ts), so several
+ * workers only race for it. A pass still going skips the turn.
+ */
+function startScheduler(
+  engine: Engine,
+  opts: WorkerOptions,
+  stopping: AbortSignal,
+): { stop(): void } {
+  const clock = opts.clock ?? (() => new Date());
+  let firing = false;
+  const timer = setInterval(() => {
+    if (firing || stopping.aborted) return;
+    firing = true;
+    fireDueSchedules({ db: engine.database.db, backend: engine.backend, log: engine.log }, clock())
+      .catch((err: unknown) =>
+        engine.log.warn({ err }, "schedule pass failed; the next one retries"),
+      )
+      .finally(() => {
+        firing = false;
+      });
+  }, opts.scheduleEveryMs ?? SCHEDULE_EVERY_MS);
   timer.unref();
   return { stop: () => clearInterval(timer) };
 }

@@ -10,7 +10,9 @@ import { type Failure, invalid } from "@/domain/errors";
 import type { Result } from "@/domain/result";
 import type { RunMode } from "@/domain/statuses";
 import { checkWhere, type TypedCondition } from "@/domain/where";
-import { tableForEngine } from "@/store/engine-reads";
+import type { RunScope } from "@/engine/dispatcher";
+import { planLimits } from "@/limits/plans";
+import { type EngineTable, tableForEngine } from "@/store/engine-reads";
 import type { ServiceContext } from "./context";
 
 /** The table, if it is the caller's workspace's. */
@@ -27,6 +29,10 @@ export interface RequestScope {
   rowIds: string[] | null;
   where: TypedCondition[] | null;
   limit: number | null;
+  /** Mode `stale`'s hours (null otherwise). */
+  staleAfterHours: number | null;
+  /** Mode `stale`'s cut-off as a count reads it: that many hours before now. */
+  stale?: { hours: number; asOf: null };
 }
 
 /** The request's scope against the table's schema (returned too, parsed). */
@@ -51,6 +57,10 @@ export function readRunScope(
         rowIds: req.rowIds ?? null,
         where: where ? where.value : null,
         limit: req.limit ?? null,
+        staleAfterHours: req.staleAfterHours ?? null,
+        ...(req.staleAfterHours === undefined
+          ? {}
+          : { stale: { hours: req.staleAfterHours, asOf: null } }),
       },
     },
   };
@@ -77,4 +87,29 @@ function runGroups(
     };
   }
   return { ok: true, value: groupIds };
+}
+
+/**
+ * What a real run of the request covers and how it runs: its scope, its window (the
+ * request's, held to the plan's), its credit caps and resume. A Run request and a
+ * schedule's due time start their runs from this one reading.
+ */
+export function startScope(
+  table: Pick<EngineTable, "schema" | "plan">,
+  tableId: string,
+  req: CreateRunRequest,
+): Result<RunScope, Failure> {
+  const scoped = readRunScope(table, tableId, req);
+  if (!scoped.ok) return scoped;
+  const planWindow = planLimits(table.plan).window;
+  return {
+    ok: true,
+    value: {
+      ...scoped.value.scope,
+      window: Math.min(req.window ?? planWindow, planWindow),
+      maxCredits: req.maxCredits ?? null,
+      maxCreditsPerRow: req.maxCreditsPerRow ?? null,
+      ...(req.resume ? { resume: true } : {}),
+    },
+  };
 }

@@ -11,13 +11,12 @@ import { digestOf } from "@/domain/digest";
 import { conflict, type Failure, invalid, notFound } from "@/domain/errors";
 import type { Result } from "@/domain/result";
 import { checkWhere } from "@/domain/where";
-import { type RunScope, startKeyedRun, startRun } from "@/engine/dispatcher";
+import { startKeyedRun, startRun } from "@/engine/dispatcher";
 import { stopRuns } from "@/engine/stop";
-import { planLimits } from "@/limits/plans";
 import { getDispatch, listDispatches } from "@/store/dispatches/read";
 import { findRunKey, type SeenRunKey } from "@/store/run-keys/find";
 import type { ServiceContext } from "./context";
-import { ownTable, readRunScope } from "./run-scope";
+import { ownTable, startScope } from "./run-scope";
 
 type RunContext = ServiceContext;
 
@@ -54,17 +53,9 @@ export async function createRun(
   // key's primary key, not this read, decides between two requests (startKeyedRun).
   const seen = key ? await findRunKey(ctx.db, key) : null;
   if (seen) return answerSeen(ctx, tableId, seen, digest);
-  const scoped = readRunScope(table, tableId, req);
+  const scoped = startScope(table, tableId, req);
   if (!scoped.ok) return scoped;
-  const planWindow = planLimits(table.plan).window;
-  const window = Math.min(req.window ?? planWindow, planWindow);
-  const scope: RunScope = {
-    ...scoped.value.scope,
-    window,
-    maxCredits: req.maxCredits ?? null,
-    maxCreditsPerRow: req.maxCreditsPerRow ?? null,
-    ...(req.resume ? { resume: true } : {}),
-  };
+  const scope = scoped.value;
   let run: RunStarted;
   if (key) {
     const keyed = await startKeyedRun(ctx, { scope, key: { ...key, requestDigest: digest } });

@@ -36,6 +36,7 @@ export interface Fixture {
   hookId: string;
   hookSecret: string;
   viewId: string;
+  scheduleId: string;
   dispatchId: string;
   executionId: string;
   secretName: string;
@@ -134,20 +135,7 @@ export async function makeFixture(ws: Workspace, role: string): Promise<Fixture>
     ),
     200,
   );
-  const hook = must(
-    await call<{ id: string; secret: string }>("POST", `/api/tables/${table.id}/hooks`, {
-      key,
-      body: { action: "insert_rows" },
-    }),
-    201,
-  );
-  const view = must(
-    await call<{ id: string }>("POST", `/api/tables/${table.id}/views`, {
-      key,
-      body: { name: `${tag} view`, where: [{ column: "v", op: "not_empty" }] },
-    }),
-    201,
-  );
+  const owned = await tableResources(key, table.id, tag);
   // Two secrets: the matrix replaces one (PUT) and deletes the other, so a foreign PUT
   // that creates the caller's own secret of that name cannot turn the DELETE into a 204.
   const secretName = `${role.toUpperCase()}_SECRET`;
@@ -162,18 +150,43 @@ export async function makeFixture(ws: Workspace, role: string): Promise<Fixture>
     tableId: table.id,
     rowId,
     workflowId: wf.id,
-    hookId: hook.id,
-    hookSecret: hook.secret,
-    viewId: view.id,
+    ...owned,
     dispatchId: run.dispatchId,
     executionId: row.cells.g?.executionId ?? "",
     secretName,
   };
 }
 
+/** What a table owns besides rows and runs: a webhook, a saved view, a schedule. */
+async function tableResources(key: string, tableId: string, tag: string) {
+  const hook = must(
+    await call<{ id: string; secret: string }>("POST", `/api/tables/${tableId}/hooks`, {
+      key,
+      body: { action: "insert_rows" },
+    }),
+    201,
+  );
+  const view = must(
+    await call<{ id: string }>("POST", `/api/tables/${tableId}/views`, {
+      key,
+      body: { name: `${tag} view`, where: [{ column: "v", op: "not_empty" }] },
+    }),
+    201,
+  );
+  const schedule = must(
+    await call<{ id: string }>("POST", `/api/tables/${tableId}/schedules`, {
+      key,
+      body: { cron: "0 3 * * *", mode: "incomplete", enabled: false },
+    }),
+    201,
+  );
+  return { hookId: hook.id, hookSecret: hook.secret, viewId: view.id, scheduleId: schedule.id };
+}
+
 /**
  * Everything of one workspace a request could change, as one string: every row of every
- * table it owns (directly or through its tables, workflows and hooks, its saved views), as Postgres prints it
+ * table it owns (directly or through its tables, workflows and hooks, its saved views and
+ * schedules), as Postgres prints it
  * (the `progress` events aside: the counters' fold writes those on its own clock).
  */
 export async function workspaceFingerprint(workspaceId: string): Promise<string> {
@@ -195,7 +208,8 @@ export async function workspaceFingerprint(workspaceId: string): Promise<string>
         (select string_agg(x::text, '|' order by x::text) from hooks x where workspace_id = ${workspaceId}) as hooks,
         (select string_agg(x::text, '|' order by x::text) from hook_deliveries x where hook_id in (select id from h)) as deliveries,
         (select string_agg(x::text, '|' order by x::text) from secrets x where workspace_id = ${workspaceId}) as secrets,
-        (select string_agg(x::text, '|' order by x::text) from saved_views x where workspace_id = ${workspaceId}) as views`,
+        (select string_agg(x::text, '|' order by x::text) from saved_views x where workspace_id = ${workspaceId}) as views,
+        (select string_agg(x::text, '|' order by x::text) from schedules x where workspace_id = ${workspaceId}) as schedules`,
   );
   return JSON.stringify(row);
 }
@@ -213,6 +227,7 @@ export function victimMarkers(f: Fixture): string[] {
     f.hookId,
     f.viewId,
     f.hookSecret,
+    f.scheduleId,
     f.dispatchId,
     f.executionId,
     // Not the secret names: any workspace may pick the same one (the values carry the tag).

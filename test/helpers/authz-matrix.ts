@@ -172,6 +172,41 @@ export const MATRIX: Record<string, KeyedSpec | PublicSpec> = {
     request: (f) => ({ path: `/api/tables/${f.tableId}/views/${f.viewId}` }),
     mixed: (own, t) => ({ path: `/api/tables/${own.tableId}/views/${t.viewId}` }),
   },
+  "GET /api/tables/[id]/schedules": {
+    kind: "keyed",
+    scope: "resource",
+    ok: 200,
+    request: (f) => ({ path: `/api/tables/${f.tableId}/schedules` }),
+  },
+  "POST /api/tables/[id]/schedules": {
+    kind: "keyed",
+    scope: "resource",
+    ok: 201,
+    request: (f) => ({
+      path: `/api/tables/${f.tableId}/schedules`,
+      body: { cron: "0 4 * * *", mode: "new", enabled: false },
+    }),
+  },
+  "PATCH /api/tables/[id]/schedules/[scheduleId]": {
+    kind: "keyed",
+    scope: "resource",
+    ok: 200,
+    request: (f) => ({
+      path: `/api/tables/${f.tableId}/schedules/${f.scheduleId}`,
+      body: { cron: "0 5 * * *" },
+    }),
+    mixed: (own, t) => ({
+      path: `/api/tables/${own.tableId}/schedules/${t.scheduleId}`,
+      body: { cron: "0 5 * * *" },
+    }),
+  },
+  "DELETE /api/tables/[id]/schedules/[scheduleId]": {
+    kind: "keyed",
+    scope: "resource",
+    ok: 204,
+    request: (f) => ({ path: `/api/tables/${f.tableId}/schedules/${f.scheduleId}` }),
+    mixed: (own, t) => ({ path: `/api/tables/${own.tableId}/schedules/${t.scheduleId}` }),
+  },
   "GET /api/tables/[id]/rows": {
     kind: "keyed",
     scope: "resource",

@@ -24,7 +24,9 @@ export async function dbFingerprint(): Promise<string> {
       (select count(*) from secrets) as secrets,
       (select max(updated_at) from secrets) as secrets_at,
       (select count(*) from saved_views) as views,
-      (select max(updated_at) from saved_views) as views_at`,
+      (select max(updated_at) from saved_views) as views_at,
+      (select count(*) from schedules) as schedules,
+      (select max(updated_at) from schedules) as schedules_at`,
   );
   return JSON.stringify(row);
 }

@@ -263,7 +263,7 @@ describe("cell guards", () => {
  * real Postgres, each step checked against the state machine of DESIGN.md §4.
  */
 type Op =
-  | { kind: "stamp"; mode: "all" | "new" | "incomplete" }
+  | { kind: "stamp"; mode: "all" | "new" | "incomplete" | "stale" }
   | {
       kind: "claim" | "progress" | "complete" | "fail" | "failQueued" | "pause" | "resume";
       actor: number;
@@ -281,7 +281,12 @@ describe("model-based", () => {
     const opArb: fc.Arbitrary<Op> = fc.oneof(
       fc.record({
         kind: fc.constant("stamp" as const),
-        mode: fc.constantFrom("all" as const, "new" as const, "incomplete" as const),
+        mode: fc.constantFrom(
+          "all" as const,
+          "new" as const,
+          "incomplete" as const,
+          "stale" as const,
+        ),
       }),
       fc.record({
         kind: fc.constantFrom(
@@ -315,13 +320,18 @@ describe("model-based", () => {
                 rowIds: [r],
                 afterPosition: -1,
                 maxRows: 1,
+                // A cut-off past every end time: any completed cell is stale.
+                ...(op.mode === "stale"
+                  ? { stale: { hours: 1, asOf: "2999-01-01T00:00:00Z" } }
+                  : {}),
               });
               const now = await cell(r);
               const allowed =
                 op.mode === "all" ||
                 before.status === null ||
                 (op.mode === "incomplete" &&
-                  (before.status === "error" || before.status === "cancelled"));
+                  (before.status === "error" || before.status === "cancelled")) ||
+                (op.mode === "stale" && before.status === "completed");
               if (allowed) {
                 expect(now?.status).toBe("queued");
                 expect(now?.execution_id).not.toBe(before.exec);

@@ -97,6 +97,7 @@ describe("trigger.dev tasks", () => {
     const jobs = jobsFor("trigger");
     expect(jobs.map((j) => j.id).sort()).toEqual([
       "drain-run-cancels",
+      "fire-schedules",
       "fold-counts",
       "prune-events",
       "redrive-orphans",
@@ -129,6 +130,48 @@ describe("trigger.dev tasks", () => {
       cell: { groupId: "g1", state: "completed" },
       attemptsEnded: 2,
     });
+  });
+
+  it("the fire-schedules task starts a due schedule's run and triggers its carriers after the commit, once", async () => {
+    const t = await waitTable(key, { groups: 1, ms: 5, rows: 2 });
+    const created = await apiClient(key).POST("/api/tables/{id}/schedules", {
+      params: { path: { id: t.id } },
+      body: { cron: "* * * * *", mode: "all" },
+    });
+    const scheduleId = dataOf(created).id;
+    await getDatabase().db.execute(
+      sql`update schedules set next_run_at = now() - interval '1 second' where id = ${scheduleId}`,
+    );
+    const carriers: unknown[] = [];
+    fake.onRun((run) => {
+      if (run.task === TASKS.carrier) carriers.push(run.payload);
+    });
+    const fire = () =>
+      runInMockTaskContext(
+        async ({ ctx, locals }) => {
+          locals.set(taskEngineKey, engine);
+          const task = catalogTask("fire-schedules");
+          return task.fns.run({}, { ctx, signal: new AbortController().signal });
+        },
+        { ctx: { run: { id: "run_fire_schedules" } } },
+      );
+    // Two overlapping runs of the minute task: one run of the schedule.
+    await Promise.all([fire(), fire()]);
+    const [row] = await queryRows<{ dispatches: number; last: string | null }>(
+      getDatabase().db,
+      sql`select (select count(*)::int from dispatches where table_id = ${t.id}) as dispatches,
+                 (select last_dispatch_id from schedules where id = ${scheduleId}) as last`,
+    );
+    expect(row?.dispatches).toBe(1);
+    expect(row?.last).not.toBeNull();
+    expect(await waitFor(async () => carriers.length >= 2, 5_000), JSON.stringify(carriers)).toBe(
+      true,
+    );
+    expect(carriers).toEqual(
+      expect.arrayContaining(
+        t.rowIds.map((rowId) => expect.objectContaining({ tableId: t.id, rowId })),
+      ),
+    );
   });
 
   it("a payload that is not a carrier payload is refused before anything runs", async () => {

@@ -184,6 +184,20 @@ describe("run and stop flags", () => {
     });
   });
 
+  it("--mode stale sends its hours, and needs them", () => {
+    expect(parseRun(["T", "--mode", "stale", "--stale-after-hours", "24"])).toEqual({
+      ok: true,
+      value: { mode: "stale", staleAfterHours: 24 },
+    });
+    for (const argv of [
+      ["T", "--mode", "stale"],
+      ["T", "--mode", "stale", "--stale-after-hours", "0"],
+      ["T", "--mode", "stale", "--stale-after-hours", "soon"],
+      ["T", "--mode", "all", "--stale-after-hours", "2"],
+    ])
+      expect(parseRun(argv)).toMatchObject({ ok: false, reason: { exit: 2 } });
+  });
+
   it("the default mode is incomplete and nothing else is sent", () => {
     expect(parseRun(["Companies"])).toEqual({ ok: true, value: { mode: "incomplete" } });
   });

@@ -28,6 +28,7 @@ export const RUN_SPEC = {
     "where-json": { type: "string" },
     limit: { type: "string" },
     resume: { type: "boolean" },
+    "stale-after-hours": { type: "string" },
     "max-credits": { type: "string" },
     "max-credits-per-row": { type: "string" },
     "dry-run": { type: "boolean" },
@@ -39,6 +40,7 @@ export interface RunFlags extends ScopeFlags {
   mode?: string;
   limit?: string;
   resume?: boolean;
+  "stale-after-hours"?: string;
   "max-credits"?: string;
   "max-credits-per-row"?: string;
   "dry-run"?: boolean;
@@ -51,6 +53,8 @@ export function runRequest(table: Table, flags: RunFlags): CliResult<Schemas["Cr
   if (!mode) return usageError(`--mode is one of ${RUN_MODES.join(", ")}, not "${flags.mode}"`);
   if (flags["dry-run"] && flags.follow)
     return usageError("--dry-run starts nothing, so there is nothing to --follow");
+  const staleAfterHours = staleHours(mode, flags["stale-after-hours"]);
+  if (!staleAfterHours.ok) return staleAfterHours;
   const scope = scopeOf(table, flags);
   if (!scope.ok) return scope;
   const limit = wholeNumber("limit", flags.limit, 1);
@@ -68,9 +72,24 @@ export function runRequest(table: Table, flags: RunFlags): CliResult<Schemas["Cr
       ...(maxCredits.value !== undefined ? { maxCredits: maxCredits.value } : {}),
       ...(perRow.value !== undefined ? { maxCreditsPerRow: perRow.value } : {}),
       ...(flags.resume ? { resume: true } : {}),
+      ...(staleAfterHours.value !== undefined ? { staleAfterHours: staleAfterHours.value } : {}),
       ...(flags["dry-run"] ? { dryRun: true } : {}),
     },
   };
+}
+
+/** `--stale-after-hours`: required by `--mode stale` (hours > 0), refused with any other. */
+function staleHours(mode: string, raw: string | undefined): CliResult<number | undefined> {
+  if (mode !== "stale") {
+    if (raw === undefined) return { ok: true, value: undefined };
+    return usageError("--stale-after-hours goes with --mode stale");
+  }
+  const n = Number(raw);
+  if (raw === undefined || raw.trim() === "" || !Number.isFinite(n) || n <= 0)
+    return usageError(
+      `--mode stale needs --stale-after-hours <h>, a number of hours > 0${raw === undefined ? "" : `, not "${raw}"`}`,
+    );
+  return { ok: true, value: n };
 }
 
 const count = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;

@@ -1,6 +1,6 @@
 /**
  * The operations under `/api/tables`: tables, rows, cells, runs, events, CSV and the
- * table's webhooks and saved views. Each entry names the contract its route validates with and the
+ * table's webhooks, schedules and saved views. Each entry names the contract its route validates with and the
  * contract its service answers with, so the document describes what the code does.
  */
 import { z } from "zod";
@@ -32,6 +32,13 @@ import {
   RunsCancelled,
   RunView,
 } from "@/contracts/runs";
+import {
+  CreateScheduleRequest,
+  MAX_SCHEDULES_PER_TABLE,
+  PatchScheduleRequest,
+  Schedule,
+  ScheduleList,
+} from "@/contracts/schedules";
 import {
   CreateTableRequest,
   PatchedTable,
@@ -406,4 +413,61 @@ const views: Operation[] = [
   },
 ];
 
-export const TABLE_OPERATIONS: Operation[] = [...tables, ...rows, ...runs, ...io, ...views];
+const SCHEDULE = { ...TABLE, scheduleId: "The schedule's id" };
+
+const scheduleOps: Operation[] = [
+  {
+    method: "get",
+    path: "/api/tables/{id}/schedules",
+    operationId: "listSchedules",
+    tag: "Schedules",
+    summary: "List the table's schedules, oldest first, with their next and last runs",
+    access: "key",
+    params: TABLE,
+    answers: [{ status: 200, description: "The schedules", json: ScheduleList }],
+  },
+  {
+    method: "post",
+    path: "/api/tables/{id}/schedules",
+    operationId: "createSchedule",
+    tag: "Schedules",
+    summary: "Run the table on a cron (five fields, in an IANA time zone, UTC by default)",
+    description: `The body is the run's (as \`POST /runs\` takes it, without rowIds and dryRun) with \`cron\`, \`timezone\` and \`enabled\`. Each due time starts one run, once across every process; a due time while the schedule's last run is still active is skipped (\`skipped\`, \`lastSkippedAt\`); after downtime one run catches up, not one per missed time. A bad cron or time zone → 400. At most ${MAX_SCHEDULES_PER_TABLE} schedules per table (→ 409).`,
+    access: "key",
+    params: TABLE,
+    body: { json: CreateScheduleRequest },
+    answers: [{ status: 201, description: "The schedule", json: Schedule }],
+    errors: [409],
+  },
+  {
+    method: "patch",
+    path: "/api/tables/{id}/schedules/{scheduleId}",
+    operationId: "patchSchedule",
+    tag: "Schedules",
+    summary:
+      "Change a schedule (the fields given replace its own; a new cron, time zone or enabling computes the next due time from now)",
+    access: "key",
+    params: SCHEDULE,
+    body: { json: PatchScheduleRequest },
+    answers: [{ status: 200, description: "The schedule", json: Schedule }],
+  },
+  {
+    method: "delete",
+    path: "/api/tables/{id}/schedules/{scheduleId}",
+    operationId: "deleteSchedule",
+    tag: "Schedules",
+    summary: "Delete a schedule (a run it started goes on)",
+    access: "key",
+    params: SCHEDULE,
+    answers: [{ status: 204, description: "Deleted" }],
+  },
+];
+
+export const TABLE_OPERATIONS: Operation[] = [
+  ...tables,
+  ...rows,
+  ...runs,
+  ...io,
+  ...scheduleOps,
+  ...views,
+];

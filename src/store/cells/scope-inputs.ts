@@ -52,7 +52,7 @@ export async function scopeInputs(
            cross join lateral (select p.row_id as id, p.data) as r
            cross join ${groups.from}
             left join cells c on c.row_id = p.row_id and c.group_id = g.group_id
-           where g.group_id = ${page.groupId} and ${eligible(scope.mode)} and ${guards}
+           where g.group_id = ${page.groupId} and ${eligible(scope)} and ${guards}
              and ${whereSql(page.runIf ?? [])}
         )
         select coalesce((select jsonb_agg(data order by position) from counted), '[]'::jsonb) as rows,

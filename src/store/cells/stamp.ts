@@ -3,7 +3,8 @@
  * gets a fresh execution id: the new authority. Mode guards live in the conflict clause,
  * so a stamp racing another writer can never replace what its mode must leave alone:
  * `new` never touches an existing cell; `incomplete` only re-arms `error`/`cancelled`
- * cells (in-flight ones are already on their way); `all` replaces anything, and the
+ * cells (in-flight ones are already on their way); `stale` only re-arms `completed` cells
+ * that ended before the run's cut-off; `all` replaces anything, and the
  * attempt it replaces becomes stale. A new execution starts counting attempts and
  * losses from 0.
  * A `resume` page starts an error/cancelled cell's new execution from what its last one
@@ -61,6 +62,22 @@ export interface StampPage {
   switched?: boolean;
   /** Error/cancelled cells start from their last execution's checkpoints (see the header). */
   resume?: boolean;
+  /**
+   * Mode `stale`: a completed cell that ended more than `hours` before `asOf` (the run's
+   * creation; null: now, for a dry run) is stamped again.
+   */
+  stale?: StaleCutoff;
+}
+
+export interface StaleCutoff {
+  hours: number;
+  asOf: string | null;
+}
+
+/** The end time before which a completed cell is stale. */
+function staleBefore(stale: StaleCutoff | undefined): SQL {
+  if (!stale) throw new Error('mode "stale" needs staleAfterHours');
+  return sql`(coalesce(${stale.asOf}::timestamptz, now()) - ${stale.hours}::float8 * interval '1 hour')`;
 }
 
 /**
@@ -86,7 +103,8 @@ export interface StampResult {
 }
 
 /** Which existing cell (alias c, possibly absent) this mode may stamp. */
-export function eligible(mode: RunMode): SQL {
+export function eligible(scope: { mode: RunMode; stale?: StaleCutoff }): SQL {
+  const { mode } = scope;
   switch (mode) {
     case "all":
       return sql`true`;
@@ -97,12 +115,16 @@ export function eligible(mode: RunMode): SQL {
     // The cell's last attempt ended in error (a cell only keeps its last attempt's status).
     case "failed":
       return sql`c.status = 'error'`;
+    // Paused and in-flight cells are on their way; error and cancelled ones are not stale.
+    case "stale":
+      return sql`(c.status is null or (c.status = 'completed' and c.finished_at < ${staleBefore(scope.stale)}))`;
     default:
       return assertNever(mode);
   }
 }
 
-function replaceable(mode: RunMode): SQL {
+function replaceable(scope: { mode: RunMode; stale?: StaleCutoff }): SQL {
+  const { mode } = scope;
   switch (mode) {
     case "all":
       return sql`true`;
@@ -112,6 +134,8 @@ function replaceable(mode: RunMode): SQL {
       return sql`false`;
     case "failed":
       return sql`cells.status = 'error'`;
+    case "stale":
+      return sql`(cells.status = 'completed' and cells.finished_at < ${staleBefore(scope.stale)})`;
     default:
       return assertNever(mode);
   }
@@ -240,7 +264,7 @@ export function scopedRows(
              ${rowFilter}
              and exists (select 1 from ${groups.from}
                           left join cells c on c.row_id = r.id and c.group_id = g.group_id
-                         where ${eligible(scope.mode)} and ${guards})
+                         where ${eligible(scope)} and ${guards})
            order by r.position
            ${page.limit === null ? sql`` : sql`limit ${page.limit}`}`;
 }
@@ -268,14 +292,14 @@ export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
            cross join lateral (select p.row_id as id, p.data) as r
            cross join ${groups.from}
             left join cells c on c.row_id = p.row_id and c.group_id = g.group_id
-           where ${eligible(page.mode)} and ${guards}
+           where ${eligible(page)} and ${guards}
           on conflict (row_id, group_id) do update set
             status = 'queued', execution_id = excluded.execution_id, dispatch_id = excluded.dispatch_id,
             request_seq = greatest(cells.request_seq, excluded.request_seq),
             outcome = null, error = null, running_block_ids = '{}', block_errors = '{}'::jsonb,
             details = '{}'::jsonb, run_id = null, attempt = 0, losses = 0, queued_at = now(), started_at = null,
             finished_at = null, updated_at = now(), resumed_from = ${resumedFrom(page)}
-          where ${replaceable(page.mode)}
+          where ${replaceable(page)}
           returning table_id, row_id, group_id, status, outcome, execution_id, error, running_block_ids,
                     block_errors, dispatch_id, attempt, resumed_from
         ),
@@ -346,7 +370,7 @@ export async function countScope(
            cross join lateral (select p.row_id as id, p.data) as r
            cross join ${groups.from}
             left join cells c on c.row_id = p.row_id and c.group_id = g.group_id
-           where ${eligible(scope.mode)} and ${guards}
+           where ${eligible(scope)} and ${guards}
            group by g.group_id
         )
         select (select count(*) from scoped_rows)::int as rows,

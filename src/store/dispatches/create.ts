@@ -23,6 +23,8 @@ export interface NewDispatch {
   maxCreditsPerRow?: number | null;
   /** Error/cancelled cells start from their last execution's checkpoints. */
   resume?: boolean;
+  /** Mode `stale`: completed cells that ended more than this many hours before the run. */
+  staleAfterHours?: number | null;
 }
 
 /**

@@ -53,10 +53,12 @@ export async function stampNextPage(
         excluded: StopExclusion[];
         where: TypedCondition[] | null;
         resume: boolean;
+        stale_after_hours: number | null;
+        created_at: string;
       }>(
         tx,
         sql`select seq, table_id, group_ids, mode, row_ids, row_limit, stamp_after, stamped_rows, depends_on, excluded,
-                   "where", resume
+                   "where", resume, stale_after_hours, created_at::text
             from dispatches where id = ${dispatchId} and status = 'active' and stamping for update`,
       );
       if (!d) return { more: false, cells: 0, rows: 0, displaced: [] };
@@ -76,6 +78,9 @@ export async function stampNextPage(
               excluded: d.excluded,
               where: d.where,
               resume: d.resume,
+              ...(d.stale_after_hours === null
+                ? {}
+                : { stale: { hours: d.stale_after_hours, asOf: d.created_at } }),
               ...(d.depends_on ? { dependsOn: d.depends_on } : {}),
             })
           : { rows: 0, cells: 0, lastPosition: null, scanned: 0 };

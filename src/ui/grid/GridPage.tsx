@@ -26,6 +26,7 @@ import { RunDialog } from "./RunDialog";
 import { type MenuAnchor, RunMenu } from "./RunMenu";
 import { RunProgress } from "./RunProgress";
 import { NO_QUERY, nextSort, type RowQuery } from "./row-query";
+import { SchedulesDialog } from "./SchedulesDialog";
 import {
   edited,
   queryOfView,
@@ -44,6 +45,7 @@ type Open =
   | { kind: "group"; group?: Group }
   | { kind: "approve"; row: RowView; group: Group }
   | { kind: "details"; row: RowView; group: Group }
+  | { kind: "schedules" }
   | null;
 
 export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string }) {
@@ -205,6 +207,7 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
         onDeleteSelected={() => void deleteSelected()}
         onRunMenu={setMenu}
         onStopAll={() => void stop({})}
+        onSchedules={() => setOpen({ kind: "schedules" })}
         onAutoRun={({ dispatchId, ...t }) => {
           live.setTable(t);
           if (dispatchId) live.refreshRuns();
@@ -315,6 +318,9 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
           group={open.group}
           onClose={() => setOpen(null)}
         />
+      )}
+      {open?.kind === "schedules" && (
+        <SchedulesDialog tableId={tableId} onClose={() => setOpen(null)} />
       )}
       {confirming && (
         <RunDialog

@@ -2,7 +2,7 @@
 /**
  * The bar over a table's grid: its name, whether the live stream is connected, how many
  * rows have loaded, the table's auto-run switch, and the buttons: + Row, + Column, + Group, run or delete the selected
- * rows, the Run ▾ menu for every group, Stop all, Export CSV; and the saved views' picker.
+ * rows, the Run ▾ menu for every group, Stop all, Schedules, Export CSV; and the saved views' picker.
  */
 import type { ReactNode } from "react";
 import type { PatchedTable, TableView } from "@/contracts/table";
@@ -33,6 +33,7 @@ interface Props {
   onDeleteSelected(): void;
   onRunMenu(anchor: MenuAnchor): void;
   onStopAll(): void;
+  onSchedules(): void;
   onAutoRun(table: PatchedTable): void;
   onError(message: string): void;
   /** The saved views' picker (`ViewPicker`). */
@@ -93,6 +94,9 @@ export function GridToolbar({ tableId, table, live, selectedCount, canStop, view
         onClick={on.onStopAll}
       >
         Stop all
+      </button>
+      <button type="button" className="btn" data-testid="schedules-open" onClick={on.onSchedules}>
+        Schedules
       </button>
       <a className="btn" href={csvExportUrl(tableId)} download>
         Export CSV

@@ -1,0 +1,72 @@
+/**
+ * A schedule's due time, taken once. Invariant: the due time a scheduler saw (`seen`)
+ * moves to the next one in one guarded UPDATE (same id, same due time, still due, still
+ * enabled), inside the transaction that then creates the run (services/schedule-fire.ts):
+ * of two schedulers that saw the same due time, the second waits for the first's row lock,
+ * finds the due time moved and gets null, so one due time starts at most one run, and a
+ * run that failed to be created rolls the due time back with it. A due time whose last run
+ * is still active is taken too, recorded as skipped (`last_skipped_at`, `skipped`), and
+ * starts nothing. The next due time is computed from now by the caller, so after downtime
+ * one run catches up for every missed time.
+ */
+import { type Db, queryRows } from "@db/client";
+import { sql } from "drizzle-orm";
+
+export interface ClaimedSchedule {
+  tableId: string;
+  run: unknown;
+  /** The schedule's last run is still active: this due time was skipped. */
+  busy: boolean;
+}
+
+export async function claimDueSchedule(
+  db: Db,
+  due: { id: string; seen: string; now: Date; next: Date },
+): Promise<ClaimedSchedule | null> {
+  const now = due.now.toISOString();
+  const [row] = await queryRows<ClaimedSchedule>(
+    db,
+    sql`with cur as (
+          select s.id,
+                 exists (select 1 from dispatches d
+                          where d.id = s.last_dispatch_id and d.status = 'active') as busy
+            from schedules s
+           where s.id = ${due.id} and s.enabled
+             and s.next_run_at = ${due.seen}::timestamptz
+             and s.next_run_at <= ${now}::timestamptz
+           for update of s
+        )
+        update schedules s
+           set next_run_at = ${due.next.toISOString()}::timestamptz, updated_at = now(),
+               last_skipped_at = case when cur.busy then ${now}::timestamptz else s.last_skipped_at end,
+               skipped = s.skipped + case when cur.busy then 1 else 0 end
+          from cur
+         where s.id = cur.id
+        returning s.table_id as "tableId", s.run, cur.busy`,
+  );
+  return row ?? null;
+}
+
+/** The run a due time started: in the claim's transaction, so both commit or neither. */
+export async function recordScheduledRun(
+  db: Db,
+  run: { id: string; dispatchId: string; now: Date },
+): Promise<void> {
+  await queryRows(
+    db,
+    sql`update schedules set last_run_at = ${run.now.toISOString()}::timestamptz,
+               last_dispatch_id = ${run.dispatchId}, last_error = null, updated_at = now()
+         where id = ${run.id}`,
+  );
+}
+
+/** Why a due time (already taken) started no run: the request no longer fits the table. */
+export async function recordScheduleError(
+  db: Db,
+  failed: { id: string; message: string },
+): Promise<void> {
+  await queryRows(
+    db,
+    sql`update schedules set last_error = ${failed.message}, updated_at = now() where id = ${failed.id}`,
+  );
+}
