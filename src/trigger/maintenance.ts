@@ -1,11 +1,12 @@
 /**
  * Scheduled tasks, from the one table of maintenance jobs (src/runtime/maintenance.ts):
  * the re-drive, the drain of the run-cancel outbox and the progress counters' fold every
- * minute, the pruning of old rows every ten. Each is its own exported task (trigger.dev indexes exports); ids and
+ * minute, the destinations' sender for each minute, the pruning of old rows every ten. Each is its own exported task (trigger.dev indexes exports); ids and
  * schedules come from the table, so the local worker and these cannot drift apart.
  */
 import { schedules } from "@trigger.dev/sdk";
 import {
+  DRAIN_DESTINATIONS,
   DRAIN_RUN_CANCELS,
   FOLD_COUNTS,
   type MaintenanceJob,
@@ -30,3 +31,4 @@ export const redriveOrphansTask = scheduled(REDRIVE);
 export const pruneTask = scheduled(PRUNE);
 export const drainRunCancelsTask = scheduled(DRAIN_RUN_CANCELS);
 export const foldCountsTask = scheduled(FOLD_COUNTS);
+export const drainDestinationsTask = scheduled(DRAIN_DESTINATIONS);
