@@ -6,7 +6,7 @@
  * sends in flight (each is settled as a retry due at once, or left to its lease) and
  * returns once none is in flight.
  */
-import { type SenderSettings, claimDue, drainAllMarks, sendDelivery } from "./destination-send";
+import { claimDue, drainAllMarks, type SenderSettings, sendDelivery } from "./destination-send";
 
 /** How often a worker drains and claims: a finished row leaves within about this. */
 export const DESTINATION_EVERY_MS = 500;
@@ -17,7 +17,10 @@ export interface DestinationLoop {
   tick(): Promise<void>;
 }
 
-export function startDestinationLoop(s: SenderSettings, everyMs = DESTINATION_EVERY_MS): DestinationLoop {
+export function startDestinationLoop(
+  s: SenderSettings,
+  everyMs = DESTINATION_EVERY_MS,
+): DestinationLoop {
   const stopping = new AbortController();
   const inFlight = new Set<Promise<unknown>>();
   let busy: Promise<void> | null = null;

@@ -84,7 +84,10 @@ export async function sendDelivery(
   const outcome = await post(s, d, stopping);
   const settled = await settleDelivery(s.db, d, outcome, s.now());
   if (outcome.kind !== "delivered")
-    s.log.info({ deliveryId: d.id, destinationId: d.destinationId, ...outcome }, "delivery not accepted");
+    s.log.info(
+      { deliveryId: d.id, destinationId: d.destinationId, ...outcome },
+      "delivery not accepted",
+    );
   return settled;
 }
 

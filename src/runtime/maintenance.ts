@@ -6,13 +6,13 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Env } from "@/config/env";
-import { type RedriveEngine, redriveOrphans } from "@/engine/redrive";
 import { startDestinationLoop } from "@/engine/destination-loop";
 import { senderSettings } from "@/engine/destination-send";
+import { type RedriveEngine, redriveOrphans } from "@/engine/redrive";
 import { drainRunCancels, drainSettingsFromEnv } from "@/engine/run-cancel-drain";
 import { pruneChildRuns } from "@/store/child-runs/prune";
-import { pruneEnrichmentCache } from "@/store/enrichment-cache/prune";
 import { pruneDestinationDeliveries } from "@/store/destinations/prune";
+import { pruneEnrichmentCache } from "@/store/enrichment-cache/prune";
 import { pruneEvents } from "@/store/events/prune";
 import { pruneExecutionSteps } from "@/store/execution-steps/prune";
 import { pruneHookDeliveries } from "@/store/hook-deliveries/prune";

@@ -76,11 +76,7 @@ export async function setDestinationEnabled(
   s: Scope,
   enabled: boolean,
 ): Promise<DestinationRecord | null> {
-  const [row] = await db
-    .update(destinations)
-    .set({ enabled })
-    .where(inScope(s))
-    .returning(columns);
+  const [row] = await db.update(destinations).set({ enabled }).where(inScope(s)).returning(columns);
   return row ?? null;
 }
 
