@@ -35,6 +35,8 @@ export interface Fixture {
   workflowId: string;
   hookId: string;
   hookSecret: string;
+  destinationId: string;
+  destinationSecret: string;
   dispatchId: string;
   executionId: string;
   secretName: string;
@@ -140,6 +142,14 @@ export async function makeFixture(ws: Workspace, role: string): Promise<Fixture>
     }),
     201,
   );
+  // Port 9 (discard) on loopback: a delivery, were one made, is refused and retried.
+  const destination = must(
+    await call<{ id: string; secret: string }>("POST", `/api/tables/${table.id}/destinations`, {
+      key,
+      body: { url: "http://127.0.0.1:9/hook", name: `${tag} destination` },
+    }),
+    201,
+  );
   // Two secrets: the matrix replaces one (PUT) and deletes the other, so a foreign PUT
   // that creates the caller's own secret of that name cannot turn the DELETE into a 204.
   const secretName = `${role.toUpperCase()}_SECRET`;
@@ -156,6 +166,8 @@ export async function makeFixture(ws: Workspace, role: string): Promise<Fixture>
     workflowId: wf.id,
     hookId: hook.id,
     hookSecret: hook.secret,
+    destinationId: destination.id,
+    destinationSecret: destination.secret,
     dispatchId: run.dispatchId,
     executionId: row.cells.g?.executionId ?? "",
     secretName,
@@ -164,7 +176,7 @@ export async function makeFixture(ws: Workspace, role: string): Promise<Fixture>
 
 /**
  * Everything of one workspace a request could change, as one string: every row of every
- * table it owns (directly or through its tables, workflows and hooks), as Postgres prints it
+ * table it owns (directly or through its tables, workflows, hooks and destinations), as Postgres prints it
  * (the `progress` events aside: the counters' fold writes those on its own clock).
  */
 export async function workspaceFingerprint(workspaceId: string): Promise<string> {
@@ -185,7 +197,8 @@ export async function workspaceFingerprint(workspaceId: string): Promise<string>
         (select string_agg(x::text, '|' order by x::text) from workflow_versions x where workflow_id in (select id from w)) as versions,
         (select string_agg(x::text, '|' order by x::text) from hooks x where workspace_id = ${workspaceId}) as hooks,
         (select string_agg(x::text, '|' order by x::text) from hook_deliveries x where hook_id in (select id from h)) as deliveries,
-        (select string_agg(x::text, '|' order by x::text) from secrets x where workspace_id = ${workspaceId}) as secrets`,
+        (select string_agg(x::text, '|' order by x::text) from secrets x where workspace_id = ${workspaceId}) as secrets,
+        (select string_agg(x::text, '|' order by x::text) from destinations x where workspace_id = ${workspaceId}) as destinations`,
   );
   return JSON.stringify(row);
 }
@@ -202,6 +215,8 @@ export function victimMarkers(f: Fixture): string[] {
     f.workflowId,
     f.hookId,
     f.hookSecret,
+    f.destinationId,
+    f.destinationSecret,
     f.dispatchId,
     f.executionId,
     // Not the secret names: any workspace may pick the same one (the values carry the tag).

@@ -22,7 +22,8 @@ export async function dbFingerprint(): Promise<string> {
       (select count(*) from hooks where revoked_at is null) as hooks,
       (select count(*) from hook_deliveries) as hook_deliveries,
       (select count(*) from secrets) as secrets,
-      (select max(updated_at) from secrets) as secrets_at`,
+      (select max(updated_at) from secrets) as secrets_at,
+      (select string_agg(id || ':' || enabled, ',' order by id) from destinations) as destinations`,
   );
   return JSON.stringify(row);
 }
