@@ -7,6 +7,7 @@
  * cursor, with lastError.
  */
 import { randomBytes } from "node:crypto";
+import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -48,11 +49,10 @@ describe("destinations API", () => {
     const d = dataOf(res);
     expect(d).toMatchObject({ url: "https://example.com/in", name: "CRM", enabled: true, tableId });
     expect(d.secret).toMatch(/^whsec_/);
-    const [stored] = (
-      await db().execute<{ c: string }>(
-        sql`select secret_ciphertext as c from destinations where id = ${d.id}`,
-      )
-    ).rows;
+    const [stored] = await queryRows<{ c: string }>(
+      db(),
+      sql`select secret_ciphertext as c from destinations where id = ${d.id}`,
+    );
     expect(stored?.c).not.toContain(d.secret);
     const list = dataOf(
       await apiClient(key).GET("/api/tables/{id}/destinations", {
