@@ -24,24 +24,38 @@ export function startDestinationLoop(
   const stopping = new AbortController();
   const inFlight = new Set<Promise<unknown>>();
   let busy: Promise<void> | null = null;
-  const turn = (): Promise<void> => {
-    busy ??= (async () => {
-      await drainAllMarks(s);
-      const sends = (await claimDue(s)).map((d) => {
-        const p = sendDelivery(s, d, stopping.signal).catch((err: unknown) =>
+  let again = false;
+  const once = async (): Promise<void> => {
+    await drainAllMarks(s);
+    for (const d of await claimDue(s)) {
+      const p = sendDelivery(s, d, stopping.signal)
+        .catch((err: unknown) =>
           s.log.warn({ err, deliveryId: d.id }, "delivery failed to settle; its lease expires"),
+        )
+        // A settled delivery frees a slot and may unblock the row's next one: claim again
+        // now rather than at the next tick, so a destination keeps its 10 in flight.
+        .finally(() => {
+          inFlight.delete(p);
+          if (!stopping.signal.aborted) void turn();
+        });
+      inFlight.add(p);
+    }
+  };
+  const turn = (): Promise<void> => {
+    if (busy !== null) {
+      again = true;
+      return busy;
+    }
+    busy = (async () => {
+      do {
+        again = false;
+        await once().catch((err: unknown) =>
+          s.log.warn({ err }, "destination pass failed; the next one retries"),
         );
-        inFlight.add(p);
-        void p.finally(() => inFlight.delete(p));
-        return p;
-      });
-      return sends;
-    })()
-      .then(() => undefined)
-      .catch((err: unknown) => s.log.warn({ err }, "destination pass failed; the next one retries"))
-      .finally(() => {
-        busy = null;
-      });
+      } while (again && !stopping.signal.aborted);
+    })().finally(() => {
+      busy = null;
+    });
     return busy;
   };
   const timer = setInterval(() => {
@@ -51,13 +65,13 @@ export function startDestinationLoop(
   return {
     async tick() {
       await turn();
-      await Promise.all([...inFlight]);
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
     },
     async stop() {
       clearInterval(timer);
       stopping.abort(new Error("sender stopping"));
       await busy;
-      await Promise.all([...inFlight]);
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
     },
   };
 }
