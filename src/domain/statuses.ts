@@ -57,7 +57,6 @@ export type HookAction = (typeof HOOK_ACTIONS)[number];
 
 /** Where a row's delivery to a destination stands (the outbox, store/destinations). */
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
-export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 export const EVENT_KINDS = ["cell", "dispatch", "limit", "schema", "rows", "progress"] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
