@@ -2,11 +2,12 @@
 /**
  * The bar over a table's grid: its name, whether the live stream is connected, how many
  * rows have loaded, the table's auto-run switch, and the buttons: + Row, + Column, + Group, run or delete the selected
- * rows, the Run ▾ menu for every group, Stop all, Export CSV.
+ * rows, the Run ▾ menu for every group, Stop all, Destinations, Export CSV.
  */
 import type { PatchedTable, TableView } from "@/contracts/table";
 import { csvExportUrl } from "../api-raw";
 import { AutoRunSwitch } from "./AutoRunSwitch";
+import { DestinationsButton } from "./DestinationsDialog";
 import { RowBudgetSetting } from "./RowBudgetSetting";
 import type { MenuAnchor } from "./RunMenu";
 import type { StreamState } from "./table-stream";
@@ -90,6 +91,7 @@ export function GridToolbar({ tableId, table, live, selectedCount, canStop, ...o
       >
         Stop all
       </button>
+      <DestinationsButton tableId={tableId} />
       <a className="btn" href={csvExportUrl(tableId)} download>
         Export CSV
       </a>
