@@ -81,7 +81,8 @@ describe("Destinations", () => {
         "failed · HTTP 404",
       );
 
-      await page.getByTestId("destination-enabled").uncheck();
+      // A controlled switch: it turns once the server has answered and the list is read again.
+      await page.getByTestId("destination-enabled").click();
       await waitFor(
         async () => !(await page.getByTestId("destination-enabled").isChecked()),
         5_000,
