@@ -142,14 +142,7 @@ export async function makeFixture(ws: Workspace, role: string): Promise<Fixture>
     }),
     201,
   );
-  // Port 9 (discard) on loopback: a delivery, were one made, is refused and retried.
-  const destination = must(
-    await call<{ id: string; secret: string }>("POST", `/api/tables/${table.id}/destinations`, {
-      key,
-      body: { url: "http://127.0.0.1:9/hook", name: `${tag} destination` },
-    }),
-    201,
-  );
+  const destination = await makeDestination(key, table.id, tag);
   // Two secrets: the matrix replaces one (PUT) and deletes the other, so a foreign PUT
   // that creates the caller's own secret of that name cannot turn the DELETE into a 204.
   const secretName = `${role.toUpperCase()}_SECRET`;
@@ -172,6 +165,21 @@ export async function makeFixture(ws: Workspace, role: string): Promise<Fixture>
     executionId: row.cells.g?.executionId ?? "",
     secretName,
   };
+}
+
+/** Port 9 (discard) on loopback: a delivery, were one made, is refused and retried. */
+async function makeDestination(
+  key: string,
+  tableId: string,
+  tag: string,
+): Promise<{ id: string; secret: string }> {
+  return must(
+    await call<{ id: string; secret: string }>("POST", `/api/tables/${tableId}/destinations`, {
+      key,
+      body: { url: "http://127.0.0.1:9/hook", name: `${tag} destination` },
+    }),
+    201,
+  );
 }
 
 /**
