@@ -60,8 +60,10 @@ export async function claimDeliveries(
   return db.transaction(async (tx) => {
     const [held] = await queryRows<{ id: string }>(
       tx,
+      // `no key update`: a drain inserting this destination's deliveries (a key share on
+      // it, the foreign key) neither waits for a claim nor makes one skip.
       sql`select id from destinations where id = ${destinationId} and enabled
-           for update skip locked`,
+           for no key update skip locked`,
     );
     if (!held) return [];
     return queryRows<ClaimedDelivery>(
