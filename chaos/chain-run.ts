@@ -30,6 +30,8 @@ export interface ChainOptions {
   timeoutMs: number;
   /** Extra environment for the workers. */
   env?: Record<string, string>;
+  /** Runs on the new table before the workers start (a destination to send to, …). */
+  prepare?: (db: Db, table: { tableId: string; workspaceId: string }) => Promise<void>;
   /** Injects the faults while the run goes on; resolves when it has injected them all. */
   faults?: (run: LiveRun) => Promise<void>;
 }
@@ -108,6 +110,7 @@ export async function runChain(opts: ChainOptions): Promise<ChainResult> {
   try {
     const table = await chainTable(db, sink.url, opts.rows);
     const { tableId } = table;
+    await opts.prepare?.(db, table);
     await pool.start(opts.workers);
     const started = Date.now();
     const run = await startRun(

@@ -36,6 +36,13 @@ export interface ChaosConfig {
   triggerCells: number;
   /** How long the fake trigger.dev API answers 500, then as long 429. */
   triggerOutageMs: number;
+  /** Rows of the destination scenario's chain table (each row sent once finished). */
+  destinationRows: number;
+  /** Worker SIGKILLs while deliveries are in flight. */
+  destinationKills: number;
+  /** The receiver's answer latency, and the share of its calls it drops. */
+  destinationLatencyMs: number;
+  destinationDrop: number;
   /** A run still going after this is reported stalled (its cells count as lost). */
   timeoutMs: number;
   baseline: boolean;
@@ -44,7 +51,10 @@ export interface ChaosConfig {
 export function readConfig(): ChaosConfig {
   return {
     only: new Set(
-      (process.env.CHAOS_ONLY ?? "worker-kill,postgres-kill,stop,redis-outage,trigger-outage")
+      (
+        process.env.CHAOS_ONLY ??
+        "worker-kill,postgres-kill,stop,redis-outage,trigger-outage,destination-kill"
+      )
         .split(",")
         .map((s) => s.trim())
         .filter(Boolean),
@@ -63,6 +73,10 @@ export function readConfig(): ChaosConfig {
     redisLongMs: num("CHAOS_REDIS_LONG_MS", 100_000),
     triggerCells: num("CHAOS_TRIGGER_CELLS", 2_000),
     triggerOutageMs: num("CHAOS_TRIGGER_OUTAGE_MS", 10_000),
+    destinationRows: num("CHAOS_DESTINATION_ROWS", 1_000),
+    destinationKills: num("CHAOS_DESTINATION_KILLS", 2),
+    destinationLatencyMs: num("CHAOS_DESTINATION_LATENCY_MS", 50),
+    destinationDrop: num("CHAOS_DESTINATION_DROP", 0.2),
     timeoutMs: num("CHAOS_TIMEOUT_MS", 20 * 60_000),
     baseline: process.env.CHAOS_BASELINE !== "0",
   };

@@ -11,8 +11,10 @@ import { freePort } from "../test/helpers/processes";
 import type { ChainResult } from "./chain-run";
 import { stopEverything } from "./cleanup";
 import { type ChaosConfig, readConfig, say, seededRandom } from "./config";
+import { destinationLine } from "./destination-judge";
 import { moneyLine } from "./money";
 import { RestartablePostgres } from "./postgres-server";
+import { destinationKill } from "./scenarios/destination-kill";
 import { postgresKill } from "./scenarios/postgres-kill";
 import { type RedisResult, redisOutage } from "./scenarios/redis-outage";
 import { stopMidCall } from "./scenarios/stop-mid-call";
@@ -111,6 +113,7 @@ async function main(): Promise<void> {
     await runChainScenarios(s);
     if (cfg.only.has("redis-outage")) await runRedisOutage(s);
     if (cfg.only.has("trigger-outage")) await runTriggerOutage(s);
+    if (cfg.only.has("destination-kill")) await runDestinationKill(s);
   } finally {
     await stopEverything();
     await server.current.stop();
@@ -244,6 +247,27 @@ async function runTriggerOutage({ cfg, withDb, reports }: ChaosSession): Promise
   const r = await withDb((d) => triggerOutage({ ...opts, ...d, outageMs: cfg.triggerOutageMs }));
   say(`trigger-outage: ${r.summary}${versus(r.seconds, base?.seconds)}${verdict(r.problems)}`);
   reports.push(report("trigger-outage", r.problems, r.seconds, base?.seconds ?? null, r));
+}
+
+/** Destinations: a receiver that drops calls, workers SIGKILLed mid-delivery. */
+async function runDestinationKill({ cfg, chain, withDb, reports }: ChaosSession): Promise<void> {
+  const r = await withDb((d) =>
+    destinationKill({
+      ...chain,
+      ...d,
+      rows: cfg.destinationRows,
+      kills: cfg.destinationKills,
+      latencyMs: cfg.destinationLatencyMs,
+      dropFraction: cfg.destinationDrop,
+      drainTimeoutMs: 120_000,
+      random: seededRandom(cfg.seed + 3),
+    }),
+  );
+  const drained = r.drainedAfterMs === null ? "never" : `${(r.drainedAfterMs / 1000).toFixed(1)} s`;
+  say(
+    `destination-kill: ${r.cells} cells in ${r.seconds.toFixed(1)} s, ${r.faults.length} worker kills mid-delivery; ${destinationLine(r.destination)}; outbox empty ${drained} after the run${verdict(r.problems)}`,
+  );
+  reports.push(report("destination-kill", r.problems, r.seconds, null, r));
 }
 
 main().catch((err: unknown) => {

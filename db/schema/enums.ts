@@ -4,6 +4,7 @@ import {
   CELL_STATUSES,
   CHILD_RUN_STATUSES,
   CREDIT_STATES,
+  DELIVERY_STATUSES,
   DISPATCH_STATUSES,
   EVENT_KINDS,
   HALT_REASONS,
@@ -22,3 +23,4 @@ export const haltReason = pgEnum("halt_reason", HALT_REASONS);
 export const hookAction = pgEnum("hook_action", HOOK_ACTIONS);
 export const eventKind = pgEnum("event_kind", EVENT_KINDS);
 export const plan = pgEnum("plan", PLANS);
+export const deliveryStatus = pgEnum("delivery_status", DELIVERY_STATUSES);

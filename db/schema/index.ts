@@ -2,6 +2,7 @@ export * from "./cell-attempts";
 export * from "./cell-counts";
 export * from "./cells";
 export * from "./child-runs";
+export * from "./destinations";
 export * from "./dispatches";
 export * from "./enrichment-cache";
 export * from "./enums";

@@ -653,6 +653,68 @@ export interface paths {
         patch: operations["patchView"];
         trace?: never;
     };
+    "/api/tables/{id}/destinations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the table's destinations (never their secrets) */
+        get: operations["listDestinations"];
+        put?: never;
+        /**
+         * Create a destination (its signing secret is shown once)
+         * @description When one of a row's cells ends and the row then has no queued, running or paused cell, the row is sent: `POST url` with `{ tableId, rowId, data, cells, dispatchId }` (the row as it was then, kept with the delivery), headers `Cellflow-Signature` (the webhook scheme, this destination's secret) and `Cellflow-Delivery` (the same on every re-send). 2xx → delivered; 408, 429, 5xx, a timeout (10 s) or a network error → retried with backoff (base·2ⁿ, at most 1 h, jitter) for 24 h; other 4xx → failed. In order per row, at most 10 in flight per destination. A URL that is not http(s), or a private address or `localhost` (unless CELLFLOW_ALLOW_PRIVATE_NETWORK=1) → 400.
+         */
+        post: operations["createDestination"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tables/{id}/destinations/{destinationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a destination and its deliveries */
+        delete: operations["deleteDestination"];
+        options?: never;
+        head?: never;
+        /**
+         * Enable or disable a destination
+         * @description A disabled destination gets no new deliveries; its pending ones wait and go out once it is enabled again.
+         */
+        patch: operations["patchDestination"];
+        trace?: never;
+    };
+    "/api/tables/{id}/destinations/{destinationId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A destination's deliveries, newest first
+         * @description `status` filters (`failed`, or `pending` with `lastError` for those being retried); `cursor` is the previous page's `nextCursor`. Delivered entries are kept 7 days.
+         */
+        get: operations["listDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1475,6 +1537,49 @@ export interface components {
         CreateHookRequest: {
             action: components["schemas"]["HookAction"];
         };
+        DestinationList: {
+            destinations: components["schemas"]["DestinationView"][];
+        };
+        DestinationView: {
+            id: string;
+            tableId: string;
+            url: string;
+            name: string | null;
+            enabled: boolean;
+            createdAt: string;
+        };
+        CreatedDestination: {
+            id: string;
+            tableId: string;
+            url: string;
+            name: string | null;
+            enabled: boolean;
+            createdAt: string;
+            secret: string;
+        };
+        CreateDestinationRequest: {
+            url: string;
+            name?: string;
+        };
+        PatchDestinationRequest: {
+            enabled: boolean;
+        };
+        DeliveryPage: {
+            deliveries: components["schemas"]["DeliveryView"][];
+            nextCursor: string | null;
+        };
+        DeliveryView: {
+            id: string;
+            rowId: string;
+            status: components["schemas"]["DeliveryStatus"];
+            attempts: number;
+            lastError: string | null;
+            deliveredAt: string | null;
+            nextAttemptAt: string | null;
+            createdAt: string;
+        };
+        /** @enum {string} */
+        DeliveryStatus: "pending" | "delivered" | "failed";
         EnrichmentGroupView: {
             id: string;
             name: string;
@@ -4680,6 +4785,318 @@ export interface operations {
             };
             /** @description The request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    listDestinations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The table's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The destinations */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DestinationList"];
+                };
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    createDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The table's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateDestinationRequest"];
+            };
+        };
+        responses: {
+            /** @description The destination and its secret */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedDestination"];
+                };
+            };
+            /** @description The request is not valid; `issues` say where */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    deleteDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The table's id */
+                id: string;
+                /** @description The destination's id */
+                destinationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    patchDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The table's id */
+                id: string;
+                /** @description The destination's id */
+                destinationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchDestinationRequest"];
+            };
+        };
+        responses: {
+            /** @description The destination */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DestinationView"];
+                };
+            };
+            /** @description The request is not valid; `issues` say where */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    listDeliveries: {
+        parameters: {
+            query?: {
+                /** @description JSON, URL-encoded */
+                status?: components["schemas"]["DeliveryStatus"];
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The table's id */
+                id: string;
+                /** @description The destination's id */
+                destinationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryPage"];
+                };
+            };
+            /** @description The request is not valid; `issues` say where */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

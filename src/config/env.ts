@@ -70,6 +70,11 @@ export const Env = z.object({
     emptyAsUndefined,
     z.coerce.number().int().min(100).max(3_600_000).optional(),
   ),
+  /** The destinations' retry base: the n-th retry waits base·2ⁿ⁻¹ (at most an hour). */
+  CELLFLOW_DESTINATION_RETRY_BASE_MS: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(3_600_000).default(10_000),
+  ),
   EVENTS_RETENTION_HOURS: z.preprocess(
     emptyAsUndefined,
     z.coerce

@@ -34,6 +34,8 @@ export const TASK_ENV = {
   // The drain-run-cancels schedule drains the Stop's outbox inside trigger.dev too.
   CELLFLOW_CANCEL_RATE_PER_SECOND: { secret: false },
   CELLFLOW_CANCEL_CONCURRENCY: { secret: false },
+  // The drain-destinations schedule sends the destinations' outbox inside trigger.dev.
+  CELLFLOW_DESTINATION_RETRY_BASE_MS: { secret: false },
 } as const satisfies Partial<Record<EnvName, { secret: boolean }>>;
 
 /**

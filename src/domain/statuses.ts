@@ -59,6 +59,9 @@ export type HaltReason = (typeof HALT_REASONS)[number];
 export const HOOK_ACTIONS = ["insert_rows", "run"] as const;
 export type HookAction = (typeof HOOK_ACTIONS)[number];
 
+/** Where a row's delivery to a destination stands (the outbox, store/destinations). */
+export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
+
 export const EVENT_KINDS = ["cell", "dispatch", "limit", "schema", "rows", "progress"] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 

@@ -6,10 +6,13 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Env } from "@/config/env";
+import { startDestinationLoop } from "@/engine/destination-loop";
+import { senderSettings } from "@/engine/destination-send";
 import { type RedriveEngine, redriveOrphans } from "@/engine/redrive";
 import { drainRunCancels, drainSettingsFromEnv } from "@/engine/run-cancel-drain";
 import { fireDueSchedules } from "@/services/schedule-fire";
 import { pruneChildRuns } from "@/store/child-runs/prune";
+import { pruneDestinationDeliveries } from "@/store/destinations/prune";
 import { pruneEnrichmentCache } from "@/store/enrichment-cache/prune";
 import { pruneEvents } from "@/store/events/prune";
 import { pruneExecutionSteps } from "@/store/execution-steps/prune";
@@ -31,6 +34,7 @@ export interface MaintenanceContext {
     | "CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS"
     | "CELLFLOW_CANCEL_RATE_PER_SECOND"
     | "CELLFLOW_CANCEL_CONCURRENCY"
+    | "CELLFLOW_DESTINATION_RETRY_BASE_MS"
   >;
   /** Aborted when the job must end (shutdown, or its run's time is nearly up). */
   signal: AbortSignal;
@@ -63,6 +67,7 @@ export const PRUNE: MaintenanceJob = {
       childRuns: await pruneChildRuns(db),
       runKeys: await pruneRunKeys(db),
       executionSteps: await pruneExecutionSteps(db),
+      destinationDeliveries: await pruneDestinationDeliveries(db),
     };
   },
 };
@@ -146,12 +151,41 @@ export const FIRE_SCHEDULES: MaintenanceJob = {
   }),
 };
 
+/** How long one run of the trigger.dev schedule sends: its minute, less a margin. */
+const SEND_RUN_MS = 55_000;
+
+/**
+ * The destinations' outbox on trigger.dev: each minute's run keeps a sender (the one a
+ * local worker runs all the time, src/engine/destination-loop.ts) for its minute, so a
+ * finished row leaves within about a second while a run is alive, and within the gap
+ * between two runs (a few seconds) otherwise. A run that overlaps the next only takes
+ * turns with it: the drain holds an advisory lock, and claims are leases.
+ */
+export const DRAIN_DESTINATIONS: MaintenanceJob = {
+  id: "drain-destinations",
+  cron: "* * * * *",
+  runtimes: ["trigger"],
+  run: async ({ engine, env, signal }) => {
+    const loop = startDestinationLoop(
+      senderSettings({
+        db: engine.database.db,
+        log: engine.log,
+        retryBaseMs: env.CELLFLOW_DESTINATION_RETRY_BASE_MS,
+      }),
+    );
+    await sleep(SEND_RUN_MS, undefined, { signal }).catch(() => undefined);
+    await loop.stop();
+    return {};
+  },
+};
+
 export const MAINTENANCE_JOBS: readonly MaintenanceJob[] = [
   PRUNE,
   REDRIVE,
   DRAIN_RUN_CANCELS,
   FOLD_COUNTS,
   FIRE_SCHEDULES,
+  DRAIN_DESTINATIONS,
 ];
 
 /** The jobs a runtime schedules from the table. */

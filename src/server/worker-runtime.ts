@@ -14,6 +14,8 @@ import { type Env, readEnv } from "@/config/env";
 import type { Logger } from "@/config/log";
 import { listenForCancels } from "@/engine/cancellation";
 import { runCarrier } from "@/engine/carrier";
+import { startDestinationLoop } from "@/engine/destination-loop";
+import { senderSettings } from "@/engine/destination-send";
 import type { Engine } from "@/engine/handle";
 import { LOCK_SESSIONS } from "@/engine/lock-sessions";
 import {
@@ -97,9 +99,10 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     GRAPHILE_CONNECTIONS,
   );
   const backend = new LocalBackend(sessionUrl, { pool: jobsPool });
+  const env = opts.env ?? readEnv();
   const runtime = assembleEngine({
     runtime: "local",
-    env: opts.env ?? readEnv(),
+    env,
     database,
     backend,
     log,
@@ -148,6 +151,15 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
   const redrive = startRedrive(engine, opts, stopping.signal);
   const folds = startFolds(engine, stopping.signal);
   const scheduler = startScheduler(engine, opts, stopping.signal);
+  // The destinations' outbox: every worker drains and sends; the drain's lock and the
+  // claims' leases make several workers take turns, not send twice.
+  const destinations = startDestinationLoop(
+    senderSettings({
+      db: database.db,
+      log,
+      retryBaseMs: env.CELLFLOW_DESTINATION_RETRY_BASE_MS,
+    }),
+  );
   let stopped: Promise<void> | undefined;
   return {
     stop() {
@@ -155,6 +167,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
         redrive.stop();
         folds.stop();
         scheduler.stop();
+        await destinations.stop();
         stopping.abort(new Error("worker stopping"));
         await runner.stop();
         await listener.stop();

@@ -1,11 +1,13 @@
 /**
  * Scheduled tasks, from the one table of maintenance jobs (src/runtime/maintenance.ts):
  * the re-drive, the drain of the run-cancel outbox, the progress counters' fold and the
- * table schedules due every minute, the pruning of old rows every ten. Each is its own exported task (trigger.dev indexes exports); ids and
- * schedules come from the table, so the local worker and these cannot drift apart.
+ * table schedules due every minute, the destinations' sender for each minute, the pruning
+ * of old rows every ten. Each is its own exported task (trigger.dev indexes exports); ids
+ * and schedules come from the table, so the local worker and these cannot drift apart.
  */
 import { schedules } from "@trigger.dev/sdk";
 import {
+  DRAIN_DESTINATIONS,
   DRAIN_RUN_CANCELS,
   FIRE_SCHEDULES,
   FOLD_COUNTS,
@@ -32,3 +34,4 @@ export const pruneTask = scheduled(PRUNE);
 export const drainRunCancelsTask = scheduled(DRAIN_RUN_CANCELS);
 export const foldCountsTask = scheduled(FOLD_COUNTS);
 export const fireSchedulesTask = scheduled(FIRE_SCHEDULES);
+export const drainDestinationsTask = scheduled(DRAIN_DESTINATIONS);

@@ -37,6 +37,8 @@ export interface Fixture {
   hookSecret: string;
   viewId: string;
   scheduleId: string;
+  destinationId: string;
+  destinationSecret: string;
   dispatchId: string;
   executionId: string;
   secretName: string;
@@ -136,6 +138,7 @@ export async function makeFixture(ws: Workspace, role: string): Promise<Fixture>
     200,
   );
   const owned = await tableResources(key, table.id, tag);
+  const destination = await makeDestination(key, table.id, tag);
   // Two secrets: the matrix replaces one (PUT) and deletes the other, so a foreign PUT
   // that creates the caller's own secret of that name cannot turn the DELETE into a 204.
   const secretName = `${role.toUpperCase()}_SECRET`;
@@ -151,13 +154,15 @@ export async function makeFixture(ws: Workspace, role: string): Promise<Fixture>
     rowId,
     workflowId: wf.id,
     ...owned,
+    destinationId: destination.id,
+    destinationSecret: destination.secret,
     dispatchId: run.dispatchId,
     executionId: row.cells.g?.executionId ?? "",
     secretName,
   };
 }
 
-/** What a table owns besides rows and runs: a webhook, a saved view, a schedule. */
+/** What a table owns besides rows, runs and destinations: a webhook, a saved view, a schedule. */
 async function tableResources(key: string, tableId: string, tag: string) {
   const hook = must(
     await call<{ id: string; secret: string }>("POST", `/api/tables/${tableId}/hooks`, {
@@ -183,10 +188,25 @@ async function tableResources(key: string, tableId: string, tag: string) {
   return { hookId: hook.id, hookSecret: hook.secret, viewId: view.id, scheduleId: schedule.id };
 }
 
+/** Port 9 (discard) on loopback: a delivery, were one made, is refused and retried. */
+async function makeDestination(
+  key: string,
+  tableId: string,
+  tag: string,
+): Promise<{ id: string; secret: string }> {
+  return must(
+    await call<{ id: string; secret: string }>("POST", `/api/tables/${tableId}/destinations`, {
+      key,
+      body: { url: "http://127.0.0.1:9/hook", name: `${tag} destination` },
+    }),
+    201,
+  );
+}
+
 /**
  * Everything of one workspace a request could change, as one string: every row of every
- * table it owns (directly or through its tables, workflows and hooks, its saved views and
- * schedules), as Postgres prints it
+ * table it owns (directly or through its tables, workflows, hooks, saved views, schedules
+ * and destinations), as Postgres prints it
  * (the `progress` events aside: the counters' fold writes those on its own clock).
  */
 export async function workspaceFingerprint(workspaceId: string): Promise<string> {
@@ -209,7 +229,9 @@ export async function workspaceFingerprint(workspaceId: string): Promise<string>
         (select string_agg(x::text, '|' order by x::text) from hook_deliveries x where hook_id in (select id from h)) as deliveries,
         (select string_agg(x::text, '|' order by x::text) from secrets x where workspace_id = ${workspaceId}) as secrets,
         (select string_agg(x::text, '|' order by x::text) from saved_views x where workspace_id = ${workspaceId}) as views,
-        (select string_agg(x::text, '|' order by x::text) from schedules x where workspace_id = ${workspaceId}) as schedules`,
+        (select string_agg(x::text, '|' order by x::text) from schedules x where workspace_id = ${workspaceId}) as schedules,
+
+        (select string_agg(x::text, '|' order by x::text) from destinations x where workspace_id = ${workspaceId}) as destinations`,
   );
   return JSON.stringify(row);
 }
@@ -228,6 +250,8 @@ export function victimMarkers(f: Fixture): string[] {
     f.viewId,
     f.hookSecret,
     f.scheduleId,
+    f.destinationId,
+    f.destinationSecret,
     f.dispatchId,
     f.executionId,
     // Not the secret names: any workspace may pick the same one (the values carry the tag).

@@ -207,6 +207,52 @@ export const MATRIX: Record<string, KeyedSpec | PublicSpec> = {
     request: (f) => ({ path: `/api/tables/${f.tableId}/schedules/${f.scheduleId}` }),
     mixed: (own, t) => ({ path: `/api/tables/${own.tableId}/schedules/${t.scheduleId}` }),
   },
+  "GET /api/tables/[id]/destinations": {
+    kind: "keyed",
+    scope: "resource",
+    ok: 200,
+    request: (f) => ({ path: `/api/tables/${f.tableId}/destinations` }),
+  },
+  "POST /api/tables/[id]/destinations": {
+    kind: "keyed",
+    scope: "resource",
+    ok: 201,
+    request: (f) => ({
+      path: `/api/tables/${f.tableId}/destinations`,
+      body: { url: "http://127.0.0.1:9/another" },
+    }),
+  },
+  "PATCH /api/tables/[id]/destinations/[destinationId]": {
+    kind: "keyed",
+    scope: "resource",
+    ok: 200,
+    request: (f) => ({
+      path: `/api/tables/${f.tableId}/destinations/${f.destinationId}`,
+      body: { enabled: false },
+    }),
+    mixed: (own, t) => ({
+      path: `/api/tables/${own.tableId}/destinations/${t.destinationId}`,
+      body: { enabled: false },
+    }),
+  },
+  "DELETE /api/tables/[id]/destinations/[destinationId]": {
+    kind: "keyed",
+    scope: "resource",
+    ok: 204,
+    request: (f) => ({ path: `/api/tables/${f.tableId}/destinations/${f.destinationId}` }),
+    mixed: (own, t) => ({ path: `/api/tables/${own.tableId}/destinations/${t.destinationId}` }),
+  },
+  "GET /api/tables/[id]/destinations/[destinationId]/deliveries": {
+    kind: "keyed",
+    scope: "resource",
+    ok: 200,
+    request: (f) => ({
+      path: `/api/tables/${f.tableId}/destinations/${f.destinationId}/deliveries`,
+    }),
+    mixed: (own, t) => ({
+      path: `/api/tables/${own.tableId}/destinations/${t.destinationId}/deliveries?status=failed`,
+    }),
+  },
   "GET /api/tables/[id]/rows": {
     kind: "keyed",
     scope: "resource",

@@ -26,7 +26,9 @@ export async function dbFingerprint(): Promise<string> {
       (select count(*) from saved_views) as views,
       (select max(updated_at) from saved_views) as views_at,
       (select count(*) from schedules) as schedules,
-      (select max(updated_at) from schedules) as schedules_at`,
+      (select max(updated_at) from schedules) as schedules_at,
+
+      (select string_agg(id || ':' || enabled, ',' order by id) from destinations) as destinations`,
   );
   return JSON.stringify(row);
 }

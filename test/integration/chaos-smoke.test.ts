@@ -12,6 +12,10 @@
  * - The workload carried by trigger.dev runs (the real adapter against the loopback fake
  *   of its API, runs executed here) while the API answers 500, then 429, for a while:
  *   enqueues are retried, and the re-drive leaves no cell queued once the API is back.
+ * - The workload with a destination whose receiver drops a fifth of its calls, and a
+ *   worker SIGKILLed while deliveries are in flight: every finished row is delivered, no
+ *   delivery id is sent with two bodies (the killed worker's are re-sent when their
+ *   leases run out, 30 s).
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -22,6 +26,7 @@ import type { ChainResult } from "../../chaos/chain-run";
 import { seededRandom } from "../../chaos/config";
 import type { MoneyReport } from "../../chaos/money";
 import { RestartablePostgres } from "../../chaos/postgres-server";
+import { destinationKill } from "../../chaos/scenarios/destination-kill";
 import { postgresKill } from "../../chaos/scenarios/postgres-kill";
 import { triggerOutage } from "../../chaos/scenarios/trigger-outage";
 import { workerKill } from "../../chaos/scenarios/worker-kill";
@@ -98,6 +103,29 @@ describe("on the suite's Postgres", () => {
     expect(r.faults).toHaveLength(1);
     expectWhole(r);
   }, 120_000);
+
+  it("a destination's receiver dropping calls and a worker SIGKILLed mid-delivery: every row delivered, no id with two bodies", async () => {
+    const r = await destinationKill({
+      ...small,
+      ...noCache,
+      url,
+      database,
+      timeoutMs: 60_000,
+      kills: 1,
+      latencyMs: 50,
+      dropFraction: 0.2,
+      drainTimeoutMs: 60_000,
+      random: seededRandom(11),
+    });
+    if (r.problems.length > 0) console.error(JSON.stringify(r.destination, null, 2));
+    expect(r.faults).toHaveLength(1);
+    expect(r.destination.rows).toBe(small.rows);
+    expect(r.destination.refused).toBeGreaterThan(0);
+    expect(r.destination.undelivered).toBe(0);
+    expect(r.destination.idsWithTwoBodies).toBe(0);
+    expect(r.destination.badSignatures).toBe(0);
+    expect(r.problems).toEqual([]);
+  }, 150_000);
 
   it("a trigger.dev API outage mid-dispatch leaves no cell queued", async () => {
     const r = await triggerOutage({

@@ -184,12 +184,14 @@ describe("pruning", () => {
           CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS: 24,
           CELLFLOW_CANCEL_RATE_PER_SECOND: undefined,
           CELLFLOW_CANCEL_CONCURRENCY: undefined,
+          CELLFLOW_DESTINATION_RETRY_BASE_MS: 10_000,
         },
         signal: new AbortController().signal,
       });
       expect(Object.keys(counts).sort()).toEqual([
         "childRuns",
         "deliveries",
+        "destinationDeliveries",
         "enrichmentCache",
         "events",
         "executionSteps",

@@ -96,6 +96,7 @@ describe("trigger.dev tasks", () => {
     for (const id of [TASKS.carrier, TASKS.stamper]) expect(catalogTask(id).id).toBe(id);
     const jobs = jobsFor("trigger");
     expect(jobs.map((j) => j.id).sort()).toEqual([
+      "drain-destinations",
       "drain-run-cancels",
       "fire-schedules",
       "fold-counts",

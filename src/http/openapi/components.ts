@@ -10,6 +10,7 @@ import type { ZodType } from "zod";
 import * as cells from "@/contracts/cells";
 import * as common from "@/contracts/common";
 import * as csv from "@/contracts/csv";
+import * as destinations from "@/contracts/destinations";
 import * as enrichments from "@/contracts/enrichments";
 import * as events from "@/contracts/events";
 import * as health from "@/contracts/health";
@@ -97,6 +98,14 @@ const NAMED: Record<string, ZodType> = {
   CreatedHook: hooks.CreatedHook,
   HookList: hooks.HookList,
   HookRowsInserted: hooks.HookRowsInserted,
+  CreateDestinationRequest: destinations.CreateDestinationRequest,
+  PatchDestinationRequest: destinations.PatchDestinationRequest,
+  DestinationView: destinations.DestinationView,
+  CreatedDestination: destinations.CreatedDestination,
+  DestinationList: destinations.DestinationList,
+  DeliveryStatus: destinations.DeliveryStatus,
+  DeliveryView: destinations.DeliveryView,
+  DeliveryPage: destinations.DeliveryPage,
   PutSecretRequest: secrets.PutSecretRequest,
   SecretView: secrets.SecretView,
   SecretList: secrets.SecretList,

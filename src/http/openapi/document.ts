@@ -8,6 +8,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-ope
 import { TableEvent } from "@/contracts/events";
 import { describeAnswers } from "./answers";
 import { nameComponents } from "./components";
+import { DESTINATION_OPERATIONS } from "./destination-routes";
 import { type Operation, registerOperation } from "./operation";
 import { TABLE_OPERATIONS } from "./table-routes";
 import { WORKSPACE_OPERATIONS } from "./workspace-routes";
@@ -15,7 +16,11 @@ import { WORKSPACE_OPERATIONS } from "./workspace-routes";
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31["generateDocument"]>;
 
 /** Every operation the document describes, in the order it lists them. */
-export const OPERATIONS: readonly Operation[] = [...WORKSPACE_OPERATIONS, ...TABLE_OPERATIONS];
+export const OPERATIONS: readonly Operation[] = [
+  ...WORKSPACE_OPERATIONS,
+  ...TABLE_OPERATIONS,
+  ...DESTINATION_OPERATIONS,
+];
 
 const DESCRIPTION = `Tables whose columns are filled by per-row background work.
 

@@ -2,12 +2,14 @@
 /**
  * The bar over a table's grid: its name, whether the live stream is connected, how many
  * rows have loaded, the table's auto-run switch, and the buttons: + Row, + Column, + Group, run or delete the selected
- * rows, the Run ▾ menu for every group, Stop all, Schedules, Export CSV; and the saved views' picker.
+ * rows, the Run ▾ menu for every group, Stop all, Schedules, Destinations, Export CSV; and the
+ * saved views' picker.
  */
 import type { ReactNode } from "react";
 import type { PatchedTable, TableView } from "@/contracts/table";
 import { csvExportUrl } from "../api-raw";
 import { AutoRunSwitch } from "./AutoRunSwitch";
+import { DestinationsButton } from "./DestinationsDialog";
 import { RowBudgetSetting } from "./RowBudgetSetting";
 import type { MenuAnchor } from "./RunMenu";
 import type { StreamState } from "./table-stream";
@@ -98,6 +100,7 @@ export function GridToolbar({ tableId, table, live, selectedCount, canStop, view
       <button type="button" className="btn" data-testid="schedules-open" onClick={on.onSchedules}>
         Schedules
       </button>
+      <DestinationsButton tableId={tableId} />
       <a className="btn" href={csvExportUrl(tableId)} download>
         Export CSV
       </a>

@@ -1,0 +1,89 @@
+/**
+ * A destination's receiver for tests: a local http server that records every delivery
+ * (its `Cellflow-Delivery` id, raw body and whether its signature verifies against the
+ * secret given) and answers as the test says: a status, a hang (the sender's timeout),
+ * or a dropped connection. It can be closed and started again on the same port.
+ */
+import { createHash } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { parseSignatureHeader, signatureMatches } from "@/security/signature";
+
+export interface Received {
+  id: string;
+  body: string;
+  bodyHash: string;
+  /** Null until a secret is known (`receiver.secret = …`). */
+  signed: boolean | null;
+  answered: number | "hang" | "drop";
+}
+
+export type Answer = number | "hang" | "drop";
+
+export interface Receiver {
+  url: string;
+  port: number;
+  received: Received[];
+  secret: string | null;
+  answer: (call: number, id: string) => Answer;
+  /** Releases every hanging request with this status. */
+  release(status: number): void;
+  close(): Promise<void>;
+  restart(): Promise<void>;
+}
+
+export async function startReceiver(port = 0): Promise<Receiver> {
+  const hanging: http.ServerResponse[] = [];
+  let calls = 0;
+  const r: Receiver = {
+    url: "",
+    port,
+    received: [],
+    secret: null,
+    answer: () => 200,
+    release(status) {
+      for (const res of hanging.splice(0)) if (!res.writableEnded) res.writeHead(status).end();
+    },
+    close: async () => {
+      r.release(503);
+      server.closeAllConnections();
+      await new Promise<void>((done) => server.close(() => done()));
+    },
+    restart: async () => {
+      server = make();
+      await listen(r.port);
+    },
+  };
+  const make = () =>
+    http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const raw = Buffer.concat(chunks);
+        const id = String(req.headers["cellflow-delivery"] ?? "");
+        const sig = parseSignatureHeader(String(req.headers["cellflow-signature"] ?? ""));
+        const answered = r.answer(++calls, id);
+        r.received.push({
+          id,
+          body: raw.toString("utf8"),
+          bodyHash: createHash("sha256").update(raw).digest("hex"),
+          signed: r.secret === null ? null : sig !== null && signatureMatches(r.secret, sig, raw),
+          answered,
+        });
+        if (answered === "drop") req.socket.destroy();
+        else if (answered === "hang") hanging.push(res);
+        else res.writeHead(answered).end();
+      });
+    });
+  let server = make();
+  const listen = (p: number) =>
+    new Promise<void>((done) => {
+      server.listen(p, "127.0.0.1", () => {
+        r.port = (server.address() as AddressInfo).port;
+        r.url = `http://127.0.0.1:${r.port}/hook`;
+        done();
+      });
+    });
+  await listen(port);
+  return r;
+}
