@@ -7,7 +7,6 @@ import type {
   RowView,
   SortDirection,
 } from "@/contracts/rows";
-import { TableSchema } from "@/contracts/table";
 import type { Where } from "@/contracts/where";
 import { type Failure, invalid, notFound } from "@/domain/errors";
 import type { Result } from "@/domain/result";
@@ -23,12 +22,8 @@ import { insertRows as appendRows } from "@/store/rows/insert";
 import { getRow as readRow } from "@/store/rows/read";
 import { getTable } from "@/store/tables/read";
 import type { ServiceContext } from "./context";
+import { tableSchema } from "./table-schema";
 import { type AppliedView, viewToApply } from "./views";
-
-async function tableSchema(ctx: ServiceContext, tableId: string): Promise<TableSchema | null> {
-  const table = await getTable(ctx.db, ctx.workspaceId, tableId);
-  return table ? TableSchema.parse(table.schema) : null;
-}
 
 export async function insertRows(
   ctx: ServiceContext,
@@ -86,6 +81,10 @@ export async function listRows(
 ): Promise<Result<RowPage, Failure>> {
   const schema = await tableSchema(ctx, tableId);
   if (!schema) return { ok: false, reason: notFound("table") };
+  // The caller's own where first, on its own: its issues' paths name its own conditions
+  // (`where.0`), not their places after the view's in the combined where.
+  const own = query.where ? checkWhere(schema, query.where) : null;
+  if (own && !own.ok) return own;
   const applied = query.view ? await viewToApply(ctx, schema, tableId, query.view) : null;
   if (applied && !applied.ok) return applied;
   const read = withView(query, applied?.value ?? null);

@@ -1,12 +1,16 @@
 /**
  * Saved views: a table's named filter, sort and hidden columns, shared by its workspace.
  * A view is checked against the table when saved (unknown columns → 400) and again when
- * applied: a column deleted since then makes the view unusable (409 naming the column)
- * rather than silently dropping the condition and showing other rows than it names.
+ * applied: a column its filter or order names that was deleted since (or whose type no
+ * longer takes its condition) makes the view unusable (409 naming the column) rather than
+ * silently dropping the condition and showing other rows than it names. Its hidden columns
+ * do not change the rows read, so one deleted since is ignored there. A view without an
+ * order stores `dir` "asc": the direction of no order means nothing to the grid, so it
+ * must not reverse the rows either.
  */
 import type { Issue } from "@/contracts/common";
 import type { SortDirection } from "@/contracts/rows";
-import { TableSchema } from "@/contracts/table";
+import type { TableSchema } from "@/contracts/table";
 import {
   type CreateViewRequest,
   MAX_VIEWS_PER_TABLE,
@@ -26,6 +30,7 @@ import { deleteView as removeView } from "@/store/views/delete";
 import { getView, listViews as readViews, type ViewRecord } from "@/store/views/read";
 import { updateView as changeView } from "@/store/views/update";
 import type { ServiceContext } from "./context";
+import { tableSchema } from "./table-schema";
 
 function view(record: ViewRecord): SavedView {
   return SavedView.parse({
@@ -33,11 +38,6 @@ function view(record: ViewRecord): SavedView {
     createdAt: record.createdAt.toISOString(),
     updatedAt: record.updatedAt.toISOString(),
   });
-}
-
-async function tableSchema(ctx: ServiceContext, tableId: string): Promise<TableSchema | null> {
-  const table = await getTable(ctx.db, ctx.workspaceId, tableId);
-  return table ? TableSchema.parse(table.schema) : null;
 }
 
 interface ViewFields {
@@ -65,34 +65,28 @@ function fieldIssues(schema: TableSchema, fields: ViewFields): Issue[] {
   return issues;
 }
 
-/** The first column or group a saved view names that the table no longer has. */
-function missingName(schema: TableSchema, saved: SavedView): string | null {
-  const columns = new Set(schema.columns.map((c) => c.id));
-  const groups = new Set(schema.groups.map((g) => g.id));
-  for (const cond of saved.where ?? []) {
-    if ("group" in cond) {
-      if (!groups.has(cond.group)) return `group "${cond.group}"`;
-    } else if (!columns.has(cond.column)) return `column "${cond.column}"`;
-  }
-  if (saved.orderBy !== null && !columns.has(saved.orderBy)) return `column "${saved.orderBy}"`;
-  const hidden = saved.hiddenColumns.find((id) => !columns.has(id));
-  return hidden === undefined ? null : `column "${hidden}"`;
-}
-
 /**
- * What keeps a saved `where` (whose columns all exist) from applying: a column whose type
- * changed since no longer takes its operator or value (a number column turned text keeps
- * no `gt`; a select column lost the option). Names the column by id as the 409 for a
- * deleted one does, with the check's own reason.
+ * Why a saved view no longer applies to the table as it is now, from its filter's and
+ * order's first problem (the same checks as saving it): the column or group named by id,
+ * as gone or, when its type changed since, with the check's reason. Null: it applies.
  */
-function whereMisfit(schema: TableSchema, where: Where): string | null {
-  const checked = checkWhere(schema, where);
-  if (checked.ok || checked.reason.code !== "validation_failed") return null;
-  const issue = checked.reason.issues[0];
+function viewMisfit(schema: TableSchema, saved: SavedView): string | null {
+  const issue = fieldIssues(schema, { where: saved.where, orderBy: saved.orderBy })[0];
   if (!issue) return null;
-  const cond = where[Number(issue.path.split(".")[1])];
-  const named = cond && "column" in cond ? `column "${cond.column}"` : "a condition";
-  return `names ${named}, whose condition no longer fits the table: ${issue.message}`;
+  const [field, index] = issue.path.split(".");
+  const cond = field === "where" ? saved.where?.[Number(index)] : undefined;
+  const named =
+    field === "orderBy"
+      ? `column "${saved.orderBy}"`
+      : cond === undefined
+        ? "a condition"
+        : "group" in cond
+          ? `group "${cond.group}"`
+          : `column "${cond.column}"`;
+  const gone = field === "orderBy" || /\.(column|group)$/.test(issue.path);
+  return gone
+    ? `names ${named}, which the table no longer has`
+    : `names ${named}, whose condition no longer fits the table: ${issue.message}; edit or delete it`;
 }
 
 export async function createView(
@@ -111,7 +105,7 @@ export async function createView(
     name: req.name,
     where: req.where ?? null,
     orderBy: req.orderBy ?? null,
-    dir: req.dir,
+    dir: req.orderBy === undefined ? "asc" : req.dir,
     hiddenColumns: req.hiddenColumns,
   });
   if (!created.ok)
@@ -175,7 +169,9 @@ export interface AppliedView {
 
 /**
  * A view of the table for `GET /rows`: not the workspace's, or not this table's → 404;
- * naming a column or group the table no longer has → 409 naming it.
+ * a filter or order naming a column or group the table no longer has, or a condition its
+ * column's type no longer takes → 409 naming it. Hidden columns are not checked: they do
+ * not change the rows, and the grid drops one the table no longer has.
  */
 export async function viewToApply(
   ctx: ServiceContext,
@@ -186,14 +182,9 @@ export async function viewToApply(
   const record = await getView(ctx.db, { workspaceId: ctx.workspaceId, tableId, viewId });
   if (!record) return { ok: false, reason: notFound("view") };
   const saved = view(record);
-  const missing = missingName(schema, saved);
-  if (missing)
-    return {
-      ok: false,
-      reason: conflict(`view "${saved.name}" names ${missing}, which the table no longer has`),
-    };
-  const misfit = saved.where ? whereMisfit(schema, saved.where) : null;
-  if (misfit)
-    return { ok: false, reason: conflict(`view "${saved.name}" ${misfit}; edit or delete it`) };
-  return { ok: true, value: { where: saved.where, orderBy: saved.orderBy, dir: saved.dir } };
+  const misfit = viewMisfit(schema, saved);
+  if (misfit) return { ok: false, reason: conflict(`view "${saved.name}" ${misfit}`) };
+  // A view stored before `dir` was normalized may hold "desc" without an order.
+  const dir = saved.orderBy === null ? "asc" : saved.dir;
+  return { ok: true, value: { where: saved.where, orderBy: saved.orderBy, dir } };
 }

@@ -4,7 +4,9 @@
  *   API then holds; the page reloaded by its URL (`?view=`) shows the view picked, its
  *   conditions in the filter bar and the rows `GET /rows?view=` reads, in its order,
  *   without the hidden column; another view picked from the picker; a view deleted;
- * - a view naming a column deleted since shows the 409's message instead of a grid.
+ * - a view whose filter names a column deleted since shows the 409's message instead of a
+ *   grid (and the rows count is done), another view picked from there shows its rows, and
+ *   a link naming a missing view says so and shows all rows with the URL cleaned.
  */
 import { describe, expect, it } from "vitest";
 import { waitFor } from "../helpers/processes";
@@ -127,17 +129,47 @@ describe("Saved views", () => {
     expect(new URL(page.url()).searchParams.get("view")).toBeNull();
   }, 60_000);
 
-  it("a view naming a column deleted since shows the 409's message instead of a grid", async () => {
+  it("a view naming a column deleted since shows the 409's message instead of a grid; another view or a missing one shows rows", async () => {
+    const { page } = ui;
     const [big] = await viewsOf(tableId);
     if (!big) throw new Error("the first scenario's view is missing");
+    const byName = await api<View>("POST", `/api/tables/${tableId}/views`, {
+      name: "By name",
+      orderBy: "name",
+      hiddenColumns: ["note"],
+    });
+    expect(byName.status).toBe(201);
+    // N goes (Big ones filters and sorts by it); so does Note, which By name only hides.
     const dropped = await api("PATCH", `/api/tables/${tableId}`, {
-      columns: COLUMNS.filter((c) => c.id !== "note"),
+      columns: COLUMNS.filter((c) => c.id === "name"),
     });
     expect(dropped.status).toBe(200);
     await openTable(`/tables/${tableId}?view=${big.id}`);
-    const error = ui.page.getByTestId("view-error");
+    const error = page.getByTestId("view-error");
     await error.waitFor();
-    expect(await error.textContent()).toContain('column "note"');
-    expect(await ui.page.getByTestId("grid").count()).toBe(0);
+    expect(await error.textContent()).toContain('column "n"');
+    expect(await page.getByTestId("grid").count()).toBe(0);
+    await page.getByText("Loading rows").waitFor({ state: "detached" });
+
+    // Another view picked: its rows (a deleted hidden column does not break it), no 409 left.
+    await page.getByTestId("view-picker").selectOption(byName.body.id);
+    const byNames = ["r0", "r1", "r3", "r7", "r8", "r9"];
+    expect(
+      await waitFor(
+        async () => JSON.stringify(await shownValues(page, "name")) === JSON.stringify(byNames),
+        20_000,
+        100,
+      ),
+    ).toBe(true);
+    expect(await error.count()).toBe(0);
+
+    // A link naming a view the table does not have: said, all rows shown, the URL cleaned.
+    await openTable(`/tables/${tableId}?view=view_missing`);
+    await page.getByText("The view in this link was not found").waitFor();
+    await page.getByTestId("grid").waitFor();
+    expect(await page.getByTestId("view-picker").inputValue()).toBe("");
+    expect(
+      await waitFor(async () => new URL(page.url()).searchParams.get("view") === null, 20_000, 100),
+    ).toBe(true);
   }, 30_000);
 });

@@ -95,7 +95,8 @@ describe("saved views", () => {
       name: "All",
       where: null,
       orderBy: null,
-      dir: "desc",
+      // The direction of no order is stored as "asc" (see the dir test below).
+      dir: "asc",
       hiddenColumns: ["note"],
     });
 
@@ -244,7 +245,6 @@ describe("saved views", () => {
   for (const [what, body] of [
     ["its where", { name: "by note", where: [{ column: "note", op: "not_empty" }] }],
     ["its orderBy", { name: "by note", orderBy: "note" }],
-    ["its hidden columns", { name: "by note", hiddenColumns: ["note"] }],
   ] satisfies [string, ViewBody][])
     it(`a view whose column was deleted since (in ${what}) reads as 409 naming the column`, async () => {
       const tableId = await newTable();
@@ -269,6 +269,71 @@ describe("saved views", () => {
       expect(fixed.response.status).toBe(200);
       expect((await rows(tableId, { view: view.id })).response.status).toBe(200);
     });
+  it("a view whose hidden column was deleted since still reads its rows: hiding does not change them", async () => {
+    const tableId = await newTable();
+    await insert(tableId, [{ name: "a", n: 1, note: "x" }]);
+    const view = dataOf(
+      await createView(tableId, { name: "n only", orderBy: "n", hiddenColumns: ["note"] }),
+    );
+    const dropped = await apiClient(key).PATCH("/api/tables/{id}", {
+      params: { path: { id: tableId } },
+      body: { columns: COLUMNS.filter((c) => c.id !== "note") },
+    });
+    expect(dropped.response.status).toBe(200);
+    const read = await rows(tableId, { view: view.id });
+    expect(read.response.status).toBe(200);
+    expect(ids(dataOf(read))).toHaveLength(1);
+  });
+
+  it("a view without an order stores dir asc (on create and on every patch), so it reads the rows in position order", async () => {
+    const tableId = await newTable();
+    await insert(tableId, [{ name: "b" }, { name: "a" }, { name: "c" }]);
+    const inPosition = ids(dataOf(await rows(tableId, {})));
+    const patch = (viewId: string, body: Record<string, unknown>) =>
+      apiClient(key).PATCH("/api/tables/{id}/views/{viewId}", {
+        params: { path: { id: tableId, viewId } },
+        body,
+      });
+
+    const bare = dataOf(await createView(tableId, { name: "bare", dir: "desc" }));
+    expect(bare.dir).toBe("asc");
+    expect(ids(dataOf(await rows(tableId, { view: bare.id })))).toEqual(inPosition);
+    // A dir alone, on a view without an order: still no direction.
+    expect(dataOf(await patch(bare.id, { dir: "desc" })).dir).toBe("asc");
+
+    const sorted = dataOf(await createView(tableId, { name: "s", orderBy: "name", dir: "desc" }));
+    expect(sorted.dir).toBe("desc");
+    expect(dataOf(await patch(sorted.id, { dir: "asc" })).dir).toBe("asc");
+    expect(dataOf(await patch(sorted.id, { dir: "desc" })).dir).toBe("desc");
+    // The order cleared: its direction goes with it, with or without a dir sent.
+    const cleared = dataOf(await patch(sorted.id, { orderBy: null }));
+    expect(cleared).toMatchObject({ orderBy: null, dir: "asc" });
+    expect(ids(dataOf(await rows(tableId, { view: sorted.id })))).toEqual(inPosition);
+    const again = dataOf(await patch(sorted.id, { orderBy: "name", dir: "desc" }));
+    expect(again).toMatchObject({ orderBy: "name", dir: "desc" });
+    expect(dataOf(await patch(sorted.id, { orderBy: null, dir: "desc" })).dir).toBe("asc");
+  });
+
+  it("a bad condition in the caller's own where, read with a view, is reported at its own path", async () => {
+    const tableId = await newTable();
+    const view = dataOf(
+      await createView(tableId, {
+        name: "two",
+        where: [
+          { column: "n", op: "gt", value: 0 },
+          { column: "name", op: "not_empty" },
+        ],
+      }),
+    );
+    const read = await rows(tableId, {
+      view: view.id,
+      where: [{ column: "nope", op: "eq", value: 1 }],
+    });
+    expect(read.response.status).toBe(400);
+    const issues = (read.error as { error: { issues?: { path: string }[] } }).error.issues;
+    expect(issues?.map((i) => i.path)).toEqual(["where.0.column"]);
+  });
+
   it("a view whose column changed type since, so its condition no longer applies, reads as 409 naming the column", async () => {
     const tableId = await newTable();
     await insert(tableId, [{ name: "a", n: 3 }]);

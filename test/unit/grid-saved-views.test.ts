@@ -9,12 +9,18 @@ import { LIST_ROWS_JSON_PARAMS, ListRowsQuery } from "@/contracts/rows";
 import type { SavedView } from "@/contracts/views";
 import { parseQuery } from "@/http/body";
 import { answer, browserClient } from "@/ui/api";
-import { nextSort, rowsPageQuery } from "@/ui/grid/row-query";
+import { NO_QUERY, nextSort, readKey, rowsPageQuery } from "@/ui/grid/row-query";
 import {
   createBody,
   edited,
+  fittedView,
+  knownHidden,
   queryOfView,
+  settled,
   toggleHidden,
+  urlHiddenFilled,
+  urlViewFilled,
+  urlViewMissing,
   urlWithView,
   viewEdited,
   viewFields,
@@ -39,6 +45,7 @@ describe("saved views in the grid", () => {
       where: VIEW.where,
       sort: { columnId: "name", dir: "desc" },
       view: "view_1",
+      revision: VIEW.updatedAt,
     });
     // The server applies the view: no where or orderBy of the bar's own is sent with it.
     expect(rowsPageQuery(open, "c1", 100)).toEqual({ limit: 100, view: "view_1", cursor: "c1" });
@@ -61,7 +68,7 @@ describe("saved views in the grid", () => {
   it("a view without conditions or sort opens as an empty bar; the direction of no sort is no edit", () => {
     const bare: SavedView = { ...VIEW, where: null, orderBy: null, dir: "desc", hiddenColumns: [] };
     const open = queryOfView(bare);
-    expect(open).toEqual({ where: [], sort: null, view: "view_1" });
+    expect(open).toEqual({ where: [], sort: null, view: "view_1", revision: VIEW.updatedAt });
     expect(viewEdited(bare, edited(open), [])).toBe(false);
   });
 
@@ -112,5 +119,58 @@ describe("saved views in the grid", () => {
   it("a column's Hide hides it, and hiding it again (its chip's ✕) shows it", () => {
     expect(toggleHidden(["a"], "b")).toEqual(["a", "b"]);
     expect(toggleHidden(["a", "b"], "a")).toEqual(["b"]);
+  });
+  it("a URL naming a view its list does not have closes it: all rows are read, not the missing view", () => {
+    const fromUrl = { ...NO_QUERY, view: "view_gone" };
+    const closed = urlViewMissing(fromUrl, "view_gone");
+    expect(rowsPageQuery(closed, null, 100)).toEqual({ limit: 100 });
+    // An edit made before the list came is kept as it is.
+    const bar = edited({ where: VIEW.where ?? [], sort: null });
+    expect(urlViewMissing(bar, "view_gone")).toBe(bar);
+  });
+
+  it("the URL's view fills the bar once its list is read, unless edited meanwhile, and its rows are not read twice", () => {
+    const fromUrl = { ...NO_QUERY, view: VIEW.id };
+    const filled = urlViewFilled(fromUrl, VIEW);
+    expect(filled).toEqual({
+      where: VIEW.where,
+      sort: { columnId: "name", dir: "desc" },
+      view: VIEW.id,
+    });
+    expect(readKey(filled, 100)).toBe(readKey(fromUrl, 100));
+    expect(viewEdited(VIEW, filled, VIEW.hiddenColumns)).toBe(false);
+    // A header click before the list came: the click stays.
+    const clicked = edited({ ...fromUrl, sort: nextSort(null, "n") });
+    expect(urlViewFilled(clicked, VIEW)).toBe(clicked);
+    // Hidden columns: the view's, unless some were hidden before the list came.
+    expect(urlHiddenFilled([], VIEW)).toEqual(["note"]);
+    const mine = ["name"];
+    expect(urlHiddenFilled(mine, VIEW)).toBe(mine);
+  });
+
+  it("a view saved again reads its rows again, though ?view= is the same", () => {
+    const before = queryOfView(VIEW);
+    const after = queryOfView({ ...VIEW, updatedAt: "2026-01-02T00:00:00.000Z" });
+    expect(rowsPageQuery(after, null, 100)).toEqual(rowsPageQuery(before, null, 100));
+    expect(readKey(after, 100)).not.toBe(readKey(before, 100));
+  });
+
+  it("hidden columns the table no longer has are dropped: the view is not edited for them, and is saved without them", () => {
+    const columns = [{ id: "name" }, { id: "n" }];
+    const stale: SavedView = { ...VIEW, hiddenColumns: ["note", "n"] };
+    const fitted = fittedView(stale, columns);
+    expect(fitted.hiddenColumns).toEqual(["n"]);
+    expect(fittedView(stale, null)).toBe(stale);
+    const shown = knownHidden(stale.hiddenColumns, columns);
+    expect(viewEdited(fitted, queryOfView(stale), shown)).toBe(false);
+    expect(viewFields(queryOfView(stale), shown).hiddenColumns).toEqual(["n"]);
+  });
+
+  it("an answer that comes after an await does not undo a change made meanwhile", () => {
+    const atClick = edited({ where: VIEW.where ?? [], sort: null });
+    const saved = queryOfView(VIEW);
+    expect(settled(atClick, atClick, saved)).toBe(saved);
+    const later = edited({ ...atClick, sort: nextSort(null, "n") });
+    expect(settled(later, atClick, saved)).toBe(later);
   });
 });

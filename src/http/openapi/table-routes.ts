@@ -127,7 +127,7 @@ const rows: Operation[] = [
     tag: "Rows",
     summary: "List rows, a page at a time",
     description:
-      "`view` applies a saved view's filter and order: a `where` given too is added to the view's (both must hold), an `orderBy` given too wins over the view's (with its `dir`). An unknown view → 404; a view naming a column or group the table no longer has → 409 naming it.",
+      "`view` applies a saved view's filter and order: a `where` given too is added to the view's (both must hold), an `orderBy` given too wins over the view's (with its `dir`). An unknown view → 404; a view that no longer fits the table (its where or orderBy names a column or group the table no longer has, or a condition its column's type no longer takes) → 409 naming it, until the view is edited or deleted; a hidden column the table no longer has is ignored.",
     access: "key",
     params: TABLE,
     query: ListRowsQuery,

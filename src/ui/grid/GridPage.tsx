@@ -29,9 +29,16 @@ import { NO_QUERY, nextSort, type RowQuery } from "./row-query";
 import { SchedulesDialog } from "./SchedulesDialog";
 import {
   edited,
+  fittedView,
+  knownHidden,
   queryOfView,
+  settled,
   toggleHidden,
+  urlHiddenFilled,
+  urlViewFilled,
+  urlViewMissing,
   urlWithView,
+  VIEW_NOT_FOUND,
   viewEdited,
   viewFields,
 } from "./saved-views";
@@ -70,47 +77,75 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
 
   const fail = (err: unknown) => setMessage({ text: describeError(err), error: true });
   const views = useSavedViews(tableId, (text) => setMessage({ text, error: true }));
-  const openView = views.list?.find((v) => v.id === openViewId) ?? null;
+  const columns = table?.columns ?? null;
+  const found = views.list?.find((v) => v.id === openViewId);
+  const openView = found ? fittedView(found, columns) : null;
+  /** The hidden columns the table has: a deleted one hides nothing and is not saved. */
+  const shownHidden = knownHidden(hidden, columns);
   const changeQuery = (q: RowQuery) => setQuery(edited(q));
+
+  // The URL names the open view (none: no parameter), so a link or a reload opens it.
+  useEffect(() => {
+    window.history.replaceState(null, "", urlWithView(window.location.href, openViewId));
+  }, [openViewId]);
 
   const showView = (view: SavedView | null) => {
     setOpenViewId(view?.id ?? null);
     setQuery(view ? queryOfView(view) : NO_QUERY);
-    setHidden(view?.hiddenColumns ?? []);
-    window.history.replaceState(null, "", urlWithView(window.location.href, view?.id ?? null));
+    setHidden(view ? fittedView(view, columns).hiddenColumns : []);
   };
-  // The URL's view, once the list is read: its conditions, sort and hidden columns shown.
+  // The URL's view, once the list is read: its conditions, sort and hidden columns shown,
+  // unless edited meanwhile; a view the list does not have is said and closed.
   const urlViewShown = useRef(false);
   useEffect(() => {
-    if (!views.list || urlViewShown.current) return;
+    if (!views.list || !viewId || urlViewShown.current) return;
     urlViewShown.current = true;
     const view = views.list.find((v) => v.id === viewId);
     if (view) {
-      setQuery(queryOfView(view));
-      setHidden(view.hiddenColumns);
+      setQuery((q) => urlViewFilled(q, view));
+      setHidden((h) => urlHiddenFilled(h, view));
+    } else {
+      setOpenViewId((id) => (id === viewId ? null : id));
+      setQuery((q) => urlViewMissing(q, viewId));
+      setMessage({ text: VIEW_NOT_FOUND, error: true });
     }
   }, [views.list, viewId]);
 
+  /**
+   * A view saved from the filter bar, once its answer is in: opened, except what changed
+   * during the await (another view picked, the bar or the hidden columns edited) stays.
+   */
+  const showSaved = (
+    view: SavedView,
+    atClick: { open: string | null; query: RowQuery; hidden: string[] },
+  ) => {
+    setOpenViewId((id) => settled(id, atClick.open, view.id));
+    setQuery((q) => settled(q, atClick.query, queryOfView(view)));
+    setHidden((h) => settled(h, atClick.hidden, view.hiddenColumns));
+  };
+
   const viewActions = {
     async save(name: string) {
-      const view = await views.create(name, viewFields(query, hidden));
-      if (view) showView(view);
+      const atClick = { open: openViewId, query, hidden };
+      const view = await views.create(name, viewFields(query, shownHidden));
+      if (view) showSaved(view, atClick);
     },
     async update() {
       if (!openView) return;
-      const view = await views.update(openView.id, viewFields(query, hidden));
-      if (view) showView(view);
+      const atClick = { open: openViewId, query, hidden };
+      const view = await views.update(openView.id, viewFields(query, shownHidden));
+      if (view) showSaved(view, atClick);
     },
     async rename(name: string) {
       if (openView) await views.update(openView.id, { name });
     },
     async remove() {
       if (!openView || !window.confirm(`Delete the view “${openView.name}” for everyone?`)) return;
-      if (!(await views.remove(openView.id))) return;
+      const removed = openView.id;
+      if (!(await views.remove(removed))) return;
       // The filter bar keeps what it shows, now as an unsaved filter.
-      setOpenViewId(null);
-      setQuery(edited(query));
-      window.history.replaceState(null, "", urlWithView(window.location.href, null));
+      setOpenViewId((id) => (id === removed ? null : id));
+      setQuery((q) => (q.view === removed ? edited(q) : q));
     },
   };
   /** The open view could not be read through (a column it names is gone: the 409 says which). */
@@ -217,7 +252,7 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
           <ViewPicker
             views={views.list}
             open={openView}
-            edited={openView !== null && viewEdited(openView, query, hidden)}
+            edited={openView !== null && viewEdited(openView, query, shownHidden)}
             onOpen={showView}
             onSave={(name) => void viewActions.save(name)}
             onUpdate={() => void viewActions.update()}
@@ -251,7 +286,7 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
           query={query}
           matching={live.loaded}
           error={viewFailed ? null : live.rowsError}
-          hidden={hidden}
+          hidden={shownHidden}
           onChange={changeQuery}
           onShowColumn={(id) => setHidden((h) => toggleHidden(h, id))}
           onRunFailed={(where) => void run({ mode: "failed", where })}
@@ -271,7 +306,7 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
           onSelect={setSelected}
           actions={actions}
           progress={live.progress}
-          hidden={hidden}
+          hidden={shownHidden}
           sort={{
             current: query.sort,
             onSort: (columnId) => changeQuery({ ...query, sort: nextSort(query.sort, columnId) }),

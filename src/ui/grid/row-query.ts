@@ -25,6 +25,12 @@ export interface RowQuery {
    * no longer fits the table rather than the grid reading other rows than it names.
    */
   view?: string;
+  /**
+   * The view's `updatedAt` when opened from its answer: a view saved again reads its rows
+   * again, though `?view=` is the same (its 409 may be gone). None when the URL's view is
+   * filled in from its list: the same rows the first read asked for.
+   */
+  revision?: string;
 }
 
 export const NO_QUERY: RowQuery = { where: [], sort: null };
@@ -44,6 +50,11 @@ export function rowsPageQuery(
     ...(query.sort ? { orderBy: query.sort.columnId, dir: query.sort.dir } : {}),
     ...(cursor ? { cursor } : {}),
   };
+}
+
+/** What a read of the rows is known by: two queries with the same key read the same rows. */
+export function readKey(query: RowQuery, limit: number): string {
+  return JSON.stringify([rowsPageQuery(query, null, limit), query.revision ?? null]);
 }
 
 /** `where` with `cond` added, unless an identical condition is already there. */

@@ -15,13 +15,66 @@ export interface ViewFields {
   hiddenColumns: string[];
 }
 
-/** The filter bar showing `view`, its rows read through it. */
+/** The filter bar showing `view`, its rows read through it (again, when saved again). */
 export function queryOfView(view: SavedView): RowQuery {
   return {
     where: view.where ?? [],
     sort: view.orderBy === null ? null : { columnId: view.orderBy, dir: view.dir },
     view: view.id,
+    revision: view.updatedAt,
   };
+}
+
+/**
+ * The URL's view, once its list is read, filled into the filter bar: only while the bar
+ * still reads through it unedited (an edit made before the list came stays), and as the
+ * same read as the first one (no revision: its rows are not read twice).
+ */
+export function urlViewFilled(current: RowQuery, view: SavedView): RowQuery {
+  if (current.view !== view.id || current.revision !== undefined) return current;
+  const { revision: _, ...filled } = queryOfView(view);
+  return filled;
+}
+
+/** The URL's view's hidden columns, unless some were hidden or shown before its list came. */
+export function urlHiddenFilled(current: string[], view: SavedView): string[] {
+  return current.length === 0 ? view.hiddenColumns : current;
+}
+
+/** The URL named a view its list does not have: the bar reads all rows, not a missing view. */
+export function urlViewMissing(current: RowQuery, viewId: string): RowQuery {
+  return current.view === viewId ? edited(current) : current;
+}
+
+export const VIEW_NOT_FOUND =
+  "The view in this link was not found (deleted, or another table's): showing all rows.";
+
+/**
+ * `view` as the grid can show it: hidden columns the table no longer has dropped (they
+ * hide nothing, and the server ignores them too), so it does not read as edited for them
+ * and its next Update drops them. Unchanged until the table is read.
+ */
+export function fittedView(view: SavedView, columns: readonly { id: string }[] | null): SavedView {
+  if (!columns) return view;
+  const hiddenColumns = knownHidden(view.hiddenColumns, columns);
+  return hiddenColumns.length === view.hiddenColumns.length ? view : { ...view, hiddenColumns };
+}
+
+/** Hidden column ids the table has (all of them until the table is read). */
+export function knownHidden(
+  hidden: readonly string[],
+  columns: readonly { id: string }[] | null,
+): string[] {
+  if (!columns) return [...hidden];
+  return hidden.filter((id) => columns.some((c) => c.id === id));
+}
+
+/**
+ * A state set from an answer that came after an await: `next` unless it changed since the
+ * click (`atClick`), when the later change stays.
+ */
+export function settled<T>(current: T, atClick: T, next: T): T {
+  return current === atClick ? next : current;
 }
 
 /** The filter bar (and its hidden columns) as a view's fields: a create's or a patch's body. */

@@ -11,7 +11,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import type { Schemas } from "@/client/cellflow-client";
 import { answer, api, describeError } from "../api";
 import { GridRows } from "./model";
-import { type RowQuery, rowsPageQuery } from "./row-query";
+import { type RowQuery, readKey, rowsPageQuery } from "./row-query";
 
 const PAGE = 1_000;
 
@@ -46,6 +46,8 @@ export function useRowReads(tableId: string, query: RowQuery) {
     let first = true;
     let cursor: string | null = null;
     setLoaded({ rows: 0, done: false });
+    // A new read is not the last one's failure (another view's 409 must not stay shown).
+    setRowsError(null);
     try {
       do {
         const page: Schemas["RowPage"] = await answer(
@@ -63,9 +65,11 @@ export function useRowReads(tableId: string, query: RowQuery) {
         setLoaded({ rows: count, done: cursor === null });
         bump();
       } while (cursor);
-      setRowsError(null);
     } catch (err) {
-      if (read === readCount.current) setRowsError(describeError(err));
+      if (read !== readCount.current) return;
+      setRowsError(describeError(err));
+      // Done, with what it read: the count must not say "Loading rows…" forever.
+      setLoaded({ rows: count, done: true });
     }
   }, [tableId, rows, bump]);
 
@@ -89,13 +93,14 @@ export function useRowReads(tableId: string, query: RowQuery) {
   );
 
   // A new filter or sort reads the rows again (the first read is the page's); a view
-  // opened by URL and then filled in from its list asks for the same rows, and is not.
-  const queryKey = JSON.stringify(rowsPageQuery(query, null, PAGE));
-  const readKey = useRef(queryKey);
+  // opened by URL and then filled in from its list asks for the same rows, and is not; a
+  // view saved again is (`readKey`).
+  const queryKey = readKey(query, PAGE);
+  const lastKey = useRef(queryKey);
   useEffect(() => {
     queryRef.current = query;
-    if (readKey.current === queryKey) return;
-    readKey.current = queryKey;
+    if (lastKey.current === queryKey) return;
+    lastKey.current = queryKey;
     void loadRows();
   }, [query, queryKey, loadRows]);
 

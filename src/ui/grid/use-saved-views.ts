@@ -31,10 +31,11 @@ export function useSavedViews(tableId: string, onError: (text: string) => void):
 
   useEffect(() => {
     let current = true;
-    answer(api.GET("/api/tables/{id}/views", { params: { path: { id: tableId } } })).then(
-      (read) => current && setList(ViewList.parse(read).views),
-      (err: unknown) => current && failed.current(describeError(err)),
-    );
+    // The parse inside the chain: an answer it refuses is said on the page, not unhandled.
+    answer(api.GET("/api/tables/{id}/views", { params: { path: { id: tableId } } }))
+      .then((read) => ViewList.parse(read).views)
+      .then((views) => current && setList(views))
+      .catch((err: unknown) => current && failed.current(describeError(err)));
     return () => {
       current = false;
     };
