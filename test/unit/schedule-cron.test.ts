@@ -65,4 +65,35 @@ describe("schedule cron", () => {
       expect(gaps).toEqual([3_600_000, 3_600_000, 3_600_000]);
     }
   });
+
+  it("refuses H (cron-parser draws it again on every parse, so the time would move)", () => {
+    for (const cron of ["H * * * *", "H/5 * * * *", "0 H * * *", "1,H * * * *"])
+      expect(cronProblem(cron), cron).toMatch(/`H`/);
+    expect(cronProblem("0 2 * * thu")).toBeNull();
+  });
+
+  it("never answers a time at or before the one given, in zones with 15- and 30-minute shifts", () => {
+    const cases: [string, string][] = [
+      ["Pacific/Chatham", "2026-04-04T13:00:03Z"], // cron-parser alone: 12:15Z
+      ["Australia/Lord_Howe", "2026-04-04T14:00:03Z"], // cron-parser alone: 14:00Z
+    ];
+    for (const [tz, from] of cases) {
+      const next = nextDue("0 * * * *", tz, new Date(from));
+      expect(next.getTime(), tz).toBeGreaterThan(Date.parse(from));
+    }
+    // The Chatham fall-back repeats 03:00: the first one is not skipped.
+    expect(nextDue("0 * * * *", "Pacific/Chatham", new Date("2026-04-04T13:00:03Z"))).toEqual(
+      new Date("2026-04-04T13:15:00Z"),
+    );
+    // Hourly through both nights: every gap at least a quarter of an hour.
+    for (const [tz, from] of [
+      ["Pacific/Chatham", "2026-04-04T10:00:00Z"],
+      ["Australia/Lord_Howe", "2026-04-04T11:00:00Z"],
+    ] as const) {
+      const times = dueTimes("0 * * * *", tz, from, 8);
+      const gaps = times.slice(1).map((t, i) => Date.parse(t) - Date.parse(times[i] ?? ""));
+      for (const gap of gaps)
+        expect(gap, `${tz} ${times.join(" ")}`).toBeGreaterThanOrEqual(900_000);
+    }
+  });
 });
