@@ -137,16 +137,19 @@ export const FOLD_COUNTS: MaintenanceJob = {
  * Table schedules on trigger.dev: the schedules due at this minute start their runs (a
  * due time is taken once whoever looks, see services/schedule-fire.ts), so a run starts
  * at most a minute after its time (a cron has minutes only, so it is at most the minute
- * itself plus the task's start). A local worker looks every SCHEDULE_EVERY_MS instead.
+ * itself plus the task's start). Passes follow one another while each reads a full page,
+ * until the task's time is up, so however many are due they start this minute. A local
+ * worker looks every SCHEDULE_EVERY_MS instead.
  */
 export const FIRE_SCHEDULES: MaintenanceJob = {
   id: "fire-schedules",
   cron: "* * * * *",
   runtimes: ["trigger"],
-  run: async ({ engine }) => ({
+  run: async ({ engine, signal }) => ({
     ...(await fireDueSchedules(
       { db: engine.database.db, backend: engine.backend, log: engine.log },
-      new Date(),
+      () => new Date(),
+      { signal },
     )),
   }),
 };

@@ -49,8 +49,6 @@ export interface WorkerOptions {
   orphanProbeEveryMs?: number;
   /** How often it looks for due table schedules. Default: SCHEDULE_EVERY_MS. */
   scheduleEveryMs?: number;
-  /** The scheduler's clock (tests move it). Default: the system's. */
-  clock?: () => Date;
   /** Settings (rate limiter, events retention…). Default: the environment. */
   env?: Env;
   /** Postgres application_name of its sessions (the jobs pool adds `-jobs`). Default: cellflow-worker. */
@@ -166,9 +164,11 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
       stopped ??= (async () => {
         redrive.stop();
         folds.stop();
-        scheduler.stop();
+        const scheduling = scheduler.stop();
         await destinations.stop();
         stopping.abort(new Error("worker stopping"));
+        // The pass in hand ends after its schedule (it sees the abort) before the pools go.
+        await scheduling;
         await runner.stop();
         await listener.stop();
         await hub.close();
@@ -254,20 +254,28 @@ function startScheduler(
   engine: Engine,
   opts: WorkerOptions,
   stopping: AbortSignal,
-): { stop(): void } {
-  const clock = opts.clock ?? (() => new Date());
-  let firing = false;
+): { stop(): Promise<void> } {
+  let pass: Promise<void> | undefined;
   const timer = setInterval(() => {
-    if (firing || stopping.aborted) return;
-    firing = true;
-    fireDueSchedules({ db: engine.database.db, backend: engine.backend, log: engine.log }, clock())
+    if (pass || stopping.aborted) return;
+    pass = fireDueSchedules(
+      { db: engine.database.db, backend: engine.backend, log: engine.log },
+      () => new Date(),
+      { signal: stopping },
+    )
+      .then(() => undefined)
       .catch((err: unknown) =>
         engine.log.warn({ err }, "schedule pass failed; the next one retries"),
       )
       .finally(() => {
-        firing = false;
+        pass = undefined;
       });
   }, opts.scheduleEveryMs ?? SCHEDULE_EVERY_MS);
   timer.unref();
-  return { stop: () => clearInterval(timer) };
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await pass;
+    },
+  };
 }

@@ -6,7 +6,10 @@
  * and background stamping are handed out only after that commit (engine/dispatcher.ts
  * `launchStamped`). A due time while the schedule's last run is still active starts nothing
  * and is recorded as skipped. The next due time is the first after `now`, so after
- * downtime one run catches up, not one per missed time. `now` is the caller's clock.
+ * downtime one run catches up, not one per missed time. One schedule never holds up the
+ * others: a due time that throws (its run, or its next time) is recorded on the schedule
+ * (`last_error`) and moved on, since an unmoved one would stay the oldest due forever.
+ * `now` is the caller's clock.
  */
 
 import type { Logger } from "@/config/log";
@@ -16,7 +19,12 @@ import { nextDue } from "@/domain/schedule-cron";
 import { heldWindow, launchStamped, type Stamped, stampRun } from "@/engine/dispatcher";
 import type { RequestEngine } from "@/engine/handle";
 import { tableForEngine } from "@/store/engine-reads";
-import { claimDueSchedule, recordScheduledRun, recordScheduleError } from "@/store/schedules/claim";
+import {
+  claimDueSchedule,
+  failDueTime,
+  recordScheduledRun,
+  recordScheduleError,
+} from "@/store/schedules/claim";
 import { type DueSchedule, dueSchedules } from "@/store/schedules/read";
 import { startScope } from "./run-scope";
 
@@ -26,8 +34,11 @@ import { startScope } from "./run-scope";
  */
 export const SCHEDULE_EVERY_MS = 5_000;
 
-/** Due schedules one pass looks at; the rest wait for the next pass. */
-const PASS_SCHEDULES = 50;
+/** Due schedules one pass reads; a full page is followed by another pass at once. */
+export const PASS_SCHEDULES = 50;
+
+/** How far a due time whose next one cron-parser cannot find moves: it looks again then. */
+const RETRY_NEXT_MS = 3_600_000;
 
 export interface FireReport {
   /** Runs started. */
@@ -44,14 +55,47 @@ export type Fired =
   | { kind: "fired"; tableId: string; run: Stamped }
   | { kind: "skipped" | "lost" | "failed" };
 
+export interface FirePasses {
+  /** Aborted: the passes end after the schedule in hand (a worker stopping, a task's time up). */
+  signal?: AbortSignal;
+  /** Due schedules a pass reads. Default: PASS_SCHEDULES. */
+  pageSize?: number;
+}
+
+/**
+ * Passes over the due schedules, each at the clock's time, while a pass reads a full page
+ * (so many due at once all start now, not 50 a minute) and the signal allows.
+ */
 export async function fireDueSchedules(
   engine: RequestEngine & { log: Logger },
-  now: Date,
+  clock: () => Date,
+  opts: FirePasses = {},
 ): Promise<FireReport> {
   const report: FireReport = { fired: 0, skipped: 0, lost: 0, failed: 0 };
-  for (const due of await dueSchedules(engine.db, now, PASS_SCHEDULES)) {
-    const outcome = await fireSchedule(engine, due, now);
-    report[outcome.kind]++;
+  const pageSize = opts.pageSize ?? PASS_SCHEDULES;
+  let full = true;
+  while (full && !opts.signal?.aborted) {
+    const now = clock();
+    const page = await dueSchedules(engine.db, now, pageSize);
+    full = page.length === pageSize;
+    for (const due of page) {
+      if (opts.signal?.aborted) break;
+      report[await fireOne(engine, due, now)]++;
+    }
+  }
+  return report;
+}
+
+/** One due schedule, whatever it throws: a throw is logged and recorded on the schedule. */
+async function fireOne(
+  engine: RequestEngine & { log: Logger },
+  due: DueSchedule,
+  now: Date,
+): Promise<Fired["kind"]> {
+  let next: Date | undefined;
+  try {
+    next = nextDue(due.cron, due.timezone, now);
+    const outcome = await fireSchedule(engine, due, now, next);
     if (outcome.kind === "fired") {
       await launchStamped(engine, { tableId: outcome.tableId, run: outcome.run });
       engine.log.info(
@@ -61,8 +105,26 @@ export async function fireDueSchedules(
     } else if (outcome.kind === "skipped") {
       engine.log.info({ scheduleId: due.id }, "scheduled run skipped: its last run is active");
     }
+    return outcome.kind;
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    // A run that was created commits with its due time moved on; only its hand-out threw
+    // then, and the re-drive hands it out: the guarded UPDATE below finds nothing due.
+    const moved = next ?? new Date(now.getTime() + RETRY_NEXT_MS);
+    const message = next
+      ? `the run could not start: ${why}`
+      : `no next due time could be computed (${why}); this due time started nothing, looking again at ${moved.toISOString()}`;
+    engine.log.error({ err, scheduleId: due.id }, "scheduled run failed; recorded on the schedule");
+    try {
+      await failDueTime(engine.db, { id: due.id, seen: due.seen, now, next: moved, message });
+    } catch (recordErr) {
+      engine.log.error(
+        { err: recordErr, scheduleId: due.id },
+        "recording a schedule's failure failed",
+      );
+    }
+    return "failed";
   }
-  return report;
 }
 
 function failureText(failure: Failure): string {
@@ -75,8 +137,8 @@ export async function fireSchedule(
   engine: RequestEngine,
   due: DueSchedule,
   now: Date,
+  next: Date = nextDue(due.cron, due.timezone, now),
 ): Promise<Fired> {
-  const next = nextDue(due.cron, due.timezone, now);
   return engine.db.transaction(async (tx): Promise<Fired> => {
     const claimed = await claimDueSchedule(tx, { id: due.id, seen: due.seen, now, next });
     if (!claimed) return { kind: "lost" };

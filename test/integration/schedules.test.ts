@@ -259,7 +259,7 @@ describe("the scheduler (fake clock)", () => {
     const { tableId } = await newTable(2);
     const s = dataOf(await createSchedule(tableId, { cron: "*/5 * * * *", mode: "all" }));
     await dueAt(s.id, "2026-06-02T08:00:00Z");
-    const pass = (at: string) => fireDueSchedules(scheduler(), new Date(at));
+    const pass = (at: string) => fireDueSchedules(scheduler(), () => new Date(at));
     expect((await pass("2026-06-02T08:00:01Z")).fired).toBeGreaterThanOrEqual(1);
     const first = await scheduleRow(s.id);
     // No worker: the run stays active, so the next due time starts nothing.
@@ -295,7 +295,7 @@ describe("the scheduler (fake clock)", () => {
       sql`update schedules set run = jsonb_set(run, '{groupIds}', '["gone"]') where id = ${s.id}`,
     );
     await dueAt(s.id, "2026-06-03T09:00:00Z");
-    const report = await fireDueSchedules(scheduler(), new Date("2026-06-03T09:00:10Z"));
+    const report = await fireDueSchedules(scheduler(), () => new Date("2026-06-03T09:00:10Z"));
     expect(report.failed).toBeGreaterThanOrEqual(1);
     expect(await runsOf(tableId)).toBe(0);
     const list = await apiClient(key).GET("/api/tables/{id}/schedules", {
@@ -306,12 +306,82 @@ describe("the scheduler (fake clock)", () => {
     expect(after?.nextRunAt).toBe("2026-06-03T10:00:00.000Z");
   });
 
+  async function lastError(tableId: string): Promise<string | null | undefined> {
+    const list = await apiClient(key).GET("/api/tables/{id}/schedules", {
+      params: { path: { id: tableId } },
+    });
+    return dataOf(list).schedules[0]?.lastError;
+  }
+
+  it("a schedule whose next time throws records why and moves on an hour; the schedules due after it still fire", async () => {
+    const broken = await newTable(0);
+    const fine = await newTable(0);
+    const b = dataOf(await createSchedule(broken.tableId, { cron: "0 * * * *", mode: "all" }));
+    const f = dataOf(await createSchedule(fine.tableId, { cron: "0 * * * *", mode: "all" }));
+    // What cron-parser throws for a cron it once took (e.g. after an upgrade), oldest due.
+    await db().execute(sql`update schedules set cron = 'not a cron' where id = ${b.id}`);
+    await dueAt(b.id, "2026-07-01T08:00:00Z");
+    await dueAt(f.id, "2026-07-01T09:00:00Z");
+    const report = await fireDueSchedules(scheduler(), () => new Date("2026-07-01T09:00:05Z"));
+    expect(report.failed).toBeGreaterThanOrEqual(1);
+    expect(await runsOf(fine.tableId)).toBe(1);
+    expect(await runsOf(broken.tableId)).toBe(0);
+    expect(await scheduleRow(b.id)).toMatchObject({ next: "2026-07-01T10:00", last_run: null });
+    expect(await lastError(broken.tableId)).toMatch(/no next due time could be computed/);
+  });
+
+  it("a due time whose run throws while stamping records why and moves to the next time", async () => {
+    const { tableId } = await newTable(2);
+    const s = dataOf(await createSchedule(tableId, { cron: "0 * * * *", mode: "all" }));
+    await dueAt(s.id, "2026-07-02T08:00:00Z");
+    const throwing = {
+      ...scheduler(),
+      pause: async (point: string) => {
+        if (point === "run:created") throw new Error("stamping broke");
+      },
+    };
+    const report = await fireDueSchedules(throwing, () => new Date("2026-07-02T08:00:05Z"));
+    expect(report.failed).toBeGreaterThanOrEqual(1);
+    expect(await runsOf(tableId)).toBe(0);
+    expect(await scheduleRow(s.id)).toMatchObject({ next: "2026-07-02T09:00", last_run: null });
+    expect(await lastError(tableId)).toMatch(/the run could not start: stamping broke/);
+  });
+
+  it("passes follow one another while a page is full, and end between schedules once the signal aborts", async () => {
+    const { tableId } = await newTable(0);
+    // Only this table's schedules are due: the counts below are theirs.
+    await db().execute(sql`update schedules set enabled = false where table_id <> ${tableId}`);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const s = dataOf(await createSchedule(tableId, { cron: `${i} 6 * * *`, mode: "all" }));
+      await dueAt(s.id, `2026-07-03T06:0${i}:00Z`);
+      ids.push(s.id);
+    }
+    const clock = () => new Date("2026-07-03T06:30:00Z");
+    // A page of 2: a single pass would start 2 of the 5.
+    await fireDueSchedules(scheduler(), clock, { pageSize: 2 });
+    for (const id of ids) expect((await scheduleRow(id)).last_run, id).toBe("2026-07-03T06:30");
+    for (const id of ids) await dueAt(id, "2026-07-03T07:00:00Z");
+    const stop = new AbortController();
+    const stopping = {
+      ...scheduler(),
+      pause: async (point: string) => {
+        if (point === "run:created") stop.abort();
+      },
+    };
+    const report = await fireDueSchedules(stopping, () => new Date("2026-07-03T07:00:05Z"), {
+      signal: stop.signal,
+    });
+    expect(report).toMatchObject({ fired: 1, failed: 0 });
+    expect(await runsOf(tableId)).toBe(6);
+  });
+
   /** Drives the scheduler every `stepMin` minutes over [from, to): each run it started, by time. */
   async function fires(scheduleId: string, from: string, to: string, stepMin: number) {
     const runs: string[] = [];
     let last = (await scheduleRow(scheduleId)).last_dispatch_id;
     for (let t = Date.parse(from); t < Date.parse(to); t += stepMin * 60_000) {
-      await fireDueSchedules(scheduler(), new Date(t));
+      await fireDueSchedules(scheduler(), () => new Date(t));
       const row = await scheduleRow(scheduleId);
       if (row.last_dispatch_id !== last && row.last_run) runs.push(row.last_run);
       last = row.last_dispatch_id;
@@ -417,7 +487,7 @@ describe("mode stale", () => {
     );
     const now = new Date();
     await dueAt(s.id, new Date(now.getTime() - 1_000).toISOString());
-    await fireDueSchedules(scheduler(), now);
+    await fireDueSchedules(scheduler(), () => now);
     const row = await scheduleRow(s.id);
     expect(row.last_dispatch_id).not.toBeNull();
     expect(await restamped(tableId, row.last_dispatch_id)).toEqual([old, never].sort());

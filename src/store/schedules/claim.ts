@@ -7,7 +7,8 @@
  * run that failed to be created rolls the due time back with it. A due time whose last run
  * is still active is taken too, recorded as skipped (`last_skipped_at`, `skipped`), and
  * starts nothing. The next due time is computed from now by the caller, so after downtime
- * one run catches up for every missed time.
+ * one run catches up for every missed time; one not after now is refused (null), since it
+ * would be due again at once and fire every pass.
  */
 import { type Db, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
@@ -34,6 +35,7 @@ export async function claimDueSchedule(
            where s.id = ${due.id} and s.enabled
              and s.next_run_at = ${due.seen}::timestamptz
              and s.next_run_at <= ${now}::timestamptz
+             and ${due.next.toISOString()}::timestamptz > ${now}::timestamptz
            for update of s
         )
         update schedules s
@@ -68,5 +70,26 @@ export async function recordScheduleError(
   await queryRows(
     db,
     sql`update schedules set last_error = ${failed.message}, updated_at = now() where id = ${failed.id}`,
+  );
+}
+
+/**
+ * A due time that threw (its run, or its next time): moved on to `next` with the reason,
+ * under the claim's guards (same due time, still due, still enabled, next after now), so a
+ * due time another scheduler took or an edit moved is left alone.
+ */
+export async function failDueTime(
+  db: Db,
+  failed: { id: string; seen: string; now: Date; next: Date; message: string },
+): Promise<void> {
+  const now = failed.now.toISOString();
+  await queryRows(
+    db,
+    sql`update schedules set next_run_at = ${failed.next.toISOString()}::timestamptz,
+               last_error = ${failed.message}, updated_at = now()
+         where id = ${failed.id} and enabled
+           and next_run_at = ${failed.seen}::timestamptz
+           and next_run_at <= ${now}::timestamptz
+           and ${failed.next.toISOString()}::timestamptz > ${now}::timestamptz`,
   );
 }
