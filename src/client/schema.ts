@@ -4398,15 +4398,15 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    groupIds?: string[];
+                    groupIds?: string[] | null;
                     /** @enum {string} */
                     mode?: "all" | "incomplete" | "new" | "failed" | "stale";
                     resume?: boolean;
-                    where?: components["schemas"]["WhereCondition"][];
-                    limit?: number;
-                    window?: number;
-                    maxCredits?: number;
-                    maxCreditsPerRow?: number;
+                    where?: components["schemas"]["WhereCondition"][] | null;
+                    limit?: number | null;
+                    window?: number | null;
+                    maxCredits?: number | null;
+                    maxCreditsPerRow?: number | null;
                     staleAfterHours?: number;
                     cron?: string;
                     timezone?: string;

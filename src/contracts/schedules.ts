@@ -24,9 +24,17 @@ export type CreateScheduleRequest = z.infer<typeof CreateScheduleRequest>;
 
 /**
  * The fields given replace the schedule's; run fields given replace those of its run (the
- * run that results is checked as a run request is).
+ * run that results is checked as a run request is). The run's optional fields given as
+ * null are dropped from it (no where, every group, no limit, the plan's window, no cap).
  */
+const runField = ScheduledRunFields.shape;
 export const PatchScheduleRequest = ScheduledRunFields.partial().extend({
+  groupIds: runField.groupIds.nullable(),
+  where: runField.where.nullable(),
+  limit: runField.limit.nullable(),
+  window: runField.window.nullable(),
+  maxCredits: runField.maxCredits.nullable(),
+  maxCreditsPerRow: runField.maxCreditsPerRow.nullable(),
   cron: Cron.optional(),
   timezone: TimeZone.optional(),
   enabled: z.boolean().optional(),

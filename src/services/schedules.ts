@@ -2,9 +2,10 @@
  * Schedules: a table's run on a cron in a time zone. A schedule is checked when saved: its
  * cron (five fields) and zone (400 otherwise), and its run against the table as a Run
  * request is (unknown groups, a where naming no column → 400). Its next due time is
- * computed from now whenever the cron, zone or switch changes, so a schedule turned back
- * on starts with the next time to come, not the ones it missed. Firing is
- * services/schedule-fire.ts.
+ * computed from now when the cron or zone changes or it is switched back on, so a schedule
+ * turned back on starts with the next time to come, not the ones it missed; any other edit
+ * keeps the due time it has, fired or not yet. A cron and zone with no next time from now
+ * is a 400, like a bad cron. Firing is services/schedule-fire.ts.
  */
 import type { Issue } from "@/contracts/common";
 import {
@@ -17,6 +18,7 @@ import {
 } from "@/contracts/schedules";
 import { conflict, type Failure, invalid, notFound } from "@/domain/errors";
 import { newId } from "@/domain/ids";
+import { zodIssues } from "@/domain/json-text";
 import type { Result } from "@/domain/result";
 import { cronProblem, isTimeZone, nextDue } from "@/domain/schedule-cron";
 import { insertSchedule } from "@/store/schedules/create";
@@ -30,11 +32,8 @@ import { updateSchedule } from "@/store/schedules/update";
 import type { ServiceContext } from "./context";
 import { ownTable, readRunScope } from "./run-scope";
 
-/** Tests and the scheduler pass their own clock; the API reads the real one. */
-export interface Clock {
-  now(): Date;
-}
-const SYSTEM_CLOCK: Clock = { now: () => new Date() };
+/** The API reads the real clock; tests pass theirs (the scheduler's shape). */
+const systemClock = () => new Date();
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -71,6 +70,24 @@ function timeIssues(cron: string, timezone: string): Issue[] {
   return issues;
 }
 
+/** The first due time from now: a cron-parser failure is the cron's problem (400), not a 500. */
+function firstDue(cron: string, timezone: string, now: Date): Result<Date, Failure> {
+  try {
+    return { ok: true, value: nextDue(cron, timezone, now) };
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    return {
+      ok: false,
+      reason: invalid([
+        {
+          path: "cron",
+          message: `no next due time in ${timezone} from now could be found: ${why}`,
+        },
+      ]),
+    };
+  }
+}
+
 /** The run's problems against the table now: what a Run request with it would be refused for. */
 async function runIssues(
   ctx: ServiceContext,
@@ -87,13 +104,15 @@ export async function createSchedule(
   ctx: ServiceContext,
   tableId: string,
   req: CreateScheduleRequest,
-  clock: Clock = SYSTEM_CLOCK,
+  clock: () => Date = systemClock,
 ): Promise<Result<Schedule, Failure>> {
   const { cron, timezone, enabled, ...run } = req;
   const checked = await runIssues(ctx, tableId, run);
   if (!checked.ok) return checked;
   const issues = timeIssues(cron, timezone);
   if (issues.length > 0) return { ok: false, reason: invalid(issues) };
+  const first = firstDue(cron, timezone, clock());
+  if (!first.ok) return first;
   const created = await insertSchedule(ctx.db, {
     id: newId("sched"),
     workspaceId: ctx.workspaceId,
@@ -102,7 +121,7 @@ export async function createSchedule(
     timezone,
     enabled,
     run,
-    nextRunAt: nextDue(cron, timezone, clock.now()),
+    nextRunAt: first.value,
   });
   if (!created.ok)
     return {
@@ -130,7 +149,7 @@ export async function patchSchedule(
   tableId: string,
   scheduleId: string,
   req: PatchScheduleRequest,
-  clock: Clock = SYSTEM_CLOCK,
+  clock: () => Date = systemClock,
 ): Promise<Result<Schedule, Failure>> {
   const target = { workspaceId: ctx.workspaceId, tableId, scheduleId };
   const current = await getSchedule(ctx.db, target);
@@ -143,30 +162,39 @@ export async function patchSchedule(
     // A new mode drops the old one's options (resume, staleAfterHours) unless given again.
     const { resume, staleAfterHours, ...base } = ScheduledRun.parse(current.run);
     const kept = runFields.mode === undefined || runFields.mode === base.mode;
-    const merged = ScheduledRun.safeParse({
+    const fields = {
       ...base,
       ...(kept && resume !== undefined ? { resume } : {}),
       ...(kept && staleAfterHours !== undefined ? { staleAfterHours } : {}),
       ...runFields,
-    });
-    if (!merged.success)
-      return {
-        ok: false,
-        reason: invalid(
-          merged.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
-        ),
-      };
+    };
+    // A field given as null is dropped from the run.
+    const merged = ScheduledRun.safeParse(
+      Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null)),
+    );
+    if (!merged.success) return { ok: false, reason: invalid(zodIssues(merged.error)) };
     run = merged.data;
     const checked = await runIssues(ctx, tableId, run);
     if (!checked.ok) return checked;
   }
-  const retimed = req.cron !== undefined || req.timezone !== undefined || enabled === true;
+  // Only a new cron or zone, or a switch back on, moves the due time: re-enabling an
+  // enabled schedule must not drop a due time not yet fired.
+  const retimed =
+    cron.trim() !== current.cron ||
+    timezone !== current.timezone ||
+    (enabled === true && !current.enabled);
+  let nextRunAt: Date | undefined;
+  if (retimed) {
+    const first = firstDue(cron, timezone, clock());
+    if (!first.ok) return first;
+    nextRunAt = first.value;
+  }
   const updated = await updateSchedule(ctx.db, target, {
     ...(req.cron !== undefined ? { cron: cron.trim() } : {}),
     ...(req.timezone !== undefined ? { timezone } : {}),
     ...(enabled !== undefined ? { enabled } : {}),
     ...(run ? { run } : {}),
-    ...(retimed ? { nextRunAt: nextDue(cron, timezone, clock.now()) } : {}),
+    ...(nextRunAt ? { nextRunAt } : {}),
   });
   if (!updated) return { ok: false, reason: notFound("schedule") };
   ctx.log.info({ tableId, scheduleId, ...req }, "schedule changed");

@@ -16,8 +16,16 @@ import type { z } from "zod";
 import { getBackend } from "@/backends/instance";
 import type { Schemas } from "@/client/cellflow-client";
 import { log } from "@/config/log";
-import { type CreateScheduleRequest, MAX_SCHEDULES_PER_TABLE } from "@/contracts/schedules";
+import {
+  CreateScheduleRequest,
+  MAX_SCHEDULES_PER_TABLE,
+  type PatchScheduleRequest,
+} from "@/contracts/schedules";
 import { fireDueSchedules, fireSchedule } from "@/services/schedule-fire";
+import {
+  createSchedule as createScheduleAt,
+  patchSchedule as patchScheduleAt,
+} from "@/services/schedules";
 import { insertSchedule } from "@/store/schedules/create";
 import { dueSchedules } from "@/store/schedules/read";
 import { apiClient, dataOf, startedRun } from "../helpers/api";
@@ -150,6 +158,84 @@ describe("schedules through the API", () => {
       apiClient(key).DELETE("/api/tables/{id}/schedules/{scheduleId}", { params: { path } });
     expect((await del()).response.status).toBe(204);
     expect((await del()).response.status).toBe(404);
+  });
+
+  it("a PATCH keeps a due time not yet fired unless the cron, zone or switch changes", async () => {
+    const { tableId } = await newTable(0);
+    const s = dataOf(await createSchedule(tableId, { cron: "0 6 * * *", mode: "all" }));
+    const path = { id: tableId, scheduleId: s.id };
+    const patch = async (body: z.input<typeof PatchScheduleRequest>) =>
+      dataOf(
+        await apiClient(key).PATCH("/api/tables/{id}/schedules/{scheduleId}", {
+          params: { path },
+          body,
+        }),
+      );
+    // Due, not yet fired.
+    await dueAt(s.id, "2026-06-05T06:00:00Z");
+    for (const body of [{ enabled: true }, { window: 5 }, { cron: "0 6 * * *", timezone: "UTC" }])
+      expect((await patch(body)).nextRunAt, JSON.stringify(body)).toBe("2026-06-05T06:00:00.000Z");
+    await patch({ enabled: false });
+    expect(Date.parse((await patch({ enabled: true })).nextRunAt ?? "")).toBeGreaterThan(
+      Date.now(),
+    );
+    await dueAt(s.id, "2026-06-05T06:00:00Z");
+    expect((await patch({ cron: "0 7 * * *" })).nextRunAt).not.toBe("2026-06-05T06:00:00.000Z");
+  });
+
+  it("a PATCH with null drops the run's where, groups, limit, window and caps", async () => {
+    const { tableId } = await newTable(0);
+    const s = dataOf(
+      await createSchedule(tableId, {
+        cron: "0 6 * * *",
+        mode: "all",
+        groupIds: ["g"],
+        where: [{ column: "v", op: "eq", value: "x" }],
+        limit: 10,
+        window: 5,
+        maxCredits: 100,
+        maxCreditsPerRow: 2,
+      }),
+    );
+    const patched = await apiClient(key).PATCH("/api/tables/{id}/schedules/{scheduleId}", {
+      params: { path: { id: tableId, scheduleId: s.id } },
+      body: {
+        groupIds: null,
+        where: null,
+        limit: null,
+        window: null,
+        maxCredits: null,
+        maxCreditsPerRow: null,
+      },
+    });
+    expect(patched.response.status).toBe(200);
+    const after = dataOf(patched);
+    for (const field of ["groupIds", "where", "limit", "window", "maxCredits", "maxCreditsPerRow"])
+      expect(after, field).not.toHaveProperty(field);
+    expect(after).toMatchObject({ mode: "all", cron: "0 6 * * *" });
+  });
+
+  it("a cron and zone cron-parser finds no next time for is a 400, not a 500", async () => {
+    const { tableId } = await newTable(0);
+    const [table] = await queryRows<{ workspace_id: string }>(
+      db(),
+      sql`select workspace_id from tables where id = ${tableId}`,
+    );
+    const ctx = { ...scheduler(), workspaceId: table?.workspace_id ?? "" };
+    // cron-parser 5 throws "loop limit exceeded" from here for about a day.
+    const clock = () => new Date("2026-04-03T15:00:00Z");
+    const body = { cron: "0 2 * * *", timezone: "Australia/Lord_Howe", mode: "all" } as const;
+    const created = await createSchedule(tableId, { ...body, timezone: "UTC" });
+    const made = await createScheduleAt(ctx, tableId, CreateScheduleRequest.parse(body), clock);
+    expect(made).toMatchObject({ ok: false, reason: { code: "validation_failed" } });
+    const patched = await patchScheduleAt(
+      ctx,
+      tableId,
+      dataOf(created).id,
+      { timezone: "Australia/Lord_Howe" },
+      clock,
+    );
+    expect(patched).toMatchObject({ ok: false, reason: { code: "validation_failed" } });
   });
 
   it("a bad cron, zone, group or stale mode without hours is refused (400)", async () => {
