@@ -73,13 +73,21 @@ export async function fireDueSchedules(
 ): Promise<FireReport> {
   const report: FireReport = { fired: 0, skipped: 0, lost: 0, failed: 0 };
   const pageSize = opts.pageSize ?? PASS_SCHEDULES;
-  let full = true;
-  while (full && !opts.signal?.aborted) {
+  // Due times already handled by this call: one still due (its move failed too) ends the
+  // passes, so they never spin on it; the next call retries it.
+  const handled = new Set<string>();
+  let more = true;
+  while (more && !opts.signal?.aborted) {
     const now = clock();
     const page = await dueSchedules(engine.db, now, pageSize);
-    full = page.length === pageSize;
+    more = page.length === pageSize;
     for (const due of page) {
-      if (opts.signal?.aborted) break;
+      const sighting = `${due.id}@${due.seen}`;
+      if (opts.signal?.aborted || handled.has(sighting)) {
+        more = false;
+        break;
+      }
+      handled.add(sighting);
       report[await fireOne(engine, due, now)]++;
     }
   }
