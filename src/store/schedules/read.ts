@@ -6,22 +6,8 @@ import { type Db, queryRows } from "@db/client";
 import { schedules } from "@db/schema";
 import { and, asc, eq, sql } from "drizzle-orm";
 
-export interface ScheduleRecord {
-  id: string;
-  tableId: string;
-  cron: string;
-  timezone: string;
-  enabled: boolean;
-  run: unknown;
-  nextRunAt: Date;
-  lastRunAt: Date | null;
-  lastDispatchId: string | null;
-  lastSkippedAt: Date | null;
-  skipped: number;
-  lastError: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
+/** A schedule as the API shows it: its row without the workspace (the scope of every read). */
+export type ScheduleRecord = Omit<typeof schedules.$inferSelect, "workspaceId">;
 
 export const scheduleColumns = {
   id: schedules.id,
