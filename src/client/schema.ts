@@ -1466,6 +1466,7 @@ export interface components {
             maxCredits: number | null;
             maxCreditsPerRow: number | null;
             creditsUsed: number;
+            staleAfterHours: number | null;
         };
         RunCounts: {
             queued: number;

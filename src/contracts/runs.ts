@@ -184,6 +184,8 @@ export const RunView = z.object({
   /** The run's per-row budget (its own, or the table's default when it was created). */
   maxCreditsPerRow: z.number().nullable(),
   creditsUsed: z.number(),
+  /** Mode `stale`: the age in hours past which a completed cell was run again (else null). */
+  staleAfterHours: z.number().nullable(),
 });
 export type RunView = z.infer<typeof RunView>;
 

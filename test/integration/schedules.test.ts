@@ -561,6 +561,10 @@ describe("mode stale", () => {
     expect(dry).toMatchObject({ rows: 2, cells: 2 });
     const run = startedRun(await runs({ mode: "stale", staleAfterHours: 24 }));
     expect(run.stamped).toBe(2);
+    const view = await apiClient(key).GET("/api/tables/{id}/runs/{dispatchId}", {
+      params: { path: { id: tableId, dispatchId: run.dispatchId } },
+    });
+    expect(dataOf(view).staleAfterHours).toBe(24);
     expect(await restamped(tableId, run.dispatchId)).toEqual([old, never].sort());
     const bad = await runs({ mode: "stale" } as Schemas["CreateRunRequest"]);
     expect(bad.response.status).toBe(400);

@@ -37,6 +37,8 @@ export interface DispatchView {
   maxCreditsPerRow: number | null;
   /** Credits its cells were charged (the ledger's charged entries of the run). */
   creditsUsed: number;
+  /** Mode `stale`: the age in hours past which a completed cell was run again (else null). */
+  staleAfterHours: number | null;
 }
 
 /**
@@ -54,6 +56,7 @@ const select = (where: SQL, tail: SQL = sql``) => sql`
          ${isoTime(sql`d.created_at`)} as "createdAt",
          case when d.finished_at is null then null else ${isoTime(sql`d.finished_at`)} end as "finishedAt",
          d.halt_reason as "haltReason", d.max_credits as "maxCredits",
+         d.stale_after_hours as "staleAfterHours",
          ${asCredits(sql`d.max_credits_per_row_milli`)} as "maxCreditsPerRow",
          ${asCredits(sql`(select coalesce(sum(u.milli), 0) from usage u
                             where u.dispatch_id = d.id and u.state = 'charged')`)} as "creditsUsed",
