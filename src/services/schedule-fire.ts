@@ -35,7 +35,7 @@ import { startScope } from "./run-scope";
 export const SCHEDULE_EVERY_MS = 5_000;
 
 /** Due schedules one pass reads; a full page is followed by another pass at once. */
-export const PASS_SCHEDULES = 50;
+const PASS_SCHEDULES = 50;
 
 /** How far a due time whose next one cron-parser cannot find moves: it looks again then. */
 const RETRY_NEXT_MS = 3_600_000;

@@ -1,8 +1,9 @@
 /**
  * Edits a schedule: the fields given replace the stored ones. Scoped in its WHERE to the
  * workspace and table, so another workspace's schedule is never touched (null: not found).
- * A change of cron, zone or switch comes with its next due time, computed from now by the
- * caller, so a schedule switched back on does not fire for the times it was off.
+ * A new cron or zone, or a switch back on, comes with its next due time, computed from now
+ * by the caller, so a schedule switched back on does not fire for the times it was off;
+ * other edits keep the due time (one not yet fired still fires).
  */
 import type { Db } from "@db/client";
 import { schedules } from "@db/schema";
