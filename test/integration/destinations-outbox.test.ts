@@ -23,6 +23,7 @@ import {
   sendDelivery,
   senderSettings,
 } from "@/engine/destination-send";
+import { drainDestinationMarks } from "@/store/destinations/drain-marks";
 import { pruneDestinationDeliveries } from "@/store/destinations/prune";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
@@ -199,6 +200,29 @@ describe("the send rule", () => {
       gb: { status: "cancelled" },
     });
     expect(await deliveries(dest.id)).toHaveLength(1);
+  });
+});
+
+describe("whole rows per drain pass", () => {
+  it("sends a row once when its marks fall on both sides of a pass's cut", async () => {
+    reset();
+    const { tableId, rowIds } = await newTable(2);
+    const dest = await newDestination(tableId);
+    const [r0 = "", r1 = ""] = rowIds;
+    await queue(tableId, [r0], ["ga", "gb"]);
+    await queue(tableId, [r1], ["ga"]);
+    // Marks in id order: r0's first, r1's, r0's second; a pass of two cuts r0's in half.
+    await db().execute(end(r0, "ga"));
+    await db().execute(end(r1, "ga"));
+    await db().execute(end(r0, "gb"));
+    const first = await drainDestinationMarks(db(), new Date(clock), 2);
+    expect(first).toMatchObject({ marks: 2, deliveries: 2 });
+    const second = await drainDestinationMarks(db(), new Date(clock), 2);
+    expect(second).toMatchObject({ marks: 0, deliveries: 0 });
+    const made = await deliveries(dest.id);
+    expect(made.map((d) => d.row_id).sort()).toEqual([r0, r1].sort());
+    expect(await pass()).toBe(2);
+    expect(receiver.received.map((r) => JSON.parse(r.body).rowId).sort()).toEqual([r0, r1].sort());
   });
 });
 

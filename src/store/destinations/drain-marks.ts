@@ -8,9 +8,10 @@
  * and the marks taken and the cells judged are read in one snapshot: if a concurrent end
  * of another cell of the row is not visible (so that cell still looks active and the row
  * is not sent), its mark is not visible either, and a later pass takes it and sends the
- * row. One drainer at a time (an advisory lock; the others skip their turn), so two
- * passes never send the same finish twice; a row's deliveries to a destination are
- * numbered (`seq`) in the order they are made.
+ * row. One drainer at a time (an advisory lock; the others skip their turn), and a pass
+ * takes every mark of the rows it chooses, so two passes never send the same finish
+ * twice; a row's deliveries to a destination are numbered (`seq`) in the order they are
+ * made.
  */
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
@@ -19,17 +20,22 @@ import { rowSelect } from "../rows/read";
 
 /** Arbitrary constant: one drainer at a time across processes. */
 const DRAIN_LOCK_KEY = 7_461_113_031;
-/** Marks per pass. */
-const BATCH = 2_000;
+/** Marks that choose a pass's rows. */
+export const DRAIN_BATCH = 2_000;
 
 export interface DrainResult {
+  /** Marks that chose the pass's rows: fewer than the batch means none was left over. */
   marks: number;
   /** Deliveries added to the outbox. */
   deliveries: number;
 }
 
 /** Null: another drainer holds the lock (this turn is skipped). */
-export async function drainDestinationMarks(db: Db, now: Date): Promise<DrainResult | null> {
+export async function drainDestinationMarks(
+  db: Db,
+  now: Date,
+  batch = DRAIN_BATCH,
+): Promise<DrainResult | null> {
   return db.transaction(async (tx) => {
     const [lock] = await queryRows<{ got: boolean }>(
       tx,
@@ -38,10 +44,14 @@ export async function drainDestinationMarks(db: Db, now: Date): Promise<DrainRes
     if (!lock?.got) return null;
     const [r] = await queryRows<DrainResult>(
       tx,
-      sql`with taken as (
+      // Whole rows per pass: the oldest marks choose the rows, and every mark of those rows
+      // goes, so a row's marks split by the cut are never sent in two passes.
+      sql`with chosen as (
+            select id, row_id from destination_marks order by id limit ${batch}
+          ),
+          taken as (
             delete from destination_marks
-             where id in (select id from destination_marks order by id limit ${BATCH}
-                          for update skip locked)
+             where row_id in (select row_id from chosen)
             returning id, table_id, row_id, dispatch_id
           ),
           latest as (
@@ -74,7 +84,7 @@ export async function drainDestinationMarks(db: Db, now: Date): Promise<DrainRes
               join destinations d on d.table_id = b.table_id and d.enabled
             returning 1
           )
-          select (select count(*)::int from taken) as marks,
+          select (select count(*)::int from chosen) as marks,
                  (select count(*)::int from added) as deliveries`,
     );
     return r ?? { marks: 0, deliveries: 0 };
