@@ -19,7 +19,7 @@ import {
   claimDeliveries,
   destinationsWithDueDeliveries,
 } from "@/store/destinations/claim";
-import { drainDestinationMarks } from "@/store/destinations/drain-marks";
+import { DRAIN_BATCH, drainDestinationMarks } from "@/store/destinations/drain-marks";
 import { type DeliveryOutcome, settleDelivery } from "@/store/destinations/settle";
 
 /** In flight at once per destination (API.md). */
@@ -37,6 +37,10 @@ export interface SenderSettings {
   /** Longer than a send can take, so a live sender's lease never runs out under it. */
   leaseMs: number;
   cap: number;
+  /** Marks that choose one drain pass's rows. */
+  drainBatch: number;
+  /** Drain passes before a claim (then it drains again): a flood never holds sends up. */
+  drainPasses: number;
 }
 
 export function senderSettings(
@@ -48,21 +52,38 @@ export function senderSettings(
     random: Math.random,
     retryBaseMs: DEFAULT_RETRY_BASE_MS,
     cap: DESTINATION_IN_FLIGHT_CAP,
+    drainBatch: DRAIN_BATCH,
+    drainPasses: DRAIN_PASSES,
     ...base,
     timeoutMs,
     leaseMs: base.leaseMs ?? timeoutMs * 3,
   };
 }
 
-/** Moves every pending mark into the outbox; the count of deliveries made. */
-export async function drainAllMarks(s: SenderSettings): Promise<number> {
-  let made = 0;
-  for (;;) {
-    const r = await drainDestinationMarks(s.db, s.now());
-    if (!r) return made;
-    made += r.deliveries;
-    if (r.marks === 0) return made;
+/** Drain passes per turn before the sender claims: 20,000 marks at the default batch. */
+export const DRAIN_PASSES = 10;
+
+export interface Drained {
+  deliveries: number;
+  /** The last pass was full (or the turn ran out of passes): marks may be left. */
+  more: boolean;
+}
+
+/**
+ * Moves the pending marks into the outbox, pass after pass, until a pass finds fewer
+ * marks than a batch (the rest end after it began: the next turn takes them), the turn's
+ * passes run out, or `stopping` aborts: cells that keep ending never keep the caller from
+ * claiming, nor a stop from returning.
+ */
+export async function drainAllMarks(s: SenderSettings, stopping?: AbortSignal): Promise<Drained> {
+  let deliveries = 0;
+  for (let pass = 0; pass < s.drainPasses && !stopping?.aborted; pass++) {
+    const r = await drainDestinationMarks(s.db, s.now(), s.drainBatch);
+    if (!r) return { deliveries, more: false };
+    deliveries += r.deliveries;
+    if (r.marks < s.drainBatch) return { deliveries, more: false };
   }
+  return { deliveries, more: true };
 }
 
 /** Claims what is due on every destination; the claimed deliveries, not yet sent. */

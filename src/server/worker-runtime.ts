@@ -167,8 +167,9 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
         redrive.stop();
         folds.stop();
         scheduler.stop();
-        await destinations.stop();
+        // Carriers stop first: a drain that cells kept ending into would hold the stop up.
         stopping.abort(new Error("worker stopping"));
+        await destinations.stop();
         await runner.stop();
         await listener.stop();
         await hub.close();
