@@ -2,7 +2,10 @@
  * The drainer of the destinations' marks (appended by the cell-end trigger, migration
  * `destination_marks_trigger`): a row whose marks it takes and that has no queued, running
  * or paused cell gets one delivery per enabled destination of its table, its body the row
- * as it is now; the marks are deleted in the same statement.
+ * as it is now; the marks are deleted in the same statement. Marks of a row whose carrier
+ * holds the row lock are neither taken nor judged: its cascade is not done (an auto-run
+ * group may be stamped after the end that marked it), so a pass after the carrier lets go
+ * sends the row, complete.
  *
  * Invariant: every finished row is sent. A mark commits with the cell end that made it,
  * and the marks taken and the cells judged are read in one snapshot: if a concurrent end
@@ -16,6 +19,7 @@
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
+import { heldRowLocks, rowLockKeyOf } from "../cells/orphan-probe";
 import { rowSelect } from "../rows/read";
 
 /** Arbitrary constant: one drainer at a time across processes. */
@@ -46,8 +50,15 @@ export async function drainDestinationMarks(
       tx,
       // Whole rows per pass: the oldest marks choose the rows, and every mark of those rows
       // goes, so a row's marks split by the cut are never sent in two passes.
-      sql`with chosen as (
-            select id, row_id from destination_marks order by id limit ${batch}
+      // Marks of a row whose carrier holds its lock stay for a later pass: the cascade may
+      // stamp an auto-run group after the cell end that made them (engine/cascade.ts), so
+      // the row is sent once the carrier lets go, complete. The lock is looked up, not
+      // taken: a drain never waits on nor delays a carrier.
+      sql`with held as materialized (${heldRowLocks}),
+          chosen as (
+            select m.id, m.row_id from destination_marks m
+             where ${rowLockKeyOf(sql`m.table_id`, sql`m.row_id`)} not in (select k from held)
+             order by m.id limit ${batch}
           ),
           taken as (
             delete from destination_marks
