@@ -23,6 +23,7 @@ import {
   sendDelivery,
   senderSettings,
 } from "@/engine/destination-send";
+import { inFlight } from "@/store/destinations/claim";
 import { drainDestinationMarks } from "@/store/destinations/drain-marks";
 import { pruneDestinationDeliveries } from "@/store/destinations/prune";
 import { apiClient, dataOf } from "../helpers/api";
@@ -367,6 +368,23 @@ describe("leases and the in-flight cap", () => {
     expect((await deliveries(dest.id))[0]).toMatchObject({ status: "delivered", attempts: 2 });
     expect(receiver.received.map((r) => r.id)).toEqual([first.id, first.id]);
     expect(new Set(receiver.received.map((r) => r.bodyHash)).size).toBe(1);
+  });
+
+  it("counts a destination's deliveries in flight from the lease index, not over its pending backlog", async () => {
+    const { tableId } = await newTable(1);
+    const dest = await newDestination(tableId);
+    await db().execute(
+      sql`insert into destination_deliveries (id, destination_id, row_id, seq, body, next_attempt_at, created_at)
+          select 'dlv_backlog_' || i, ${dest.id}, 'row_backlog', i, '{}', now(), now()
+            from generate_series(1, 5000) i`,
+    );
+    await db().execute(sql`analyze destination_deliveries`);
+    const [plan] = await queryRows<{ "QUERY PLAN": unknown }>(
+      db(),
+      sql`explain (format json) ${inFlight(dest.id, new Date(clock))}`,
+    );
+    expect(JSON.stringify(plan?.["QUERY PLAN"])).toContain("destination_deliveries_lease_idx");
+    await db().execute(sql`delete from destination_deliveries where row_id = 'row_backlog'`);
   });
 
   it("prunes delivered entries after 7 days, never pending or failed ones", async () => {
