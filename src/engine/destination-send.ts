@@ -117,7 +117,7 @@ async function post(
   d: ClaimedDelivery,
   stopping?: AbortSignal,
 ): Promise<DeliveryOutcome> {
-  const secret = secretOf(d);
+  const secret = secretOf(s, d);
   if (secret === null) return retryOrFail(s, d, "the destination's secret cannot be opened");
   const body = Buffer.from(d.body, "utf8");
   const t = String(Math.floor(s.now().getTime() / 1000));
@@ -171,9 +171,22 @@ function networkError(err: unknown): string {
   return typeof code === "string" ? `${code}: ${message}` : message;
 }
 
-function secretOf(d: ClaimedDelivery): string | null {
+/** The destination's plain secret; null (and an error in the log) when it cannot be opened. */
+function secretOf(s: SenderSettings, d: ClaimedDelivery): string | null {
   const key = serverSecretKey();
-  if (!key) return null;
+  if (!key) {
+    // A deployment fault: every delivery waits on it, so it is an error, not a retry's note.
+    s.log.error(
+      { deliveryId: d.id, destinationId: d.destinationId },
+      "CELLFLOW_SECRET_KEY is not set: destination deliveries cannot be signed",
+    );
+    return null;
+  }
   const opened = openSecret(key, d.secretCiphertext);
-  return opened.ok ? opened.value : null;
+  if (opened.ok) return opened.value;
+  s.log.error(
+    { deliveryId: d.id, destinationId: d.destinationId },
+    "a destination secret cannot be decrypted; was CELLFLOW_SECRET_KEY changed since the destination was created?",
+  );
+  return null;
 }

@@ -275,3 +275,32 @@ describe("a table with an auto-run group", () => {
     expect(body.cells).toMatchObject({ ga: { status: "completed" }, gb: { status: "completed" } });
   });
 });
+
+describe("a send without the server key", () => {
+  it("logs an error, not an info line, and retries the delivery", async () => {
+    reset();
+    const { tableId } = await queuedTable(1);
+    const dest = await withDestination(tableId);
+    await endAll(tableId);
+    const errors: string[] = [];
+    const recording = Object.assign(Object.create(log()), {
+      error: (_o: unknown, msg: string) => errors.push(msg),
+    }) as ReturnType<typeof log>;
+    const s = settings({ log: recording });
+    await drainAllMarks(s);
+    const saved = process.env.CELLFLOW_SECRET_KEY;
+    delete process.env.CELLFLOW_SECRET_KEY;
+    try {
+      const claimed = (await claimDue(s)).filter((d) => d.destinationId === dest);
+      expect(claimed).toHaveLength(1);
+      for (const d of claimed) await sendDelivery(s, d);
+    } finally {
+      process.env.CELLFLOW_SECRET_KEY = saved;
+    }
+    expect(errors).toEqual([
+      "CELLFLOW_SECRET_KEY is not set: destination deliveries cannot be signed",
+    ]);
+    expect(receiver.received).toHaveLength(0);
+    await db().execute(sql`delete from destination_deliveries where destination_id = ${dest}`);
+  });
+});
