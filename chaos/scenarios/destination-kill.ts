@@ -12,8 +12,7 @@ import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import { newId } from "@/domain/ids";
 import { sleep } from "@/domain/sleep";
-import { sealSecret } from "@/security/secret-box";
-import { serverSecretKey } from "@/security/secret-key";
+import { mintSigningSecret } from "@/security/signing-secret";
 import { insertDestination } from "@/store/destinations/crud";
 import { type Received, startReceiver } from "../../test/helpers/destination-receiver";
 import { type ChainOptions, type ChainResult, runChain } from "../chain-run";
@@ -56,16 +55,15 @@ export async function destinationKill(
       env: { CELLFLOW_DESTINATION_RETRY_BASE_MS: "200", ...opts.env },
       prepare: async (db, table) => {
         tableId = table.tableId;
-        const key = serverSecretKey();
-        if (!key) throw new Error("CELLFLOW_SECRET_KEY is not set");
-        receiver.secret = `whsec_chaos_${newId("s")}`;
+        const { secret, ciphertext } = mintSigningSecret("destination secrets");
+        receiver.secret = secret;
         await insertDestination(db, {
           id: newId("dst"),
           workspaceId: table.workspaceId,
           tableId: table.tableId,
           url: receiver.url,
           name: "chaos receiver",
-          secretCiphertext: sealSecret(key, receiver.secret),
+          secretCiphertext: ciphertext,
         });
       },
       faults: async (run) => {
