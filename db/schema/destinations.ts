@@ -78,6 +78,7 @@ export const destinationDeliveries = pgTable(
     index("destination_deliveries_delivered_idx")
       .on(t.deliveredAt)
       .where(sql`${t.status} = 'delivered'`),
+    index("destination_deliveries_failed_idx").on(t.createdAt).where(sql`${t.status} = 'failed'`),
   ],
 );
 

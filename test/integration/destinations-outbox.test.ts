@@ -387,7 +387,7 @@ describe("leases and the in-flight cap", () => {
     await db().execute(sql`delete from destination_deliveries where row_id = 'row_backlog'`);
   });
 
-  it("prunes delivered entries after 7 days, never pending or failed ones", async () => {
+  it("prunes delivered entries after 7 days and failed ones after 30, never pending ones", async () => {
     const { tableId, rowIds } = await newTable(2);
     const dest = await newDestination(tableId);
     await queue(tableId, rowIds, ["ga"]);
@@ -404,5 +404,9 @@ describe("leases and the in-flight cap", () => {
       await pruneDestinationDeliveries(db(), new Date(clock + 8 * 86_400_000)),
     ).toBeGreaterThanOrEqual(1);
     expect(await statuses()).toEqual(["failed"]);
+    await pruneDestinationDeliveries(db(), new Date(clock + 29 * 86_400_000));
+    expect(await statuses()).toEqual(["failed"]);
+    await pruneDestinationDeliveries(db(), new Date(clock + 31 * 86_400_000));
+    expect(await statuses()).toEqual([]);
   });
 });
