@@ -35,7 +35,7 @@ export function startDestinationLoop(
     if (stopping.signal.aborted) return;
     // Marks left over: drain again right after this claim, not a tick later.
     if (drained?.more) again = true;
-    for (const d of await claimDue(s)) {
+    await claimDue(s, (d) => {
       const p = sendDelivery(s, d, stopping.signal)
         .catch((err: unknown) =>
           s.log.warn({ err, deliveryId: d.id }, "delivery failed to settle; its lease expires"),
@@ -47,7 +47,7 @@ export function startDestinationLoop(
           if (!stopping.signal.aborted) void turn();
         });
       inFlight.add(p);
-    }
+    });
   };
   const turn = (): Promise<void> => {
     if (busy !== null) {

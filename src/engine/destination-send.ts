@@ -86,12 +86,21 @@ export async function drainAllMarks(s: SenderSettings, stopping?: AbortSignal): 
   return { deliveries, more: true };
 }
 
-/** Claims what is due on every destination; the claimed deliveries, not yet sent. */
-export async function claimDue(s: SenderSettings): Promise<ClaimedDelivery[]> {
-  const now = s.now();
+/**
+ * Claims what is due on every destination, one after another; `start` gets each
+ * destination's claims as soon as they are made (so a lease is not spent waiting on the
+ * claims of the destinations after it), and each lease is counted from the time of its
+ * own claim. The claimed deliveries, all of them.
+ */
+export async function claimDue(
+  s: SenderSettings,
+  start?: (d: ClaimedDelivery) => void,
+): Promise<ClaimedDelivery[]> {
   const claimed: ClaimedDelivery[] = [];
-  for (const id of await destinationsWithDueDeliveries(s.db, now)) {
-    claimed.push(...(await claimDeliveries(s.db, id, { now, cap: s.cap, leaseMs: s.leaseMs })));
+  for (const id of await destinationsWithDueDeliveries(s.db, s.now())) {
+    const mine = await claimDeliveries(s.db, id, { now: s.now(), cap: s.cap, leaseMs: s.leaseMs });
+    if (start) for (const d of mine) start(d);
+    claimed.push(...mine);
   }
   return claimed;
 }

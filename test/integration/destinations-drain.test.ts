@@ -1,10 +1,11 @@
 /**
- * The destinations' drain against the engine, on real Postgres with forced interleavings:
- * a drain turn ends when a pass finds fewer marks than a batch, so cells that keep ending
- * never keep the sender from claiming; a failed drain still lets the loop claim and send;
- * `stop()` returns between two passes; a row whose carrier holds its lock is not judged
- * (its marks stay), so a row with an auto-run group is sent once, complete, after its
- * cascade.
+ * The destinations' drain and sender against the engine, on real Postgres with forced
+ * interleavings: a drain turn ends when a pass finds fewer marks than a batch, so cells
+ * that keep ending never keep the sender from claiming; a failed drain still lets the
+ * loop claim and send; `stop()` returns between two passes; a row whose carrier holds its
+ * lock is not judged (its marks stay), so a row with an auto-run group is sent once,
+ * complete, after its cascade; a missing server key is logged as an error; a
+ * destination's sends start as soon as it is claimed.
  */
 import { randomBytes } from "node:crypto";
 import { queryRows } from "@db/client";
@@ -29,6 +30,7 @@ import { type Receiver, startReceiver } from "../helpers/destination-receiver";
 import { engineDeps } from "../helpers/engine";
 import { onPoint, RecordingBackend, taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
+import { waitFor } from "../helpers/processes";
 
 process.env.CELLFLOW_SECRET_KEY ??= randomBytes(32).toString("base64");
 
@@ -302,5 +304,47 @@ describe("a send without the server key", () => {
     ]);
     expect(receiver.received).toHaveLength(0);
     await db().execute(sql`delete from destination_deliveries where destination_id = ${dest}`);
+  });
+});
+
+describe("claims and sends", () => {
+  it("starts a destination's sends as soon as it is claimed, while the next destination's claim waits", async () => {
+    reset();
+    const { tableId } = await queuedTable(1);
+    const first = await withDestination(tableId);
+    const second = await withDestination(tableId);
+    await endAll(tableId);
+    await drainAllMarks(settings());
+    // The second destination's claim (whichever goes second) waits on a lock the test holds.
+    const gate = new pg.Client({ connectionString: url });
+    await gate.connect();
+    await gate.query("select pg_advisory_lock(7461131)");
+    await db().execute(sql`create table test_claimed (destination_id text primary key)`);
+    await db().execute(sql`create or replace function test_gate() returns trigger
+      language plpgsql as $$ begin
+        insert into test_claimed values (NEW.destination_id) on conflict do nothing;
+        if (select count(*) from test_claimed) > 1 then
+          perform pg_advisory_xact_lock(7461131);
+        end if;
+        return NEW;
+      end $$`);
+    await db().execute(sql`create trigger test_gate before update of lease_until
+      on destination_deliveries for each row execute function test_gate()`);
+    const loop = startDestinationLoop(settings(), 3_600_000);
+    try {
+      const ticking = loop.tick();
+      expect(await waitFor(() => receiver.received.length === 1, 5_000, 20)).toBe(true);
+      await gate.query("select pg_advisory_unlock(7461131)");
+      await ticking;
+    } finally {
+      await gate.end();
+      await loop.stop();
+      await db().execute(sql`drop trigger test_gate on destination_deliveries`);
+      await db().execute(sql`drop function test_gate()`);
+      await db().execute(sql`drop table test_claimed`);
+    }
+    expect(receiver.received).toHaveLength(2);
+    expect(await deliveriesOf(first)).toBe(1);
+    expect(await deliveriesOf(second)).toBe(1);
   });
 });
