@@ -8,7 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { parseSignatureHeader, signatureMatches } from "@/security/signature";
 
 export interface Received {
@@ -62,40 +62,49 @@ export async function startReceiver(port = 0, o: { latencyMs?: number } = {}): P
       await listen(r.port);
     },
   };
+  // Connections whose sender hung up (a killed process): a call on one is cut, not
+  // answered, even though writing the answer into the closed socket may still succeed.
+  const gone = new WeakSet<Socket>();
   const make = () =>
-    http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        const raw = Buffer.concat(chunks);
-        const id = String(req.headers["cellflow-delivery"] ?? "");
-        const sig = parseSignatureHeader(String(req.headers["cellflow-signature"] ?? ""));
-        const answered = r.answer(++calls, id);
-        const got: Received = {
-          id,
-          body: raw.toString("utf8"),
-          bodyHash: createHash("sha256").update(raw).digest("hex"),
-          signed: r.secret === null ? null : sig !== null && signatureMatches(r.secret, sig, raw),
-          answered,
-          accepted: false,
-        };
-        r.received.push(got);
-        const reply = () => {
-          if (answered === "drop" || req.socket.destroyed) req.socket.destroy();
-          else if (answered === "hang") hanging.push(res);
-          else
-            res.writeHead(answered).end(() => {
-              got.accepted = answered >= 200 && answered < 300;
-            });
-        };
-        if (!o.latencyMs) return reply();
-        pending++;
-        setTimeout(() => {
-          pending--;
-          reply();
-        }, o.latencyMs);
+    http
+      .createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on("data", (c: Buffer) => chunks.push(c));
+        req.on("end", () => {
+          const raw = Buffer.concat(chunks);
+          const id = String(req.headers["cellflow-delivery"] ?? "");
+          const sig = parseSignatureHeader(String(req.headers["cellflow-signature"] ?? ""));
+          const answered = r.answer(++calls, id);
+          const got: Received = {
+            id,
+            body: raw.toString("utf8"),
+            bodyHash: createHash("sha256").update(raw).digest("hex"),
+            signed: r.secret === null ? null : sig !== null && signatureMatches(r.secret, sig, raw),
+            answered,
+            accepted: false,
+          };
+          r.received.push(got);
+          const reply = () => {
+            if (answered === "drop" || gone.has(req.socket) || req.socket.destroyed)
+              req.socket.destroy();
+            else if (answered === "hang") hanging.push(res);
+            else
+              res.writeHead(answered).end(() => {
+                got.accepted = answered >= 200 && answered < 300;
+              });
+          };
+          if (!o.latencyMs) return reply();
+          pending++;
+          setTimeout(() => {
+            pending--;
+            reply();
+          }, o.latencyMs);
+        });
+      })
+      .on("connection", (socket: Socket) => {
+        socket.once("end", () => gone.add(socket));
+        socket.once("close", () => gone.add(socket));
       });
-    });
   let server = make();
   const listen = (p: number) =>
     new Promise<void>((done) => {
