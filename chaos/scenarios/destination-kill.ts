@@ -5,18 +5,23 @@
  * deliveries are in flight, `kills` times, and restarted. After the run, the outbox must
  * empty (the dead worker's leased deliveries are re-sent once their leases run out), and
  * the judge (chaos/destination-judge.ts) must find every finished row accepted at least
- * once and no delivery id sent with two bodies.
+ * once with its latest body finished, every outbox entry delivered and accepted, none
+ * failed, and no delivery id sent with two bodies.
  */
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import { newId } from "@/domain/ids";
 import { sleep } from "@/domain/sleep";
-import { sealSecret } from "@/security/secret-box";
-import { serverSecretKey } from "@/security/secret-key";
+import { mintSigningSecret } from "@/security/signing-secret";
 import { insertDestination } from "@/store/destinations/crud";
+import { type Received, startReceiver } from "../../test/helpers/destination-receiver";
 import { type ChainOptions, type ChainResult, runChain } from "../chain-run";
-import { type DestinationVerdict, judgeDestination } from "../destination-judge";
-import { startDestinationReceiver } from "../destination-receiver";
+import {
+  type DestinationVerdict,
+  judgeDestination,
+  type OutboxEntry,
+  type ReceivedCall,
+} from "../destination-judge";
 
 export interface DestinationKillOptions extends Omit<ChainOptions, "faults" | "prepare"> {
   kills: number;
@@ -37,14 +42,12 @@ export interface DestinationKillResult extends ChainResult {
 export async function destinationKill(
   opts: DestinationKillOptions,
 ): Promise<DestinationKillResult> {
-  const receiver = await startDestinationReceiver({
-    latencyMs: opts.latencyMs,
-    dropFraction: opts.dropFraction,
-    random: opts.random,
-  });
+  const receiver = await startReceiver(0, { latencyMs: opts.latencyMs });
+  receiver.answer = () => (opts.random() < opts.dropFraction ? "drop" : 200);
   let tableId = "";
   let drainedAfterMs: number | null = null;
   let finished: string[] = [];
+  let outbox: OutboxEntry[] = [];
   try {
     const chain = await runChain({
       ...opts,
@@ -52,16 +55,15 @@ export async function destinationKill(
       env: { CELLFLOW_DESTINATION_RETRY_BASE_MS: "200", ...opts.env },
       prepare: async (db, table) => {
         tableId = table.tableId;
-        const key = serverSecretKey();
-        if (!key) throw new Error("CELLFLOW_SECRET_KEY is not set");
-        receiver.secret = `whsec_chaos_${newId("s")}`;
+        const { secret, ciphertext } = mintSigningSecret("destination secrets");
+        receiver.secret = secret;
         await insertDestination(db, {
           id: newId("dst"),
           workspaceId: table.workspaceId,
           tableId: table.tableId,
           url: receiver.url,
           name: "chaos receiver",
-          secretCiphertext: sealSecret(key, receiver.secret),
+          secretCiphertext: ciphertext,
         });
       },
       faults: async (run) => {
@@ -112,9 +114,15 @@ export async function destinationKill(
                                   and c.status in ('queued', 'running', 'paused'))`,
           )
         ).map((r) => r.id);
+        outbox = await queryRows<OutboxEntry>(
+          run.db,
+          sql`select x.id, x.row_id as "rowId", x.seq, x.status::text as status
+                from destination_deliveries x join destinations d on d.id = x.destination_id
+               where d.table_id = ${run.tableId}`,
+        );
       },
     });
-    const destination = judgeDestination(finished, receiver.calls);
+    const destination = judgeDestination(finished, receiver.received.map(callOf), outbox);
     const problems = [...chain.problems, ...destination.problems];
     if (drainedAfterMs === null)
       problems.push(
@@ -124,4 +132,28 @@ export async function destinationKill(
   } finally {
     await receiver.close();
   }
+}
+
+const ACTIVE = new Set(["queued", "running", "paused"]);
+
+function callOf(r: Received): ReceivedCall {
+  let rowId = "";
+  let activeCells = 0;
+  try {
+    const body = JSON.parse(r.body) as { rowId?: unknown; cells?: Record<string, unknown> };
+    if (typeof body.rowId === "string") rowId = body.rowId;
+    for (const c of Object.values(body.cells ?? {}))
+      if (ACTIVE.has(String((c as { status?: unknown } | null)?.status))) activeCells++;
+  } catch {
+    // An unparsable body: no row, judged undelivered.
+  }
+  return {
+    id: r.id,
+    rowId,
+    bodyHash: r.bodyHash,
+    accepted: r.accepted,
+    dropped: r.answered === "drop",
+    signed: r.signed === true,
+    activeCells,
+  };
 }

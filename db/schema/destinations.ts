@@ -70,10 +70,15 @@ export const destinationDeliveries = pgTable(
     index("destination_deliveries_pending_idx")
       .on(t.destinationId, t.nextAttemptAt)
       .where(sql`${t.status} = 'pending'`),
+    // The claim's in-flight count (leases ahead of now): read here, not over the backlog.
+    index("destination_deliveries_lease_idx")
+      .on(t.destinationId, t.leaseUntil)
+      .where(sql`${t.status} = 'pending' and ${t.leaseUntil} is not null`),
     index("destination_deliveries_list_idx").on(t.destinationId, t.createdAt, t.id),
     index("destination_deliveries_delivered_idx")
       .on(t.deliveredAt)
       .where(sql`${t.status} = 'delivered'`),
+    index("destination_deliveries_failed_idx").on(t.createdAt).where(sql`${t.status} = 'failed'`),
   ],
 );
 

@@ -704,7 +704,7 @@ export interface paths {
         };
         /**
          * A destination's deliveries, newest first
-         * @description `status` filters (`failed`, or `pending` with `lastError` for those being retried); `cursor` is the previous page's `nextCursor`. Delivered entries are kept 7 days.
+         * @description `status` filters (`failed`, or `pending` with `lastError` for those being retried); `cursor` is the previous page's `nextCursor`. Delivered entries are kept 7 days, failed ones 30 days after they were made.
          */
         get: operations["listDeliveries"];
         put?: never;

@@ -2,9 +2,10 @@
  * The destinations' sender of a long-lived process (each worker runs one): every
  * `everyMs` it drains the cell-end marks into the outbox and claims what is due; the
  * sends run in the background, so a slow receiver holds only its own leases, never the
- * next tick. Guarantees: one drain-and-claim at a time per loop; `stop()` aborts the
- * sends in flight (each is settled as a retry due at once, or left to its lease) and
- * returns once none is in flight.
+ * next tick. Guarantees: one drain-and-claim at a time per loop; a turn claims after a
+ * bounded drain, and a failed drain still claims; `stop()` aborts the drain between two
+ * passes and the sends in flight (each is settled as a retry due at once, or left to its
+ * lease) and returns once none is in flight.
  */
 import { claimDue, drainAllMarks, type SenderSettings, sendDelivery } from "./destination-send";
 
@@ -26,8 +27,15 @@ export function startDestinationLoop(
   let busy: Promise<void> | null = null;
   let again = false;
   const once = async (): Promise<void> => {
-    await drainAllMarks(s);
-    for (const d of await claimDue(s)) {
+    // A failed drain does not keep what is already in the outbox from being sent.
+    const drained = await drainAllMarks(s, stopping.signal).catch((err: unknown) => {
+      s.log.warn({ err }, "destination drain failed; the next pass drains again");
+      return null;
+    });
+    if (stopping.signal.aborted) return;
+    // Marks left over: drain again right after this claim, not a tick later.
+    if (drained?.more) again = true;
+    await claimDue(s, (d) => {
       const p = sendDelivery(s, d, stopping.signal)
         .catch((err: unknown) =>
           s.log.warn({ err, deliveryId: d.id }, "delivery failed to settle; its lease expires"),
@@ -39,7 +47,7 @@ export function startDestinationLoop(
           if (!stopping.signal.aborted) void turn();
         });
       inFlight.add(p);
-    }
+    });
   };
   const turn = (): Promise<void> => {
     if (busy !== null) {

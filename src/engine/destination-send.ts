@@ -19,7 +19,7 @@ import {
   claimDeliveries,
   destinationsWithDueDeliveries,
 } from "@/store/destinations/claim";
-import { drainDestinationMarks } from "@/store/destinations/drain-marks";
+import { DRAIN_BATCH, drainDestinationMarks } from "@/store/destinations/drain-marks";
 import { type DeliveryOutcome, settleDelivery } from "@/store/destinations/settle";
 
 /** In flight at once per destination (API.md). */
@@ -37,6 +37,10 @@ export interface SenderSettings {
   /** Longer than a send can take, so a live sender's lease never runs out under it. */
   leaseMs: number;
   cap: number;
+  /** Marks that choose one drain pass's rows. */
+  drainBatch: number;
+  /** Drain passes before a claim (then it drains again): a flood never holds sends up. */
+  drainPasses: number;
 }
 
 export function senderSettings(
@@ -48,29 +52,55 @@ export function senderSettings(
     random: Math.random,
     retryBaseMs: DEFAULT_RETRY_BASE_MS,
     cap: DESTINATION_IN_FLIGHT_CAP,
+    drainBatch: DRAIN_BATCH,
+    drainPasses: DRAIN_PASSES,
     ...base,
     timeoutMs,
     leaseMs: base.leaseMs ?? timeoutMs * 3,
   };
 }
 
-/** Moves every pending mark into the outbox; the count of deliveries made. */
-export async function drainAllMarks(s: SenderSettings): Promise<number> {
-  let made = 0;
-  for (;;) {
-    const r = await drainDestinationMarks(s.db, s.now());
-    if (!r) return made;
-    made += r.deliveries;
-    if (r.marks === 0) return made;
-  }
+/** Drain passes per turn before the sender claims: 20,000 marks at the default batch. */
+export const DRAIN_PASSES = 10;
+
+export interface Drained {
+  deliveries: number;
+  /** The last pass was full (or the turn ran out of passes): marks may be left. */
+  more: boolean;
 }
 
-/** Claims what is due on every destination; the claimed deliveries, not yet sent. */
-export async function claimDue(s: SenderSettings): Promise<ClaimedDelivery[]> {
-  const now = s.now();
+/**
+ * Moves the pending marks into the outbox, pass after pass, until a pass finds fewer
+ * marks than a batch (the rest end after it began: the next turn takes them), the turn's
+ * passes run out, or `stopping` aborts: cells that keep ending never keep the caller from
+ * claiming, nor a stop from returning.
+ */
+export async function drainAllMarks(s: SenderSettings, stopping?: AbortSignal): Promise<Drained> {
+  let deliveries = 0;
+  for (let pass = 0; pass < s.drainPasses && !stopping?.aborted; pass++) {
+    const r = await drainDestinationMarks(s.db, s.now(), s.drainBatch);
+    if (!r) return { deliveries, more: false };
+    deliveries += r.deliveries;
+    if (r.marks < s.drainBatch) return { deliveries, more: false };
+  }
+  return { deliveries, more: true };
+}
+
+/**
+ * Claims what is due on every destination, one after another; `start` gets each
+ * destination's claims as soon as they are made (so a lease is not spent waiting on the
+ * claims of the destinations after it), and each lease is counted from the time of its
+ * own claim. The claimed deliveries, all of them.
+ */
+export async function claimDue(
+  s: SenderSettings,
+  start?: (d: ClaimedDelivery) => void,
+): Promise<ClaimedDelivery[]> {
   const claimed: ClaimedDelivery[] = [];
-  for (const id of await destinationsWithDueDeliveries(s.db, now)) {
-    claimed.push(...(await claimDeliveries(s.db, id, { now, cap: s.cap, leaseMs: s.leaseMs })));
+  for (const id of await destinationsWithDueDeliveries(s.db, s.now())) {
+    const mine = await claimDeliveries(s.db, id, { now: s.now(), cap: s.cap, leaseMs: s.leaseMs });
+    if (start) for (const d of mine) start(d);
+    claimed.push(...mine);
   }
   return claimed;
 }
@@ -96,7 +126,7 @@ async function post(
   d: ClaimedDelivery,
   stopping?: AbortSignal,
 ): Promise<DeliveryOutcome> {
-  const secret = secretOf(d);
+  const secret = secretOf(s, d);
   if (secret === null) return retryOrFail(s, d, "the destination's secret cannot be opened");
   const body = Buffer.from(d.body, "utf8");
   const t = String(Math.floor(s.now().getTime() / 1000));
@@ -150,9 +180,22 @@ function networkError(err: unknown): string {
   return typeof code === "string" ? `${code}: ${message}` : message;
 }
 
-function secretOf(d: ClaimedDelivery): string | null {
+/** The destination's plain secret; null (and an error in the log) when it cannot be opened. */
+function secretOf(s: SenderSettings, d: ClaimedDelivery): string | null {
   const key = serverSecretKey();
-  if (!key) return null;
+  if (!key) {
+    // A deployment fault: every delivery waits on it, so it is an error, not a retry's note.
+    s.log.error(
+      { deliveryId: d.id, destinationId: d.destinationId },
+      "CELLFLOW_SECRET_KEY is not set: destination deliveries cannot be signed",
+    );
+    return null;
+  }
   const opened = openSecret(key, d.secretCiphertext);
-  return opened.ok ? opened.value : null;
+  if (opened.ok) return opened.value;
+  s.log.error(
+    { deliveryId: d.id, destinationId: d.destinationId },
+    "a destination secret cannot be decrypted; was CELLFLOW_SECRET_KEY changed since the destination was created?",
+  );
+  return null;
 }

@@ -173,6 +173,27 @@ function checkUrl(url: URL, guard: boolean): void {
   if (literal !== null && range !== null) throw refusedLiteral(literal, range);
 }
 
+/**
+ * Why `text` would be refused before any request is sent (not an absolute http(s) URL,
+ * this machine, a private literal address, under the policy in force), or null. A host
+ * name is judged again at each send, on every address it resolves to then.
+ */
+export function urlRefusal(text: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return "must be an absolute http(s) URL";
+  }
+  try {
+    checkUrl(url, !allowPrivateNetwork());
+    return null;
+  } catch (err) {
+    if (err instanceof DestinationRefused) return err.message;
+    throw err;
+  }
+}
+
 /** undici reports a failed connect as "fetch failed" with the reason in `cause`. */
 function refusalIn(err: unknown): DestinationRefused | null {
   let at: unknown = err;

@@ -165,8 +165,9 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
         redrive.stop();
         folds.stop();
         const scheduling = scheduler.stop();
-        await destinations.stop();
+        // Carriers stop first: a drain that cells kept ending into would hold the stop up.
         stopping.abort(new Error("worker stopping"));
+        await destinations.stop();
         // The pass in hand ends after its schedule (it sees the abort) before the pools go.
         await scheduling;
         await runner.stop();

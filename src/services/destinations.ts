@@ -3,8 +3,6 @@
  * secret is shown once and stored sealed), list, enable or disable, delete, and each one's
  * deliveries. What is sent, and when, is the engine's (engine/destination-send.ts).
  */
-import { randomBytes } from "node:crypto";
-import { allowPrivateNetwork } from "@/config/env";
 import type {
   CreateDestinationRequest,
   CreatedDestination,
@@ -16,9 +14,8 @@ import type {
 import { type Failure, invalid, notFound } from "@/domain/errors";
 import { newId } from "@/domain/ids";
 import type { Result } from "@/domain/result";
-import { isLocalHostName, literalAddress, nonPublicRange } from "@/security/destinations";
-import { sealSecret } from "@/security/secret-box";
-import { serverSecretKey } from "@/security/secret-key";
+import { urlRefusal } from "@/net/outbound";
+import { mintSigningSecret } from "@/security/signing-secret";
 import {
   type DestinationRecord,
   deleteDestination as deleteRecord,
@@ -45,25 +42,15 @@ function view(d: DestinationRecord): DestinationView {
 }
 
 /**
- * Why a URL cannot be a destination, or null. A host name is judged again at every send,
- * on each address it resolves to then (net/outbound.ts); what can be judged without DNS
- * is refused here, so a mistake shows at once rather than as failed deliveries.
+ * Why a URL cannot be a destination, or null: what the sender would refuse without DNS
+ * (net/outbound.ts, under its policy), so a mistake shows at once rather than as failed
+ * deliveries, and no credentials in it (they would be posted with every row).
  */
 function urlProblem(text: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return "must be an absolute http(s) URL";
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return "must be an http(s) URL";
-  if (url.username !== "" || url.password !== "") return "must not carry credentials";
-  if (allowPrivateNetwork()) return null;
-  const hint = "set CELLFLOW_ALLOW_PRIVATE_NETWORK=1 to allow";
-  if (isLocalHostName(url.hostname)) return `${url.hostname} is this machine; ${hint}`;
-  const literal = literalAddress(url.hostname);
-  const range = literal === null ? null : nonPublicRange(literal);
-  return range === null ? null : `${literal} is a private address (${range}); ${hint}`;
+  const refused = urlRefusal(text);
+  if (refused !== null) return refused;
+  const url = new URL(text);
+  return url.username !== "" || url.password !== "" ? "must not carry credentials" : null;
 }
 
 export async function createDestination(
@@ -75,21 +62,14 @@ export async function createDestination(
   if (!table) return { ok: false, reason: notFound("table") };
   const problem = urlProblem(req.url);
   if (problem) return { ok: false, reason: invalid([{ path: "url", message: problem }]) };
-  const key = serverSecretKey();
-  if (!key) {
-    // A deployment fault, not the caller's: the route answers 500 and the log says why.
-    throw new Error(
-      "CELLFLOW_SECRET_KEY is not set: destination secrets cannot be stored (set a 32-byte key, see .env.example)",
-    );
-  }
-  const secret = `whsec_${randomBytes(32).toString("base64url")}`;
+  const { secret, ciphertext } = mintSigningSecret("destination secrets");
   const d = await insertDestination(ctx.db, {
     id: newId("dst"),
     workspaceId: ctx.workspaceId,
     tableId,
     url: req.url,
     name: req.name ?? null,
-    secretCiphertext: sealSecret(key, secret),
+    secretCiphertext: ciphertext,
   });
   ctx.log.info({ tableId, destinationId: d.id }, "destination created");
   return { ok: true, value: { ...view(d), secret } };

@@ -1,10 +1,8 @@
-import { randomBytes } from "node:crypto";
 import type { CreatedHook, CreateHookRequest, HookList, HookView } from "@/contracts/hooks";
 import { type Failure, notFound } from "@/domain/errors";
 import { newId } from "@/domain/ids";
 import type { Result } from "@/domain/result";
-import { sealSecret } from "@/security/secret-box";
-import { serverSecretKey } from "@/security/secret-key";
+import { mintSigningSecret } from "@/security/signing-secret";
 import { insertHook } from "@/store/hooks/create";
 import { type HookRecord, listHooks as readHooks } from "@/store/hooks/read";
 import { revokeHook as markRevoked } from "@/store/hooks/revoke";
@@ -36,20 +34,13 @@ export async function createHook(
 ): Promise<Result<CreatedHook, Failure>> {
   const table = await getTable(ctx.db, ctx.workspaceId, tableId);
   if (!table) return { ok: false, reason: notFound("table") };
-  const key = serverSecretKey();
-  if (!key) {
-    // A deployment fault, not the caller's: the route answers 500 and the log says why.
-    throw new Error(
-      "CELLFLOW_SECRET_KEY is not set: webhook secrets cannot be stored (set a 32-byte key, see .env.example)",
-    );
-  }
-  const secret = `whsec_${randomBytes(32).toString("base64url")}`;
+  const { secret, ciphertext } = mintSigningSecret("webhook secrets");
   const hook = await insertHook(ctx.db, {
     id: newId("hook"),
     workspaceId: ctx.workspaceId,
     tableId,
     action: req.action,
-    secretCiphertext: sealSecret(key, secret),
+    secretCiphertext: ciphertext,
   });
   ctx.log.info({ tableId, hookId: hook.id, action: hook.action }, "hook created");
   return { ok: true, value: { ...view(hook), secret } };

@@ -11,6 +11,7 @@ import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { setDestinationPolicy, systemPolicy } from "@/net/outbound";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
@@ -93,6 +94,23 @@ describe("destinations API", () => {
     }
     process.env.CELLFLOW_ALLOW_PRIVATE_NETWORK = "1";
     expect((await create("http://127.0.0.1:9/in")).response.status).toBe(201);
+  });
+
+  it("judges a create's URL by the sender's destination policy, so a test policy governs both", async () => {
+    process.env.CELLFLOW_ALLOW_PRIVATE_NETWORK = "0";
+    // A policy under which this public address is off limits: create must refuse it too.
+    await setDestinationPolicy({
+      resolve: systemPolicy.resolve,
+      refuses: (address) => (address === "93.184.216.34" ? "a test range" : null),
+    });
+    try {
+      const res = await create("http://93.184.216.34/in");
+      expect(res.response.status).toBe(400);
+      expect(JSON.stringify(res.error)).toContain("a test range");
+      expect((await create("http://93.184.216.35/in")).response.status).toBe(201);
+    } finally {
+      await setDestinationPolicy();
+    }
   });
 
   it("answers 404 for another workspace's destination and table", async () => {

@@ -23,6 +23,8 @@ import {
   sendDelivery,
   senderSettings,
 } from "@/engine/destination-send";
+import { inFlight } from "@/store/destinations/claim";
+import { drainDestinationMarks } from "@/store/destinations/drain-marks";
 import { pruneDestinationDeliveries } from "@/store/destinations/prune";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
@@ -202,6 +204,29 @@ describe("the send rule", () => {
   });
 });
 
+describe("whole rows per drain pass", () => {
+  it("sends a row once when its marks fall on both sides of a pass's cut", async () => {
+    reset();
+    const { tableId, rowIds } = await newTable(2);
+    const dest = await newDestination(tableId);
+    const [r0 = "", r1 = ""] = rowIds;
+    await queue(tableId, [r0], ["ga", "gb"]);
+    await queue(tableId, [r1], ["ga"]);
+    // Marks in id order: r0's first, r1's, r0's second; a pass of two cuts r0's in half.
+    await db().execute(end(r0, "ga"));
+    await db().execute(end(r1, "ga"));
+    await db().execute(end(r0, "gb"));
+    const first = await drainDestinationMarks(db(), new Date(clock), 2);
+    expect(first).toMatchObject({ marks: 2, deliveries: 2 });
+    const second = await drainDestinationMarks(db(), new Date(clock), 2);
+    expect(second).toMatchObject({ marks: 0, deliveries: 0 });
+    const made = await deliveries(dest.id);
+    expect(made.map((d) => d.row_id).sort()).toEqual([r0, r1].sort());
+    expect(await pass()).toBe(2);
+    expect(receiver.received.map((r) => JSON.parse(r.body).rowId).sort()).toEqual([r0, r1].sort());
+  });
+});
+
 describe("delivery", () => {
   it("retries 5xx, 429, 408, a timeout, a dropped and a refused connection under the same id and body, then delivers", async () => {
     const answers: Receiver["answer"][] = [
@@ -345,7 +370,24 @@ describe("leases and the in-flight cap", () => {
     expect(new Set(receiver.received.map((r) => r.bodyHash)).size).toBe(1);
   });
 
-  it("prunes delivered entries after 7 days, never pending or failed ones", async () => {
+  it("counts a destination's deliveries in flight from the lease index, not over its pending backlog", async () => {
+    const { tableId } = await newTable(1);
+    const dest = await newDestination(tableId);
+    await db().execute(
+      sql`insert into destination_deliveries (id, destination_id, row_id, seq, body, next_attempt_at, created_at)
+          select 'dlv_backlog_' || i, ${dest.id}, 'row_backlog', i, '{}', now(), now()
+            from generate_series(1, 5000) i`,
+    );
+    await db().execute(sql`analyze destination_deliveries`);
+    const [plan] = await queryRows<{ "QUERY PLAN": unknown }>(
+      db(),
+      sql`explain (format json) ${inFlight(dest.id, new Date(clock))}`,
+    );
+    expect(JSON.stringify(plan?.["QUERY PLAN"])).toContain("destination_deliveries_lease_idx");
+    await db().execute(sql`delete from destination_deliveries where row_id = 'row_backlog'`);
+  });
+
+  it("prunes delivered entries after 7 days and failed ones after 30, never pending ones", async () => {
     const { tableId, rowIds } = await newTable(2);
     const dest = await newDestination(tableId);
     await queue(tableId, rowIds, ["ga"]);
@@ -362,5 +404,9 @@ describe("leases and the in-flight cap", () => {
       await pruneDestinationDeliveries(db(), new Date(clock + 8 * 86_400_000)),
     ).toBeGreaterThanOrEqual(1);
     expect(await statuses()).toEqual(["failed"]);
+    await pruneDestinationDeliveries(db(), new Date(clock + 29 * 86_400_000));
+    expect(await statuses()).toEqual(["failed"]);
+    await pruneDestinationDeliveries(db(), new Date(clock + 31 * 86_400_000));
+    expect(await statuses()).toEqual([]);
   });
 });

@@ -73,7 +73,7 @@ export const DESTINATION_OPERATIONS: Operation[] = [
     tag: "Destinations",
     summary: "A destination's deliveries, newest first",
     description:
-      "`status` filters (`failed`, or `pending` with `lastError` for those being retried); `cursor` is the previous page's `nextCursor`. Delivered entries are kept 7 days.",
+      "`status` filters (`failed`, or `pending` with `lastError` for those being retried); `cursor` is the previous page's `nextCursor`. Delivered entries are kept 7 days, failed ones 30 days after they were made.",
     access: "key",
     params: DESTINATION,
     query: ListDeliveriesQuery,

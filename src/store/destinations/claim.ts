@@ -11,7 +11,7 @@
  */
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 
 export interface ClaimedDelivery {
   id: string;
@@ -42,6 +42,15 @@ export async function destinationsWithDueDeliveries(db: Db, now: Date): Promise<
   return rows.map((r) => r.id);
 }
 
+/**
+ * The destination's deliveries in flight (leased ahead of `now`): read from the partial
+ * lease index, so a claim costs the deliveries in flight, not the pending backlog.
+ */
+export const inFlight = (destinationId: string, now: Date): SQL =>
+  sql`select count(*) from destination_deliveries
+       where destination_id = ${destinationId} and status = 'pending'
+         and lease_until > ${now.toISOString()}::timestamptz`;
+
 export interface ClaimOptions {
   now: Date;
   /** In flight at once per destination. */
@@ -69,9 +78,7 @@ export async function claimDeliveries(
     return queryRows<ClaimedDelivery>(
       tx,
       sql`with room as (
-            select greatest(${o.cap} - count(*), 0)::int as n from destination_deliveries
-             where destination_id = ${destinationId} and status = 'pending'
-               and lease_until > ${now}::timestamptz
+            select greatest(${o.cap} - (${inFlight(destinationId, o.now)}), 0)::int as n
           ),
           pick as (
             select x.id from destination_deliveries x

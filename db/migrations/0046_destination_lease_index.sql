@@ -1,0 +1,1 @@
+CREATE INDEX "destination_deliveries_lease_idx" ON "destination_deliveries" USING btree ("destination_id","lease_until") WHERE "destination_deliveries"."status" = 'pending' and "destination_deliveries"."lease_until" is not null;

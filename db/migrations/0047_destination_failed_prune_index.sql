@@ -1,0 +1,1 @@
+CREATE INDEX "destination_deliveries_failed_idx" ON "destination_deliveries" USING btree ("created_at") WHERE "destination_deliveries"."status" = 'failed';
