@@ -265,7 +265,7 @@ async function runDestinationKill({ cfg, chain, withDb, reports }: ChaosSession)
   );
   const drained = r.drainedAfterMs === null ? "never" : `${(r.drainedAfterMs / 1000).toFixed(1)} s`;
   say(
-    `destination-kill: ${r.cells} cells in ${r.seconds.toFixed(1)} s, ${r.faults.length} worker kills mid-delivery; ${destinationLine(r.destination)}; outbox empty ${drained} after the run${verdict(r.problems)}`,
+    `destination-kill: ${r.cells} cells in ${r.seconds.toFixed(1)} s, ${r.faults.length} server kills (every worker) mid-delivery; ${destinationLine(r.destination)}; outbox empty ${drained} after the run${verdict(r.problems)}`,
   );
   reports.push(report("destination-kill", r.problems, r.seconds, null, r));
 }

@@ -1,7 +1,7 @@
 /**
  * Scenario: destinations under faults. The chain workload's table has a destination whose
  * receiver answers after `latencyMs` and drops the connection of a fraction of its calls;
- * while the run goes on, a worker (each worker sends the outbox) is SIGKILLed while
+ * while the run goes on, every worker (each sends the outbox) is SIGKILLed at once while
  * deliveries are in flight, `kills` times, and restarted. After the run, the outbox must
  * empty (the dead worker's leased deliveries are re-sent once their leases run out), and
  * the judge (chaos/destination-judge.ts) must find every finished row accepted at least
@@ -77,15 +77,16 @@ export async function destinationKill(
           // Mid-delivery: wait (briefly) for a call the receiver holds.
           const until = Date.now() + 5_000;
           while (receiver.inFlight() === 0 && Date.now() < until) await sleep(5);
-          const slot = Math.floor(opts.random() * run.pool.size);
-          const f = run.fault("worker SIGKILL mid-delivery", {
-            slot,
+          // Every worker at once, as a crashed server: each worker sends, so whichever
+          // holds the calls in flight dies with them (one random slot may hold none).
+          const f = run.fault("server SIGKILL mid-delivery (every worker)", {
             atFraction: +p.toFixed(3),
             deliveriesInFlight: receiver.inFlight(),
           });
-          f.detail.pid = await run.pool.kill(slot);
+          const slots = Array.from({ length: run.pool.size }, (_, slot) => slot);
+          f.detail.pids = await Promise.all(slots.map((slot) => run.pool.kill(slot)));
           await sleep(1_000);
-          await run.pool.restart(slot);
+          for (const slot of slots) await run.pool.restart(slot);
           f.wallEnd = Date.now();
         }
         // The workers stay up until this resolves: wait for the run, then the outbox.

@@ -13,9 +13,9 @@
  *   of its API, runs executed here) while the API answers 500, then 429, for a while:
  *   enqueues are retried, and the re-drive leaves no cell queued once the API is back.
  * - The workload with a destination whose receiver drops a fifth of its calls, and a
- *   worker SIGKILLed while deliveries are in flight: every finished row is delivered, no
- *   delivery id is sent with two bodies (the killed worker's are re-sent when their
- *   leases run out, 30 s).
+ *   every worker SIGKILLed at once while deliveries are in flight: every finished row is
+ *   delivered, no delivery id is sent with two bodies (the killed workers' are re-sent
+ *   when their leases run out, 30 s).
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -104,7 +104,7 @@ describe("on the suite's Postgres", () => {
     expectWhole(r);
   }, 120_000);
 
-  it("a destination's receiver dropping calls and a worker SIGKILLed mid-delivery: every row delivered, no id with two bodies", async () => {
+  it("a destination's receiver dropping calls and every worker SIGKILLed mid-delivery (a crashed server): every row delivered, no id with two bodies", async () => {
     const r = await destinationKill({
       ...small,
       ...noCache,
