@@ -18,17 +18,18 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { type Receiver, startReceiver } from "../helpers/destination-receiver";
 import { waitFor } from "../helpers/processes";
-import { shownValues, uiApi, uiSessionOfFile, uiWorkflow } from "../helpers/ui-session";
+import {
+  shoutTableBody,
+  shownValues,
+  UPPER,
+  uiApi,
+  uiSessionOfFile,
+  uiWorkflow,
+} from "../helpers/ui-session";
 
 const ui = uiSessionOfFile("cellflow-ui-freshness-");
 const api = <T = Record<string, unknown>>(method: string, p: string, body?: unknown) =>
   uiApi<T>(ui, method, p, body);
-
-/** A workflow that upper-cases its input `v` (block `out`). */
-const UPPER = {
-  inputs: [{ name: "v", type: "text" as const, required: true }],
-  blocks: [{ id: "out", type: "transform" as const, expression: "$uppercase(inputs.v)" }],
-};
 
 // Saved views.
 const COLUMNS = [
@@ -276,23 +277,7 @@ describe("Destinations", () => {
       await page.goto(ui.app.signinUrl);
       await page.waitForURL(/\/tables$/);
       const upper = await uiWorkflow(ui, "Upper", UPPER);
-      const t = await api<{ id: string }>("POST", "/api/tables", {
-        name: "Pushed",
-        columns: [
-          { id: "name", name: "Name", type: "text" },
-          { id: "loud", name: "Loud", type: "text" },
-        ],
-        groups: [
-          {
-            id: "shout",
-            name: "Shout",
-            kind: "workflow",
-            workflowId: upper,
-            inputs: { v: "name" },
-            outputs: [{ columnId: "loud", from: "out" }],
-          },
-        ],
-      });
+      const t = await api<{ id: string }>("POST", "/api/tables", shoutTableBody("Pushed", upper));
       expect(t.status).toBe(201);
       const tableId = t.body.id;
       await api("POST", `/api/tables/${tableId}/rows`, { rows: [{ data: { name: "ada" } }] });

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { waitFor } from "../helpers/processes";
 import { websiteMetaTableBody } from "../helpers/store-tables";
-import { uiApi, uiSessionOfFile, uiWorkflow } from "../helpers/ui-session";
+import { shoutTableBody, UPPER, uiApi, uiSessionOfFile, uiWorkflow } from "../helpers/ui-session";
 
 const ui = uiSessionOfFile("cellflow-ui-spend-");
 const api = <T = Record<string, unknown>>(method: string, p: string, body?: unknown) =>
@@ -32,12 +32,6 @@ interface Row {
 const rows = async (tableId: string) =>
   (await api<{ rows: Row[] }>("GET", `/api/tables/${tableId}/rows`)).body.rows;
 
-/** A workflow that upper-cases its input `v` (block `out`). */
-const UPPER = {
-  inputs: [{ name: "v", type: "text" as const, required: true }],
-  blocks: [{ id: "out", type: "transform" as const, expression: "$uppercase(inputs.v)" }],
-};
-
 // Run conditions: from the scenario that was test/e2e/ui-run-condition.test.ts.
 describe("Run conditions", () => {
   describe("a run condition in the group editor", () => {
@@ -46,24 +40,11 @@ describe("Run conditions", () => {
       await page.goto(ui.app.signinUrl);
       await page.waitForURL(/\/tables$/);
       const upper = await uiWorkflow(ui, "Upper", UPPER);
-      const t = await api<{ id: string }>("POST", "/api/tables", {
-        name: "Gated",
-        columns: [
-          { id: "name", name: "Name", type: "text" },
-          { id: "tier", name: "Tier", type: "text" },
-          { id: "loud", name: "Loud", type: "text" },
-        ],
-        groups: [
-          {
-            id: "shout",
-            name: "Shout",
-            kind: "workflow",
-            workflowId: upper,
-            inputs: { v: "name" },
-            outputs: [{ columnId: "loud", from: "out" }],
-          },
-        ],
-      });
+      const t = await api<{ id: string }>(
+        "POST",
+        "/api/tables",
+        shoutTableBody("Gated", upper, [{ id: "tier", name: "Tier", type: "text" }]),
+      );
       expect(t.status).toBe(201);
       const tableId = t.body.id;
       const ins = await api<{ rows: { id: string }[] }>("POST", `/api/tables/${tableId}/rows`, {

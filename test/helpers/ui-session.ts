@@ -86,3 +86,38 @@ export async function shownStatuses(page: Page, groupId: string): Promise<Record
 export async function shownValues(page: Page, columnId: string): Promise<string[]> {
   return page.locator(`[data-testid=grid-row] [data-testid=value-${columnId}]`).allTextContents();
 }
+
+/** A workflow that upper-cases its input `v` (block `out`). */
+export const UPPER = {
+  inputs: [{ name: "v", type: "text" as const, required: true }],
+  blocks: [{ id: "out", type: "transform" as const, expression: "$uppercase(inputs.v)" }],
+};
+
+/**
+ * The body of a table whose group `shout` (workflow `workflowId`, e.g. UPPER's) writes its
+ * Name column upper-cased into Loud; `more` columns go between the two.
+ */
+export function shoutTableBody(
+  name: string,
+  workflowId: string,
+  more: { id: string; name: string; type: "text" | "number" }[] = [],
+) {
+  return {
+    name,
+    columns: [
+      { id: "name", name: "Name", type: "text" },
+      ...more,
+      { id: "loud", name: "Loud", type: "text" },
+    ],
+    groups: [
+      {
+        id: "shout",
+        name: "Shout",
+        kind: "workflow",
+        workflowId,
+        inputs: { v: "name" },
+        outputs: [{ columnId: "loud", from: "out" }],
+      },
+    ],
+  };
+}
