@@ -4,14 +4,19 @@
  * where/orderBy reads, and a view naming a column the table lost, or whose type no longer
  * takes its condition, reads as 409 naming it.
  */
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
+import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { z } from "zod";
 import type { Schemas } from "@/client/cellflow-client";
 import { type CreateViewRequest, MAX_VIEWS_PER_TABLE } from "@/contracts/views";
 import type { Where } from "@/contracts/where";
+import { insertView, type NewView, type ViewCreated } from "@/store/views/create";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
+import { waitFor } from "../helpers/processes";
 
 type Column = NonNullable<Schemas["CreateTableRequest"]["columns"]>[number];
 type ViewBody = z.input<typeof CreateViewRequest>;
@@ -131,7 +136,7 @@ describe("saved views", () => {
     expect(patched.response.status).toBe(400);
   });
 
-  it("a table never holds more than 100 views, even when two creates race at 99", async () => {
+  it("a table never holds more than 100 views, also when a create runs while another at 99 has not committed", async () => {
     const tableId = await newTable();
     for (let i = 0; i < MAX_VIEWS_PER_TABLE - 1; i += 11)
       await Promise.all(
@@ -146,24 +151,52 @@ describe("saved views", () => {
         await apiClient(key).GET("/api/tables/{id}/views", { params: { path: { id: tableId } } }),
       ).views;
     expect(await count()).toHaveLength(MAX_VIEWS_PER_TABLE - 1);
-
-    for (let round = 0; round < 3; round++) {
-      const raced = await Promise.all([
-        createView(tableId, { name: `race ${round} a` }),
-        createView(tableId, { name: `race ${round} b` }),
-      ]);
-      expect(raced.map((r) => r.response.status).sort()).toEqual([201, 409]);
-      const refused = raced.find((r) => r.response.status === 409);
-      expect(JSON.stringify(refused?.error)).toContain(String(MAX_VIEWS_PER_TABLE));
-      const views = await count();
-      expect(views).toHaveLength(MAX_VIEWS_PER_TABLE);
-      // Back to 99 for the next round: the race starts at the cap minus one each time.
-      const last = views.at(-1);
-      if (!last) throw new Error("no views");
-      await apiClient(key).DELETE("/api/tables/{id}/views/{viewId}", {
-        params: { path: { id: tableId, viewId: last.id } },
-      });
-    }
+    const [table] = await queryRows<{ workspace_id: string }>(
+      getDatabase().db,
+      sql`select workspace_id from tables where id = ${tableId}`,
+    );
+    const view = (id: string): NewView => ({
+      id,
+      workspaceId: table?.workspace_id ?? "",
+      tableId,
+      name: id,
+      where: null,
+      orderBy: null,
+      dir: "asc",
+      hiddenColumns: [],
+    });
+    // The 100th create is in its transaction, not committed, when the 101st starts: the
+    // 101st must wait for it (the table-row lock) and then count 100. Without the lock it
+    // counts 99 on its snapshot and inserts: 101.
+    let second: Promise<ViewCreated> | undefined;
+    const first = await getDatabase().db.transaction(async (tx) => {
+      const made = await insertView(tx, view("view_race_a"));
+      second = insertView(getDatabase().db, view("view_race_b"));
+      const settled = second.then(() => true);
+      await waitFor(
+        async () =>
+          (await Promise.race([settled, Promise.resolve(false)])) ||
+          (
+            await queryRows<{ n: number }>(
+              getDatabase().db,
+              sql`select count(*)::int as n from pg_stat_activity
+                   where datname = current_database() and wait_event_type = 'Lock'`,
+            )
+          )[0]?.n === 1,
+        10_000,
+        20,
+      );
+      return made;
+    });
+    expect(first.ok).toBe(true);
+    expect(await second).toEqual({ ok: false, reason: "limit_reached" });
+    expect(await count()).toHaveLength(MAX_VIEWS_PER_TABLE);
+    const over = await createView(tableId, { name: "one too many" });
+    expect(over.response.status).toBe(409);
+    expect(JSON.stringify(over.error)).toContain(String(MAX_VIEWS_PER_TABLE));
+    await apiClient(key).DELETE("/api/tables/{id}/views/{viewId}", {
+      params: { path: { id: tableId, viewId: "view_race_a" } },
+    });
     expect(await count()).toHaveLength(MAX_VIEWS_PER_TABLE - 1);
     // Another table's views do not count against this one.
     expect((await createView(await newTable(), { name: "elsewhere" })).response.status).toBe(201);
