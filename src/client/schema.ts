@@ -5055,6 +5055,7 @@ export interface operations {
             query?: {
                 /** @description JSON, URL-encoded */
                 status?: components["schemas"]["DeliveryStatus"];
+                withError?: "true" | "false";
                 cursor?: string;
                 limit?: number;
             };

@@ -35,6 +35,14 @@ export type DestinationList = z.infer<typeof DestinationList>;
 
 export const ListDeliveriesQuery = z.strictObject({
   status: DeliveryStatus.optional(),
+  /**
+   * `true`: only deliveries with a `lastError` — the failed ones and the pending ones being
+   * retried (what the grid shows as a destination's problems), newest first.
+   */
+  withError: z
+    .enum(["true", "false"])
+    .optional()
+    .transform((v) => v === "true"),
   /** The last delivery id of the previous page (`nextCursor`). */
   cursor: z.string().max(64).optional(),
   limit: z.coerce.number().int().min(1).max(200).optional(),

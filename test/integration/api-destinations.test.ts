@@ -151,7 +151,12 @@ describe("destinations API", () => {
             values (${`dlv_${i}`}, ${d.id}, 'row_x', ${i + 1}, '{}', ${i % 2 === 0 ? "failed" : "pending"},
                     1, ${`HTTP 50${i}`}, now(), now() + make_interval(secs => ${i}))`,
       );
-    const get = (query: { status?: "failed" | "pending"; cursor?: string; limit?: number }) =>
+    const get = (query: {
+      status?: "failed" | "pending";
+      withError?: "true" | "false";
+      cursor?: string;
+      limit?: number;
+    }) =>
       apiClient(key).GET("/api/tables/{id}/destinations/{destinationId}/deliveries", {
         params: { path: { id: tableId, destinationId: d.id }, query },
       });
@@ -171,5 +176,48 @@ describe("destinations API", () => {
     const last = dataOf(await get({ limit: 2, cursor: second.nextCursor ?? "" }));
     expect(last).toMatchObject({ deliveries: [{ id: "dlv_0" }], nextCursor: null });
     expect((await get({ status: "pending" })).data?.deliveries[0]?.nextAttemptAt).toBeTruthy();
+  });
+
+  it("lists only the deliveries with an error when asked (failed and retrying), however many pending are newer", async () => {
+    const d = dataOf(await create("https://example.com/problems"));
+    // Oldest first: a failed one, a retrying one, then ten fresh pending ones without an
+    // error; a page of 5 of everything pending would show no problem at all.
+    const rows: [string, string, string | null][] = [
+      ["dlv_f", "failed", "HTTP 404"],
+      ["dlv_r", "pending", "HTTP 503"],
+      ...Array.from({ length: 10 }, (_, i): [string, string, null] => [
+        `dlv_n${i}`,
+        "pending",
+        null,
+      ]),
+    ];
+    for (const [i, [id, status, lastError]] of rows.entries())
+      await db().execute(
+        sql`insert into destination_deliveries (id, destination_id, row_id, seq, body, status, attempts, last_error, next_attempt_at, created_at)
+            values (${id}, ${d.id}, ${`row_${i}`}, 1, '{}', ${status}, ${lastError === null ? 0 : 2},
+                    ${lastError}, now(), now() + make_interval(secs => ${i}))`,
+      );
+    const page = dataOf(
+      await apiClient(key).GET("/api/tables/{id}/destinations/{destinationId}/deliveries", {
+        params: {
+          path: { id: tableId, destinationId: d.id },
+          query: { withError: "true", limit: 5 },
+        },
+      }),
+    );
+    expect(page.deliveries.map((x) => [x.id, x.status, x.lastError])).toEqual([
+      ["dlv_r", "pending", "HTTP 503"],
+      ["dlv_f", "failed", "HTTP 404"],
+    ]);
+    const bad = await apiClient(key).GET(
+      "/api/tables/{id}/destinations/{destinationId}/deliveries",
+      {
+        params: {
+          path: { id: tableId, destinationId: d.id },
+          query: { withError: "yes" as "true" },
+        },
+      },
+    );
+    expect(bad.response.status).toBe(400);
   });
 });

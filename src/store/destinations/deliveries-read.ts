@@ -8,14 +8,16 @@ const iso = (column: string) =>
 
 /**
  * A destination's deliveries, newest first, `limit` of them after the cursor (the last id
- * of the previous page); one more is read to tell whether a next page exists.
+ * of the previous page); one more is read to tell whether a next page exists. `withError`
+ * keeps those with a last error (failed, or pending and being retried).
  */
 export async function listDeliveries(
   db: Db,
   destinationId: string,
-  q: { status?: DeliveryStatus; cursor?: string; limit: number },
+  q: { status?: DeliveryStatus; withError?: boolean; cursor?: string; limit: number },
 ): Promise<DeliveryView[]> {
   const status = q.status ? sql`and x.status = ${q.status}` : sql``;
+  const erred = q.withError ? sql`and x.last_error is not null` : sql``;
   const after = q.cursor
     ? sql`and (x.created_at, x.id) < (select c.created_at, c.id from destination_deliveries c
                                        where c.id = ${q.cursor}
@@ -29,7 +31,7 @@ export async function listDeliveries(
                  as "nextAttemptAt",
                ${iso("x.created_at")} as "createdAt"
           from destination_deliveries x
-         where x.destination_id = ${destinationId} ${status} ${after}
+         where x.destination_id = ${destinationId} ${status} ${erred} ${after}
          order by x.created_at desc, x.id desc
          limit ${q.limit + 1}`,
   );

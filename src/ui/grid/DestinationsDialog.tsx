@@ -9,7 +9,7 @@ import { useCallback, useEffect, useState } from "react";
 import type { CreatedDestination, DeliveryView, DestinationView } from "@/contracts/destinations";
 import { answer, api, describeError } from "../api";
 import { Modal } from "./Dialogs";
-import { PROBLEMS_SHOWN, problemLine, recentProblems } from "./destination-problems";
+import { PROBLEMS_SHOWN, problemLine } from "./destination-problems";
 
 export function DestinationsButton({ tableId }: { tableId: string }) {
   const [open, setOpen] = useState(false);
@@ -28,15 +28,17 @@ export function DestinationsButton({ tableId }: { tableId: string }) {
   );
 }
 
+/** The newest deliveries with an error (failed, or being retried), filtered by the server. */
 async function problemsOf(tableId: string, destinationId: string): Promise<DeliveryView[]> {
-  const page = (status: "failed" | "pending") =>
-    answer(
-      api.GET("/api/tables/{id}/destinations/{destinationId}/deliveries", {
-        params: { path: { id: tableId, destinationId }, query: { status, limit: PROBLEMS_SHOWN } },
-      }),
-    );
-  const [failed, pending] = await Promise.all([page("failed"), page("pending")]);
-  return recentProblems(failed.deliveries, pending.deliveries);
+  const page = await answer(
+    api.GET("/api/tables/{id}/destinations/{destinationId}/deliveries", {
+      params: {
+        path: { id: tableId, destinationId },
+        query: { withError: "true", limit: PROBLEMS_SHOWN },
+      },
+    }),
+  );
+  return page.deliveries;
 }
 
 function DestinationsDialog({ tableId, onClose }: { tableId: string; onClose: () => void }) {

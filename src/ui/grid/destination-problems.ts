@@ -1,24 +1,11 @@
 /**
- * What the Destinations dialog shows as a destination's recent problems: its failed
- * deliveries and the pending ones being retried (those with a lastError), newest first.
+ * How the Destinations dialog shows a destination's recent problems: its deliveries with a
+ * lastError (failed, or pending and being retried), newest first, as the server filters
+ * them (`?withError=true`).
  */
 import type { DeliveryView } from "@/contracts/destinations";
 
 export const PROBLEMS_SHOWN = 5;
-
-export function recentProblems(
-  failed: readonly DeliveryView[],
-  pending: readonly DeliveryView[],
-  limit = PROBLEMS_SHOWN,
-): DeliveryView[] {
-  return [...failed, ...pending.filter((d) => d.lastError !== null)]
-    .sort((a, b) =>
-      a.createdAt === b.createdAt
-        ? b.id.localeCompare(a.id)
-        : b.createdAt.localeCompare(a.createdAt),
-    )
-    .slice(0, limit);
-}
 
 /** One line for a problem: "failed · HTTP 404" or "retrying (3 tries) · timed out …". */
 export function problemLine(d: DeliveryView): string {
