@@ -11,7 +11,8 @@
  * a fold (base + deltas) and after one (test/helpers/progress.ts). In some schedules the
  * paid group has a run condition (`runIf`: `a` not empty): its cells that end
  * `condition_not_met` are judged against the row's `a` (checkRunConditions).
- * `MODEL_RUNS` sets how many schedules (default 200).
+ * `MODEL_RUNS` sets how many schedules (default 200); `MODEL_SEED` replays a failure's
+ * seed (its interleavings; the database's own timing may still differ).
  */
 
 import http from "node:http";
@@ -625,7 +626,11 @@ describe("engine model", () => {
             expect(findings, `${s.report().length} scheduled steps`).toEqual([]);
           },
         ),
-        { numRuns: RUNS, endOnFailure: true },
+        {
+          numRuns: RUNS,
+          endOnFailure: true,
+          ...(process.env.MODEL_SEED ? { seed: Number(process.env.MODEL_SEED) } : {}),
+        },
       );
       expect(schedules).toBe(RUNS);
       // What the schedules exercised, for the note and for a reader wondering if they did.

@@ -19,6 +19,7 @@
 
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
+import { retryOnConflict } from "@db/sqlstate";
 import { sql } from "drizzle-orm";
 import type { CellStatus, LostReason } from "@/domain/statuses";
 import type { TypedCondition } from "@/domain/where";
@@ -46,13 +47,17 @@ export type ConditionOutcome =
 export async function skipByCondition(db: Db, check: ConditionCheck): Promise<ConditionOutcome> {
   const outputs = Object.fromEntries(check.outputColumns.map((c) => [c, null]));
   const met = whereSql(check.conditions);
-  const [row] = await queryRows<{
-    updated: number;
-    met: boolean | null;
-    current: CellStatus | null;
-  }>(
-    db,
-    sql`with s_upd as (
+  // One statement, so one transaction: a deadlock with a Stop or an edit (which lock the
+  // row and its cells in their own order; this locks the cell, then the row) rolls it
+  // back whole; run it again, as the carrier's steps do.
+  const [row] = await retryOnConflict(() =>
+    queryRows<{
+      updated: number;
+      met: boolean | null;
+      current: CellStatus | null;
+    }>(
+      db,
+      sql`with s_upd as (
           update cells c
              set status = 'completed', outcome = 'condition_not_met', error = null, finished_at = now(),
                  running_block_ids = '{}', block_errors = '{}'::jsonb, updated_at = now()
@@ -78,6 +83,7 @@ export async function skipByCondition(db: Db, check: ConditionCheck): Promise<Co
                (select count(*) from s_ev)::int as events,
                (select ${met} from rows r where r.id = ${check.rowId}) as met,
                (select status from cells where row_id = ${check.rowId} and group_id = ${check.groupId}) as current`,
+    ),
   );
   if ((row?.updated ?? 0) === 1) return { kind: "not_met" };
   if (row?.met === true) return { kind: "holds" };
