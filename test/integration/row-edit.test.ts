@@ -174,10 +174,13 @@ describe("an edit's merge and re-arm are one transaction", () => {
     ]);
     const backend = new RecordingBackend();
     const edit = patchRow(ctxOf(backend), tableId, rowId, { data: { src: "y" } });
+    // Handled from the start: the edit may reject before pg_cancel_backend's own answer
+    // comes back, and a rejection with no handler yet fails the run as unhandled.
+    const refused = expect(edit).rejects.toThrow();
     // The re-arm waits for gb's cell: its statement is cancelled there.
     const pid = await someoneWaits();
     await db().execute(sql`select pg_cancel_backend(${pid})`);
-    await expect(edit).rejects.toThrow();
+    await refused;
     await other.end(false);
     expect(await rowState(rowId)).toEqual(before);
     expect(await runsOf(tableId)).toBe(1);
