@@ -24,6 +24,7 @@ import {
   senderSettings,
 } from "@/engine/destination-send";
 import { rowLockKey } from "@/engine/row-lock";
+import { DRAIN_LOCK_KEY, drainDestinationMarks } from "@/store/destinations/drain-marks";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Receiver, startReceiver } from "../helpers/destination-receiver";
@@ -145,6 +146,19 @@ describe("a drain turn is bounded", () => {
     }
     await db().execute(sql`delete from destination_marks where table_id = ${tableId}`);
     await db().execute(sql`delete from destination_deliveries where destination_id = ${dest}`);
+  });
+
+  it("an idle turn (no mark anywhere) takes neither the drain lock nor a look at the row locks", async () => {
+    await db().execute(sql`delete from destination_marks`);
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      await holder.query("select pg_advisory_lock($1)", [DRAIN_LOCK_KEY]);
+      // The lock is busy: a turn that went for it would answer null ("another drains").
+      expect(await drainDestinationMarks(db(), new Date())).toEqual({ marks: 0, deliveries: 0 });
+    } finally {
+      await holder.end();
+    }
   });
 
   it("claims and sends what is due when the drain fails", async () => {

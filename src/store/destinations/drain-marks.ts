@@ -23,7 +23,7 @@ import { heldRowLocks, rowLockKeyOf } from "../cells/orphan-probe";
 import { rowSelect } from "../rows/read";
 
 /** Arbitrary constant: one drainer at a time across processes. */
-const DRAIN_LOCK_KEY = 7_461_113_031;
+export const DRAIN_LOCK_KEY = 7_461_113_031;
 /** Marks that choose a pass's rows. */
 export const DRAIN_BATCH = 2_000;
 
@@ -40,6 +40,14 @@ export async function drainDestinationMarks(
   now: Date,
   batch = DRAIN_BATCH,
 ): Promise<DrainResult | null> {
+  // An idle turn (no mark anywhere: every worker asks twice a second) is one probe: no
+  // transaction, no drain lock, and no read of pg_locks, which takes every lock-manager
+  // partition for a moment while carriers are taking and releasing row locks.
+  const [marked] = await queryRows<{ any: boolean }>(
+    db,
+    sql`select exists (select 1 from destination_marks) as any`,
+  );
+  if (!marked?.any) return { marks: 0, deliveries: 0 };
   return db.transaction(async (tx) => {
     const [lock] = await queryRows<{ got: boolean }>(
       tx,
