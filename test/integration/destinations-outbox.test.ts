@@ -30,6 +30,7 @@ import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Receiver, startReceiver } from "../helpers/destination-receiver";
 import { newWorkspace } from "../helpers/fixtures";
+import { waitFor } from "../helpers/processes";
 
 process.env.CELLFLOW_SECRET_KEY ??= randomBytes(32).toString("base64");
 
@@ -353,7 +354,10 @@ describe("leases and the in-flight cap", () => {
     // The process dies here: it posted, never settled. Until the lease ends, nobody re-sends.
     const killed = new AbortController();
     const dying = sendDelivery(s, first, killed.signal);
-    await new Promise((r) => setTimeout(r, 50));
+    // The post is out (the receiver holds it, hanging) before anyone else looks.
+    expect(
+      await waitFor(async () => receiver.received.some((x) => x.id === first.id), 10_000, 5),
+    ).toBe(true);
     expect((await claimDue(s)).filter((d) => d.destinationId === dest.id)).toHaveLength(0);
     clock += s.leaseMs;
     receiver.answer = () => 200;
