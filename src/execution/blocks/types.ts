@@ -4,6 +4,7 @@ import { sleep } from "@/domain/sleep";
 import type { ChildRunEnd } from "@/domain/statuses";
 import type { PaidCalls } from "@/enrichments/types";
 import { ExpressionError, type ExpressionScope } from "../expressions";
+import type { LlmCalls } from "../llm-calls";
 
 export interface BlockContext {
   scope: ExpressionScope;
@@ -13,6 +14,8 @@ export interface BlockContext {
   children?: Children;
   /** For `enrichment` blocks: admission and pacing of paid provider calls. */
   paid?: PaidCalls;
+  /** For `llm` blocks: reservation, pacing and pricing of model calls (llm-calls.ts). */
+  llm?: LlmCalls;
   /**
    * The run's place in its execution, where its steps are recorded: "" for the cell's
    * workflow (the default), else the child's execution id after the cell's (`sub`,
