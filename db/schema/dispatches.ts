@@ -90,11 +90,12 @@ export const dispatches = pgTable(
     /** Rows stamped so far (for `limit`). */
     stampedRows: integer("stamped_rows").notNull().default(0),
     /**
-     * The run's credit cap (null: none). Admission charges a paid call of this run only if
-     * `creditsUsed` plus its credits stays within it, in the same statement as the monthly
-     * cap, so concurrent calls of one run cannot pass it.
+     * The run's credit cap, in milli-credits (null: none; the API takes credits with up to
+     * three decimals). A paid call of this run is reserved only if what the run is charged
+     * or holds reserved (`committedMilli`) plus its estimate stays within it, in the same
+     * statement as the monthly cap, so concurrent calls of one run cannot pass it.
      */
-    maxCredits: integer("max_credits"),
+    maxCreditsMilli: bigint("max_credits_milli", { mode: "number" }),
     /**
      * Milli-credits this run's calls are charged or hold reserved; kept only when it has a
      * cap (`maxCredits`), which a reservation checks it against under this row's lock. A

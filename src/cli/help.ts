@@ -59,7 +59,7 @@ flags:
   --limit <n>          at most n rows
   --resume             restart failed or stopped cells from where they stopped
                        (with --mode incomplete or failed)
-  --max-credits <n>    halt the run once its paid calls reach n credits
+  --max-credits <n>    halt the run once its paid calls reach n credits (up to 3 decimals)
   --max-credits-per-row <n>
                        a paid call that would take its row past n credits in this
                        run is not made; that cell ends over_budget (default: the

@@ -13,6 +13,37 @@ const allowPrivateNetworkFlag = z
   .preprocess(emptyAsUndefined, z.enum(["0", "1"], { error: "must be 0 or 1" }).default("0"))
   .transform((v) => v === "1");
 
+/** One model's price: credits per 1,000 input and per 1,000 output tokens. */
+const LlmPrice = z.strictObject({
+  inputPer1k: z.number().min(0).max(1_000_000),
+  outputPer1k: z.number().min(0).max(1_000_000),
+});
+
+/**
+ * CELLFLOW_LLM_PRICES: JSON `{ "<model>": { "inputPer1k": credits, "outputPer1k": credits } }`.
+ * Unset: every model costs nothing. A value that is not that shape fails at startup rather
+ * than charging by a price nobody meant.
+ */
+export const llmPrices = z.preprocess(
+  emptyAsUndefined,
+  z
+    .string()
+    .transform((text, ctx): unknown => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({
+          code: "custom",
+          message: 'must be JSON: { "<model>": { "inputPer1k": credits, "outputPer1k": credits } }',
+        });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.record(z.string().min(1), LlmPrice))
+    .optional()
+    .transform((prices) => prices ?? {}),
+);
+
 export const Env = z.object({
   DATABASE_URL: optionalString,
   DATABASE_URL_UNPOOLED: optionalString,
@@ -43,6 +74,7 @@ export const Env = z.object({
     z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
   ),
   CELLFLOW_ALLOW_PRIVATE_NETWORK: allowPrivateNetworkFlag,
+  CELLFLOW_LLM_PRICES: llmPrices,
   TRIGGER_PROJECT_REF: optionalString,
   TRIGGER_SECRET_KEY: optionalString,
   TRIGGER_API_URL: optionalString,

@@ -26,10 +26,11 @@ const RunRequestFields = z.strictObject({
   /** Count what the run would stamp and estimate its credits; nothing is written. */
   dryRun: z.boolean().optional(),
   /**
-   * The run's credit cap: once its paid calls would pass it, the run halts
-   * (`haltReason: "run_credit_cap"`); a call is charged against it before it is made.
+   * The run's credit cap (credits to 1/1000, like every credit amount): once its paid calls
+   * would pass it, the run halts (`haltReason: "run_credit_cap"`); a call is reserved
+   * against it before it is made.
    */
-  maxCredits: z.number().int().min(1).max(1_000_000_000).optional(),
+  maxCredits: CreditAmount.optional(),
   /**
    * The run's budget per row: a paid call that would take what the row's cells of this run
    * are charged or hold reserved past it is not made, and its cell ends `completed` with

@@ -9,6 +9,7 @@ import type { Logger } from "@/config/log";
 import type { Group, TableSchema } from "@/contracts/table";
 import type { LostReason } from "@/domain/statuses";
 import type { PaidCalls } from "@/enrichments/types";
+import type { LlmCalls } from "@/execution/llm-calls";
 import type { Terminal } from "@/store/cells/finish";
 import type { ClaimedCell } from "@/store/cells/row-step";
 import type { CascadeStep } from "@/store/engine-reads";
@@ -79,6 +80,8 @@ export interface OpenAttempt {
   readonly controller: AbortController;
   readonly progress: ProgressWriter;
   readonly paid: PaidCalls;
+  /** The gate of its llm calls (workflow groups' llm blocks). */
+  readonly llm: LlmCalls;
   secrets: Record<string, string>;
   lineage: ReturnType<typeof childLineage> | undefined;
   /** Lets go of the registration, the deadline, the listeners and the tombstone watch. */

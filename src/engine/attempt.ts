@@ -39,6 +39,7 @@ import { registerAttempt, watchTombstone } from "./cancellation";
 import { sweepLeftChildren } from "./child-lineage";
 import { enrichmentTerminal } from "./enrichment-attempt";
 import type { Engine } from "./handle";
+import { llmCalls } from "./llm-calls";
 import { paidCalls } from "./paid-calls";
 import { ProgressWriter } from "./progress";
 import { waterfallAttempt } from "./waterfall-attempt";
@@ -92,24 +93,24 @@ function openAttempt(engine: Engine, req: AttemptRequest, group: Group, log: Log
     (err) => log.warn({ err }, "a progress write failed; the next change retries it"),
   );
 
-  const paid = paidCalls(
-    engine,
-    {
-      workspaceId: req.step.workspaceId,
-      plan: req.step.plan,
-      tableId: req.tableId,
-      rowId,
-      groupId,
-      executionId,
-      attempt,
-      dispatchId: req.cell.dispatchId,
-    },
-    (halt) => controller.abort(halt),
-    {
-      deadlineAt,
-      onCacheError: (err) => log.warn({ err }, "the enrichment cache could not be written"),
-    },
-  );
+  const paidAttempt = {
+    workspaceId: req.step.workspaceId,
+    plan: req.step.plan,
+    tableId: req.tableId,
+    rowId,
+    groupId,
+    executionId,
+    attempt,
+    dispatchId: req.cell.dispatchId,
+  };
+  const paid = paidCalls(engine, paidAttempt, (halt) => controller.abort(halt), {
+    deadlineAt,
+    onCacheError: (err) => log.warn({ err }, "the enrichment cache could not be written"),
+  });
+  const llm = llmCalls(engine, paidAttempt, (halt) => controller.abort(halt), {
+    deadlineAt,
+    onCacheError: (err) => log.warn({ err }, "the llm result cache could not be written"),
+  });
   // Where a Stop's notice cannot reach this process (trigger.dev), the tombstone is read
   // on a timer: a block that writes nothing still ends within `stopCheckMs` of the Stop.
   const unwatch = engine.stopCheckMs
@@ -128,6 +129,7 @@ function openAttempt(engine: Engine, req: AttemptRequest, group: Group, log: Log
     controller,
     progress,
     paid,
+    llm,
     secrets: {},
     lineage: undefined,
     release: { unregister, timer, onCascadeAbort, ...(unwatch ? { unwatch } : {}) },

@@ -140,6 +140,7 @@ export async function workflowAttempt(
     secrets: run.secrets,
     checkpoints: records.checkpoints,
     paid: run.paid,
+    llm: run.llm,
     lineage,
     children: {
       path: [group.workflowId],

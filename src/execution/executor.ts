@@ -36,6 +36,7 @@ import {
   withRetries,
 } from "./blocks/types";
 import type { ExpressionScope } from "./expressions";
+import { type LlmCalls, llmOf } from "./llm-calls";
 
 export interface RunHooks {
   onBlockStart?(blockId: string): void;
@@ -66,6 +67,8 @@ export interface RunInput {
   children?: Children;
   /** The gate for paid provider calls (enrichment blocks): admission and pacing. */
   paid?: PaidCalls;
+  /** The gate for llm calls (llm blocks): reservation, pacing, pricing. */
+  llm?: LlmCalls;
   /**
    * Where child runs (sub-workflows, foreach items) and the steps finished inside them are
    * recorded, and the steps an earlier attempt finished are found.
@@ -127,6 +130,7 @@ async function runChild(args: Parameters<RunChild>[0]): Promise<ChildResult> {
       secrets: args.ctx.scope.secrets,
       ...(args.ctx.children ? { children: { ...args.ctx.children, path: args.path } } : {}),
       ...(args.ctx.paid ? { paid: args.ctx.paid } : {}),
+      ...(args.ctx.llm ? { llm: args.ctx.llm } : {}),
       ...(lineage ? { lineage } : {}),
     });
     if (out.paused)
@@ -339,6 +343,7 @@ async function runAndRecord(run: WorkflowRun, block: Block): Promise<Settled> {
       recorded: run.recorded,
       ...(input.children ? { children: input.children } : {}),
       ...(input.paid ? { paid: input.paid } : {}),
+      ...(input.llm ? { llm: llmOf(input.llm, input.executionId) } : {}),
       ...(input.lineage ? { lineage: input.lineage } : {}),
     }),
   );

@@ -22,6 +22,11 @@ export interface LlmCallPlan {
   inputTokens: number;
   /** The output cap sent with the call (the block's `maxTokens`, else DEFAULT_MAX_TOKENS). */
   maxTokens: number;
+  /**
+   * The execution whose block calls (a sub-workflow item's own): what the charge is keyed
+   * under. Set by the executor (`llmOf`); the block leaves it out.
+   */
+  chargeId?: string;
 }
 
 export interface LlmUsage {
@@ -41,6 +46,18 @@ export interface LlmTurn {
   failed(): Promise<void>;
   /** The provider refused for now (a 429) and said how long: every worker holds this key that long. */
   busy(retryAfterMs: number): Promise<void>;
+}
+
+/**
+ * The calls of one run of a workflow (the cell's, or a child's): each charge keyed under
+ * that run's execution, so two items of a `foreach` calling one block each pay once.
+ */
+export function llmOf(llm: LlmCalls, executionId: string): LlmCalls {
+  return {
+    // A child's runs are given the parent's: the innermost execution keeps its own id.
+    begin: (plan, signal) => llm.begin({ ...plan, chargeId: plan.chargeId ?? executionId }, signal),
+    ...(llm.cache ? { cache: llm.cache } : {}),
+  };
 }
 
 export interface LlmCalls {

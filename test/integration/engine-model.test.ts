@@ -299,7 +299,7 @@ async function counters(tableId: string): Promise<Counters> {
     sql`select d.id, d.committed_milli::int as "committedMilli",
                (select coalesce(sum(u.milli), 0) from usage u
                  where u.dispatch_id = d.id and u.state = 'charged')::int as "chargedMilli"
-          from dispatches d where d.table_id = ${tableId} and d.max_credits is not null`,
+          from dispatches d where d.table_id = ${tableId} and d.max_credits_milli is not null`,
   );
   // What each budgeted run charged each row's cells of it (the cascade's, of no run, aside).
   const rowBudgets = await queryRows<NonNullable<Counters["rowBudgets"]>[number]>(

@@ -59,8 +59,8 @@ const settled = async (tableId: string) =>
 it("maxCredits below what the run needs: exactly that many charged, halted as run_credit_cap, the rest un-run", async () => {
   const ws = await newWorkspace("capped");
   const tableId = await metaTable(ws.key, { siteUrl: ep.url, path: "/capped", rows: 12 });
-  for (const maxCredits of [0, -1, 1.5, "3"]) {
-    // Wrong shapes among them ("3"): the typed client cannot send them.
+  for (const maxCredits of [0, -1, 1.0005, "3"]) {
+    // Wrong shapes among them ("3"), and more than the three decimals credits are kept to.
     const refused = await call("POST", `/api/tables/${tableId}/runs`, {
       key: ws.key,
       body: { mode: "all", maxCredits },

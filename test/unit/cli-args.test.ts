@@ -198,6 +198,13 @@ describe("run and stop flags", () => {
       expect(parseRun(argv)).toMatchObject({ ok: false, reason: { exit: 2 } });
   });
 
+  it("--max-credits takes credits to 1/1000, as the API does", () => {
+    expect(parseRun(["T", "--max-credits", "0.5"])).toEqual({
+      ok: true,
+      value: { mode: "incomplete", maxCredits: 0.5 },
+    });
+  });
+
   it("the default mode is incomplete and nothing else is sent", () => {
     expect(parseRun(["Companies"])).toEqual({ ok: true, value: { mode: "incomplete" } });
   });
@@ -207,7 +214,8 @@ describe("run and stop flags", () => {
       ["T", "--mode", "some"],
       ["T", "--limit", "0"],
       ["T", "--limit", "ten"],
-      ["T", "--max-credits", "1.5"],
+      ["T", "--max-credits", "1.0005"],
+      ["T", "--max-credits", "0"],
       ["T", "--max-credits-per-row", "0"],
       ["T", "--max-credits-per-row", "1.0005"],
       ["T", "--max-credits-per-row", "-2"],

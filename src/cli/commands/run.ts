@@ -59,7 +59,7 @@ export function runRequest(table: Table, flags: RunFlags): CliResult<Schemas["Cr
   if (!scope.ok) return scope;
   const limit = wholeNumber("limit", flags.limit, 1);
   if (!limit.ok) return limit;
-  const maxCredits = wholeNumber("max-credits", flags["max-credits"], 1);
+  const maxCredits = creditAmount("max-credits", flags["max-credits"]);
   if (!maxCredits.ok) return maxCredits;
   const perRow = creditAmount("max-credits-per-row", flags["max-credits-per-row"]);
   if (!perRow.ok) return perRow;

@@ -166,9 +166,9 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
           returning r.id),
         -- The answers the terminal writes that won recorded: their reservations are charged.
         ${settleCtes(
-          sql`select k."chargeId" as charge_id, k.source, u.execution_id as cell_execution_id, u.attempt
+          sql`select k."chargeId" as charge_id, k.source, k.milli, u.execution_id as cell_execution_id, u.attempt
                 from fin_upd u join inp on inp.i = u.i
-               cross join jsonb_to_recordset(coalesce(inp.fin_charges, '[]'::jsonb)) as k("chargeId" text, source text)`,
+               cross join jsonb_to_recordset(coalesce(inp.fin_charges, '[]'::jsonb)) as k("chargeId" text, source text, milli bigint)`,
           "fin",
         )},
         -- Materialized: inlined, its subquery ran once per reference (three times a step).

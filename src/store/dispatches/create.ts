@@ -36,11 +36,12 @@ export interface NewDispatch {
  */
 export async function createDispatch(db: Db, d: NewDispatch): Promise<string> {
   const id = newId("run");
-  const { maxCreditsPerRow, ...rest } = d;
+  const { maxCredits, maxCreditsPerRow, ...rest } = d;
   const own = maxCreditsPerRow == null ? null : milliOf(maxCreditsPerRow);
   await db.insert(dispatches).values({
     id,
     ...rest,
+    maxCreditsMilli: maxCredits == null ? null : milliOf(maxCredits),
     maxCreditsPerRowMilli: sql`coalesce(${own}::bigint,
       (select t.max_credits_per_row_milli from tables t where t.id = ${d.tableId}))`,
     stamping: true,

@@ -20,7 +20,8 @@ export const LIMIT_MESSAGE =
   "The workspace's monthly credits are used up; the run stopped. Cells it had not started are un-run.";
 
 /** The cap is the dispatch's own, so the message is built in SQL from its row. */
-const capMessage = sql`'The run reached its credit cap of ' || dp.max_credits::text ||
+// float8's text is the shortest that reads back: 5 credits show as 5, half a credit as 0.5.
+const capMessage = sql`'The run reached its credit cap of ' || (dp.max_credits_milli::float8 / 1000)::text ||
   ' credits; it stopped. Cells it had not started are un-run.'`;
 
 export async function haltForLimit(

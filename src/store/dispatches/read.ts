@@ -55,7 +55,7 @@ const select = (where: SQL, tail: SQL = sql``) => sql`
   select d.id, d.status, d.mode, d.group_ids as "groupIds", d."window", d.stamped, d.stamping,
          ${isoTime(sql`d.created_at`)} as "createdAt",
          case when d.finished_at is null then null else ${isoTime(sql`d.finished_at`)} end as "finishedAt",
-         d.halt_reason as "haltReason", d.max_credits as "maxCredits",
+         d.halt_reason as "haltReason", ${asCredits(sql`d.max_credits_milli`)} as "maxCredits",
          d.stale_after_hours as "staleAfterHours",
          ${asCredits(sql`d.max_credits_per_row_milli`)} as "maxCreditsPerRow",
          ${asCredits(sql`(select coalesce(sum(u.milli), 0) from usage u

@@ -68,9 +68,9 @@ export async function recordStep(
         }${
           charges.length > 0
             ? sql`, ${settleCtes(
-                sql`select k."chargeId" as charge_id, k.source, ${ref.executionId}::text as cell_execution_id,
+                sql`select k."chargeId" as charge_id, k.source, k.milli, ${ref.executionId}::text as cell_execution_id,
                            ${ref.attempt}::int as attempt
-                      from step cross join jsonb_to_recordset(${jsonb(charges)}) as k("chargeId" text, source text)`,
+                      from step cross join jsonb_to_recordset(${jsonb(charges)}) as k("chargeId" text, source text, milli bigint)`,
                 "step",
               )}`
             : sql``

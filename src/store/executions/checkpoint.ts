@@ -35,9 +35,9 @@ export async function writeCheckpoint(
     charges.length === 0
       ? sql``
       : sql`, ${settleCtes(
-          sql`select k."chargeId" as charge_id, k.source, ${ref.executionId}::text as cell_execution_id,
+          sql`select k."chargeId" as charge_id, k.source, k.milli, ${ref.executionId}::text as cell_execution_id,
                      ${ref.attempt}::int as attempt
-                from cp cross join jsonb_to_recordset(${jsonb(charges)}) as k("chargeId" text, source text)`,
+                from cp cross join jsonb_to_recordset(${jsonb(charges)}) as k("chargeId" text, source text, milli bigint)`,
           "cp",
         )}`;
   const rows = await queryRows<{ id: string }>(

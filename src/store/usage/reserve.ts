@@ -75,9 +75,9 @@ export async function reserveCredits(
                               and c.request_seq > 0)) as id),
         run as materialized (
           select d.id, d.created_at, d.max_credits_per_row_milli as row_cap,
-                 own.capped, not own.capped or d.committed_milli + ${milli} <= d.max_credits::bigint * 1000 as fits
+                 own.capped, not own.capped or d.committed_milli + ${milli} <= d.max_credits_milli as fits
             from dispatches d
-           cross join lateral (select (d.id = ${r.dispatchId}::text and d.max_credits is not null) is true as capped) own
+           cross join lateral (select (d.id = ${r.dispatchId}::text and d.max_credits_milli is not null) is true as capped) own
            where d.id = (select id from run_of)
              and (own.capped or d.max_credits_per_row_milli is not null)
              for no key update of d),

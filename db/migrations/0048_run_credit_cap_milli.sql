@@ -1,0 +1,1 @@
+ALTER TABLE "dispatches" ADD COLUMN "max_credits_milli" bigint;
