@@ -16,12 +16,15 @@
  * each row's at most the budget too: the total is the lesser of the groups' sum and
  * rows × budget (`rowBudgetCapped` says it lowered the estimate). A waterfall group counts
  * every paid step of each cell, the most it can cost (the step that wins is known only
- * when it runs): the estimate names it in `upperBound`.
+ * when it runs): the estimate names it in `upperBound`. The llm blocks of a workflow
+ * group's own workflow are priced row by row from each row's rendered prompt, as their
+ * calls would be reserved (estimate-llm.ts, which says where that is only a lower bound);
+ * an llm block in a sub-workflow counts at its prompt's fixed text, a lower bound too.
  */
 
 import { readEnv } from "@/config/env";
 import type { CreateRunRequest, RunEstimate, UnknownCredits } from "@/contracts/runs";
-import type { Group, WaterfallGroup } from "@/contracts/table";
+import type { Group, WaterfallGroup, WorkflowGroup } from "@/contracts/table";
 import { type Block, WorkflowDefinition } from "@/contracts/workflow";
 import { type Failure, notFound } from "@/domain/errors";
 import type { Result } from "@/domain/result";
@@ -31,12 +34,17 @@ import { countScope } from "@/store/cells/stamp";
 import { childWorkflow } from "@/store/engine-reads";
 import type { ServiceContext } from "./context";
 import { cacheServedCells } from "./estimate-cache";
+import { fixedCallMilli, type LlmSite, llmGroupCost } from "./estimate-llm";
 import { ownTable, readRunScope } from "./run-scope";
 
-/** What one cell of a group costs, and why that may not be all. */
+/**
+ * What one cell of a group costs, and why that may not be all; `sites`: the llm blocks of
+ * the group's own workflow, whose cost depends on each row's prompt (not in `credits`).
+ */
 interface CellCost {
   credits: number;
   unknown: string | null;
+  sites?: LlmSite[];
 }
 
 type LoadWorkflow = (workflowId: string) => Promise<WorkflowDefinition | null>;
@@ -75,13 +83,29 @@ export async function estimateRun(
     const group = byId.get(groupId);
     const cost =
       group && n > 0 ? await groupCost(ctx, group, perRow) : { credits: 0, unknown: null };
-    if (cost.unknown) unknown.push({ groupId, reason: cost.unknown });
+    if (cost.unknown && !cost.sites?.length) unknown.push({ groupId, reason: cost.unknown });
     const enrichment = group?.kind === "enrichment" ? getEnrichment(group.enrichmentId) : undefined;
     const cached =
       group?.kind === "enrichment" && enrichment && cost.credits > 0 && cacheTtlMs > 0
         ? await cacheServedCells(ctx, scope, group, enrichment, cacheTtlMs, runIf[groupId] ?? [])
         : 0;
-    const credits = cost.credits * (n - notMet - cached);
+    const calling = n - notMet - cached;
+    const credits =
+      group?.kind === "workflow" && cost.sites && cost.sites.length > 0
+        ? await llmCredits(
+            ctx,
+            {
+              scope,
+              group,
+              columns: schema.columns,
+              cost: { ...cost, sites: cost.sites },
+              cells: calling,
+              perRow,
+              runIf: runIf[groupId] ?? [],
+            },
+            unknown,
+          )
+        : cost.credits * calling;
     const isUpperBound = group?.kind === "waterfall" && credits > 0;
     if (isUpperBound)
       upperBound.push({
@@ -109,7 +133,7 @@ export async function estimateRun(
       rows: counted.rows,
       cells,
       skippedByCondition,
-      estimatedCredits: rowBudgetCapped ? rowsCap : estimatedCredits,
+      estimatedCredits: rowBudgetCapped ? rowsCap : roundCredits(estimatedCredits),
       maxCreditsPerRow: perRow,
       rowBudgetCapped,
       estimate: unknown.length > 0 ? "lower_bound" : "complete",
@@ -118,6 +142,38 @@ export async function estimateRun(
       groups,
     },
   };
+}
+
+/**
+ * A workflow group with llm blocks: its cells priced row by row (estimate-llm.ts), with
+ * the cell's other paid calls, under the row's budget. Says why it may be a lower bound
+ * (its prompts' values, or its other calls').
+ */
+async function llmCredits(
+  ctx: ServiceContext,
+  args: {
+    scope: Parameters<typeof llmGroupCost>[1]["scope"];
+    group: WorkflowGroup;
+    columns: readonly { id: string; name: string }[];
+    cost: CellCost & { sites: LlmSite[] };
+    cells: number;
+    perRow: number | null;
+    runIf: readonly TypedCondition[];
+  },
+  unknown: UnknownCredits[],
+): Promise<number> {
+  const definition = await workflowLoader(ctx, args.group.version)(args.group.workflowId);
+  if (!definition || args.cells <= 0) return 0;
+  const priced = await llmGroupCost(ctx, {
+    ...args,
+    definition,
+    sites: args.cost.sites,
+    fixedMilli: Math.round(args.cost.credits * 1000),
+    perRowMilli: args.perRow === null ? null : Math.round(args.perRow * 1000),
+  });
+  const reason = priced.unknown ?? args.cost.unknown;
+  if (reason) unknown.push({ groupId: args.group.id, reason });
+  return priced.milli / 1000;
 }
 
 /** Credits to 1/1000, as they are kept (sums of fractions drift in floating point). */
@@ -140,7 +196,7 @@ async function groupCost(
   const cost =
     group.kind === "waterfall"
       ? await waterfallCost(ctx, group, perRow)
-      : await workflowCost(group.workflowId, workflowLoader(ctx, group.version), [], perRow);
+      : await workflowCost(group.workflowId, workflowLoader(ctx, group.version), [], perRow, []);
   return perRow === null ? cost : { ...cost, credits: Math.min(cost.credits, perRow) };
 }
 
@@ -193,6 +249,8 @@ async function workflowCost(
   load: LoadWorkflow,
   path: readonly string[],
   perRow: number | null,
+  /** The group's own workflow: its llm blocks are collected here, priced per row later. */
+  sites?: LlmSite[],
 ): Promise<CellCost> {
   if (path.includes(workflowId)) return { credits: 0, unknown: null };
   const definition = await load(workflowId);
@@ -201,11 +259,15 @@ async function workflowCost(
   let credits = 0;
   let unknown: string | null = null;
   for (const block of definition.blocks) {
+    if (block.type === "llm" && sites) {
+      sites.push(block);
+      continue;
+    }
     const cost = await blockCost(block, load, inner, perRow);
     credits += cost.credits;
     unknown ??= cost.unknown;
   }
-  return { credits, unknown };
+  return { credits, unknown, ...(sites ? { sites } : {}) };
 }
 
 async function blockCost(
@@ -220,6 +282,14 @@ async function blockCost(
         credits: callCost(getEnrichment(block.enrichmentId)?.cost ?? 0, perRow),
         unknown: null,
       };
+    case "llm": {
+      // Inside a sub-workflow its prompt reads the child's inputs, known only when it runs.
+      const site: LlmSite = block;
+      return {
+        credits: callCost(fixedCallMilli(site) / 1000, perRow),
+        unknown: `llm block "${block.id}" runs in a sub-workflow: its prompt is counted at its fixed text and output cap`,
+      };
+    }
     case "workflow":
       return workflowCost(block.workflowId, load, path, perRow);
     case "foreach": {
@@ -229,7 +299,7 @@ async function blockCost(
       return {
         credits: 0,
         unknown: paid
-          ? `foreach block "${block.id}" runs paid enrichments once per item; items are counted only when it runs`
+          ? `foreach block "${block.id}" runs paid calls once per item; items are counted only when it runs`
           : null,
       };
     }
