@@ -181,7 +181,8 @@ export const RunView = z.object({
   createdAt: z.string(),
   finishedAt: z.string().nullable(),
   haltReason: z.enum(HALT_REASONS).nullable(),
-  maxCredits: z.number().int().nullable(),
+  /** The run's credit cap (credits to 1/1000; null: none). */
+  maxCredits: z.number().nullable(),
   /** The run's per-row budget (its own, or the table's default when it was created). */
   maxCreditsPerRow: z.number().nullable(),
   creditsUsed: z.number(),

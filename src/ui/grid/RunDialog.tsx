@@ -43,8 +43,8 @@ export function RunDialog({
 }) {
   const [cap, setCap] = useState("");
   const [perRow, setPerRow] = useState("");
-  const value = Number(cap);
-  const capValid = cap.trim() === "" || (Number.isInteger(value) && value > 0);
+  const capValue = readCreditInput(cap);
+  const capValid = capValue.ok;
   const perRowValue = readCreditInput(perRow);
   const valid = capValid && perRowValue.ok;
   const bound = estimate.estimate === "lower_bound";
@@ -113,7 +113,7 @@ export function RunDialog({
           e.preventDefault();
           if (!valid) return;
           onRun({
-            ...(cap.trim() === "" ? {} : { maxCredits: value }),
+            ...(capValue.ok && capValue.value !== null ? { maxCredits: capValue.value } : {}),
             ...(perRowValue.ok && perRowValue.value !== null
               ? { maxCreditsPerRow: perRowValue.value }
               : {}),
@@ -125,7 +125,7 @@ export function RunDialog({
           <input
             id="max-credits"
             className={`input${valid ? "" : " invalid"}`}
-            inputMode="numeric"
+            inputMode="decimal"
             placeholder="No cap"
             value={cap}
             onChange={(e) => setCap(e.target.value)}
@@ -136,7 +136,9 @@ export function RunDialog({
               started stay un-run.
             </span>
           ) : (
-            <span className="field-error">Enter a whole number above 0, or leave it empty</span>
+            <span className="field-error">
+              Enter a number above 0 with at most three decimals, or leave it empty
+            </span>
           )}
         </div>
         <div className="field">
