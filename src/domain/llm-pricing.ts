@@ -24,7 +24,7 @@ export function llmCostMilli(price: LlmPrice | undefined, tokens: LlmTokenCounts
   const exact =
     Math.max(0, tokens.inputTokens) * price.inputPer1k +
     Math.max(0, tokens.outputTokens) * price.outputPer1k;
-  // To a millionth of a milli-credit first: 0.7 × 10 is 7.000000000000001 in floating
+  // To a millionth of a milli-credit first: 0.07 × 100 is 7.000000000000001 in floating
   // point, and must not round up to 8.
   return Math.ceil(Math.round(exact * 1e6) / 1e6);
 }
