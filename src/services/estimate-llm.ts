@@ -27,7 +27,7 @@ import type { StampScope } from "@/store/cells/stamp";
 import type { ServiceContext } from "./context";
 
 /** Cells whose prompts are rendered; past them, prompts count at their fixed text. */
-export const RENDER_ROWS = 10_000;
+const RENDER_ROWS = 10_000;
 /** Rows per page: one statement each. */
 const PAGE_ROWS = 2_000;
 
@@ -96,9 +96,12 @@ export async function llmGroupCost(
     fixedMilli: number;
     perRowMilli: number | null;
     runIf: readonly TypedCondition[];
+    /** Cells rendered at most (default RENDER_ROWS). */
+    renderRows?: number;
   },
 ): Promise<LlmGroupCost> {
   const { scope, group, sites, perRowMilli } = args;
+  const bound = args.renderRows ?? RENDER_ROWS;
   const callCost = (milli: number) => (perRowMilli !== null && milli > perRowMilli ? 0 : milli);
   const cellCost = (llm: number) => {
     const total = args.fixedMilli + llm;
@@ -115,11 +118,11 @@ export async function llmGroupCost(
   let bounded = false;
   for (let after = -1; ; ) {
     const left = scope.limit === null ? PAGE_ROWS : scope.limit - scanned;
-    if (rendered >= RENDER_ROWS) {
+    if (rendered >= bound) {
       bounded = left > 0;
       break;
     }
-    const maxRows = Math.min(PAGE_ROWS, left, RENDER_ROWS - rendered);
+    const maxRows = Math.min(PAGE_ROWS, left, bound - rendered);
     if (maxRows <= 0) break;
     const page = await scopeInputs(ctx.db, scope, {
       groupId: group.id,
@@ -151,7 +154,7 @@ export async function llmGroupCost(
   }
   const unknown =
     rest > 0
-      ? `llm prompts are rendered for the first ${RENDER_ROWS} cells; the other ${rest} are counted at their prompts' fixed text and output caps`
+      ? `llm prompts are rendered for the first ${bound} cells; the other ${rest} are counted at their prompts' fixed text and output caps`
       : (sites.map(partialReason).find((r) => r !== null) ?? null);
   return { milli, unknown };
 }
