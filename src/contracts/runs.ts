@@ -105,6 +105,8 @@ export type UnknownCredits = z.infer<typeof UnknownCredits>;
  * would make once (a cache hit or a skipped input costs nothing, so they may cost less);
  * `estimate` is `lower_bound` when some group's calls cannot be counted (`unknown` names
  * them), e.g. enrichment blocks inside a `foreach`, whose item count is known only then.
+ * An llm block's call is priced from each row's rendered prompt as it would be reserved;
+ * where the prompt's values are not all known it is a lower bound too.
  * `skippedByCondition`: cells on rows where their group's `runIf` does not hold now (they
  * would end `condition_not_met`, calling nothing): counted in `cells`, charged 0.
  */

@@ -34,7 +34,8 @@ export type WorkspaceView = z.infer<typeof WorkspaceView>;
  * `GET /api/usage`: this UTC month's credits. `used` is what was charged (answers that
  * were recorded); `reserved` is set aside for paid calls in flight, charged when their
  * answers are recorded and given back otherwise; `remaining` leaves both out of the cap.
- * `limit` and `remaining` are null when the plan has no monthly cap.
+ * `limit` and `remaining` are null when the plan has no monthly cap. `bySource`: an llm
+ * block's charges by model (`llm:<model>`), enrichments' by their charge key's source.
  */
 export const UsageView = z.object({
   plan: Plan,
