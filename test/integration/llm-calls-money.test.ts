@@ -14,6 +14,7 @@ import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getBackend } from "@/backends/instance";
+import type { ChargeKey } from "@/domain/charges";
 import type { Plan } from "@/domain/statuses";
 import { startRun } from "@/engine/dispatcher";
 import { llmCalls } from "@/engine/llm-calls";
@@ -31,6 +32,7 @@ import { coolLlmKey } from "@/limits/rate/llm";
 import { MemoryLimiter } from "@/limits/rate/memory";
 import { cancelCells } from "@/store/cells/cancel";
 import type { CellAttemptRef } from "@/store/cells/transition";
+import { recordStep } from "@/store/execution-steps/record";
 import { writeCheckpoint } from "@/store/executions/checkpoint";
 import { apiClient, dataOf } from "../helpers/api";
 import { claimNext, completeCell } from "../helpers/cells";
@@ -218,28 +220,44 @@ describe("an llm call's reservation and charge", () => {
     expect(halts).toEqual([]);
   });
 
-  it("a block's checkpoint settles the real amount too; one that lost its fence settles nothing", async () => {
-    const { ws, dispatchId, cells } = await llmRun("llm-checkpoint", { rows: 2 });
-    const [a, b] = cells as [Cell, Cell];
-    const real = 3 * PRICE.inputPer1k + 4 * PRICE.outputPer1k;
-    for (const c of [a, b]) {
-      const turn = await gate(ws, c, dispatchId).calls.begin(plan(), new AbortController().signal);
-      const { charge } = await turn.answered({ inputTokens: 3, outputTokens: 4 });
-      if (c === b) await cancelCells(db(), { tableId: b.tableId, rowIds: [b.rowId] });
-      const written = await writeCheckpoint(
+  const recorders = {
+    "a block's checkpoint": (c: Cell, charges: ChargeKey[]) =>
+      writeCheckpoint(db(), c, "classify", { output: { text: "x" }, taken: [] }, charges),
+    "a child block's step record": (c: Cell, charges: ChargeKey[]) =>
+      recordStep(
         db(),
         c,
-        "classify",
-        { output: { text: "x" }, taken: [] },
-        charge ? [charge] : [],
-      );
-      expect(written).toBe(c === a);
-    }
-    expect((await ledger(ws.id)).map((e) => [e.execution_id, e.state, e.milli])).toEqual([
-      [a.executionId, "charged", real],
-    ]);
-    expect(await counters(ws.id, dispatchId)).toMatchObject({ used: real, reserved: 0 });
-  });
+        {
+          scope: `${c.executionId}:inner`,
+          key: "classify",
+          digest: "d",
+          output: { text: "x" },
+          taken: [],
+          retryOnResume: false,
+        },
+        undefined,
+        charges,
+      ),
+  };
+  for (const [name, record] of Object.entries(recorders))
+    it(`${name} settles the real amount too; one that lost its fence settles nothing`, async () => {
+      const { ws, dispatchId, cells } = await llmRun("llm-record", { rows: 2 });
+      const [a, b] = cells as [Cell, Cell];
+      const real = 3 * PRICE.inputPer1k + 4 * PRICE.outputPer1k;
+      for (const c of [a, b]) {
+        const turn = await gate(ws, c, dispatchId).calls.begin(
+          plan(),
+          new AbortController().signal,
+        );
+        const { charge } = await turn.answered({ inputTokens: 3, outputTokens: 4 });
+        if (c === b) await cancelCells(db(), { tableId: b.tableId, rowIds: [b.rowId] });
+        expect(await record(c, charge ? [charge] : [])).toBe(c === a);
+      }
+      expect((await ledger(ws.id)).map((e) => [e.execution_id, e.state, e.milli])).toEqual([
+        [a.executionId, "charged", real],
+      ]);
+      expect(await counters(ws.id, dispatchId)).toMatchObject({ used: real, reserved: 0 });
+    });
 
   it("a charge above its estimate is charged in full: a cap is passed by at most that excess, and the next call is refused", async () => {
     // 250 milli-credits: two estimates (240) fit, a third does not.
