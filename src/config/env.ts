@@ -42,6 +42,10 @@ export const Env = z.object({
     emptyAsUndefined,
     z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
   ),
+  CELLFLOW_ANTHROPIC_BASE_URL: z.preprocess(
+    emptyAsUndefined,
+    z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
+  ),
   CELLFLOW_ALLOW_PRIVATE_NETWORK: allowPrivateNetworkFlag,
   TRIGGER_PROJECT_REF: optionalString,
   TRIGGER_SECRET_KEY: optionalString,

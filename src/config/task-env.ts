@@ -20,6 +20,7 @@ export const TASK_ENV = {
   DATABASE_POOL_MAX: { secret: false },
   CELLFLOW_SECRET_KEY: { secret: true },
   CELLFLOW_LLM_BASE_URL: { secret: false },
+  CELLFLOW_ANTHROPIC_BASE_URL: { secret: false },
   CELLFLOW_ALLOW_PRIVATE_NETWORK: { secret: false },
   CELLFLOW_CASCADE_TIMEOUT_MS: { secret: false },
   CELLFLOW_ATTEMPT_TIMEOUT_MS: { secret: false },

@@ -196,6 +196,7 @@ async function workflowEnd(
       blockErrors: {},
       outputs: redact(groupOutputs(run.group, result.blocks), run.secrets),
       charges: result.charges,
+      ...(result.details ? { details: result.details } : {}),
     },
   });
 }
