@@ -137,14 +137,14 @@ function answerOf(
   return { text: JSON.stringify(value), value, cut: false };
 }
 
-export async function startLlmServer(options: LlmServerOptions = {}): Promise<LlmServer> {
-  const requests: LlmServerRequest[] = [];
-  const faults: LlmFault[] = [];
-  /** Admitted calls still in the window: when, and their tokens. */
-  const admitted: { at: number; tokens: number }[] = [];
+/** The limits' sliding window: the calls it admitted, when, and their tokens. */
+class RateWindow {
+  private readonly admitted: { at: number; tokens: number }[] = [];
+  constructor(private readonly options: LlmServerOptions) {}
 
-  /** 0 when the call fits the limits now, else how long until it would. */
-  function waitFor(now: number, tokens: number): number {
+  /** 0 when a call of `tokens` fits the limits at `now`, else how long until it would. */
+  waitFor(now: number, tokens: number): number {
+    const { admitted, options } = this;
     const windowMs = options.windowMs ?? 60_000;
     while (admitted.length > 0 && (admitted[0]?.at ?? 0) <= now - windowMs) admitted.shift();
     let wait = 0;
@@ -164,6 +164,150 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
     return Math.max(0, wait);
   }
 
+  admit(at: number, tokens: number): void {
+    this.admitted.push({ at, tokens });
+  }
+}
+
+function dialectOf(req: http.IncomingMessage): LlmDialect | null {
+  if (req.method !== "POST") return null;
+  if (req.url === "/v1/chat/completions") return "openai";
+  if (req.url === "/v1/messages") return "anthropic";
+  return null;
+}
+
+function apiKeyOf(dialect: LlmDialect, req: http.IncomingMessage): string | null {
+  if (dialect === "anthropic") return (req.headers["x-api-key"] as string | undefined) ?? null;
+  const auth = req.headers.authorization;
+  return auth?.startsWith("Bearer ") ? auth.slice(7) : null;
+}
+
+/** A 200's body in the request's dialect. */
+function answerBody(
+  record: LlmServerRequest,
+  answer: { text: string; value?: unknown; cut: boolean },
+  withUsage: boolean,
+  id: number,
+): unknown {
+  const { inputTokens, outputTokens } = record;
+  if (record.dialect === "openai") {
+    return {
+      id: `chatcmpl_${id}`,
+      object: "chat.completion",
+      created: Math.floor(record.at / 1000),
+      model: record.model,
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant", content: answer.text, refusal: null },
+          finish_reason: answer.cut ? "length" : "stop",
+          logprobs: null,
+        },
+      ],
+      ...(withUsage
+        ? {
+            usage: {
+              prompt_tokens: inputTokens,
+              completion_tokens: outputTokens,
+              total_tokens: inputTokens + outputTokens,
+            },
+          }
+        : {}),
+    };
+  }
+  const structured = record.jsonSchema !== null && answer.value !== undefined;
+  return {
+    id: `msg_${id}`,
+    type: "message",
+    role: "assistant",
+    model: record.model,
+    content: structured
+      ? [{ type: "tool_use", id: `toolu_${id}`, name: "output", input: answer.value }]
+      : [{ type: "text", text: answer.text }],
+    stop_reason: structured ? "tool_use" : answer.cut ? "max_tokens" : "end_turn",
+    stop_sequence: null,
+    ...(withUsage ? { usage: { input_tokens: inputTokens, output_tokens: outputTokens } } : {}),
+  };
+}
+
+/** The most tokens answered within any `windowMs` (the requests are in arrival order). */
+function peakTokens(requests: LlmServerRequest[], windowMs: number): number {
+  const ok = requests.filter((r) => r.status === 200);
+  let peak = 0;
+  let sum = 0;
+  let start = 0;
+  for (const r of ok) {
+    sum += r.inputTokens + r.outputTokens;
+    while ((ok[start]?.at ?? 0) <= r.at - windowMs) {
+      sum -= (ok[start]?.inputTokens ?? 0) + (ok[start]?.outputTokens ?? 0);
+      start++;
+    }
+    peak = Math.max(peak, sum);
+  }
+  return peak;
+}
+
+export async function startLlmServer(options: LlmServerOptions = {}): Promise<LlmServer> {
+  const requests: LlmServerRequest[] = [];
+  const faults: LlmFault[] = [];
+  const window = new RateWindow(options);
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string) {
+    const at = Date.now();
+    const dialect = dialectOf(req);
+    if (!dialect) return send(res, 404, { error: { message: "no such route" } });
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(raw) as Record<string, unknown>;
+    } catch {
+      return send(res, 400, errorBody(dialect, "invalid_request_error", "body is not JSON"));
+    }
+    const parsed = parseBody(dialect, body);
+    const inputTokens = parsed.messages.reduce((sum, m) => sum + estimateTokens(m.content), 0);
+    const record: LlmServerRequest = {
+      dialect,
+      ...parsed,
+      apiKey: apiKeyOf(dialect, req),
+      headers: req.headers,
+      inputTokens,
+      outputTokens: 0,
+      at,
+      status: 0,
+    };
+    requests.push(record);
+    const reply = (status: number, payload: unknown, headers?: Record<string, string>) => {
+      record.status = status;
+      send(res, status, payload, headers);
+    };
+    if (dialect === "anthropic" && (parsed.maxTokens === null || !req.headers["anthropic-version"]))
+      return reply(
+        400,
+        errorBody(
+          dialect,
+          "invalid_request_error",
+          "max_tokens and anthropic-version are required",
+        ),
+      );
+    const fault = faults.shift();
+    const answer = answerOf(parsed, fault === "error500" ? undefined : fault);
+    const outputTokens = estimateTokens(answer.text);
+    const wait = window.waitFor(at, inputTokens + outputTokens);
+    if (wait > 0) {
+      // Refused before the fault: a 429 does not spend an injected failure.
+      if (fault) faults.unshift(fault);
+      return reply(429, errorBody(dialect, "rate_limit_error", "Rate limit reached"), {
+        "retry-after-ms": String(wait),
+        "retry-after": String(Math.ceil(wait / 1000)),
+      });
+    }
+    window.admit(at, inputTokens + outputTokens);
+    if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
+    if (fault === "error500")
+      return reply(500, errorBody(dialect, "api_error", "induced server error"));
+    record.outputTokens = outputTokens;
+    reply(200, answerBody(record, answer, !options.omitUsage, requests.length));
+  }
+
   const server = http.createServer((req, res) => {
     let raw = "";
     req.on("data", (c: Buffer) => {
@@ -173,127 +317,6 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
       void handle(req, res, raw);
     });
   });
-
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string) {
-    const at = Date.now();
-    const dialect: LlmDialect | null =
-      req.method === "POST" && req.url === "/v1/chat/completions"
-        ? "openai"
-        : req.method === "POST" && req.url === "/v1/messages"
-          ? "anthropic"
-          : null;
-    if (!dialect) return send(res, 404, { error: { message: "no such route" } });
-    let body: Record<string, unknown>;
-    try {
-      body = JSON.parse(raw) as Record<string, unknown>;
-    } catch {
-      return send(res, 400, errorBody(dialect, "invalid_request_error", "body is not JSON"));
-    }
-    const parsed = parseBody(dialect, body);
-    const auth = req.headers.authorization;
-    const apiKey =
-      dialect === "openai"
-        ? auth?.startsWith("Bearer ")
-          ? auth.slice(7)
-          : null
-        : ((req.headers["x-api-key"] as string | undefined) ?? null);
-    const inputTokens = parsed.messages.reduce((sum, m) => sum + estimateTokens(m.content), 0);
-    const record: LlmServerRequest = {
-      dialect,
-      ...parsed,
-      apiKey,
-      headers: req.headers,
-      inputTokens,
-      outputTokens: 0,
-      at,
-      status: 0,
-    };
-    requests.push(record);
-    if (
-      dialect === "anthropic" &&
-      (parsed.maxTokens === null || !req.headers["anthropic-version"])
-    ) {
-      record.status = 400;
-      return send(
-        res,
-        400,
-        errorBody(
-          dialect,
-          "invalid_request_error",
-          "max_tokens and anthropic-version are required",
-        ),
-      );
-    }
-    const fault = faults.shift();
-    const answer = answerOf(parsed, fault === "error500" ? undefined : fault);
-    const outputTokens = estimateTokens(answer.text);
-    const wait = waitFor(at, inputTokens + outputTokens);
-    if (wait > 0) {
-      // Refused before the fault: a 429 does not spend an injected failure.
-      if (fault) faults.unshift(fault);
-      record.status = 429;
-      return send(res, 429, errorBody(dialect, "rate_limit_error", "Rate limit reached"), {
-        "retry-after-ms": String(wait),
-        "retry-after": String(Math.ceil(wait / 1000)),
-      });
-    }
-    admitted.push({ at, tokens: inputTokens + outputTokens });
-    if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
-    if (fault === "error500") {
-      record.status = 500;
-      return send(res, 500, errorBody(dialect, "api_error", "induced server error"));
-    }
-    record.status = 200;
-    record.outputTokens = outputTokens;
-    const usage = !options.omitUsage;
-    const id = `msg_${requests.length}`;
-    if (dialect === "openai") {
-      return send(res, 200, {
-        id,
-        object: "chat.completion",
-        created: Math.floor(at / 1000),
-        model: parsed.model,
-        choices: [
-          {
-            index: 0,
-            message: { role: "assistant", content: answer.text, refusal: null },
-            finish_reason: answer.cut ? "length" : "stop",
-            logprobs: null,
-          },
-        ],
-        ...(usage
-          ? {
-              usage: {
-                prompt_tokens: inputTokens,
-                completion_tokens: outputTokens,
-                total_tokens: inputTokens + outputTokens,
-              },
-            }
-          : {}),
-      });
-    }
-    const structured = parsed.jsonSchema !== null && answer.value !== undefined;
-    return send(res, 200, {
-      id,
-      type: "message",
-      role: "assistant",
-      model: parsed.model,
-      content: structured
-        ? [
-            {
-              type: "tool_use",
-              id: `toolu_${requests.length}`,
-              name: "output",
-              input: answer.value,
-            },
-          ]
-        : [{ type: "text", text: answer.text }],
-      stop_reason: structured ? "tool_use" : answer.cut ? "max_tokens" : "end_turn",
-      stop_sequence: null,
-      ...(usage ? { usage: { input_tokens: inputTokens, output_tokens: outputTokens } } : {}),
-    });
-  }
-
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -304,21 +327,7 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
     failNext(n, fault) {
       for (let i = 0; i < n; i++) faults.push(fault);
     },
-    peakTokens(windowMs = options.windowMs ?? 60_000) {
-      const ok = requests.filter((r) => r.status === 200);
-      let peak = 0;
-      let sum = 0;
-      let start = 0;
-      for (const r of ok) {
-        sum += r.inputTokens + r.outputTokens;
-        while ((ok[start]?.at ?? 0) <= r.at - windowMs) {
-          sum -= (ok[start]?.inputTokens ?? 0) + (ok[start]?.outputTokens ?? 0);
-          start++;
-        }
-        peak = Math.max(peak, sum);
-      }
-      return peak;
-    },
+    peakTokens: (windowMs = options.windowMs ?? 60_000) => peakTokens(requests, windowMs),
     async close() {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));

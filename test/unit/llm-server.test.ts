@@ -79,7 +79,7 @@ describe("the local LLM server", () => {
       headers: { "content-type": "application/json", authorization: "Bearer k-1" },
       body: JSON.stringify(body),
     });
-    return { res, json: (await res.json()) as Record<string, never> };
+    return { res, json: (await res.json()) as unknown };
   }
 
   async function anthropic(s: LlmServer, body: Record<string, unknown>) {
@@ -92,7 +92,7 @@ describe("the local LLM server", () => {
       },
       body: JSON.stringify(body),
     });
-    return { res, json: (await res.json()) as Record<string, never> };
+    return { res, json: (await res.json()) as unknown };
   }
 
   it("OpenAI dialect: usage is estimateTokens of each message in, of the answer out", async () => {
@@ -189,15 +189,14 @@ describe("the local LLM server", () => {
     s.failNext(1, "error500");
     s.failNext(1, "not-json");
     s.failNext(1, "schema-violation");
+    const content = async () =>
+      ((await openai(s, body)).json as { choices: [{ message: { content: string } }] }).choices[0]
+        .message.content;
     expect((await openai(s, body)).res.status).toBe(500);
-    const notJson = (await openai(s, body)).json as { choices: [{ message: { content: string } }] };
-    expect(() => JSON.parse(notJson.choices[0].message.content)).toThrow();
-    const broken = (await openai(s, body)).json as { choices: [{ message: { content: string } }] };
-    expect(JSON.parse(broken.choices[0].message.content)).toEqual(violationOf(SCHEMA));
-    const fine = (await openai(s, body)).json as { choices: [{ message: { content: string } }] };
-    expect(JSON.parse(fine.choices[0].message.content)).toEqual(
-      valueForSchema(SCHEMA, seedOf("q")),
-    );
+    const notJson = await content();
+    expect(() => JSON.parse(notJson)).toThrow();
+    expect(JSON.parse(await content())).toEqual(violationOf(SCHEMA));
+    expect(JSON.parse(await content())).toEqual(valueForSchema(SCHEMA, seedOf("q")));
   });
 
   it("is slow on demand", async () => {
