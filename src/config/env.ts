@@ -70,6 +70,11 @@ export const Env = z.object({
     emptyAsUndefined,
     z.coerce.number().int().min(1).max(100_000).optional(),
   ),
+  /** How long one test run of a workflow (`POST /api/workflows/:id/test`) may take. */
+  CELLFLOW_TEST_RUN_TIMEOUT_MS: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(100).max(600_000).default(60_000),
+  ),
   CELLFLOW_REDRIVE_EVERY_MS: z.preprocess(
     emptyAsUndefined,
     z.coerce.number().int().min(100).max(3_600_000).optional(),

@@ -59,6 +59,7 @@ export const NOT_FOR_TASKS = {
   NEON_WS_PROXY: "a local WebSocket proxy for tests; a deployment reaches Neon directly",
   TASK_BACKEND: "the web app's choice of backend; the tasks are the trigger.dev backend",
   WORKER_CONCURRENCY: "the local worker; trigger.dev's concurrency limits apply instead",
+  CELLFLOW_TEST_RUN_TIMEOUT_MS: "the web API's test runs of workflows, which run in the web app",
   CELLFLOW_REDRIVE_EVERY_MS: "the local worker; the redrive-orphans schedule runs instead",
   LOG_FORMAT: "task logs go to the run's log view through trigger.dev's logger",
   TRIGGER_PROJECT_REF: "read by trigger.config.ts when deploying",
