@@ -400,6 +400,58 @@ describe("paid blocks", () => {
     expect(ep.hitsOf("/found")).toHaveLength(1);
   });
 
+  it("a priced llm model is a paid block; an unpriced one is not", async () => {
+    vi.stubEnv("CELLFLOW_LLM_PRICES", JSON.stringify({ "priced-model": { inputPer1k: 1 } }));
+    try {
+      const ask = (model: string): Definition => ({
+        blocks: [{ id: "ask", type: "llm", model, prompt: "hello" }],
+      });
+      const priced = await refused(key, await workflow(key, ask("priced-model")), {});
+      expect(priced.status).toBe(400);
+      expect(priced.error.message).toMatch(/ask \(llm priced-model\)/);
+      // Runs (and fails on the missing key: the workspace has no LLM_API_KEY).
+      const free = await ran(key, await workflow(key, ask("other-model")), {});
+      expect(free.status).toBe("error");
+      expect(free.error).toMatch(/LLM_API_KEY/);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it("paid answers inside sub-workflows and foreach items are charged too, each once", async () => {
+    const ws = await lookupWorkspace("/nested");
+    ep.on("/nested", async (hit) => ({
+      status: 200,
+      body: { name: `Company of ${hit.query.get("domain")}` },
+    }));
+    const child = await workflow(ws.key, lookupDefinition);
+    const parent = await workflow(ws.key, {
+      blocks: [
+        {
+          id: "one",
+          type: "workflow",
+          workflowId: child,
+          inputs: { domain: "'one.test'" },
+          next: "each",
+        },
+        {
+          id: "each",
+          type: "foreach",
+          items: "[{ 'domain': 'a.test' }, { 'domain': 'b.test' }]",
+          workflowId: child,
+        },
+      ],
+    });
+    const before = await usage(ws.key);
+    const body = await ran(ws.key, parent, { allowPaid: true });
+    expect(body.status).toBe("completed");
+    expect(body.costCredits).toBe(3 * COST);
+    expect(body.blocks.map((b) => b.id)).toEqual(["one", "each"]);
+    const after = await usage(ws.key);
+    expect([after.used - before.used, after.reserved]).toEqual([3 * COST, 0]);
+    expect(ep.hitsOf("/nested")).toHaveLength(3);
+  });
+
   it("a miss costs nothing; a call the month's cap refuses is not made and ends the test with the reason", async () => {
     const ws = await lookupWorkspace("/miss");
     ep.on("/miss", async () => ({ status: 404, body: { error: "no such company" } }));
