@@ -73,6 +73,8 @@ type Deps = { db: Db; lines: RateLines };
 /** What the run holds reserved, by key, with the real amount where an llm answer set one. */
 class Holds {
   private readonly held = new Map<string, { milli?: number }>();
+  /** Whether the run ever reserved: a run that did not has nothing to settle or release. */
+  reservedAny = false;
 
   constructor(
     private readonly db: Db,
@@ -95,6 +97,7 @@ class Holds {
       throw halt;
     }
     this.held.set(key, {});
+    this.reservedAny = true;
   }
 
   async release(charge: ChargeKey): Promise<void> {
@@ -197,6 +200,7 @@ export function testRunGate(deps: Deps, run: TestRun): TestRunGate {
       itemDone: async (_childId, step) => keep(step.charges),
     },
     settle: async (charge) => {
+      if (!holds.reservedAny) return 0;
       const charges = charge ? [...answered.values()].map((c) => holds.toSettle(c)) : [];
       const milli = await settleTestRun(deps.db, { testRunId: run.testRunId, charges });
       return milli / 1000;
