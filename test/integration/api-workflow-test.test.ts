@@ -15,6 +15,7 @@ import { apiClient, dataOf, resolveRoute } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
 import { classifyDefinition, newWorkspace } from "../helpers/fixtures";
+import { startLlmServer } from "../helpers/llm-server";
 import { workflowTable } from "../helpers/tables";
 
 type Definition = Schemas["WorkflowDefinition"];
@@ -415,6 +416,47 @@ describe("paid blocks", () => {
       expect(free.error).toMatch(/LLM_API_KEY/);
     } finally {
       vi.unstubAllEnvs();
+    }
+  });
+
+  it("an llm block of a priced model, with allowPaid: charged the price of the tokens the model used", async () => {
+    const server = await startLlmServer();
+    vi.stubEnv(
+      "CELLFLOW_LLM_PRICES",
+      JSON.stringify({ "priced-model": { inputPer1k: 1, outputPer1k: 2 } }),
+    );
+    try {
+      const ws = await newWorkspace();
+      await apiClient(ws.key).PUT("/api/secrets/{name}", {
+        params: { path: { name: "LLM_API_KEY" } },
+        body: { value: "llm-key-for-the-test" },
+      });
+      const id = await workflow(ws.key, {
+        inputs: [{ name: "topic", type: "text", required: true }],
+        blocks: [
+          {
+            id: "ask",
+            type: "llm",
+            baseUrl: server.openaiBaseUrl,
+            model: "priced-model",
+            prompt: "Say something about {{ inputs.topic }}",
+            maxTokens: 200,
+          },
+        ],
+      });
+      const body = await ran(ws.key, id, { inputs: { topic: "tests" }, allowPaid: true });
+      expect(body.status, body.error ?? "").toBe("completed");
+      expect(server.requests).toHaveLength(1);
+      const call = server.requests[0];
+      // 1 milli-credit per input token, 2 per output token.
+      const milli = (call?.inputTokens ?? 0) + 2 * (call?.outputTokens ?? 0);
+      expect(milli).toBeGreaterThan(0);
+      expect(body.costCredits).toBe(milli / 1000);
+      const after = await usage(ws.key);
+      expect([after.used, after.reserved]).toEqual([milli / 1000, 0]);
+    } finally {
+      vi.unstubAllEnvs();
+      await server.close();
     }
   });
 
