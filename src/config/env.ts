@@ -66,6 +66,16 @@ export const Env = z.object({
     emptyAsUndefined,
     z.coerce.number().int().min(1).max(100_000).optional(),
   ),
+  /** Calls per minute to one llm model per workspace, whatever the plan. */
+  CELLFLOW_LLM_REQUESTS_PER_MINUTE: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(1_000_000).optional(),
+  ),
+  /** Tokens (input + output) per minute to one llm model per workspace, whatever the plan. */
+  CELLFLOW_LLM_TOKENS_PER_MINUTE: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(1_000_000_000).optional(),
+  ),
   CELLFLOW_REDRIVE_EVERY_MS: z.preprocess(
     emptyAsUndefined,
     z.coerce.number().int().min(100).max(3_600_000).optional(),

@@ -48,3 +48,79 @@ export function nextSlot(
   if (kth !== undefined) slot = Math.max(slot, kth + spanMs);
   return slot;
 }
+
+/** One entry of a weighted log: when its call may go, and what it weighs (its tokens). */
+export interface WeightedEntry {
+  at: number;
+  weight: number;
+}
+
+/** A weighted log's rules: `limit` calls and `weightLimit` weight per span. */
+export interface WeightedRules {
+  limit: number;
+  weightLimit: number;
+  spanMs: number;
+  spacing: number;
+  /** The most weight reserved ahead of now at once (aheadWeight). */
+  aheadLimit: number;
+  /** A provider's cool-down on the key (epoch ms, the limiter's clock): no slot before it. */
+  coolUntil: number;
+}
+
+/**
+ * The most weight a weighted log reserves ahead of now: 2 % of its weight limit. Why: a
+ * slot ahead is placed counting every reservation ahead of it at its full weight (input
+ * plus `maxTokens`), and most of that is given back when the calls settle with their real
+ * usage — too late for the slots already placed. Bounding what is reserved ahead bounds
+ * that waste to 2 % of the limit, so settled usage can fill the rest of the window; the
+ * calls beyond it wait in their process's line and ask again when the nearest reserved
+ * slot has come (a read each). Bounding by time instead would let a line of large
+ * reservations fill the window.
+ */
+export const aheadWeight = (weightLimit: number) => Math.max(1, Math.floor(weightLimit / 50));
+
+/**
+ * The next slot of a weighted log for a call of `weight` (at most `weightLimit`), and how
+ * long until the reservations ahead leave room for it (0: room now). `log` holds the
+ * entries younger than the span, oldest first. The slot keeps the call rules of
+ * `nextSlot` and: no span holds more than `weightLimit` in all; no slot before
+ * `coolUntil`. The weight rule has no spacing of its own: a reservation is not what the
+ * call will use, and spacing by it would cap the calls at their reservations.
+ */
+export function nextWeightedSlot(
+  log: readonly WeightedEntry[],
+  now: number,
+  weight: number,
+  r: WeightedRules,
+): { slot: number; aheadWaitMs: number } {
+  let slot = Math.max(
+    nextSlot(
+      log.map((e) => e.at),
+      now,
+      r.limit,
+      r.spanMs,
+      r.spacing,
+    ),
+    r.coolUntil,
+  );
+  // With the oldest entries leaving the span one by one, the slot waits for as many as
+  // make room for this weight.
+  let total = log.reduce((sum, e) => sum + e.weight, 0);
+  for (const e of log) {
+    if (total + weight <= r.weightLimit) break;
+    total -= e.weight;
+    slot = Math.max(slot, e.at + r.spanMs);
+  }
+  let ahead = log.reduce((sum, e) => sum + (e.at > now ? e.weight : 0), 0);
+  let aheadWaitMs = 0;
+  if (ahead > 0 && ahead + weight > r.aheadLimit) {
+    // Room comes as the nearest reserved slots come.
+    for (const e of log) {
+      if (e.at <= now) continue;
+      ahead -= e.weight;
+      aheadWaitMs = e.at - now;
+      if (ahead === 0 || ahead + weight <= r.aheadLimit) break;
+    }
+  }
+  return { slot, aheadWaitMs };
+}
