@@ -116,7 +116,10 @@ export async function reserve(
     const coolingMs = (opts.coolDowns?.until(key) ?? 0) - Date.now();
     if (coolingMs > 0) await wait(coolingMs + random() * baseMs, opts, check);
     const take = await limiter.take(key, limit, takeOptions(opts));
-    if (take.ok) return { at: take.at, waitMs: take.waitMs, ticket: take.ticket };
+    if (take.ok) {
+      const { ok: _, ...slot } = take;
+      return slot;
+    }
     await wait(backoffMs(attempt, take, baseMs, maxMs, random), opts, check);
   }
 }
