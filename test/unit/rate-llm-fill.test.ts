@@ -2,7 +2,7 @@
  * Why reserve and settle can reach a token limit: with reservations ten times what the
  * calls use (W7's shape: ~100 tokens a call, reserved with maxTokens 1,024), the settled
  * usage in the busiest minute is within 5 % of the tokens per minute and never above
- * them. A simulation on the weighted log (the in-process limiter, a simulated clock): a
+ * them, and so is the pace over the whole run (no minute's tokens spent in a burst). A simulation on the weighted log (the in-process limiter, a simulated clock): a
  * hundred callers (two processes' fifty) each take, wait for their slot, and settle 5 ms
  * later, or ask again when refused.
  */
@@ -75,6 +75,11 @@ describe("reserve and settle on a weighted log", () => {
     const busiest = maxWeightInAnyWindow(done, 60_000);
     expect(busiest).toBeLessThanOrEqual(300_000);
     expect(busiest).toBeGreaterThanOrEqual(300_000 * 0.95);
+    // The run's own pace: its 500,000 tokens over the span of their slots.
+    const ats = done.map((d) => d.at);
+    const perMinute = (5_000 * used * 60_000) / (Math.max(...ats) - Math.min(...ats));
+    expect(perMinute).toBeLessThanOrEqual(300_000);
+    expect(perMinute).toBeGreaterThanOrEqual(300_000 * 0.95);
     // Each front asks again when the nearest reserved slot has come: a few reads a call.
     expect(refusals).toBeLessThan(5_000 * 5);
   });

@@ -22,7 +22,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { type Algorithm, Ratelimit } from "@upstash/ratelimit";
 import type { Redis } from "@upstash/redis";
 import type { RateLimit, RateLimiter, Slot, Take, TakeOptions } from "./port";
-import { aheadWeight, guardMs, horizonMs, spacingMs } from "./slots";
+import { aheadWeight, guardMs, horizonMs, partLimit, partSpanMs, spacingMs } from "./slots";
 
 type RegionContext = Parameters<
   ReturnType<Algorithm<{ redis: Redis; prefix: string }>>["limit"]
@@ -64,7 +64,8 @@ return {1, slot - now, slot}
 /**
  * The weighted log (slots.ts `nextWeightedSlot`): KEYS[1] the log, whose members are
  * `<uuid>:<weight>`; KEYS[2] the key's cool-down (epoch ms, absent when none). ARGV: limit,
- * windowMs, a unique id, spacingMs, guardMs, reachMs, weightLimit, weight, aheadLimit.
+ * windowMs, a unique id, spacingMs, guardMs, reachMs, weightLimit, weight, aheadLimit,
+ * partSpanMs, partLimit.
  * Answers as SLIDING_LOG_SCRIPT; a refusal (out of reach, or too much reserved ahead) is a
  * read.
  */
@@ -94,12 +95,17 @@ local cool = redis.call("GET", KEYS[2])
 if cool then slot = math.max(slot, tonumber(cool)) end
 if n > 0 then slot = math.max(slot, ats[n] + spacing) end
 if n >= limit then slot = math.max(slot, ats[n - limit + 1] + span) end
-local i = 1
-while total + weight > wlimit and i <= n do
-  total = total - ws[i]
-  slot = math.max(slot, ats[i] + span)
-  i = i + 1
+local function room(cap, within)
+  local left = total
+  local k = 1
+  while left + weight > cap and k <= n do
+    left = left - ws[k]
+    slot = math.max(slot, ats[k] + within)
+    k = k + 1
+  end
 end
+room(wlimit, span)
+room(tonumber(ARGV[11]), tonumber(ARGV[10]))
 local aheadWait = 0
 if ahead > 0 and ahead + weight > aheadLimit then
   for j = 1, n do
@@ -203,7 +209,14 @@ function slidingLog(
             ctx,
             SCRIPTS.weighted,
             [identifier, weighing.coolKey],
-            [...args, weighing.weightLimit, rate, aheadWeight(weighing.weightLimit)],
+            [
+              ...args,
+              weighing.weightLimit,
+              rate,
+              aheadWeight(weighing.weightLimit),
+              partSpanMs(windowMs + guardMs(windowMs)),
+              partLimit(weighing.weightLimit, rate),
+            ],
           )
         : await evalLog(ctx, SCRIPTS.plain, [identifier], args);
       const member = weighing ? `${id}:${rate}` : id;

@@ -24,6 +24,9 @@ export interface WeightedTakeRequest {
   reachMs: number;
   weightLimit: number;
   weight: number;
+  /** A part of the span, and the most weight it may hold (slots.ts WEIGHT_PARTS). */
+  partSpanMs: number;
+  partLimit: number;
   aheadLimit: number;
 }
 
@@ -34,7 +37,7 @@ export async function takeWeighted(db: Db, r: WeightedTakeRequest): Promise<Take
           from cellflow_rate_take_weighted(${r.key}, ${r.coolKey}, ${r.limit}::int,
                  ${r.windowMs}::int, ${r.spacingMs}::int, ${r.guardMs}::int,
                  ${Math.round(r.reachMs)}::int, ${r.weightLimit}::int, ${r.weight}::int,
-                 ${r.aheadLimit}::int)`,
+                 ${r.partSpanMs}::int, ${r.partLimit}::int, ${r.aheadLimit}::int)`,
   );
   if (!row) throw new Error("cellflow_rate_take_weighted returned no row");
   return row.granted
