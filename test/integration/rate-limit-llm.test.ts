@@ -5,7 +5,8 @@
  * excess; a release gives back the request and the tokens; a cool-down set by one process
  * holds the other's takes. Through `paceLlmCall`: a reservation over the limit is refused
  * at once, a Stop ends a wait at once and a later call takes the freed turn, a 429 cools
- * the key for another process, and the limits follow the plan and the environment.
+ * the key for another process (and a call of the same process holding an earlier slot
+ * gives it back), and the limits follow the plan and the environment.
  */
 import { createDatabase, type Database } from "@db/client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -291,6 +292,35 @@ describe("an llm call's turn (paceLlmCall)", () => {
     // Another model of the same workspace is not held.
     const other = await paceLlmCall(two, ws, "free", "other", 100, {});
     expect(other.waitedMs).toBeLessThan(500);
+  });
+
+  it("gives back a slot taken before this process's 429 and waits behind the cool-down", async () => {
+    limitTo(60, 100_000);
+    const memory = new MemoryLimiter();
+    let granted = 0;
+    const counting: RateLimiter = {
+      kind: "memory",
+      take: async (...args) => {
+        const take = await memory.take(...args);
+        if (take.ok) granted++;
+        return take;
+      },
+      release: (...args) => memory.release(...args),
+      settle: (...args) => memory.settle(...args),
+      coolDown: (...args) => memory.coolDown(...args),
+      close: async () => {},
+    };
+    const lines = new RateLines(counting);
+    await paceLlmCall(lines, "ws", "free", "m", 100, {});
+    // The next slot is 500 ms ahead (60 a minute, half the even spacing): the call holds it…
+    const held = paceLlmCall(lines, "ws", "free", "m", 100, {});
+    expect(await waitFor(() => granted === 2, 5_000, 2)).toBe(true);
+    // …when a 429 cools the key for 2 s.
+    const cooledAt = Date.now();
+    await coolLlmKey(lines, "ws", "m", 2_000);
+    const grant = await held;
+    expect(grant.at).toBeGreaterThanOrEqual(cooledAt + 2_000);
+    expect(granted).toBe(3);
   });
 
   it("settles and releases a grant once: a second settle or release changes nothing", async () => {
