@@ -75,6 +75,16 @@ export const Env = z.object({
     emptyAsUndefined,
     z.coerce.number().int().min(100).max(600_000).default(60_000),
   ),
+  /** Calls per minute to one llm model per workspace, whatever the plan. */
+  CELLFLOW_LLM_REQUESTS_PER_MINUTE: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(1_000_000).optional(),
+  ),
+  /** Tokens (input + output) per minute to one llm model per workspace, whatever the plan. */
+  CELLFLOW_LLM_TOKENS_PER_MINUTE: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(1_000_000_000).optional(),
+  ),
   CELLFLOW_REDRIVE_EVERY_MS: z.preprocess(
     emptyAsUndefined,
     z.coerce.number().int().min(100).max(3_600_000).optional(),

@@ -25,6 +25,8 @@ export const TASK_ENV = {
   CELLFLOW_CASCADE_TIMEOUT_MS: { secret: false },
   CELLFLOW_ATTEMPT_TIMEOUT_MS: { secret: false },
   CELLFLOW_RATE_LIMIT_PER_SECOND: { secret: false },
+  CELLFLOW_LLM_REQUESTS_PER_MINUTE: { secret: false },
+  CELLFLOW_LLM_TOKENS_PER_MINUTE: { secret: false },
   EVENTS_RETENTION_HOURS: { secret: false },
   CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS: { secret: false },
   RATE_LIMITER: { secret: false },
