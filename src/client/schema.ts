@@ -1079,13 +1079,18 @@ export interface components {
              * @enum {string}
              */
             type: "llm";
+            /** @enum {string} */
+            provider?: "openai" | "anthropic";
             /** Format: uri */
             baseUrl?: string;
             model: string;
+            system?: string;
             prompt: string;
             jsonSchema?: {
                 [key: string]: components["schemas"]["JsonValue"];
             };
+            temperature?: number;
+            maxTokens?: number;
             next?: string | string[];
         };
         CreateWorkflowRequest: {

@@ -109,10 +109,14 @@ export type EnrichmentBlock = z.infer<typeof EnrichmentBlock>;
 export const LlmBlock = z.strictObject({
   ...base,
   type: z.literal("llm"),
+  provider: z.enum(["openai", "anthropic"]).optional(),
   baseUrl: z.url().max(2_000).optional(),
   model: z.string().min(1).max(200),
+  system: Template.optional(),
   prompt: Template.min(1),
   jsonSchema: z.record(z.string(), JsonValue).optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  maxTokens: z.number().int().min(1).max(1_000_000).optional(),
   next: Next.optional(),
 });
 export type LlmBlock = z.infer<typeof LlmBlock>;
