@@ -173,8 +173,8 @@ describe("the create plan", () => {
       form(
         {
           name: "Classify",
-          prompt: "Classify {{Company}} from {{Country}}",
-          system: "Be brief about {{Employees}}",
+          prompt: "Classify {{Company}} from {{Country}} ({{Employees}} people)",
+          system: "Be brief.",
           model: " gpt-4o-mini ",
           maxTokens: "200",
         },
@@ -193,8 +193,9 @@ describe("the create plan", () => {
         type: "llm",
         provider: "openai",
         model: "gpt-4o-mini",
-        system: "Be brief about {{ inputs.employees }}",
-        prompt: "Classify {{ inputs.company }} from {{ inputs.country }}",
+        system: "Be brief.",
+        prompt:
+          "Classify {{ inputs.company }} from {{ inputs.country }} ({{ inputs.employees }} people)",
         jsonSchema: {
           type: "object",
           properties: { industry: { type: "string" }, size: { type: "number" } },
@@ -290,7 +291,7 @@ describe("the create plan", () => {
         {
           name: " ",
           prompt: "{{Compny}} and {{Revenue}}",
-          system: "{{Nope}}",
+          system: "About {{Company}}",
           provider: "anthropic",
           model: "",
           baseUrl: "ftp://x",
@@ -305,7 +306,7 @@ describe("the create plan", () => {
     expect(p.errors).toEqual({
       name: "Name the AI column",
       prompt: "“{{Compny}}”, “{{Revenue}}” are not columns of this table",
-      system: "“{{Nope}}” is not a column of this table",
+      system: "The system prompt is sent as written: put column references in the prompt",
       model: "Name the model",
       baseUrl: "An http(s) URL, or blank for the default endpoint",
       temperature: "A number from 0 to 1",
@@ -517,6 +518,7 @@ describe("trying on a row", () => {
     });
     expect(previewOf(twoFields(), answer)).toEqual({
       ok: true,
+      costCredits: null,
       values: [
         { name: "Industry", columnId: "industry_2", value: "retail" },
         { name: "Size", columnId: "size", value: 40 },
@@ -525,8 +527,9 @@ describe("trying on a row", () => {
     // Without the block listed, the workflow's outputs (its one block's output) are read.
     const bare = WorkflowTestAnswer.parse({ status: "completed", outputs: { text: "hi" } });
     const text = planned(form({ name: "Say", prompt: "x" }));
-    expect(previewOf(text, bare)).toEqual({
+    expect(previewOf(text, WorkflowTestAnswer.parse({ ...bare, costCredits: 0.018 }))).toEqual({
       ok: true,
+      costCredits: 0.018,
       values: [{ name: "Say", columnId: "say", value: "hi" }],
     });
   });
@@ -540,6 +543,15 @@ describe("trying on a row", () => {
     expect(previewOf(twoFields(), failed)).toEqual({
       ok: false,
       error: "The try failed: ai: the model refused",
+    });
+    const timedOut = WorkflowTestAnswer.parse({
+      status: "error",
+      blocks: [{ id: "ai", status: "cancelled", error: null }],
+      error: "the test ran past 60 s",
+    });
+    expect(previewOf(twoFields(), timedOut)).toEqual({
+      ok: false,
+      error: "The try failed: the test ran past 60 s",
     });
     const paused = WorkflowTestAnswer.parse({ status: "paused", blocks: [] });
     expect(previewOf(twoFields(), paused)).toEqual({ ok: false, error: "The workflow paused." });

@@ -232,7 +232,10 @@ export function AiColumnDialog(props: {
               placeholder="e.g. You are a careful analyst. Answer tersely."
               onChange={(e) => update({ system: e.target.value })}
             />
-            <FieldHint error={errorOf("system")} />
+            <FieldHint
+              error={errorOf("system")}
+              help="Sent as written, ahead of the prompt, to every row alike."
+            />
           </div>
           <div className="field">
             <label htmlFor={`${ids}-base-url`}>Endpoint (optional)</label>

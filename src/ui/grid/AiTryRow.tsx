@@ -11,6 +11,7 @@ import { describeError } from "../api";
 import { testWorkflow } from "../api-raw";
 import { type AiColumnPlan, tryInputs } from "./ai-column-plan";
 import { type Preview, previewOf, shownValue, tryRowId } from "./ai-try";
+import { creditsText } from "./llm-details";
 import type { RowView } from "./model";
 
 /** How many rows the picker offers (the grid's first ones). */
@@ -130,6 +131,11 @@ export function AiTryRow(props: {
         <div className="notice notice-error" role="alert" data-testid="ai-try-error">
           {result.error}
         </div>
+      )}
+      {result?.ok && result.costCredits !== null && (
+        <p className="editor-help" data-testid="ai-try-cost">
+          This try cost {creditsText(result.costCredits)}.
+        </p>
       )}
       {result?.ok && (
         <table className="table-list" data-testid="ai-try-preview">

@@ -4,7 +4,9 @@
  * new typed column per output field, and a workflow group that maps each referenced
  * column to its input and each field of the answer to its column. The group runs the
  * workflow's live draft, so creating needs no deploy, and does not run by itself (a
- * paid column on a large table starts when someone runs it). Pure, so it is unit-tested.
+ * paid column on a large table starts when someone runs it). The system prompt is sent as
+ * written (the llm block renders only the prompt), so references belong in the prompt.
+ * Pure, so it is unit-tested.
  */
 import type { Column, ColumnType, TableView, WorkflowGroup } from "@/contracts/table";
 import type { LlmBlock, WorkflowDefinition, WorkflowInput } from "@/contracts/workflow";
@@ -226,14 +228,14 @@ export function planAiColumn(
   else if (name.length > 200) errors.name = "At most 200 characters";
   if (form.prompt.trim() === "") errors.prompt = "Write what to ask about each row";
   const refs = promptReferences([form.prompt], table.columns);
-  const systemRefs = promptReferences([form.system], table.columns);
   if (refs.unknown.length > 0) errors.prompt = unknownRefs(refs.unknown);
-  if (systemRefs.unknown.length > 0) errors.system = unknownRefs(systemRefs.unknown);
+  if (/\{\{[\s\S]*?\}\}/.test(form.system))
+    errors.system = "The system prompt is sent as written: put column references in the prompt";
   const settings = checkSettings(form, errors);
   checkFields(table, form, errors);
   if (Object.keys(errors).length > 0) return { ok: false, errors };
 
-  const reads = promptReferences([form.prompt, form.system], table.columns).columns;
+  const reads = refs.columns;
   const named = form.fields.map((f) => ({ name: fieldColumnName(form, f), type: f.type }));
   const shape = answerShape(named);
   const taken = table.columns.map((c) => c.id);
@@ -242,7 +244,7 @@ export function planAiColumn(
     taken.push(columnId);
     return { ...f, columnId, from: `${AI_BLOCK_ID}.${shape.paths[i] ?? "text"}` };
   });
-  const system = form.system.trim() === "" ? null : compileTemplate(form.system, table.columns);
+  const system = form.system.trim() === "" ? null : form.system;
   const block: LlmBlock = {
     id: AI_BLOCK_ID,
     type: "llm",

@@ -21,6 +21,10 @@ export const WorkflowTestAnswer = z.object({
       }),
     )
     .default([]),
+  /** Why the run did not complete. */
+  error: z.string().nullable().optional(),
+  /** What the try was charged, in credits. */
+  costCredits: z.number().optional(),
 });
 export type WorkflowTestAnswer = z.infer<typeof WorkflowTestAnswer>;
 
@@ -48,7 +52,9 @@ export interface PreviewValue {
   value: unknown;
 }
 
-export type Preview = { ok: true; values: PreviewValue[] } | { ok: false; error: string };
+export type Preview =
+  | { ok: true; values: PreviewValue[]; costCredits: number | null }
+  | { ok: false; error: string };
 
 /**
  * What each output column would get from the answer; an answer that failed or paused
@@ -57,6 +63,8 @@ export type Preview = { ok: true; values: PreviewValue[] } | { ok: false; error:
 export function previewOf(plan: Pick<AiColumnPlan, "fields">, answer: WorkflowTestAnswer): Preview {
   if (answer.status !== "completed") {
     const errors = answer.blocks.flatMap((b) => (b.error ? [`${b.id}: ${b.error}`] : []));
+    // The run's own reason (a timeout) when no block's error says it.
+    if (errors.length === 0 && answer.error) errors.push(answer.error);
     const what = answer.status === "paused" ? "The workflow paused" : "The try failed";
     return { ok: false, error: errors.length > 0 ? `${what}: ${errors.join("; ")}` : `${what}.` };
   }
@@ -68,7 +76,7 @@ export function previewOf(plan: Pick<AiColumnPlan, "fields">, answer: WorkflowTe
         : at({ [AI_BLOCK_ID]: answer.outputs }, f.from);
     return { name: f.name, columnId: f.columnId, value: value ?? null };
   });
-  return { ok: true, values };
+  return { ok: true, values, costCredits: answer.costCredits ?? null };
 }
 
 /** A previewed value as the grid would show it. */
