@@ -187,6 +187,8 @@ describe("An AI column", () => {
     expect(await d.getByTestId("ai-try-value-industry").locator("td").textContent()).toBe("Retail");
     expect(await d.getByTestId("ai-try-value-employees").locator("td").textContent()).toBe("120");
     expect(llm.asked.map((a) => a.user)).toEqual(["Classify Acme from FR."]);
+    // The try was a paid call, charged at the model's price (120 in, 30 out).
+    expect(await d.getByTestId("ai-try-cost").textContent()).toBe("This try cost 0.18 credits.");
     // Nothing ran on the table: no cell, no output value.
     for (const r of await rows()) {
       expect(r.cells).toEqual({});
