@@ -22,7 +22,9 @@ import { workspaces } from "./workspaces";
  * `charged` only in the transaction of the fenced write that records the provider's
  * answer; any other end deletes it (released). The cell's attempt that reserved it
  * (`cell_execution_id`, `attempt`) is what the release trigger (migration `credit_ledger_release`) keys on.
- * Entries from before reservations existed are `charged` with no cell.
+ * Entries from before reservations existed are `charged` with no cell. A workflow's test
+ * run (`POST /api/workflows/:id/test`) has no cell: its entries name the test run as
+ * `cell_execution_id` with `attempt` 0 and no table, row, group or run.
  */
 export const usage = pgTable(
   "usage",

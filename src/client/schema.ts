@@ -173,6 +173,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workflows/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a workflow once, now, writing no cell
+         * @description Runs the draft (or `version`: `live` or a deployed version's number, or an unsaved `definition`; with a group and no version, the version the group runs) on `inputs`, or on a row (`tableId` + `rowId`; with `groupId`, the row's values through that group's input mapping, `inputs` overriding them; `row` by column names). Effects happen (http calls are made). A definition with paid blocks (a priced enrichment or llm model, in it or in a sub-workflow it names) needs `allowPaid: true` and is charged under the month's credits. A pause (approval, long wait) ends the test with `paused`; past CELLFLOW_TEST_RUN_TIMEOUT_MS (60 s) the run is stopped and answers `error`. `blocks`: every block that started, in start order (`cancelled`: still running when the test ended). 400: `definition` and `version` together, `rowId` without `tableId` (or the reverse), `groupId` not a workflow group of this workflow, paid blocks without `allowPaid`, an invalid definition. 404: the workflow, table, row, group or version.
+         */
+        post: operations["testWorkflow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/enrichments": {
         parameters: {
             query?: never;
@@ -1079,13 +1099,18 @@ export interface components {
              * @enum {string}
              */
             type: "llm";
+            /** @enum {string} */
+            provider?: "openai" | "anthropic";
             /** Format: uri */
             baseUrl?: string;
             model: string;
+            system?: string;
             prompt: string;
             jsonSchema?: {
                 [key: string]: components["schemas"]["JsonValue"];
             };
+            temperature?: number;
+            maxTokens?: number;
             next?: string | string[];
         };
         CreateWorkflowRequest: {
@@ -1098,6 +1123,33 @@ export interface components {
         };
         DeployedWorkflow: {
             version: number;
+        };
+        TestWorkflowResponse: {
+            /** @enum {string} */
+            status: "completed" | "error" | "paused";
+            outputs: components["schemas"]["JsonValue"];
+            blocks: components["schemas"]["TestBlockReport"][];
+            error: string | null;
+            costCredits: number;
+        };
+        TestBlockReport: {
+            id: string;
+            /** @enum {string} */
+            status: "completed" | "error" | "paused" | "cancelled";
+            output: components["schemas"]["JsonValue"];
+            error: string | null;
+            durationMs: number;
+        };
+        TestWorkflowRequest: {
+            inputs?: {
+                [key: string]: components["schemas"]["JsonValue"];
+            };
+            tableId?: string;
+            rowId?: string;
+            groupId?: string;
+            definition?: components["schemas"]["WorkflowDefinition"];
+            version?: "live" | number;
+            allowPaid?: boolean;
         };
         EnrichmentList: {
             enrichments: components["schemas"]["EnrichmentView"][];
@@ -2318,6 +2370,78 @@ export interface operations {
             };
             /** @description Not found (or not visible to this key) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    testWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workflow's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TestWorkflowRequest"];
+            };
+        };
+        responses: {
+            /** @description What the run did */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestWorkflowResponse"];
+                };
+            };
+            /** @description The request is not valid; `issues` say where */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body is too large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -73,6 +73,10 @@ export const Env = z.object({
     emptyAsUndefined,
     z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
   ),
+  CELLFLOW_ANTHROPIC_BASE_URL: z.preprocess(
+    emptyAsUndefined,
+    z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
+  ),
   CELLFLOW_ALLOW_PRIVATE_NETWORK: allowPrivateNetworkFlag,
   CELLFLOW_LLM_PRICES: llmPrices,
   TRIGGER_PROJECT_REF: optionalString,
@@ -97,6 +101,21 @@ export const Env = z.object({
   CELLFLOW_RATE_LIMIT_PER_SECOND: z.preprocess(
     emptyAsUndefined,
     z.coerce.number().int().min(1).max(100_000).optional(),
+  ),
+  /** How long one test run of a workflow (`POST /api/workflows/:id/test`) may take. */
+  CELLFLOW_TEST_RUN_TIMEOUT_MS: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(100).max(600_000).default(60_000),
+  ),
+  /** Calls per minute to one llm model per workspace, whatever the plan. */
+  CELLFLOW_LLM_REQUESTS_PER_MINUTE: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(1_000_000).optional(),
+  ),
+  /** Tokens (input + output) per minute to one llm model per workspace, whatever the plan. */
+  CELLFLOW_LLM_TOKENS_PER_MINUTE: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(1_000_000_000).optional(),
   ),
   CELLFLOW_REDRIVE_EVERY_MS: z.preprocess(
     emptyAsUndefined,

@@ -109,10 +109,17 @@ export type EnrichmentBlock = z.infer<typeof EnrichmentBlock>;
 export const LlmBlock = z.strictObject({
   ...base,
   type: z.literal("llm"),
+  /** The API dialect: OpenAI-compatible chat completions (default) or Anthropic's messages. */
+  provider: z.enum(["openai", "anthropic"]).optional(),
   baseUrl: z.url().max(2_000).optional(),
   model: z.string().min(1).max(200),
+  /** Instructions sent ahead of the prompt (a system message), as written. */
+  system: z.string().min(1).max(100_000).optional(),
   prompt: Template.min(1),
   jsonSchema: z.record(z.string(), JsonValue).optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  /** The answer's token cap; unset, DEFAULT_MAX_TOKENS is sent. */
+  maxTokens: z.number().int().min(1).max(1_000_000).optional(),
   next: Next.optional(),
 });
 export type LlmBlock = z.infer<typeof LlmBlock>;

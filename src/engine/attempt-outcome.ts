@@ -63,8 +63,12 @@ export const write = (terminal: Terminal): AttemptResult => ({
   end:
     terminal.kind === "fail" ? "error" : terminal.outcome === "skipped" ? "skipped" : "completed",
 });
-export const failure = (message: string, blockErrors: Record<string, string> = {}): AttemptResult =>
-  write({ kind: "fail", message, finish: { blockErrors } });
+export const failure = (
+  message: string,
+  blockErrors: Record<string, string> = {},
+  details?: Record<string, unknown>,
+): AttemptResult =>
+  write({ kind: "fail", message, finish: { blockErrors, ...(details ? { details } : {}) } });
 
 /**
  * What an attempt holds while it runs, set up by `openAttempt` and let go by

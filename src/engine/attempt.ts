@@ -194,7 +194,11 @@ function endedBy(run: OpenAttempt, err: unknown): AttemptResult {
   if (isSharedLimiterRequired(reason)) return failure(reason.message);
   // Error texts quote what blocks saw (URLs, answers): no secret leaves in them.
   if (reason instanceof WorkflowError)
-    return failure(redactText(reason.message, secrets), redact(reason.blockErrors, secrets));
+    return failure(
+      redactText(reason.message, secrets),
+      redact(reason.blockErrors, secrets),
+      reason.details,
+    );
   const text = redactText(reason instanceof Error ? reason.message : String(reason), secrets);
   run.log.error({ err: { message: text } }, "attempt failed unexpectedly");
   return failure(`Internal error: ${text}`);

@@ -29,7 +29,7 @@ import {
 import { childLineage, sweepLeftChildren } from "./child-lineage";
 import type { Engine } from "./handle";
 
-function groupOutputs(
+export function groupOutputs(
   group: Group,
   blocks: Record<string, unknown>,
   onlyBlock?: string,
@@ -43,7 +43,7 @@ function groupOutputs(
 }
 
 /** Whether a workflow can reach workspace secrets: by name, or through blocks that load more. */
-function needsSecrets(definition: WorkflowDefinition): boolean {
+export function needsSecrets(definition: WorkflowDefinition): boolean {
   return definition.blocks.some(
     (b) =>
       b.type === "llm" ||
@@ -197,6 +197,7 @@ async function workflowEnd(
       blockErrors: {},
       outputs: redact(groupOutputs(run.group, result.blocks), run.secrets),
       charges: result.charges,
+      ...(result.details ? { details: result.details } : {}),
     },
   });
 }

@@ -19,7 +19,8 @@ type Kind =
   | "lost-authority"
   | "usage-halt"
   | "over-budget"
-  | "shared-limiter-required";
+  | "shared-limiter-required"
+  | "over-rate-limit";
 
 function kindOf(value: unknown): unknown {
   return typeof value === "object" && value !== null
@@ -104,6 +105,19 @@ export class SharedLimiterRequired extends Error {
   }
 }
 
+/**
+ * A call that weighs more than its rate limit allows in a whole window (an llm call whose
+ * token reservation is over the tokens per minute): it could never go, so it is refused
+ * at once instead of waiting out its deadline. The message says what to change.
+ */
+export class OverRateLimit extends Error {
+  readonly [KIND]: Kind = "over-rate-limit";
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "OverRateLimit";
+  }
+}
+
 export const isCancelled = (e: unknown): e is CancelledError => kindOf(e) === "cancelled";
 export const isInterrupted = (e: unknown): e is InterruptedError => kindOf(e) === "interrupted";
 export const isDeadline = (e: unknown): e is DeadlineError => kindOf(e) === "deadline";
@@ -113,3 +127,4 @@ export const isRowBudgetExceeded = (e: unknown): e is RowBudgetExceeded =>
   kindOf(e) === "over-budget";
 export const isSharedLimiterRequired = (e: unknown): e is SharedLimiterRequired =>
   kindOf(e) === "shared-limiter-required";
+export const isOverRateLimit = (e: unknown): e is OverRateLimit => kindOf(e) === "over-rate-limit";

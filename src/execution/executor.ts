@@ -67,7 +67,7 @@ export interface RunInput {
   children?: Children;
   /** The gate for paid provider calls (enrichment blocks): admission and pacing. */
   paid?: PaidCalls;
-  /** The gate for llm calls (llm blocks): reservation, pacing, pricing. */
+  /** The gate for model calls (llm blocks): reservation, pacing and pricing. */
   llm?: LlmCalls;
   /**
    * Where child runs (sub-workflows, foreach items) and the steps finished inside them are
@@ -94,9 +94,16 @@ export interface RunOutput {
    * checkpoint hook nor a ledger): the caller's write that records the outputs charges them.
    */
   charges: ChargeKey[];
+  /**
+   * What the run's own blocks report for the cell's `details` (`llm.<blockId>`); absent
+   * when none reports anything. Child runs' blocks are not gathered here.
+   */
+  details?: Record<string, Record<string, unknown>>;
 }
 
 export class WorkflowError extends Error {
+  /** What the blocks that finished before the failure reported (`RunOutput.details`). */
+  details?: Record<string, Record<string, unknown>>;
   constructor(
     readonly blockId: string,
     message: string,
@@ -233,16 +240,21 @@ interface WorkflowRun {
   paused?: RunOutput["paused"];
   retryOnResume: boolean;
   unrecorded: ChargeKey[];
+  details?: Record<string, Record<string, unknown>>;
 }
 
 export async function runWorkflow(input: RunInput): Promise<RunOutput> {
   const run = await startWorkflowRun(input);
   await Promise.all(input.definition.blocks.map((b) => settle(run, b.id)));
   if (input.signal.aborted) throw input.signal.reason;
-  if (run.firstError) throw run.firstError;
+  if (run.firstError) {
+    if (run.details) run.firstError.details = run.details;
+    throw run.firstError;
+  }
   return {
     blocks: run.blocks,
     charges: run.unrecorded,
+    ...(run.details ? { details: run.details } : {}),
     ...(run.paused ? { paused: run.paused } : {}),
     ...(run.retryOnResume ? { retryOnResume: run.retryOnResume } : {}),
   };
@@ -354,9 +366,17 @@ async function runAndRecord(run: WorkflowRun, block: Block): Promise<Settled> {
   run.blocks[id] = result.output;
   const taken = takenEdges(block, result);
   if (result.retryOnResume) run.retryOnResume = true;
+  if (result.details) mergeDetails(run, result.details);
   await recordFinished(run, block, result, taken);
   input.hooks?.onBlockComplete?.(id, result.output);
   return { ran: true, taken };
+}
+
+/** Each section's entries side by side (they are keyed by block id, so none is lost). */
+function mergeDetails(run: WorkflowRun, details: Record<string, Record<string, unknown>>): void {
+  run.details ??= {};
+  for (const [section, entries] of Object.entries(details))
+    run.details[section] = { ...run.details[section], ...entries };
 }
 
 /**

@@ -13,12 +13,17 @@ export interface PlanLimits {
   monthlyCredits: number | null;
   /** Calls per second to one provider, per workspace (the shared rate limit). */
   rateLimitPerSecond: number;
+  /** Calls per minute to one llm model, per workspace (shared by every worker). */
+  llmRequestsPerMinute: number;
+  /** Tokens (input + output) per minute to one llm model, per workspace. */
+  llmTokensPerMinute: number;
 }
 
 /**
  * The plan's limits, with the deadlines and the provider rate overridable for the whole
  * deployment (CELLFLOW_CASCADE_TIMEOUT_MS, CELLFLOW_ATTEMPT_TIMEOUT_MS,
- * CELLFLOW_RATE_LIMIT_PER_SECOND: what a provider contract allows, whatever the plan).
+ * CELLFLOW_RATE_LIMIT_PER_SECOND: what a provider contract allows, whatever the plan; and
+ * CELLFLOW_LLM_REQUESTS_PER_MINUTE / CELLFLOW_LLM_TOKENS_PER_MINUTE for llm models).
  */
 export function planLimits(plan: Plan): PlanLimits {
   const base = planDefaults(plan);
@@ -28,6 +33,8 @@ export function planLimits(plan: Plan): PlanLimits {
     cascadeTimeoutMs: env.CELLFLOW_CASCADE_TIMEOUT_MS ?? base.cascadeTimeoutMs,
     attemptTimeoutMs: env.CELLFLOW_ATTEMPT_TIMEOUT_MS ?? base.attemptTimeoutMs,
     rateLimitPerSecond: env.CELLFLOW_RATE_LIMIT_PER_SECOND ?? base.rateLimitPerSecond,
+    llmRequestsPerMinute: env.CELLFLOW_LLM_REQUESTS_PER_MINUTE ?? base.llmRequestsPerMinute,
+    llmTokensPerMinute: env.CELLFLOW_LLM_TOKENS_PER_MINUTE ?? base.llmTokensPerMinute,
   };
 }
 
@@ -35,6 +42,8 @@ const OVERRIDES = [
   "CELLFLOW_CASCADE_TIMEOUT_MS",
   "CELLFLOW_ATTEMPT_TIMEOUT_MS",
   "CELLFLOW_RATE_LIMIT_PER_SECOND",
+  "CELLFLOW_LLM_REQUESTS_PER_MINUTE",
+  "CELLFLOW_LLM_TOKENS_PER_MINUTE",
 ] as const;
 let overrides: { key: string; env: ReturnType<typeof readEnv> } | undefined;
 
@@ -58,6 +67,8 @@ function planDefaults(plan: Plan): PlanLimits {
         attemptTimeoutMs: 5 * 60_000,
         monthlyCredits: 1_000,
         rateLimitPerSecond: 5,
+        llmRequestsPerMinute: 60,
+        llmTokensPerMinute: 40_000,
       };
     case "pro":
       return {
@@ -66,6 +77,8 @@ function planDefaults(plan: Plan): PlanLimits {
         attemptTimeoutMs: 15 * 60_000,
         monthlyCredits: 100_000,
         rateLimitPerSecond: 20,
+        llmRequestsPerMinute: 500,
+        llmTokensPerMinute: 200_000,
       };
     case "unlimited":
       return {
@@ -74,6 +87,8 @@ function planDefaults(plan: Plan): PlanLimits {
         attemptTimeoutMs: 60 * 60_000,
         monthlyCredits: null,
         rateLimitPerSecond: 100,
+        llmRequestsPerMinute: 5_000,
+        llmTokensPerMinute: 2_000_000,
       };
     default:
       return assertNever(plan);

@@ -22,6 +22,7 @@ import { foldCounts } from "@/store/progress/fold";
 import { pruneRateLimitLogs } from "@/store/rate-limits/prune";
 import { pruneRunKeys } from "@/store/run-keys/prune";
 import { pruneStops } from "@/store/stops/prune";
+import { releaseStaleTestRuns } from "@/store/usage/release-test-run";
 
 export type Runtime = "local" | "trigger";
 
@@ -68,6 +69,8 @@ export const PRUNE: MaintenanceJob = {
       runKeys: await pruneRunKeys(db),
       executionSteps: await pruneExecutionSteps(db),
       destinationDeliveries: await pruneDestinationDeliveries(db),
+      // Reservations of test runs whose process died before their end.
+      testRunReservations: await releaseStaleTestRuns(db),
     };
   },
 };

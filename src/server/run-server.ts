@@ -20,6 +20,7 @@ import { type Logger, log } from "@/config/log";
 import { drainSettingsFromEnv } from "@/engine/run-cancel-drain";
 import { type RunCancelLoop, startRunCancelLoop } from "@/engine/run-cancel-loop";
 import { closeEventHub } from "@/events/instance";
+import { closeRequestLimiter } from "@/runtime/request-limiter";
 import { ensureSecretKey, secretKeyId } from "@/security/secret-key";
 import { type DefaultAccess, ensureDefaultAccess } from "./bootstrap";
 import { surviveDatabaseLoss } from "./crash-policy";
@@ -184,6 +185,7 @@ function makeShutdown(parts: ServerParts, logger: Logger): Shutdown {
     }
     await step("the task backend", () => closeBackend(), 1_000);
     await step("the event hub", () => closeEventHub(), 1_000);
+    await step("the request rate limiter", () => closeRequestLimiter(), 1_000);
     await step("the database pool", () => closeDatabase(), 1_000);
     await step("PostgreSQL", () => parts.postgres?.stop(), 20_000);
     parts.lock?.release();

@@ -1,8 +1,8 @@
 /**
  * The dry run's llm cost: what the llm blocks of a workflow group would reserve, row by
  * row — each call priced as its reservation is (CELLFLOW_LLM_PRICES: the prompt's and the
- * system's tokens, `estimateTokens`, at the input price, plus the output cap at the output
- * price), with each row's prompt rendered from the row's values as the workflow sees them
+ * system message's tokens, `estimateTokens`, at the input price, plus the output cap at the
+ * output price), with each row's prompt rendered from the row's values as the workflow sees them
  * (`inputs` through the group's mapping, `row` by column name). Read-only and bounded: at
  * most RENDER_ROWS cells are rendered, a page of rows per statement; a cell past that is
  * counted at its prompt's fixed text (the template without its values) and the output cap,
@@ -32,8 +32,8 @@ const RENDER_ROWS = 10_000;
 const PAGE_ROWS = 2_000;
 
 /**
- * What of an llm block the estimate reads. `system` and `maxTokens` come with the
- * providers' fields; a block without them sends no system message and asks for
+ * What of an llm block the estimate reads: a block without `system` sends no system
+ * message (with one, it is sent as written), without `maxTokens` it asks for
  * DEFAULT_MAX_TOKENS.
  */
 export interface LlmSite {
@@ -60,12 +60,12 @@ const fixedText = (template: string): string =>
 
 /** The least one call can reserve: its fixed text and its output cap. */
 export function fixedCallMilli(site: LlmSite): number {
-  return callMilli(site, fixedText(site.prompt), fixedText(site.system ?? ""));
+  return callMilli(site, fixedText(site.prompt), site.system ?? "");
 }
 
 /** Why a site's rendered prompt is still only a lower bound (null: it is what the call sends). */
 function partialReason(site: LlmSite): string | null {
-  const reads = [site.prompt, site.system ?? ""].flatMap(templateExpressions);
+  const reads = templateExpressions(site.prompt);
   return reads.some((e) => /\b(blocks|vars|secrets)\b/.test(e))
     ? `llm block "${site.id}" reads what earlier blocks produce (or a secret): its prompt is counted without those values`
     : null;
@@ -162,9 +162,8 @@ export async function llmGroupCost(
 /** One call on one row; a template that fails fails its block before the call: 0. */
 async function renderedMilli(site: LlmSite, scope: ExpressionScope): Promise<number> {
   try {
-    const prompt = await renderTemplate(site.prompt, scope);
-    const system = site.system ? await renderTemplate(site.system, scope) : "";
-    return callMilli(site, prompt, system);
+    // The system message is sent as written (the block renders only the prompt).
+    return callMilli(site, await renderTemplate(site.prompt, scope), site.system ?? "");
   } catch {
     return 0;
   }

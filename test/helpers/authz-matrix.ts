@@ -392,6 +392,20 @@ export const MATRIX: Record<string, KeyedSpec | PublicSpec> = {
     ok: 201,
     request: (f) => ({ path: `/api/workflows/${f.workflowId}/deploy` }),
   },
+  "POST /api/workflows/[id]/test": {
+    kind: "keyed",
+    scope: "resource",
+    ok: 200,
+    request: (f) => ({
+      path: `/api/workflows/${f.workflowId}/test`,
+      body: { tableId: f.tableId, rowId: f.rowId, groupId: "g" },
+    }),
+    // The caller's own workflow on the other workspace's row.
+    mixed: (own, t) => ({
+      path: `/api/workflows/${own.workflowId}/test`,
+      body: { tableId: t.tableId, rowId: t.rowId },
+    }),
+  },
 };
 
 export function keyedCases(): [string, string, KeyedSpec][] {

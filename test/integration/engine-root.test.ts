@@ -39,6 +39,8 @@ class ClosingLimiter implements RateLimiter {
     return { ok: true, at: Date.now(), waitMs: 0, ticket: "t" };
   }
   async release(): Promise<void> {}
+  async settle(): Promise<void> {}
+  async coolDown(): Promise<void> {}
   async close(): Promise<void> {
     this.closes += 1;
   }

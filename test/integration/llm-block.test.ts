@@ -1,89 +1,38 @@
 /**
- * The llm block through the real OpenAI client against an OpenAI-compatible stub on
- * loopback: what it sends (model, rendered prompt, structured-output format, the key from
- * the workspace secret), what it returns, and how provider failures map to retries.
+ * The llm block against the local LLM server's two dialects (test/helpers/llm-server.ts):
+ * what it sends (model, system, rendered prompt, temperature, max_tokens always, the
+ * structured-output request: response_format for OpenAI, a forced tool call for
+ * Anthropic, the key from the workspace secret), what it returns and reports (usage,
+ * details.llm), the one repair call of an answer that fails its schema, how provider
+ * failures map to retries, and the order in which it asks the engine's gate (begin before
+ * each call; answered, or busy then failed, or failed after it).
  */
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { LlmBlock } from "@/contracts/workflow";
+import type { ChargeKey } from "@/domain/charges";
+import { DEFAULT_MAX_TOKENS, estimateTokens } from "@/domain/llm-tokens";
 import { runLlm } from "@/execution/blocks/llm";
 import { type BlockContext, BlockError } from "@/execution/blocks/types";
+import type { LlmCallPlan, LlmCalls, LlmUsage } from "@/execution/llm-calls";
+import { seedOf, valueForSchema } from "../helpers/llm-answers";
+import { type LlmServer, startLlmServer } from "../helpers/llm-server";
 
-interface Received {
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: Record<string, unknown>;
-}
-
-type Answer = (body: Record<string, unknown>, res: http.ServerResponse) => void;
-
-let server: http.Server;
-let base: string;
-const received: Received[] = [];
-let answer: Answer;
-
-function completion(content: string | null, extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({
-    id: "chatcmpl-stub",
-    object: "chat.completion",
-    created: 1_767_225_600,
-    model: "stub-model-2026-01-01",
-    choices: [
-      {
-        index: 0,
-        message: { role: "assistant", content, refusal: null },
-        finish_reason: "stop",
-        logprobs: null,
-      },
-    ],
-    usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
-    ...extra,
-  });
-}
-
-const answerWith =
-  (content: string | null): Answer =>
-  (_body, res) => {
-    res.writeHead(200, { "content-type": "application/json" });
-    res.end(completion(content));
-  };
-
+let server: LlmServer;
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
-    let raw = "";
-    req.on("data", (c: Buffer) => {
-      raw += c.toString("utf8");
-    });
-    req.on("end", () => {
-      const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
-      received.push({ path: req.url ?? "", headers: req.headers, body });
-      if (req.method !== "POST" || req.url !== "/v1/chat/completions") {
-        res.writeHead(404, { "content-type": "application/json" });
-        res.end(JSON.stringify({ error: { message: "no such route" } }));
-        return;
-      }
-      answer(body, res);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  server = await startLlmServer();
 });
-
 afterEach(() => {
   delete process.env.CELLFLOW_LLM_BASE_URL;
+  delete process.env.CELLFLOW_ANTHROPIC_BASE_URL;
+  server.options.omitUsage = false;
 });
+afterAll(() => server.close());
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
-});
-
-const API_KEY = "sk-test-workspace-key-123";
+const OPENAI_KEY = "sk-test-workspace-key-123";
+const ANTHROPIC_KEY = "sk-ant-test-key-456";
 
 function context(
-  secrets: Record<string, string> = { LLM_API_KEY: API_KEY },
-  signal = new AbortController().signal,
+  opts: { secrets?: Record<string, string>; signal?: AbortSignal; llm?: LlmCalls } = {},
 ): BlockContext {
   return {
     scope: {
@@ -91,22 +40,67 @@ function context(
       row: { name: "Ada" },
       blocks: {},
       vars: {},
-      secrets,
+      secrets: opts.secrets ?? { LLM_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY },
     },
-    signal,
+    signal: opts.signal ?? new AbortController().signal,
     executionId: "exe_llm1",
+    ...(opts.llm ? { llm: opts.llm } : {}),
   };
 }
 
 function block(fields: Partial<LlmBlock> = {}): LlmBlock {
+  const anthropic = fields.provider === "anthropic";
   return {
     id: "ask",
     type: "llm",
-    baseUrl: base,
-    model: "gpt-test",
+    baseUrl: anthropic ? server.url : server.openaiBaseUrl,
+    model: anthropic ? "claude-test" : "gpt-test",
     prompt: "Describe {{ row.name }} in {{ inputs.n }} words",
     ...fields,
   };
+}
+
+const SCHEMA = {
+  type: "object",
+  properties: {
+    size: { type: "string", enum: ["small", "big"] },
+    score: { type: "number", minimum: 0, maximum: 10 },
+    tags: { type: "array", items: { type: "string" } },
+  },
+  required: ["size", "score", "tags"],
+  additionalProperties: false,
+};
+
+/** A gate that reserves nothing and records what it was asked, in order. */
+function recordingGate(costPerCall = 0.25) {
+  const log: string[] = [];
+  const plans: LlmCallPlan[] = [];
+  const usages: LlmUsage[] = [];
+  const gate: LlmCalls = {
+    async begin(plan) {
+      log.push(`begin:${plan.call}`);
+      plans.push(plan);
+      return {
+        async answered(usage) {
+          log.push(`answered:${plan.call}`);
+          usages.push(usage);
+          const repair = plan.call === "repair" ? "#repair" : "";
+          const charge: ChargeKey = {
+            chargeId: "exe_llm1",
+            source: `llm:${plan.model}@${plan.blockId}${repair}`,
+          };
+          return { costCredits: costPerCall, charge };
+        },
+        async failed() {
+          log.push(`failed:${plan.call}`);
+        },
+        async busy(ms) {
+          log.push(`busy:${plan.call}:${ms}`);
+        },
+      };
+    },
+  };
+  return { gate, log, plans, usages };
 }
 
 async function failure(promise: Promise<unknown>): Promise<BlockError> {
@@ -120,113 +114,314 @@ async function failure(promise: Promise<unknown>): Promise<BlockError> {
   return err as BlockError;
 }
 
-describe("llm block", () => {
-  it("plain text: one user message with the rendered prompt, the key from the secret", async () => {
-    answer = answerWith("A pioneering programmer.");
-    const before = received.length;
-    const result = await runLlm(block(), context());
-    expect(result.output).toEqual({
-      text: "A pioneering programmer.",
-      model: "stub-model-2026-01-01",
-    });
-    expect(received.length).toBe(before + 1);
-    const req = received[before];
-    expect(req?.path).toBe("/v1/chat/completions");
-    expect(req?.headers.authorization).toBe(`Bearer ${API_KEY}`);
-    expect(req?.body).toMatchObject({
+const since = (before: number) => server.requests.slice(before);
+
+describe("OpenAI-compatible dialect", () => {
+  it("sends system, the rendered prompt, temperature and max_tokens with the key; reports usage", async () => {
+    const before = server.requests.length;
+    const { gate, log, plans, usages } = recordingGate();
+    const result = await runLlm(
+      block({ system: "Be terse.", temperature: 0.3, maxTokens: 64 }),
+      context({ llm: gate }),
+    );
+    const prompt = "Describe Ada in 3 words";
+    expect(result.output).toEqual({ text: `Answer: ${prompt}`, model: "gpt-test" });
+    const [req] = since(before);
+    expect(req).toMatchObject({
+      dialect: "openai",
       model: "gpt-test",
-      messages: [{ role: "user", content: "Describe Ada in 3 words" }],
+      apiKey: OPENAI_KEY,
+      temperature: 0.3,
+      maxTokens: 64,
+      jsonSchema: null,
+      messages: [
+        { role: "system", content: "Be terse." },
+        { role: "user", content: prompt },
+      ],
     });
-    expect(req?.body).not.toHaveProperty("response_format");
-  });
-
-  it("structured output: sends the json_schema format and returns the parsed object", async () => {
-    const schema = {
-      type: "object",
-      properties: { size: { type: "string" }, score: { type: "number" } },
-      required: ["size", "score"],
-      additionalProperties: false,
-    };
-    answer = answerWith('{"size":"big","score":3}');
-    const before = received.length;
-    const result = await runLlm(block({ jsonSchema: schema, model: "gpt-json" }), context());
-    expect(result.output).toEqual({ size: "big", score: 3 });
-    const req = received[before];
-    expect(req?.headers.authorization).toBe(`Bearer ${API_KEY}`);
-    expect(req?.body.model).toBe("gpt-json");
-    expect(req?.body.response_format).toEqual({
-      type: "json_schema",
-      json_schema: { name: "output", schema, strict: true },
+    const inputTokens = estimateTokens("Be terse.") + estimateTokens(prompt);
+    expect(req?.inputTokens).toBe(inputTokens);
+    expect(log).toEqual(["begin:answer", "answered:answer"]);
+    expect(plans).toEqual([
+      {
+        blockId: "ask",
+        call: "answer",
+        provider: "openai",
+        model: "gpt-test",
+        inputTokens,
+        maxTokens: 64,
+      },
+    ]);
+    expect(usages).toEqual([{ inputTokens, outputTokens: req?.outputTokens }]);
+    expect(result.charges).toEqual([{ chargeId: "exe_llm1", source: "llm:gpt-test@ask" }]);
+    expect(result.details).toEqual({
+      llm: {
+        ask: {
+          model: "gpt-test",
+          inputTokens,
+          outputTokens: req?.outputTokens,
+          costCredits: 0.25,
+          cached: false,
+        },
+      },
     });
   });
 
-  it("an answer that is not the JSON asked for fails the block", async () => {
-    answer = answerWith("Sure! Here is the JSON: {size: big}");
-    const err = await failure(runLlm(block({ jsonSchema: { type: "object" } }), context()));
-    expect(err.message).toMatch(/not valid JSON/);
+  it("max_tokens is always sent (the default when the block sets none); no temperature unless set", async () => {
+    const before = server.requests.length;
+    await runLlm(block(), context());
+    const [req] = since(before);
+    expect(req?.maxTokens).toBe(DEFAULT_MAX_TOKENS);
+    expect(req?.temperature).toBeNull();
+    expect(req?.messages).toEqual([{ role: "user", content: "Describe Ada in 3 words" }]);
   });
 
-  it("without the secret LLM_API_KEY it fails at once, not retryable, and sends nothing", async () => {
-    const before = received.length;
-    const err = await failure(runLlm(block(), context({ OTHER: "x" })));
-    expect(err.retryable).toBe(false);
-    expect(err.message).toMatch(/set the workspace secret LLM_API_KEY/);
-    expect(received.length).toBe(before);
+  it("structured output: response_format json_schema, the parsed answer validated", async () => {
+    const before = server.requests.length;
+    const result = await runLlm(block({ jsonSchema: SCHEMA }), context());
+    expect(result.output).toEqual(valueForSchema(SCHEMA, seedOf("Describe Ada in 3 words")));
+    const [req] = since(before);
+    expect(req?.jsonSchema).toEqual(SCHEMA);
+    expect(req?.headers["content-type"]).toMatch(/application\/json/);
   });
 
-  it("429 is retryable with the provider's Retry-After, and the client itself does not retry", async () => {
-    answer = (_body, res) => {
-      res.writeHead(429, { "content-type": "application/json", "retry-after": "3" });
-      res.end(JSON.stringify({ error: { message: "Rate limit reached", type: "requests" } }));
-    };
-    const before = received.length;
-    const err = await failure(runLlm(block(), context()));
-    expect(err.retryable).toBe(true);
-    expect(err.retryAfterMs).toBe(3000);
-    expect(err.message).toMatch(/429/);
-    expect(err.message).toMatch(/Rate limit reached/);
-    expect(received.length).toBe(before + 1);
-  });
-
-  it("5xx is retryable; 400 and 401 are not", async () => {
-    for (const [status, retryable] of [
-      [500, true],
-      [503, true],
-      [400, false],
-      [401, false],
-    ] as const) {
-      answer = (_body, res) => {
-        res.writeHead(status, { "content-type": "application/json" });
-        res.end(JSON.stringify({ error: { message: `induced ${status}` } }));
-      };
-      const err = await failure(runLlm(block(), context()));
-      expect(err.retryable, String(status)).toBe(retryable);
-      expect(err.message).toMatch(`induced ${status}`);
-    }
+  it("a provider that reports no usage: the estimate in, estimateTokens of the answer out", async () => {
+    server.options.omitUsage = true;
+    const { gate, usages } = recordingGate();
+    const result = await runLlm(block(), context({ llm: gate }));
+    const text = (result.output as { text: string }).text;
+    expect(usages).toEqual([
+      {
+        inputTokens: estimateTokens("Describe Ada in 3 words"),
+        outputTokens: estimateTokens(text),
+      },
+    ]);
   });
 
   it("without a baseUrl on the block, CELLFLOW_LLM_BASE_URL is the endpoint", async () => {
-    process.env.CELLFLOW_LLM_BASE_URL = base;
-    answer = answerWith("from the configured endpoint");
+    process.env.CELLFLOW_LLM_BASE_URL = server.openaiBaseUrl;
+    const before = server.requests.length;
     const { baseUrl: _omit, ...rest } = block();
-    const result = await runLlm(rest, context());
-    expect(result.output).toMatchObject({ text: "from the configured endpoint" });
+    await runLlm(rest, context());
+    expect(since(before)).toHaveLength(1);
+  });
+});
+
+describe("Anthropic dialect", () => {
+  it("sends x-api-key, anthropic-version, system, temperature, max_tokens; reports usage", async () => {
+    const before = server.requests.length;
+    const { gate, log, plans, usages } = recordingGate();
+    const result = await runLlm(
+      block({ provider: "anthropic", system: "Be terse.", temperature: 0, maxTokens: 32 }),
+      context({ llm: gate }),
+    );
+    const prompt = "Describe Ada in 3 words";
+    const text = `Answer: ${prompt}`.slice(0, 32 * 4);
+    expect(result.output).toEqual({ text, model: "claude-test" });
+    const [req] = since(before);
+    expect(req).toMatchObject({
+      dialect: "anthropic",
+      apiKey: ANTHROPIC_KEY,
+      temperature: 0,
+      maxTokens: 32,
+      messages: [
+        { role: "system", content: "Be terse." },
+        { role: "user", content: prompt },
+      ],
+    });
+    expect(req?.headers["anthropic-version"]).toBe("2023-06-01");
+    expect(req?.headers.authorization).toBeUndefined();
+    expect(log).toEqual(["begin:answer", "answered:answer"]);
+    expect(plans[0]).toMatchObject({ provider: "anthropic", model: "claude-test", maxTokens: 32 });
+    expect(usages).toEqual([{ inputTokens: req?.inputTokens, outputTokens: req?.outputTokens }]);
   });
 
-  it("an abort rejects at once with the signal's reason", async () => {
-    let arrived = () => {};
-    const requestArrived = new Promise<void>((r) => {
-      arrived = r;
-    });
-    answer = () => arrived(); // never answers
-    const controller = new AbortController();
-    const outcome = runLlm(block(), context(undefined, controller.signal)).then(
-      () => "resolved",
-      (e: unknown) => e,
+  it("structured output through a forced tool call: the tool's input is the answer", async () => {
+    const before = server.requests.length;
+    const result = await runLlm(block({ provider: "anthropic", jsonSchema: SCHEMA }), context());
+    expect(result.output).toEqual(valueForSchema(SCHEMA, seedOf("Describe Ada in 3 words")));
+    const [req] = since(before);
+    expect(req?.jsonSchema).toEqual(SCHEMA);
+    expect(req?.maxTokens).toBe(DEFAULT_MAX_TOKENS);
+  });
+
+  it("the key is the secret ANTHROPIC_API_KEY: LLM_API_KEY alone does not do", async () => {
+    const before = server.requests.length;
+    const err = await failure(
+      runLlm(block({ provider: "anthropic" }), context({ secrets: { LLM_API_KEY: OPENAI_KEY } })),
     );
-    await requestArrived;
-    const reason = new Error("stopped");
-    controller.abort(reason);
-    expect(await outcome).toBe(reason);
+    expect(err.retryable).toBe(false);
+    expect(err.message).toMatch(/set the workspace secret ANTHROPIC_API_KEY/);
+    expect(since(before)).toHaveLength(0);
+  });
+
+  it("without a baseUrl on the block, CELLFLOW_ANTHROPIC_BASE_URL is the endpoint", async () => {
+    process.env.CELLFLOW_ANTHROPIC_BASE_URL = server.url;
+    const before = server.requests.length;
+    const { baseUrl: _omit, ...rest } = block({ provider: "anthropic" });
+    await runLlm(rest, context());
+    expect(since(before).map((r) => r.dialect)).toEqual(["anthropic"]);
+  });
+});
+
+describe("the schema repair", () => {
+  for (const provider of ["openai", "anthropic"] as const) {
+    it(`${provider}: an answer that breaks the schema is asked again once, with the errors; both calls are charged`, async () => {
+      server.failNext(1, "schema-violation");
+      const before = server.requests.length;
+      const { gate, log, plans } = recordingGate();
+      const result = await runLlm(block({ provider, jsonSchema: SCHEMA }), context({ llm: gate }));
+      const [first, repair] = since(before);
+      expect(since(before)).toHaveLength(2);
+      // The server's answer to the repair call (its seed is the last user message).
+      expect(result.output).toEqual(
+        valueForSchema(SCHEMA, seedOf(repair?.messages.at(-1)?.content ?? "")),
+      );
+      // The repair shows the model its answer and what was wrong with it.
+      const messages = repair?.messages ?? [];
+      expect(messages.slice(0, -2)).toEqual(first?.messages);
+      expect(messages.at(-2)?.role).toBe("assistant");
+      expect(JSON.parse(messages.at(-2)?.content ?? "")).toMatchObject({ size: "__not_allowed__" });
+      expect(messages.at(-1)?.role).toBe("user");
+      expect(messages.at(-1)?.content).toMatch(
+        /answer\/size must be equal to one of the allowed values/,
+      );
+      expect(log).toEqual(["begin:answer", "answered:answer", "begin:repair", "answered:repair"]);
+      const inputTokens = messages.reduce((sum, m) => sum + estimateTokens(m.content), 0);
+      expect(plans[1]).toMatchObject({ call: "repair", inputTokens });
+      expect(result.charges?.map((c) => c.source)).toEqual([
+        `llm:${plans[0]?.model}@ask`,
+        `llm:${plans[0]?.model}@ask#repair`,
+      ]);
+      expect(result.details?.llm?.ask).toEqual({
+        model: plans[0]?.model,
+        inputTokens: (first?.inputTokens ?? 0) + (repair?.inputTokens ?? 0),
+        outputTokens: (first?.outputTokens ?? 0) + (repair?.outputTokens ?? 0),
+        costCredits: 0.5,
+        cached: false,
+      });
+    });
+  }
+
+  it("an answer that is not JSON is repaired too", async () => {
+    server.failNext(1, "not-json");
+    const before = server.requests.length;
+    const result = await runLlm(block({ jsonSchema: SCHEMA }), context());
+    expect(result.output).toMatchObject({ size: expect.any(String) });
+    expect(since(before)[1]?.messages.at(-1)?.content).toMatch(/not valid JSON/);
+  });
+
+  it("a repaired answer that still fails ends the block, not retryable, naming the errors", async () => {
+    server.failNext(2, "schema-violation");
+    const before = server.requests.length;
+    const { gate, log } = recordingGate();
+    const err = await failure(runLlm(block({ jsonSchema: SCHEMA }), context({ llm: gate })));
+    expect(err.retryable).toBe(false);
+    expect(err.message).toMatch(/does not match the jsonSchema after one repair/);
+    expect(err.message).toMatch(/answer\/score must be number/);
+    expect(since(before)).toHaveLength(2);
+    expect(log).toEqual(["begin:answer", "answered:answer", "begin:repair", "answered:repair"]);
+  });
+
+  it("a schema ajv cannot compile fails the block before any call", async () => {
+    const before = server.requests.length;
+    const err = await failure(
+      runLlm(block({ jsonSchema: { type: "object", properties: { a: { type: 12 } } } }), context()),
+    );
+    expect(err.retryable).toBe(false);
+    expect(err.message).toMatch(/not a valid JSON schema/);
+    expect(since(before)).toHaveLength(0);
+  });
+});
+
+describe("failures", () => {
+  it("429: the gate hears busy with the provider's wait, then failed; the block fails retryable", async () => {
+    const limited = await startLlmServer({ requestsPerMinute: 1 });
+    try {
+      const { gate: first } = recordingGate();
+      await runLlm(block({ baseUrl: limited.openaiBaseUrl }), context({ llm: first }));
+      for (const provider of ["openai", "anthropic"] as const) {
+        const { gate, log } = recordingGate();
+        const baseUrl = provider === "openai" ? limited.openaiBaseUrl : limited.url;
+        const err = await failure(runLlm(block({ provider, baseUrl }), context({ llm: gate })));
+        expect(err.retryable).toBe(true);
+        expect(err.retryAfterMs).toBeGreaterThan(50_000);
+        expect(err.retryAfterMs).toBeLessThanOrEqual(60_000);
+        expect(err.message).toMatch(/429/);
+        expect(err.message).toMatch(/Rate limit reached/);
+        expect(log).toEqual([`begin:answer`, `busy:answer:${err.retryAfterMs}`, "failed:answer"]);
+      }
+      // The client itself never retried: one request per call.
+      expect(limited.requests.map((r) => r.status)).toEqual([200, 429, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it("5xx is retryable and other 4xx are not; the gate is told failed", async () => {
+    for (const provider of ["openai", "anthropic"] as const) {
+      server.failNext(1, "error500");
+      const { gate, log } = recordingGate();
+      const err = await failure(runLlm(block({ provider }), context({ llm: gate })));
+      expect(err.retryable).toBe(true);
+      expect(err.message).toMatch(/induced server error/);
+      expect(log).toEqual(["begin:answer", "failed:answer"]);
+    }
+    // Another 4xx (here a route the server does not have: 404) is not worth another try.
+    for (const provider of ["openai", "anthropic"] as const) {
+      const { gate, log } = recordingGate();
+      const baseUrl = `${server.url}/nowhere`;
+      const err = await failure(runLlm(block({ provider, baseUrl }), context({ llm: gate })));
+      expect(err.retryable).toBe(false);
+      expect(err.message).toMatch(/404/);
+      expect(log).toEqual(["begin:answer", "failed:answer"]);
+    }
+  });
+
+  it("what begin throws ends the block as it is, with no request made", async () => {
+    const halt = new Error("credits used up");
+    const gate: LlmCalls = {
+      begin: async () => {
+        throw halt;
+      },
+    };
+    const before = server.requests.length;
+    const err = await runLlm(block(), context({ llm: gate })).catch((e: unknown) => e);
+    expect(err).toBe(halt);
+    expect(since(before)).toHaveLength(0);
+  });
+
+  it("without the secret LLM_API_KEY it fails at once, not retryable, and sends nothing", async () => {
+    const before = server.requests.length;
+    const err = await failure(runLlm(block(), context({ secrets: { OTHER: "x" } })));
+    expect(err.retryable).toBe(false);
+    expect(err.message).toMatch(/set the workspace secret LLM_API_KEY/);
+    expect(since(before)).toHaveLength(0);
+  });
+
+  it("an abort rejects at once with the signal's reason, and the gate is told failed", async () => {
+    const slow = await startLlmServer({ delayMs: 10_000 });
+    try {
+      for (const provider of ["openai", "anthropic"] as const) {
+        const controller = new AbortController();
+        const { gate, log } = recordingGate();
+        const baseUrl = provider === "openai" ? slow.openaiBaseUrl : slow.url;
+        const outcome = runLlm(
+          block({ provider, baseUrl }),
+          context({ signal: controller.signal, llm: gate }),
+        ).then(
+          () => "resolved",
+          (e: unknown) => e,
+        );
+        const arrived = slow.requests.length + 1;
+        while (slow.requests.length < arrived) await new Promise((r) => setTimeout(r, 5));
+        const reason = new Error("stopped");
+        controller.abort(reason);
+        expect(await outcome).toBe(reason);
+        expect(log).toEqual(["begin:answer", "failed:answer"]);
+      }
+    } finally {
+      await slow.close();
+    }
   });
 });

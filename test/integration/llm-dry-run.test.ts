@@ -96,6 +96,23 @@ describe("the dry run of an llm workflow group", () => {
     });
   });
 
+  it("a system message counts as written and a block's maxTokens is its output cap", async () => {
+    const ws = await newWorkspace("llm-dry-system");
+    const system = "You sort companies into industries. Answer with one word.";
+    const tableId = await llmTable(
+      ws.key,
+      [{ ...classify, system, maxTokens: 200 }],
+      [{ company: "Acme", country: "France" }],
+    );
+    const prompt = rendered("Acme", "France");
+    const tokens = Math.ceil(system.length / 4) + Math.ceil(prompt.length / 4);
+    const expected = Math.ceil(tokens * PRICE.inputPer1k + 200 * PRICE.outputPer1k);
+    expect(await dryRun(ws.key, tableId)).toMatchObject({
+      estimatedCredits: expected / 1000,
+      estimate: "complete",
+    });
+  });
+
   it("under a per-row budget a call that costs more than the budget is not counted", async () => {
     const ws = await newWorkspace("llm-dry-budget");
     const short = { company: "A", country: "B" };

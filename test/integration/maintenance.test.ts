@@ -199,6 +199,7 @@ describe("pruning", () => {
         "rateLimitLogs",
         "runKeys",
         "stops",
+        "testRunReservations",
       ]);
       expect(counts.pendingCarriers).toBe(1);
     } finally {

@@ -290,6 +290,8 @@ describe("pacing", () => {
           : { ok: false, retryAfterMs, reason: "limited" };
       },
       async release() {},
+      async settle() {},
+      async coolDown() {},
       async close() {},
     };
   };
@@ -429,6 +431,8 @@ describe("pacing", () => {
         return limiter.take(...args);
       },
       release: (...args) => limiter.release(...args),
+      settle: (...args) => limiter.settle(...args),
+      coolDown: (...args) => limiter.coolDown(...args),
       close: async () => {},
     };
     const key = freshKey();

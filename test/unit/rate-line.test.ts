@@ -45,6 +45,8 @@ function scripted(answer: (n: number) => Take) {
     async release(_key, _limit, s) {
       released.push(s);
     },
+    async settle() {},
+    async coolDown() {},
     async close() {},
   };
   return { limiter, asked: () => asked, peak: () => peak, released };
@@ -57,6 +59,8 @@ function manual() {
     kind: "memory",
     take: () => new Promise<Take>((r) => pending.push(r)),
     async release() {},
+    async settle() {},
+    async coolDown() {},
     async close() {},
   };
   return {

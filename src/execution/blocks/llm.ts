@@ -1,31 +1,71 @@
 /**
- * The llm block: one chat completion from an OpenAI-compatible endpoint. Invariants: the
- * API key comes only from the workspace secret LLM_API_KEY (never from the server's own
- * environment, so one workspace cannot spend another's or the operator's key); the client
- * never retries on its own (the executor owns retries and their budget); the request is
- * bound to the block's signal; failures are BlockErrors that say whether trying again can
- * help, except an abort, which is passed on as the signal's reason.
+ * The llm block: one answer from a model, through an OpenAI-compatible endpoint or
+ * Anthropic's messages API. Invariants: the API key comes only from a workspace secret
+ * (LLM_API_KEY, ANTHROPIC_API_KEY; never from the server's own environment, so one
+ * workspace cannot spend another's or the operator's key); no client retries on its own
+ * (the executor owns retries and their budget); every call is bound to the block's signal
+ * and goes through the engine's gate when there is one (`ctx.llm`: reserved and paced
+ * before, settled after); an answer that fails its schema is asked again once, with the
+ * errors, and then fails the block for good; failures are BlockErrors that say whether
+ * trying again can help, except an abort, passed on as the signal's reason, and what the
+ * gate throws, passed on as it is. An answer at temperature 0 is reused from the
+ * workspace's result cache when the gate offers one; a reused answer costs nothing.
  */
-import OpenAI from "openai";
-import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
 import { readEnv } from "@/config/env";
 import type { LlmBlock } from "@/contracts/workflow";
-import { retryAfterFromHeaders } from "@/domain/retry-after";
-import { DestinationRefused, outboundFetch } from "@/net/outbound";
+import type { ChargeKey } from "@/domain/charges";
+import { DEFAULT_MAX_TOKENS } from "@/domain/llm-tokens";
 import { redactedExcerpt } from "@/security/redact";
 import { renderTemplate } from "../expressions";
-import { type BlockContext, BlockError, type BlockRunner } from "./types";
+import { lookupAnswer } from "../llm/answer-cache";
+import { ANTHROPIC_DEFAULT_BASE_URL, anthropicMessages } from "../llm/anthropic-messages";
+import { type ChatCall, type ChatRequest, hostOf, LlmCallError, messageOf } from "../llm/chat";
+import { checkJsonAnswer, InvalidSchema, validatorFor } from "../llm/json-answer";
+import { callModel, type ModelCall } from "../llm/model-call";
+import { OPENAI_DEFAULT_BASE_URL, openaiChat } from "../llm/openai-chat";
+import type { LlmProvider } from "../llm-calls";
+import { type BlockContext, BlockError, type BlockResult, type BlockRunner } from "./types";
 
 export const LLM_API_KEY_SECRET = "LLM_API_KEY";
-/** Where the OpenAI client goes when neither the block nor the server names an endpoint. */
-const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+export const ANTHROPIC_API_KEY_SECRET = "ANTHROPIC_API_KEY";
+
+const PROVIDERS: Record<LlmProvider, { secret: string; chat: ChatCall; baseUrl(): string }> = {
+  openai: {
+    secret: LLM_API_KEY_SECRET,
+    chat: openaiChat,
+    baseUrl: () => readEnv().CELLFLOW_LLM_BASE_URL ?? OPENAI_DEFAULT_BASE_URL,
+  },
+  anthropic: {
+    secret: ANTHROPIC_API_KEY_SECRET,
+    chat: anthropicMessages,
+    baseUrl: () => readEnv().CELLFLOW_ANTHROPIC_BASE_URL ?? ANTHROPIC_DEFAULT_BASE_URL,
+  },
+};
+
+/** The cell's `details.llm.<blockId>`: what the block's calls took (a repair included). */
+export interface LlmDetails {
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  costCredits: number;
+  /** Reused from the result cache: no call was made and nothing is charged. */
+  cached: boolean;
+}
+
+/** What the block's calls came to: its output and what they took. */
+interface Asked {
+  output: unknown;
+  calls: ModelCall[];
+}
 
 export const runLlm: BlockRunner<LlmBlock> = async (block, ctx) => {
-  const apiKey = ctx.scope.secrets[LLM_API_KEY_SECRET];
+  const provider = block.provider ?? "openai";
+  const { secret, chat, baseUrl } = PROVIDERS[provider];
+  const apiKey = ctx.scope.secrets[secret];
   if (!apiKey) {
     throw new BlockError(
       block.id,
-      `the llm block needs an API key: set the workspace secret ${LLM_API_KEY_SECRET} (PUT /api/secrets/${LLM_API_KEY_SECRET})`,
+      `the llm block needs an API key: set the workspace secret ${secret} (PUT /api/secrets/${secret})`,
       { retryable: false },
     );
   }
@@ -37,100 +77,156 @@ export const runLlm: BlockRunner<LlmBlock> = async (block, ctx) => {
       retryable: false,
     });
   }
-  const baseURL = block.baseUrl ?? readEnv().CELLFLOW_LLM_BASE_URL ?? DEFAULT_BASE_URL;
-  const client = new OpenAI({
+  const request: ChatRequest = {
+    baseUrl: block.baseUrl ?? baseUrl(),
     apiKey,
-    baseURL,
-    // Explicit nulls and "off" keep the client from reading OPENAI_* variables of the
-    // server's environment, which are not ours to apply to a workspace's requests.
-    organization: null,
-    project: null,
-    logLevel: "off",
-    maxRetries: 0,
-    fetch: outboundFetch,
-  });
-  const params: ChatCompletionCreateParamsNonStreaming = {
     model: block.model,
+    system: block.system,
     messages: [{ role: "user", content: prompt }],
-    ...(block.jsonSchema
-      ? {
-          response_format: {
-            type: "json_schema",
-            json_schema: { name: "output", schema: block.jsonSchema, strict: true },
-          },
-        }
-      : {}),
+    temperature: block.temperature,
+    maxTokens: block.maxTokens ?? DEFAULT_MAX_TOKENS,
+    jsonSchema: block.jsonSchema,
   };
-  let completion: OpenAI.Chat.Completions.ChatCompletion;
-  try {
-    completion = await client.chat.completions.create(params, { signal: ctx.signal });
-  } catch (err) {
-    throw requestFailure(block, ctx, hostOf(baseURL), err);
+  const cache = block.temperature === 0 ? ctx.llm?.cache : undefined;
+  if (!cache) return resultOf(block, await ask(block, ctx, provider, chat, request));
+  const lookup = await lookupAnswer(
+    cache,
+    {
+      provider,
+      baseUrl: request.baseUrl,
+      model: request.model,
+      system: request.system ?? null,
+      prompt,
+      jsonSchema: request.jsonSchema ?? null,
+      maxTokens: request.maxTokens,
+    },
+    ctx.signal,
+  );
+  if (lookup.kind === "hit") {
+    const { output, inputTokens, outputTokens } = lookup.answer;
+    return {
+      output,
+      details: detailsOf(block, { inputTokens, outputTokens, costCredits: 0, cached: true }),
+    };
   }
-  const message = completion.choices[0]?.message;
-  if (message?.refusal) {
-    throw new BlockError(block.id, `the model refused: ${excerpt(message.refusal, ctx)}`, {
+  let asked: Asked;
+  try {
+    asked = await ask(block, ctx, provider, chat, request);
+  } catch (err) {
+    await lookup.drop();
+    throw err;
+  }
+  const result = resultOf(block, asked);
+  const { inputTokens, outputTokens } = usageOf(asked.calls);
+  await lookup.keep({ output: asked.output, inputTokens, outputTokens });
+  return result;
+};
+
+/** The answer call and, when its JSON fails the schema, the one repair call. */
+async function ask(
+  block: LlmBlock,
+  ctx: BlockContext,
+  provider: LlmProvider,
+  chat: ChatCall,
+  request: ChatRequest,
+): Promise<Asked> {
+  let validate: ReturnType<typeof validatorFor> | undefined;
+  try {
+    validate = block.jsonSchema ? validatorFor(block.jsonSchema) : undefined;
+  } catch (err) {
+    if (err instanceof InvalidSchema)
+      throw new BlockError(block.id, err.message, { retryable: false });
+    throw err;
+  }
+  const call = (kind: "answer" | "repair", req: ChatRequest) =>
+    callModel({
+      chat,
+      request: req,
+      plan: { blockId: block.id, call: kind, provider },
+      gate: ctx.llm,
+      signal: ctx.signal,
+      quote: (text) => excerpt(text, ctx),
+    }).catch((err: unknown) => {
+      if (err instanceof LlmCallError)
+        throw new BlockError(block.id, err.message, {
+          retryable: err.retryable,
+          retryAfterMs: err.retryAfterMs,
+        });
+      throw err;
+    });
+  const first = await call("answer", request);
+  const { answer } = first;
+  if (answer.refusal) {
+    throw new BlockError(block.id, `the model refused: ${excerpt(answer.refusal, ctx)}`, {
       retryable: false,
     });
   }
-  const text = message?.content;
-  if (typeof text !== "string") {
-    throw new BlockError(block.id, `the answer from ${hostOf(baseURL)} held no message text`);
+  if (!validate) {
+    if (answer.text === null)
+      throw new BlockError(
+        block.id,
+        `the answer from ${hostOf(request.baseUrl)} held no message text`,
+      );
+    return { output: { text: answer.text, model: answer.model }, calls: [first] };
   }
-  if (!block.jsonSchema) return { output: { text, model: completion.model } };
-  try {
-    return { output: JSON.parse(text) as unknown };
-  } catch {
-    // Models without structured output (or cut off by a length limit) answer loosely; a
-    // second try may well succeed, so this stays retryable.
-    const cut = completion.choices[0]?.finish_reason === "length" ? " (cut off: length limit)" : "";
-    throw new BlockError(
-      block.id,
-      `the model's answer is not valid JSON${cut}: ${excerpt(text, ctx)}`,
-    );
-  }
-};
-
-/** 408, 409 (provider lock contention), 429 and 5xx are worth another try; other 4xx are not. */
-function requestFailure(block: LlmBlock, ctx: BlockContext, host: string, err: unknown): unknown {
-  if (ctx.signal.aborted) return ctx.signal.reason;
-  // The client wraps what its fetch threw; a refused destination stays refused, unretried.
-  if (err instanceof OpenAI.APIConnectionError && err.cause instanceof DestinationRefused) {
-    return new BlockError(block.id, err.cause.message, { retryable: false });
-  }
-  if (err instanceof OpenAI.APIConnectionError) {
-    const cause = err.cause instanceof Error && err.cause.message ? `: ${err.cause.message}` : "";
-    return new BlockError(block.id, `the request to ${host} failed${cause}`, { retryable: true });
-  }
-  if (err instanceof OpenAI.APIError && typeof err.status === "number") {
-    const status = err.status;
-    const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
-    return new BlockError(
-      block.id,
-      `the LLM endpoint ${host} answered ${excerpt(err.message, ctx)}`,
-      {
-        retryable,
-        retryAfterMs: retryable ? retryAfterFromHeaders(err.headers) : undefined,
-      },
-    );
-  }
-  return new BlockError(block.id, `the LLM request failed: ${messageOf(err)}`, {
-    retryable: false,
+  const checked =
+    answer.text === null
+      ? { ok: false as const, errors: "no answer" }
+      : checkJsonAnswer(answer.text, validate);
+  if (checked.ok) return { output: checked.value, calls: [first] };
+  const second = await call("repair", {
+    ...request,
+    messages: [
+      ...request.messages,
+      { role: "assistant", content: answer.text || "(no answer)" },
+      { role: "user", content: repairPrompt(checked.errors) },
+    ],
   });
+  const repaired = second.answer;
+  const rechecked =
+    repaired.text === null
+      ? { ok: false as const, errors: "no answer" }
+      : checkJsonAnswer(repaired.text, validate);
+  if (rechecked.ok) return { output: rechecked.value, calls: [first, second] };
+  const cut = repaired.cut ? " (cut off: length limit)" : "";
+  throw new BlockError(
+    block.id,
+    `the model's answer does not match the jsonSchema after one repair${cut}: ${rechecked.errors}; answer: ${excerpt(repaired.text ?? "", ctx)}`,
+    { retryable: false },
+  );
 }
 
-function hostOf(baseURL: string): string {
-  try {
-    return new URL(baseURL).host;
-  } catch {
-    return "the LLM endpoint";
+function repairPrompt(errors: string): string {
+  return `Your answer does not match the required JSON schema: ${errors}. Answer again with only the JSON value, matching the schema.`;
+}
+
+function resultOf(block: LlmBlock, asked: Asked): BlockResult {
+  const charges = asked.calls.map((c) => c.charge).filter((c): c is ChargeKey => c !== null);
+  const costCredits = asked.calls.reduce((sum, c) => sum + c.costCredits, 0);
+  return {
+    output: asked.output,
+    ...(charges.length > 0 ? { charges } : {}),
+    details: detailsOf(block, { ...usageOf(asked.calls), costCredits, cached: false }),
+  };
+}
+
+function usageOf(calls: ModelCall[]): { inputTokens: number; outputTokens: number } {
+  let inputTokens = 0;
+  let outputTokens = 0;
+  for (const c of calls) {
+    inputTokens += c.usage.inputTokens;
+    outputTokens += c.usage.outputTokens;
   }
+  return { inputTokens, outputTokens };
 }
 
-function messageOf(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  if (err !== null && typeof err === "object" && "message" in err) return String(err.message);
-  return String(err);
+/** Under `llm.<blockId>`, where the executor gathers every llm block's for the cell. */
+function detailsOf(
+  block: LlmBlock,
+  took: Omit<LlmDetails, "model">,
+): Record<string, Record<string, unknown>> {
+  const details: LlmDetails = { model: block.model, ...took };
+  return { llm: { [block.id]: details } };
 }
 
 /** Redacted before it is cut: a model or endpoint that echoes the key must not leave its start. */

@@ -125,6 +125,11 @@ export interface BlockResult {
    * where nothing records it, passed up with the parent's result to the write that does.
    */
   charges?: readonly ChargeKey[];
+  /**
+   * What the block reports for the cell's `details`, by section and then by block id
+   * (`{ llm: { <blockId>: … } }`); the executor merges the sections of a run's blocks.
+   */
+  details?: Record<string, Record<string, unknown>>;
 }
 
 /**

@@ -23,6 +23,7 @@ import * as session from "@/contracts/session";
 import * as table from "@/contracts/table";
 import * as where from "@/contracts/where";
 import * as workflow from "@/contracts/workflow";
+import * as workflowTest from "@/contracts/workflow-test";
 import * as workspaces from "@/contracts/workspaces";
 
 const NAMED: Record<string, ZodType> = {
@@ -129,6 +130,9 @@ const NAMED: Record<string, ZodType> = {
   WorkflowView: workflow.WorkflowView,
   WorkflowList: workflow.WorkflowList,
   DeployedWorkflow: workflow.DeployedWorkflow,
+  TestWorkflowRequest: workflowTest.TestWorkflowRequest,
+  TestBlockReport: workflowTest.TestBlockReport,
+  TestWorkflowResponse: workflowTest.TestWorkflowResponse,
 };
 
 /** Names the contract schemas; safe to call again (a name is set, not added twice). */

@@ -17,6 +17,7 @@ import {
   WorkflowList,
   WorkflowView,
 } from "@/contracts/workflow";
+import { TestWorkflowRequest, TestWorkflowResponse } from "@/contracts/workflow-test";
 import {
   CreatedWorkspace,
   CreateWorkspaceRequest,
@@ -181,6 +182,19 @@ const workflows: Operation[] = [
     access: "key",
     params: WORKFLOW,
     answers: [{ status: 201, description: "The version deployed", json: DeployedWorkflow }],
+  },
+  {
+    method: "post",
+    path: "/api/workflows/{id}/test",
+    operationId: "testWorkflow",
+    tag: "Workflows",
+    summary: "Run a workflow once, now, writing no cell",
+    description:
+      "Runs the draft (or `version`: `live` or a deployed version's number, or an unsaved `definition`; with a group and no version, the version the group runs) on `inputs`, or on a row (`tableId` + `rowId`; with `groupId`, the row's values through that group's input mapping, `inputs` overriding them; `row` by column names). Effects happen (http calls are made). A definition with paid blocks (a priced enrichment or llm model, in it or in a sub-workflow it names) needs `allowPaid: true` and is charged under the month's credits. A pause (approval, long wait) ends the test with `paused`; past CELLFLOW_TEST_RUN_TIMEOUT_MS (60 s) the run is stopped and answers `error`. `blocks`: every block that started, in start order (`cancelled`: still running when the test ended). 400: `definition` and `version` together, `rowId` without `tableId` (or the reverse), `groupId` not a workflow group of this workflow, paid blocks without `allowPaid`, an invalid definition. 404: the workflow, table, row, group or version.",
+    access: "key",
+    params: WORKFLOW,
+    body: { json: TestWorkflowRequest },
+    answers: [{ status: 200, description: "What the run did", json: TestWorkflowResponse }],
   },
 ];
 

@@ -18,7 +18,7 @@
  *   next waiter then carries on (each waits up to its own attempt's deadline).
  */
 import { CancelledError } from "@/errors";
-import { awaitSlot, CoolDowns, type PaceOptions, reserve } from "./pace";
+import { assertCanGo, awaitSlot, CoolDowns, type PaceOptions, reserve } from "./pace";
 import type { RateLimit, RateLimiter, Slot } from "./port";
 
 interface Waiter {
@@ -58,14 +58,21 @@ export class RateLines {
    * clock); rejects like `pace` (the signal's reason, CancelledError).
    */
   async pace(key: string, limit: RateLimit, opts: PaceOptions = {}): Promise<number> {
+    return (await this.paceSlot(key, limit, opts)).at;
+  }
+
+  /** As `pace`, resolving with the slot itself (what `settle` and `release` need). */
+  async paceSlot(key: string, limit: RateLimit, opts: PaceOptions = {}): Promise<Slot> {
+    assertCanGo(limit, opts);
     const withCoolDowns = { coolDowns: this.coolDowns, ...opts };
     const slot = await reserveInLine(this.lines, this.limiter, key, limit, withCoolDowns);
-    return awaitSlot(this.limiter, key, limit, slot, withCoolDowns);
+    await awaitSlot(this.limiter, key, limit, slot, withCoolDowns);
+    return slot;
   }
 }
 
 function lineId(key: string, limit: RateLimit): string {
-  return `${limit.limit}/${limit.windowMs}:${key}`;
+  return `${limit.limit}+${limit.weightLimit ?? ""}/${limit.windowMs}:${key}`;
 }
 
 function reserveInLine(

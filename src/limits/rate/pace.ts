@@ -16,10 +16,12 @@
  *   back to the limiter.
  * - No slot past `deadlineAt` is reserved: the limiter refuses it (a read), and the call
  *   waits for a nearer one or for its deadline.
+ * - A call heavier than its weighted limit allows in a whole window never waits: it is
+ *   refused at once (OverRateLimit), since no wait could let it go.
  */
 
 import { sleep } from "@/domain/sleep";
-import { CancelledError } from "@/errors";
+import { CancelledError, OverRateLimit } from "@/errors";
 import type { RateLimit, RateLimiter, Slot, TakeOptions } from "./port";
 
 export interface PaceOptions {
@@ -38,6 +40,8 @@ export interface PaceOptions {
   random?: () => number;
   /** The process's provider-imposed pauses (a 429's `Retry-After`), waited before a take. */
   coolDowns?: CoolDowns;
+  /** At a weighted limit: what the call weighs (TakeOptions.weight). */
+  weight?: number;
 }
 
 /**
@@ -73,10 +77,23 @@ export function stopCheck(opts: PaceOptions): StopCheck {
   };
 }
 
-function reachOf(opts: PaceOptions): TakeOptions {
-  return opts.deadlineAt === undefined
-    ? {}
-    : { maxWaitMs: Math.max(0, opts.deadlineAt - Date.now()) };
+function takeOptions(opts: PaceOptions): TakeOptions {
+  return {
+    ...(opts.deadlineAt === undefined
+      ? {}
+      : { maxWaitMs: Math.max(0, opts.deadlineAt - Date.now()) }),
+    ...(opts.weight === undefined ? {} : { weight: opts.weight }),
+  };
+}
+
+/** Throws OverRateLimit for a call heavier than `limit` allows in a whole window. */
+export function assertCanGo(limit: RateLimit, opts: PaceOptions): void {
+  const weight = opts.weight ?? 1;
+  if (limit.weightLimit !== undefined && weight > limit.weightLimit) {
+    throw new OverRateLimit(
+      `a call weighing ${weight} can never go under a limit of ${limit.weightLimit} per ${limit.windowMs / 1000} s`,
+    );
+  }
 }
 
 /**
@@ -93,12 +110,16 @@ export async function reserve(
   const baseMs = opts.baseMs ?? 100;
   const maxMs = opts.maxMs ?? 5_000;
   const random = opts.random ?? Math.random;
+  assertCanGo(limit, opts);
   for (let attempt = 0; ; attempt++) {
     opts.signal?.throwIfAborted();
     const coolingMs = (opts.coolDowns?.until(key) ?? 0) - Date.now();
     if (coolingMs > 0) await wait(coolingMs + random() * baseMs, opts, check);
-    const take = await limiter.take(key, limit, reachOf(opts));
-    if (take.ok) return { at: take.at, waitMs: take.waitMs, ticket: take.ticket };
+    const take = await limiter.take(key, limit, takeOptions(opts));
+    if (take.ok) {
+      const { ok: _, ...slot } = take;
+      return slot;
+    }
     await wait(backoffMs(attempt, take, baseMs, maxMs, random), opts, check);
   }
 }

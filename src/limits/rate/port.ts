@@ -7,6 +7,15 @@
  * turn (now, or a slot ahead), so callers in many processes go in the order they asked.
  * Invariant: never fail open in front of a paid provider — a limiter that cannot answer
  * (timeout, Redis down) says "not now", and a slot is waited for on the limiter's clock.
+ *
+ * A weighted limit (`weightLimit`, an llm model's tokens per minute) keeps a weighted log:
+ * each entry counts once against `limit` and its weight against `weightLimit`, and a take
+ * carries its weight (the call's reservation). `settle` replaces an entry's weight with
+ * what the call used — on every adapter the entry itself is rewritten (Postgres, Redis and
+ * Upstash in their stores, under the key's lock or in one script; memory in its map), so
+ * unused reserved weight is free again at once and an excess is counted where the call
+ * went. `coolDown` holds a key for every process (a provider's 429): a take on a cooling
+ * key gets no slot before the cool-down ends.
  */
 
 /** A call's turn, reserved by the limiter. */
@@ -20,6 +29,8 @@ export interface Slot {
   waitMs: number;
   /** What `release` needs to find the slot again. */
   ticket: string;
+  /** A weighted log's entry: the weight it was taken with. */
+  weight?: number;
 }
 
 export type Take =
@@ -31,6 +42,8 @@ export interface RateLimit {
   /** Calls allowed per window. */
   limit: number;
   windowMs: number;
+  /** Weight (tokens) allowed per window over the calls' weights; absent: calls only. */
+  weightLimit?: number;
 }
 
 export interface TakeOptions {
@@ -39,6 +52,11 @@ export interface TakeOptions {
    * ahead is refused, not reserved for a call that will not be made. At most the horizon.
    */
   maxWaitMs?: number;
+  /**
+   * With a `weightLimit`: what this call weighs (its reservation), from 0 up to the weight
+   * limit (a heavier call could never go: the adapters throw a RangeError). Default 1.
+   */
+  weight?: number;
 }
 
 export interface RateLimiter {
@@ -49,6 +67,17 @@ export interface RateLimiter {
    * first). Best effort, never throws: a slot not given back is only a call unused.
    */
   release(key: string, limit: RateLimit, slot: Slot): Promise<void>;
+  /**
+   * A weighted slot's call answered having used `weight`: its entry weighs that from now
+   * on (the calls after it may use what it did not). Best effort, never throws: a settle
+   * lost leaves the reservation counted, fewer calls rather than more.
+   */
+  settle(key: string, limit: RateLimit, slot: Slot, weight: number): Promise<void>;
+  /**
+   * Holds `key` (whatever its limit) for `ms` from now on the limiter's clock, for every
+   * process: a later take gets no slot before then. A longer cool-down already set stays.
+   */
+  coolDown(key: string, ms: number): Promise<void>;
   close(): Promise<void>;
 }
 

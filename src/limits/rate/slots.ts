@@ -48,3 +48,103 @@ export function nextSlot(
   if (kth !== undefined) slot = Math.max(slot, kth + spanMs);
   return slot;
 }
+
+/** One entry of a weighted log: when its call may go, and what it weighs (its tokens). */
+export interface WeightedEntry {
+  at: number;
+  weight: number;
+}
+
+/** A weighted log's rules: `limit` calls and `weightLimit` weight per span. */
+export interface WeightedRules {
+  limit: number;
+  weightLimit: number;
+  spanMs: number;
+  spacing: number;
+  /** The most weight reserved ahead of now at once (aheadWeight of the part's limit). */
+  aheadLimit: number;
+  /** A provider's cool-down on the key (epoch ms, the limiter's clock): no slot before it. */
+  coolUntil: number;
+}
+
+/**
+ * How many parts of its span a weighted log's weight is spread over: no sixth of the span
+ * holds more than a sixth of the weight limit (or the one call, when it weighs more).
+ * Why: without it the window's whole weight goes in a burst as soon as it is free — the
+ * settled calls fill a minute's tokens in seconds, then nothing goes until they leave it
+ * — so a run's tokens per minute overshoot the limit in its first minute and starve after;
+ * a sixth keeps the pace within about 2 % of even at any time. (Spacing by weight would
+ * not do: a reservation is not what the call uses.)
+ */
+export const WEIGHT_PARTS = 6;
+export const partSpanMs = (spanMs: number) => Math.ceil(spanMs / WEIGHT_PARTS);
+export const partLimit = (weightLimit: number, weight: number) =>
+  Math.max(Math.floor(weightLimit / WEIGHT_PARTS), weight);
+
+/**
+ * The most weight a weighted log reserves ahead of now: 2 % of a part's limit. Why: a
+ * slot ahead is placed counting every reservation ahead of it at its full weight (input
+ * plus `maxTokens`), and most of that is given back when the calls settle with their real
+ * usage — too late for the slots already placed. Bounding what is reserved ahead bounds
+ * that waste, so settled usage can fill the rest; the calls beyond it wait in their
+ * process's line and ask again when the nearest reserved slot has come (a read each). At
+ * least one call may always be reserved ahead, whatever it weighs.
+ */
+export const aheadWeight = (weightLimit: number) =>
+  Math.max(1, Math.floor(weightLimit / WEIGHT_PARTS / 50));
+
+/** The slot after which the oldest entries have left `spanMs` enough for `weight` under `cap`. */
+function roomFor(
+  log: readonly WeightedEntry[],
+  slot: number,
+  weight: number,
+  cap: number,
+  spanMs: number,
+): number {
+  let total = log.reduce((sum, e) => sum + e.weight, 0);
+  for (const e of log) {
+    if (total + weight <= cap) break;
+    total -= e.weight;
+    slot = Math.max(slot, e.at + spanMs);
+  }
+  return slot;
+}
+
+/**
+ * The next slot of a weighted log for a call of `weight` (at most `weightLimit`), and how
+ * long until the reservations ahead leave room for it (0: room now). `log` holds the
+ * entries younger than the span, oldest first. The slot keeps the call rules of
+ * `nextSlot` and: no span holds more than `weightLimit` in all, nor a part of it more than
+ * its share (WEIGHT_PARTS); no slot before `coolUntil`.
+ */
+export function nextWeightedSlot(
+  log: readonly WeightedEntry[],
+  now: number,
+  weight: number,
+  r: WeightedRules,
+): { slot: number; aheadWaitMs: number } {
+  let slot = Math.max(
+    nextSlot(
+      log.map((e) => e.at),
+      now,
+      r.limit,
+      r.spanMs,
+      r.spacing,
+    ),
+    r.coolUntil,
+  );
+  slot = roomFor(log, slot, weight, r.weightLimit, r.spanMs);
+  slot = roomFor(log, slot, weight, partLimit(r.weightLimit, weight), partSpanMs(r.spanMs));
+  let ahead = log.reduce((sum, e) => sum + (e.at > now ? e.weight : 0), 0);
+  let aheadWaitMs = 0;
+  if (ahead > 0 && ahead + weight > r.aheadLimit) {
+    // Room comes as the nearest reserved slots come.
+    for (const e of log) {
+      if (e.at <= now) continue;
+      ahead -= e.weight;
+      aheadWaitMs = e.at - now;
+      if (ahead === 0 || ahead + weight <= r.aheadLimit) break;
+    }
+  }
+  return { slot, aheadWaitMs };
+}

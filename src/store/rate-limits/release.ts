@@ -17,3 +17,22 @@ export async function releaseSlot(db: Db, key: string, atMs: number): Promise<vo
          where key = ${key} and grants @> array[${atMs}::bigint]`,
   );
 }
+
+/**
+ * Gives a reserved entry back to a key's weighted log: removes one entry at `atMs` that
+ * weighs `weight`, from both arrays at once (found on the row the update locks).
+ */
+export async function releaseWeightedSlot(
+  db: Db,
+  key: string,
+  atMs: number,
+  weight: number,
+): Promise<void> {
+  const at = sql`cellflow_rate_entry(grants, weights, ${atMs}::bigint, ${weight}::int)`;
+  await db.execute(
+    sql`update rate_limit_logs
+           set grants = grants[:${at} - 1] || grants[${at} + 1:],
+               weights = weights[:${at} - 1] || weights[${at} + 1:]
+         where key = ${key} and ${at} is not null`,
+  );
+}

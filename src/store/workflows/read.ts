@@ -1,5 +1,5 @@
 import type { Db } from "@db/client";
-import { workflows } from "@db/schema";
+import { workflows, workflowVersions } from "@db/schema";
 import { and, eq, inArray } from "drizzle-orm";
 
 export const workflowColumns = {
@@ -53,4 +53,26 @@ export async function existingWorkflowIds(
     .from(workflows)
     .where(and(eq(workflows.workspaceId, workspaceId), inArray(workflows.id, ids)));
   return new Set(rows.map((r) => r.id));
+}
+
+/** A deployed version's definition (null: no such version of a workflow of this workspace). */
+export async function getWorkflowVersion(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  version: number,
+): Promise<{ definition: unknown } | null> {
+  const [row] = await db
+    .select({ definition: workflowVersions.definition })
+    .from(workflowVersions)
+    .innerJoin(workflows, eq(workflows.id, workflowVersions.workflowId))
+    .where(
+      and(
+        eq(workflowVersions.workflowId, id),
+        eq(workflowVersions.version, version),
+        eq(workflows.workspaceId, workspaceId),
+      ),
+    )
+    .limit(1);
+  return row ?? null;
 }

@@ -1,6 +1,7 @@
 import type { Db } from "@db/client";
 import { workspaces } from "@db/schema";
 import { eq } from "drizzle-orm";
+import type { Plan } from "@/domain/statuses";
 
 export async function getWorkspace(
   db: Db,
@@ -12,4 +13,14 @@ export async function getWorkspace(
     .where(eq(workspaces.id, id))
     .limit(1);
   return row ?? null;
+}
+
+/** A workspace's plan (null: no such workspace). */
+export async function getWorkspacePlan(db: Db, id: string): Promise<Plan | null> {
+  const [row] = await db
+    .select({ plan: workspaces.plan })
+    .from(workspaces)
+    .where(eq(workspaces.id, id))
+    .limit(1);
+  return row?.plan ?? null;
 }

@@ -3,8 +3,10 @@
  * A cell's detail panel: its current error and block errors (each failing block of a
  * workflow group links to the workflow editor, which highlights it), and its attempt history
  * (newest first, from `GET …/cells/:groupId/attempts`): status, when, duration, error,
- * and the execution a resumed attempt started from. The history is read again whenever
- * the cell's attempt or status changes, so a panel left open follows the cell live.
+ * and the execution a resumed attempt started from; and what the newest attempt's model
+ * calls did (per llm block: model, tokens, cost, whether the answer came from the cache).
+ * The history is read again whenever the cell's attempt or status changes, so a panel
+ * left open follows the cell live.
  */
 import { useEffect, useState } from "react";
 import type { Schemas } from "@/client/cellflow-client";
@@ -14,6 +16,7 @@ import { answer, api, describeError } from "../api";
 import { AttemptChildren } from "./AttemptChildren";
 import { describeCell } from "./CellStatus";
 import { Modal } from "./Dialogs";
+import { creditsText, formatTokens, latestLlmCalls } from "./llm-details";
 import type { RowView } from "./model";
 import { stepsSummary } from "./waterfall-form";
 
@@ -94,6 +97,47 @@ function AttemptRows({ attempts }: { attempts: Schemas["CellAttempt"][] }) {
   );
 }
 
+function LlmCalls({ attempts }: { attempts: Schemas["CellAttempt"][] }) {
+  const latest = latestLlmCalls(attempts);
+  if (!latest) return null;
+  return (
+    <>
+      <h2>Model calls</h2>
+      <p className="muted">
+        Attempt #{latest.attempt.attempt} of <code>{shortId(latest.attempt.executionId)}</code>
+      </p>
+      <table className="table-list" data-testid="llm-calls">
+        <thead>
+          <tr>
+            <th>Block</th>
+            <th>Model</th>
+            <th>Tokens in</th>
+            <th>Tokens out</th>
+            <th>Cost</th>
+            <th>Cached</th>
+          </tr>
+        </thead>
+        <tbody>
+          {latest.calls.map((c) => (
+            <tr key={c.blockId} data-testid={`llm-call-${c.blockId}`}>
+              <td>
+                <code>{c.blockId}</code>
+              </td>
+              <td data-testid="llm-model">{c.model}</td>
+              <td data-testid="llm-input-tokens">{formatTokens(c.inputTokens)}</td>
+              <td data-testid="llm-output-tokens">{formatTokens(c.outputTokens)}</td>
+              <td data-testid="llm-cost">
+                {c.costCredits === null ? "—" : creditsText(c.costCredits)}
+              </td>
+              <td data-testid="llm-cached">{c.cached ? "Yes (no charge)" : "No"}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
 export function CellDetailsDialog({
   tableId,
   row,
@@ -149,6 +193,7 @@ export function CellDetailsDialog({
           </table>
         </>
       )}
+      {loaded.state === "done" && workflowId !== null && <LlmCalls attempts={loaded.attempts} />}
       <h2>Attempts</h2>
       {loaded.state === "loading" && <p className="muted">Loading…</p>}
       {loaded.state === "failed" && <div className="notice notice-error">{loaded.message}</div>}

@@ -13,6 +13,7 @@ import type { Column, Group, TableView } from "@/contracts/table";
 import type { SavedView } from "@/contracts/views";
 import { answer, api, describeError } from "../api";
 import { Shell } from "../shell";
+import { AiColumnDialog } from "./AiColumnDialog";
 import { CellDetailsDialog } from "./CellDetails";
 import { ColumnEditor } from "./ColumnEditor";
 import { ApproveDialog } from "./Dialogs";
@@ -50,6 +51,7 @@ import { ViewPicker } from "./ViewPicker";
 type Open =
   | { kind: "column"; column?: Column }
   | { kind: "group"; group?: Group }
+  | { kind: "ai-column" }
   | { kind: "approve"; row: RowView; group: Group }
   | { kind: "details"; row: RowView; group: Group }
   | { kind: "schedules" }
@@ -238,6 +240,7 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
         onAddRow={() => void addRow()}
         onAddColumn={() => setOpen({ kind: "column" })}
         onAddGroup={() => setOpen({ kind: "group" })}
+        onAddAiColumn={() => setOpen({ kind: "ai-column" })}
         onRunSelected={() => void run({ mode: "all", rowIds: [...selected] })}
         onDeleteSelected={() => void deleteSelected()}
         onRunMenu={setMenu}
@@ -334,6 +337,15 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
         <GroupEditor
           table={table}
           {...(open.group ? { group: open.group } : {})}
+          onClose={() => setOpen(null)}
+          onSaved={saved}
+        />
+      )}
+      {open?.kind === "ai-column" && table && (
+        <AiColumnDialog
+          table={table}
+          rows={list}
+          selected={selected}
           onClose={() => setOpen(null)}
           onSaved={saved}
         />

@@ -1,9 +1,9 @@
 "use client";
 /**
  * The bar over a table's grid: its name, whether the live stream is connected, how many
- * rows have loaded, the table's auto-run switch, and the buttons: + Row, + Column, + Group, run or delete the selected
- * rows, the Run ▾ menu for every group, Stop all, Schedules, Destinations, Export CSV; and the
- * saved views' picker.
+ * rows have loaded, the table's auto-run switch, and the buttons: + Row, + Column, + Group,
+ * + AI column, run or delete the selected rows, the Run ▾ menu for every group, Stop all,
+ * Schedules, Destinations, Export CSV; and the saved views' picker.
  */
 import type { ReactNode } from "react";
 import type { PatchedTable, TableView } from "@/contracts/table";
@@ -31,6 +31,7 @@ interface Props {
   onAddRow(): void;
   onAddColumn(): void;
   onAddGroup(): void;
+  onAddAiColumn(): void;
   onRunSelected(): void;
   onDeleteSelected(): void;
   onRunMenu(anchor: MenuAnchor): void;
@@ -65,6 +66,9 @@ export function GridToolbar({ tableId, table, live, selectedCount, canStop, view
       </button>
       <button type="button" className="btn" data-testid="add-group" onClick={on.onAddGroup}>
         + Group
+      </button>
+      <button type="button" className="btn" data-testid="add-ai-column" onClick={on.onAddAiColumn}>
+        + AI column
       </button>
       {selectedCount > 0 && (
         <>

@@ -1,0 +1,210 @@
+/**
+ * The gate in front of a test run's paid calls (`POST /api/workflows/:id/test`): the
+ * enrichment blocks' provider calls (`PaidCalls`) and the llm blocks' model calls
+ * (`LlmCalls`), at any depth. A test run has no cell, so its response is what records the
+ * answers. Invariants:
+ * - Each charge key is reserved under the workspace's month cap before its first call
+ *   (store/usage/reserve-test-call.ts); a call the cap refuses is not made, and the whole
+ *   run ends (`onHalt` aborts it before the halt is thrown, so no block can turn it into a
+ *   failure of its own or an error branch).
+ * - A reservation becomes a charge only at the run's end (`settle`), for the paid answers
+ *   that a finished block holds — the run's own blocks through the checkpoint hook, a
+ *   sub-workflow's blocks and items through the ledger — in one transaction with the release
+ *   of everything else; a call with no answer gives its reservation back at once.
+ * - An llm call reserves the price of its estimate (input tokens plus `maxTokens`) and is
+ *   charged the price of its real usage.
+ * - Every call then waits its turn at the workspace's shared rate limit until the run's
+ *   signal aborts (its time cap, the client leaving): an enrichment's provider under the
+ *   key a cell's call uses; an llm call at the plan's requests per minute for its model.
+ */
+import type { Db } from "@db/client";
+import { llmPriceOf } from "@/config/llm-prices";
+import type { ChargeKey } from "@/domain/charges";
+import { llmCostMilli } from "@/domain/llm-pricing";
+import type { Plan } from "@/domain/statuses";
+import type { PaidCalls } from "@/enrichments/types";
+import { UsageLimitHalt } from "@/errors";
+import type { ChildLedger } from "@/execution/blocks/types";
+import type { RunHooks } from "@/execution/executor";
+import type { LlmCalls, LlmTurn } from "@/execution/llm-calls";
+import { planLimits } from "@/limits/plans";
+import { limiterHook, paceBaseMs, providerRetryAfter, rateLimitKey } from "@/limits/rate/hook";
+import type { RateLines } from "@/limits/rate/line";
+import { milliOf } from "@/store/usage/amounts";
+import { releaseTestCall } from "@/store/usage/release-test-run";
+import { reserveTestCall } from "@/store/usage/reserve-test-call";
+import { settleTestRun, type TestCharge } from "@/store/usage/settle-test-run";
+
+/**
+ * Requests per minute of one model per workspace, by plan (API.md's defaults). Provisional:
+ * the shared llm limiter (limits/rate/llm.ts, with tokens per minute and the environment's
+ * overrides) replaces this pacing when it lands.
+ */
+const LLM_REQUESTS_PER_MINUTE: Record<Plan, number> = { free: 60, pro: 500, unlimited: 5_000 };
+
+export interface TestRun {
+  workspaceId: string;
+  plan: Plan;
+  /** The test run's execution id: its charge keys' id, and its entries' "attempt". */
+  testRunId: string;
+  /** When the run's time cap passes (epoch ms): the pacing reserves no slot past it. */
+  deadlineAt: number;
+  /** Ends the whole run (aborts its signal) before the halt is thrown. */
+  onHalt(halt: UsageLimitHalt): void;
+}
+
+export interface TestRunGate {
+  paid: PaidCalls;
+  llm: LlmCalls;
+  /** The run's own finished blocks: their paid answers are kept for `settle`. */
+  checkpoint: NonNullable<RunHooks["checkpoint"]>;
+  /** Sub-workflow runs: their finished blocks' and items' paid answers are kept for `settle`. */
+  ledger: ChildLedger;
+  /**
+   * Charges the paid answers of every finished block (pass `false` when no response will
+   * show them: the client left), releases everything else; returns the credits charged.
+   */
+  settle(charge: boolean): Promise<number>;
+}
+
+const keyOf = (c: ChargeKey) => JSON.stringify([c.chargeId, c.source]);
+
+type Deps = { db: Db; lines: RateLines };
+
+/** What the run holds reserved, by key, with the real amount where an llm answer set one. */
+class Holds {
+  private readonly held = new Map<string, { milli?: number }>();
+  /** Whether the run ever reserved: a run that did not has nothing to settle or release. */
+  reservedAny = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly run: TestRun,
+  ) {}
+
+  async reserve(charge: ChargeKey, milli: number): Promise<void> {
+    const key = keyOf(charge);
+    if (milli <= 0 || this.held.has(key)) return;
+    const r = await reserveTestCall(this.db, {
+      workspaceId: this.run.workspaceId,
+      testRunId: this.run.testRunId,
+      charge,
+      milli,
+      monthlyCredits: planLimits(this.run.plan).monthlyCredits,
+    });
+    if (!r.ok) {
+      const halt = new UsageLimitHalt();
+      this.run.onHalt(halt);
+      throw halt;
+    }
+    this.held.set(key, {});
+    this.reservedAny = true;
+  }
+
+  async release(charge: ChargeKey): Promise<void> {
+    if (!this.held.delete(keyOf(charge))) return;
+    // Best effort: what this misses, `settle` releases at the run's end.
+    await releaseTestCall(this.db, { testRunId: this.run.testRunId, charge }).catch(
+      () => undefined,
+    );
+  }
+
+  /** An llm answer's real amount; false when nothing is held for it (nothing to charge). */
+  priced(charge: ChargeKey, milli: number): boolean {
+    const entry = this.held.get(keyOf(charge));
+    if (entry) entry.milli = milli;
+    return entry !== undefined;
+  }
+
+  /** The charge to settle for a kept answer (with its real amount when it has one). */
+  toSettle(charge: ChargeKey): TestCharge {
+    const milli = this.held.get(keyOf(charge))?.milli;
+    return milli === undefined ? charge : { ...charge, milli };
+  }
+}
+
+function enrichmentCalls({ lines }: Deps, run: TestRun, holds: Holds): PaidCalls {
+  const pace = limiterHook(run.workspaceId, run.plan, { lines, deadlineAt: run.deadlineAt });
+  return ({ source, chargeId, credits }) => {
+    const charge = { chargeId, source };
+    return {
+      charge,
+      beforeCall: async (providerId, signal) => {
+        await holds.reserve(charge, milliOf(credits));
+        return pace(providerId, signal);
+      },
+      release: () => holds.release(charge),
+      providerBusy: (providerId, retryAfterMs) =>
+        providerRetryAfter(lines, run.workspaceId, providerId, retryAfterMs),
+    };
+  };
+}
+
+function llmCalls({ lines }: Deps, run: TestRun, holds: Holds): LlmCalls {
+  const perMinute = LLM_REQUESTS_PER_MINUTE[run.plan];
+  return {
+    begin: async (plan, signal): Promise<LlmTurn> => {
+      const repair = plan.call === "repair" ? "#repair" : "";
+      const charge = {
+        chargeId: run.testRunId,
+        source: `llm:${plan.model}@${plan.blockId}${repair}`,
+      };
+      const estimate = llmCostMilli(llmPriceOf(plan.model), {
+        inputTokens: plan.inputTokens,
+        outputTokens: plan.maxTokens,
+      });
+      await holds.reserve(charge, estimate);
+      const lineKey = rateLimitKey(run.workspaceId, `llm:${plan.model}`);
+      try {
+        await lines.pace(
+          lineKey,
+          { limit: perMinute, windowMs: 60_000 },
+          { signal, deadlineAt: run.deadlineAt, baseMs: paceBaseMs(perMinute / 60), maxMs: 1_000 },
+        );
+      } catch (err) {
+        await holds.release(charge);
+        throw err;
+      }
+      return {
+        answered: async (usage) => {
+          const milli = llmCostMilli(llmPriceOf(plan.model), usage);
+          if (milli <= 0 || !holds.priced(charge, milli)) {
+            await holds.release(charge);
+            return { costCredits: 0, charge: null };
+          }
+          return { costCredits: milli / 1000, charge };
+        },
+        failed: () => holds.release(charge),
+        busy: async (retryAfterMs) => lines.coolDowns.coolDown(lineKey, retryAfterMs),
+      };
+    },
+  };
+}
+
+export function testRunGate(deps: Deps, run: TestRun): TestRunGate {
+  const holds = new Holds(deps.db, run);
+  /** The paid answers finished blocks hold, by key. */
+  const answered = new Map<string, ChargeKey>();
+  const keep = (charges: readonly ChargeKey[]) => {
+    for (const c of charges) answered.set(keyOf(c), c);
+  };
+  return {
+    paid: enrichmentCalls(deps, run, holds),
+    llm: llmCalls(deps, run, holds),
+    checkpoint: async (_blockId, _checkpoint, charges) => keep(charges),
+    ledger: {
+      started: async () => {},
+      ended: async () => {},
+      // Nothing to reuse: a test run is never resumed.
+      recorded: async () => new Map(),
+      record: async (step) => keep(step.charges),
+      itemDone: async (_childId, step) => keep(step.charges),
+    },
+    settle: async (charge) => {
+      if (!holds.reservedAny) return 0;
+      const charges = charge ? [...answered.values()].map((c) => holds.toSettle(c)) : [];
+      const milli = await settleTestRun(deps.db, { testRunId: run.testRunId, charges });
+      return milli / 1000;
+    },
+  };
+}

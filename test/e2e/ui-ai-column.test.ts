@@ -1,0 +1,316 @@
+/**
+ * An AI column in real headless Chromium against one real `npm start` (issue 32's browser
+ * test), step by step on the same table and page:
+ * - the "+ AI column" dialog: the column chips insert `{{Column}}` references where the
+ *   cursor is, the model and its endpoint, two output fields (text and number);
+ * - "Try on this row" previews each output column's value from one real model call,
+ *   writing nothing to the table;
+ * - Create makes one workflow (the draft the try saved), the typed output columns and the
+ *   group mapping the referenced columns to its inputs and the answer's fields to columns;
+ * - running the table fills every row with the model's answers;
+ * - a cell's details show the model, the tokens, the cost and, after a second run of the
+ *   same row at temperature 0, that the answer came from the cache at no cost.
+ * The model is a small OpenAI-compatible responder in this process (deterministic answers
+ * and usage) that the block's endpoint points at, keyed by the workspace secret.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "../helpers/processes";
+import { shownValues, uiApi, uiSessionOfFile } from "../helpers/ui-session";
+
+const MODEL = "test-model";
+const KEY = "sk-test-ai-column";
+/** Usage every answer reports, and the model's price: 120 in, 30 out → 0.12 + 0.06 credits. */
+const USAGE = { prompt_tokens: 120, completion_tokens: 30 };
+// Read by the server at start (the server inherits this process's environment).
+process.env.CELLFLOW_LLM_PRICES = JSON.stringify({ [MODEL]: { inputPer1k: 1, outputPer1k: 2 } });
+
+const ui = uiSessionOfFile("cellflow-ui-ai-");
+const api = <T = Record<string, unknown>>(method: string, p: string, body?: unknown) =>
+  uiApi<T>(ui, method, p, body);
+
+/** What the responder knows of each company: the answers it gives. */
+const FACTS: Record<string, { industry: string; employees: number }> = {
+  Acme: { industry: "Retail", employees: 120 },
+  Globex: { industry: "Energy", employees: 4500 },
+};
+
+interface Asked {
+  authorization: string | undefined;
+  model: string;
+  user: string;
+  schema: { properties?: Record<string, unknown> } | undefined;
+}
+
+/** A minimal OpenAI-compatible chat completions endpoint; every request is kept. */
+function startResponder(): Promise<{ url: string; asked: Asked[]; close(): Promise<void> }> {
+  const asked: Asked[] = [];
+  const server = http.createServer((req, res) => {
+    let raw = "";
+    req.on("data", (c: Buffer) => {
+      raw += c.toString();
+    });
+    req.on("end", () => {
+      const body = JSON.parse(raw) as {
+        model: string;
+        messages: { role: string; content: string }[];
+        response_format?: { json_schema?: { schema?: Asked["schema"] } };
+      };
+      const user = body.messages.find((m) => m.role === "user")?.content ?? "";
+      const schema = body.response_format?.json_schema?.schema;
+      asked.push({ authorization: req.headers.authorization, model: body.model, user, schema });
+      const send = (status: number, answer: unknown) => {
+        res.writeHead(status, { "content-type": "application/json" });
+        res.end(JSON.stringify(answer));
+      };
+      if (req.headers.authorization !== `Bearer ${KEY}`)
+        return send(401, { error: { message: "bad key" } });
+      const company = Object.keys(FACTS).find((c) => user.includes(c));
+      const facts = company ? FACTS[company] : { industry: "Unknown", employees: 0 };
+      const content = schema ? JSON.stringify(facts) : (facts?.industry ?? "Unknown");
+      send(200, {
+        id: `chatcmpl-${asked.length}`,
+        object: "chat.completion",
+        created: 0,
+        model: body.model,
+        choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content } }],
+        usage: { ...USAGE, total_tokens: USAGE.prompt_tokens + USAGE.completion_tokens },
+      });
+    });
+  });
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo;
+      resolve({
+        url: `http://127.0.0.1:${port}/v1`,
+        asked,
+        close: () => new Promise<void>((r) => server.close(() => r())),
+      });
+    });
+  });
+}
+
+interface Row {
+  id: string;
+  data: Record<string, unknown>;
+  cells: Record<
+    string,
+    { status: string; outcome: string | null; executionId: string } | undefined
+  >;
+}
+
+describe("An AI column", () => {
+  let llm: Awaited<ReturnType<typeof startResponder>>;
+  let tableId = "";
+  let rowIds: string[] = [];
+  const rows = async () =>
+    (await api<{ rows: Row[] }>("GET", `/api/tables/${tableId}/rows`)).body.rows;
+  const workflowsNamed = async (name: string) =>
+    (
+      await api<{ workflows: { id: string; name: string }[] }>("GET", "/api/workflows")
+    ).body.workflows.filter((w) => w.name === name);
+  const dialog = () => ui.page.getByTestId("ai-column-dialog");
+
+  beforeAll(async () => {
+    llm = await startResponder();
+  });
+  afterAll(async () => {
+    await llm?.close();
+  });
+
+  it("fills the dialog: the column chips insert {{Column}} at the cursor", async () => {
+    const { page } = ui;
+    await page.goto(ui.app.signinUrl);
+    await page.waitForURL(/\/tables$/);
+    expect((await api("PUT", "/api/secrets/LLM_API_KEY", { value: KEY })).status).toBe(200);
+    const t = await api<{ id: string }>("POST", "/api/tables", {
+      name: "Companies",
+      columns: [
+        { id: "company", name: "Company", type: "text" },
+        { id: "country", name: "Country", type: "text" },
+      ],
+    });
+    expect(t.status).toBe(201);
+    tableId = t.body.id;
+    const ins = await api<{ rows: { id: string }[] }>("POST", `/api/tables/${tableId}/rows`, {
+      rows: [
+        { data: { company: "Acme", country: "FR" } },
+        { data: { company: "Globex", country: "US" } },
+      ],
+    });
+    expect(ins.status).toBe(201);
+    rowIds = ins.body.rows.map((r) => r.id);
+
+    await page.goto(`${ui.app.url}/tables/${tableId}`);
+    await page.waitForSelector("[data-testid=stream-state][data-state=live]");
+    await page.getByTestId("add-ai-column").click();
+    const d = dialog();
+    await d.waitFor();
+    await d.getByLabel("Name", { exact: true }).fill("Classify");
+    const prompt = d.getByTestId("ai-prompt");
+    await prompt.fill("Classify ");
+    await d.getByTestId("ai-insert-company").click();
+    // The cursor is after the inserted reference: typing carries on from there.
+    await page.keyboard.type(" from ");
+    await d.getByTestId("ai-insert-country").click();
+    await page.keyboard.type(".");
+    expect(await prompt.inputValue()).toBe("Classify {{Company}} from {{Country}}.");
+    expect(await d.getByTestId("ai-reads").textContent()).toContain("{{Company}}{{Country}}");
+
+    await d.getByLabel("Model", { exact: true }).fill(MODEL);
+    await d.getByText("System prompt and endpoint").click();
+    await d.getByLabel("Endpoint (optional)").fill(llm.url);
+    await d.getByLabel("System prompt (optional)").fill("Answer tersely.");
+    await d.getByLabel("Output 1: column name").fill("Industry");
+    await d.getByTestId("ai-add-field").click();
+    await d.getByLabel("Output 2: column name").fill("Employees");
+    await d.getByLabel("Output 2: type").selectOption("number");
+    expect(await d.locator(".editor-help", { hasText: "answers JSON" }).textContent()).toBe(
+      "The model answers JSON with industry (text), employees (number); each fills its column.",
+    );
+  }, 240_000);
+
+  // Needs POST /api/workflows/:id/test (issue 32 item 5).
+  it("tries the first row: the preview shows each column's value, and the table is untouched", async () => {
+    const d = dialog();
+    expect(await d.getByTestId("ai-try-row").inputValue()).toBe(rowIds[0]);
+    await d.getByTestId("ai-try").click();
+    // A real, paid call: the first try asks first.
+    await d.getByTestId("ai-try-confirm-yes").click();
+    await d
+      .locator("[data-testid=ai-try-preview], [data-testid=ai-try-error]")
+      .first()
+      .waitFor({ timeout: 30_000 });
+    const failed = d.getByTestId("ai-try-error");
+    expect(await failed.count(), (await failed.allTextContents()).join()).toBe(0);
+    expect(await d.getByTestId("ai-try-value-industry").locator("td").textContent()).toBe("Retail");
+    expect(await d.getByTestId("ai-try-value-employees").locator("td").textContent()).toBe("120");
+    expect(llm.asked.map((a) => a.user)).toEqual(["Classify Acme from FR."]);
+    // The try was a paid call, charged at the model's price (120 in, 30 out).
+    expect(await d.getByTestId("ai-try-cost").textContent()).toBe("This try cost 0.18 credits.");
+    // Nothing ran on the table: no cell, no output value.
+    for (const r of await rows()) {
+      expect(r.cells).toEqual({});
+      expect(r.data.industry).toBeUndefined();
+    }
+  }, 60_000);
+
+  it("creates one workflow, the typed output columns and the group mapping both", async () => {
+    const { page } = ui;
+    await dialog().getByTestId("ai-create").click();
+    await dialog().waitFor({ state: "detached" });
+    await page.getByTestId("group-header-classify").waitFor();
+
+    // The draft the try saved is the group's workflow: one, not two.
+    const flows = await workflowsNamed("Classify");
+    expect(flows).toHaveLength(1);
+    const table = await api<{
+      columns: unknown[];
+      groups: Record<string, unknown>[];
+    }>("GET", `/api/tables/${tableId}`);
+    expect(table.body.columns).toEqual([
+      { id: "company", name: "Company", type: "text" },
+      { id: "country", name: "Country", type: "text" },
+      { id: "industry", name: "Industry", type: "text" },
+      { id: "employees", name: "Employees", type: "number" },
+    ]);
+    expect(table.body.groups).toEqual([
+      expect.objectContaining({
+        id: "classify",
+        kind: "workflow",
+        workflowId: flows[0]?.id,
+        version: "live",
+        inputs: { company: "company", country: "country" },
+        outputs: [
+          { columnId: "industry", from: "ai.industry" },
+          { columnId: "employees", from: "ai.employees" },
+        ],
+        dependsOn: ["company", "country"],
+        autoRun: false,
+      }),
+    ]);
+    const wf = await api<{ definition: { inputs: unknown[]; blocks: unknown[] } }>(
+      "GET",
+      `/api/workflows/${flows[0]?.id}`,
+    );
+    expect(wf.body.definition.inputs).toEqual([
+      { name: "company", type: "text", required: true },
+      { name: "country", type: "text", required: true },
+    ]);
+    expect(wf.body.definition.blocks).toEqual([
+      expect.objectContaining({
+        id: "ai",
+        type: "llm",
+        provider: "openai",
+        baseUrl: llm.url,
+        model: MODEL,
+        system: "Answer tersely.",
+        prompt: "Classify {{ inputs.company }} from {{ inputs.country }}.",
+        temperature: 0,
+        jsonSchema: {
+          type: "object",
+          properties: { industry: { type: "string" }, employees: { type: "number" } },
+          required: ["industry", "employees"],
+          additionalProperties: false,
+        },
+      }),
+    ]);
+  }, 60_000);
+
+  it("runs the table: every row gets the model's answers", async () => {
+    const { page } = ui;
+    await page.getByTestId("run-all-menu").click();
+    await page.getByRole("button", { name: "Run all rows" }).click();
+    // A paid run asks first (its dry run's estimate); a free one starts at once.
+    const started = await waitFor(async () => {
+      const estimate = page.getByTestId("run-estimate");
+      if (await estimate.isVisible())
+        await page.getByRole("button", { name: "Run", exact: true }).click();
+      const runs = await api<{ runs: unknown[] }>("GET", `/api/tables/${tableId}/runs`);
+      return runs.body.runs.length > 0;
+    }, 20_000);
+    expect(started).toBe(true);
+    await waitFor(
+      async () => (await page.locator('[data-group=classify][data-outcome="ok"]').count()) === 2,
+      30_000,
+    );
+    expect(await shownValues(page, "industry")).toEqual(["Retail", "Energy"]);
+    expect(await shownValues(page, "employees")).toEqual(["120", "4500"]);
+    const byCompany = new Map((await rows()).map((r) => [r.data.company, r.data]));
+    expect(byCompany.get("Acme")).toMatchObject({ industry: "Retail", employees: 120 });
+    expect(byCompany.get("Globex")).toMatchObject({ industry: "Energy", employees: 4500 });
+    expect(llm.asked.every((a) => a.authorization === `Bearer ${KEY}` && a.model === MODEL)).toBe(
+      true,
+    );
+    expect(llm.asked.filter((a) => a.user === "Classify Globex from US.")).toHaveLength(1);
+  }, 60_000);
+
+  // Needs the llm block's details.llm, prices and cache (issue 32 items 1, 3 and 4).
+  it("a cell's details show the model, tokens and cost, then a cache hit at no cost", async () => {
+    const { page } = ui;
+    const globex = page.locator("[data-testid=grid-row]").nth(1);
+    await globex.locator("[data-group=classify] button.linklike").click();
+    const details = page.getByRole("dialog", { name: "“Classify”" });
+    await details.waitFor();
+    const call = details.getByTestId("llm-call-ai");
+    await call.waitFor({ timeout: 10_000 });
+    expect(await call.getByTestId("llm-model").textContent()).toBe(MODEL);
+    expect(await call.getByTestId("llm-input-tokens").textContent()).toBe("120");
+    expect(await call.getByTestId("llm-output-tokens").textContent()).toBe("30");
+    expect(await call.getByTestId("llm-cost").textContent()).toBe("0.18 credits");
+    expect(await call.getByTestId("llm-cached").textContent()).toBe("No");
+
+    // The same row again at temperature 0: the answer comes from the cache, and the open
+    // dialog follows the cell to its new attempt.
+    const before = llm.asked.length;
+    const rerun = await api("POST", `/api/tables/${tableId}/runs`, {
+      mode: "all",
+      rowIds: [rowIds[1]],
+    });
+    expect(rerun.status).toBe(202);
+    await call.getByTestId("llm-cached").filter({ hasText: "Yes" }).waitFor({ timeout: 30_000 });
+    expect(await call.getByTestId("llm-cost").textContent()).toBe("0 credits");
+    expect(llm.asked.length).toBe(before);
+  }, 60_000);
+});
