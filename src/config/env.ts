@@ -13,10 +13,10 @@ const allowPrivateNetworkFlag = z
   .preprocess(emptyAsUndefined, z.enum(["0", "1"], { error: "must be 0 or 1" }).default("0"))
   .transform((v) => v === "1");
 
-/** One model's price: credits per 1,000 input and per 1,000 output tokens. */
+/** One model's price: credits per 1,000 input and per 1,000 output tokens (absent: 0). */
 const LlmPrice = z.strictObject({
-  inputPer1k: z.number().min(0).max(1_000_000),
-  outputPer1k: z.number().min(0).max(1_000_000),
+  inputPer1k: z.number().min(0).max(1_000_000).default(0),
+  outputPer1k: z.number().min(0).max(1_000_000).default(0),
 });
 
 /**

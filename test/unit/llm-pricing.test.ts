@@ -47,6 +47,11 @@ describe("CELLFLOW_LLM_PRICES", () => {
     expect(llmPriceOf("other", env)).toBeUndefined();
     expect(llmPriceOf("constructor", env)).toBeUndefined();
     expect(llmPriceOf("gpt-4o-mini", {})).toBeUndefined();
+    // A side not given costs nothing.
+    expect(llmPriceOf("m", { CELLFLOW_LLM_PRICES: '{"m":{"inputPer1k":1}}' })).toEqual({
+      inputPer1k: 1,
+      outputPer1k: 0,
+    });
     expect(readEnv({ CELLFLOW_LLM_PRICES: prices }).CELLFLOW_LLM_PRICES).toEqual({
       "gpt-4o-mini": { inputPer1k: 0.15, outputPer1k: 0.6 },
     });
@@ -55,7 +60,7 @@ describe("CELLFLOW_LLM_PRICES", () => {
 
   it.each([
     ["not JSON", "{gpt: 1}", "must be JSON"],
-    ["a price without its output", '{"m":{"inputPer1k":1}}', "outputPer1k"],
+    ["a price that is not a number", '{"m":{"inputPer1k":"1","outputPer1k":1}}', "inputPer1k"],
     ["a negative price", '{"m":{"inputPer1k":-1,"outputPer1k":1}}', "inputPer1k"],
     ["an unknown field", '{"m":{"inputPer1k":1,"outputPer1k":1,"per":2}}', "per"],
     ["a list", "[1]", "CELLFLOW_LLM_PRICES"],
