@@ -282,6 +282,43 @@ describe("an llm call's turn (paceLlmCall)", () => {
     expect(after.waitedMs).toBeLessThan(1_000);
   });
 
+  it("a call blocked only by calls in flight goes once they settle, not a sixth of the minute later", async () => {
+    // A sixth of the minute (10 s) holds 1,000 tokens: four calls in flight reserving 240
+    // each leave no room for a fifth, whose slot is then 10 s ahead until they settle.
+    limitTo(1_000, 6_000);
+    const one = new RateLines(new PostgresLimiter(ownPool()));
+    const postgres = new PostgresLimiter(ownPool());
+    let answered = 0;
+    const two = new RateLines({
+      kind: "postgres",
+      take: async (...args) => {
+        const take = await postgres.take(...args);
+        answered++;
+        return take;
+      },
+      release: (...args) => postgres.release(...args),
+      settle: (...args) => postgres.settle(...args),
+      coolDown: (...args) => postgres.coolDown(...args),
+      close: () => postgres.close(),
+    });
+    const ws = `ws-inflight-${Date.now()}`;
+    const inFlight: Awaited<ReturnType<typeof paceLlmCall>>[] = [];
+    for (let i = 0; i < 4; i++) inFlight.push(await paceLlmCall(one, ws, "free", "m", 240, {}));
+    // Once the four slots are all past, nothing is reserved ahead: the fifth's first ask
+    // meets only the tokens the calls in flight hold.
+    const lastSlot = inFlight.at(-1)?.at ?? 0;
+    expect(await waitFor(() => Date.now() > lastSlot + 5, 5_000, 5)).toBe(true);
+    const fifth = paceLlmCall(two, ws, "free", "m", 240, {});
+    expect(await waitFor(() => answered >= 1, 5_000, 5)).toBe(true);
+    const settledAt = Date.now();
+    for (const call of inFlight) await call.settle(20);
+    const grant = await fifth;
+    // It goes within a poll (250 ms + jitter) of the settles; a slot reserved at its first
+    // ask would hold it until about 10 s after the first call.
+    expect(grant.at - settledAt).toBeLessThan(5_000);
+    await grant.settle(20);
+  });
+
   it("cools the key for every process: a 429 seen by one holds the other's next call", async () => {
     limitTo(1_000, 100_000);
     const [one, two] = processes() as [RateLines, RateLines];

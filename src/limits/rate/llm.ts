@@ -55,6 +55,17 @@ export interface LlmGrant {
 
 /** The limits' window: both are per minute. */
 const WINDOW_MS = 60_000;
+/**
+ * How far ahead an llm call's slot may be reserved, and how often a call refused for now
+ * asks again. A slot is placed counting the calls in flight at their whole reservation
+ * (prompt + maxTokens); with a tokens limit a few reservations wide, the next slot then
+ * lies seconds ahead although those calls will use a fraction of it once answered.
+ * Reserving it would hold the call there (and the line behind it) after they settle; a
+ * short reach and a short poll let it go as soon as the settled log has room. The cost: a
+ * read per waiting process every quarter second while the limit is really full.
+ */
+const LLM_REACH_MS = 250;
+const LLM_POLL_MS = 250;
 /** The longest cool-down kept, whatever a provider's retry-after says. */
 const MAX_COOL_DOWN_MS = 60 * 60_000;
 
@@ -101,6 +112,10 @@ export async function paceLlmCall(
       maxMs: 1_000,
       stopCheckMs: 2_000,
       ...opts,
+      // Ask again soon rather than hold a far slot: the calls in flight that push the slot
+      // out settle within a second or so, giving back most of what they reserved.
+      reachMs: LLM_REACH_MS,
+      pollMs: LLM_POLL_MS,
       weight,
     });
     // A 429 this process saw while the call waited for its slot: going now would meet the

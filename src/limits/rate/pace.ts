@@ -22,7 +22,7 @@
 
 import { sleep } from "@/domain/sleep";
 import { CancelledError, OverRateLimit } from "@/errors";
-import type { RateLimit, RateLimiter, Slot, TakeOptions } from "./port";
+import type { RateLimit, RateLimiter, Slot, Take, TakeOptions } from "./port";
 
 export interface PaceOptions {
   /** The attempt's: its deadline and a Stop abort it. */
@@ -40,6 +40,15 @@ export interface PaceOptions {
   random?: () => number;
   /** The process's provider-imposed pauses (a 429's `Retry-After`), waited before a take. */
   coolDowns?: CoolDowns;
+  /**
+   * The farthest ahead a slot may be reserved (ms from now; default the limiter's horizon).
+   * A weighted log (llm tokens) sets it short: a slot computed while calls in flight still
+   * hold their whole reservation lies far ahead, and reserving it would keep the call
+   * waiting there after those calls settle and give most of it back.
+   */
+  reachMs?: number;
+  /** The longest wait after a "limited" refusal before asking again (default: as long as the limiter says). */
+  pollMs?: number;
   /** At a weighted limit: what the call weighs (TakeOptions.weight). */
   weight?: number;
 }
@@ -78,10 +87,14 @@ export function stopCheck(opts: PaceOptions): StopCheck {
 }
 
 function takeOptions(opts: PaceOptions): TakeOptions {
+  const untilDeadline =
+    opts.deadlineAt === undefined ? undefined : Math.max(0, opts.deadlineAt - Date.now());
+  const maxWaitMs =
+    opts.reachMs === undefined
+      ? untilDeadline
+      : Math.min(untilDeadline ?? Number.POSITIVE_INFINITY, opts.reachMs);
   return {
-    ...(opts.deadlineAt === undefined
-      ? {}
-      : { maxWaitMs: Math.max(0, opts.deadlineAt - Date.now()) }),
+    ...(maxWaitMs === undefined ? {} : { maxWaitMs }),
     ...(opts.weight === undefined ? {} : { weight: opts.weight }),
   };
 }
@@ -115,12 +128,55 @@ export async function reserve(
     opts.signal?.throwIfAborted();
     const coolingMs = (opts.coolDowns?.until(key) ?? 0) - Date.now();
     if (coolingMs > 0) await wait(coolingMs + random() * baseMs, opts, check);
-    const take = await limiter.take(key, limit, takeOptions(opts));
+    const take = await takeUnlessStopped(limiter, key, limit, opts);
     if (take.ok) {
       const { ok: _, ...slot } = take;
       return slot;
     }
-    await wait(backoffMs(attempt, take, baseMs, maxMs, random), opts, check);
+    const backoff = backoffMs(attempt, take, baseMs, maxMs, random);
+    const polled =
+      take.reason === "limited" && opts.pollMs !== undefined
+        ? Math.min(backoff, opts.pollMs + random() * baseMs)
+        : backoff;
+    await wait(polled, opts, check);
+  }
+}
+
+/**
+ * One take, given up at once when the signal aborts while it is out (a poll under load can
+ * take a while; a Stop must not wait for it). A slot it reserves after that is given back.
+ */
+async function takeUnlessStopped(
+  limiter: RateLimiter,
+  key: string,
+  limit: RateLimit,
+  opts: PaceOptions,
+): Promise<Take> {
+  const taking = limiter.take(key, limit, takeOptions(opts));
+  const signal = opts.signal;
+  if (!signal) return taking;
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([taking, aborted]);
+  } catch (err) {
+    if (signal.aborted) {
+      void taking.then(
+        (late) => {
+          if (late.ok) {
+            const { ok: _, ...slot } = late;
+            void limiter.release(key, limit, slot).catch(() => {});
+          }
+        },
+        () => {},
+      );
+    }
+    throw err;
+  } finally {
+    if (onAbort) signal.removeEventListener("abort", onAbort);
   }
 }
 
