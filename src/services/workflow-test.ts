@@ -6,8 +6,9 @@
  * carries a secret's value (outputs and errors are redacted as a cell's are); the run ends
  * at its first pause, at its time cap (CELLFLOW_TEST_RUN_TIMEOUT_MS) or when the client
  * leaves, and then nothing of it runs on; whatever it reserved is charged or given back
- * before the answer (see engine/test-run-gate.ts), and all of it is given back when the
- * client left (no answer shows the results).
+ * before the answer (see engine/test-run-gate.ts). Every paid answer a finished block
+ * holds is charged, the client there or not: its effects ran (a later block may have sent
+ * it out), so leaving before the answer must not make it free.
  */
 import { readEnv } from "@/config/env";
 import type {
@@ -167,14 +168,12 @@ async function runTest(
   // Not a block's failure nor a cut (the time cap, the month's credits): a fault of ours.
   const fault =
     end.failure !== undefined && !(end.failure instanceof WorkflowError) && !cut.signal.aborted;
-  // The client left (nobody reads an answer, so nothing it shows is charged), or a fault:
-  // nothing is kept, and the route says which.
-  if (clientSignal.aborted || fault) {
-    await gate.settle(false);
-    throw clientSignal.aborted ? clientSignal.reason : end.failure;
-  }
-  const { status, error, cutShort } = howItEnded(end, cut.signal, traces);
+  // The calls cut off mid-flight gave their reservations back; the answers that finished
+  // blocks got are charged even when no response will show them.
   const costCredits = await gate.settle(true);
+  // The client left, or a fault of ours: no answer, and the route says which.
+  if (clientSignal.aborted || fault) throw clientSignal.aborted ? clientSignal.reason : end.failure;
+  const { status, error, cutShort } = howItEnded(end, cut.signal, traces);
   const finished = traces.finished();
   const outputs = setup.group
     ? groupOutputs(setup.group, finished)

@@ -28,6 +28,16 @@ export interface LlmServerOptions {
   delayMs?: number;
   /** Leave `usage` out of answers (the caller must fall back to its estimate). */
   omitUsage?: boolean;
+  /**
+   * Send this as the answer's `usage` object, as it is, in place of the real count (a
+   * provider that sends fields missing, absurd or of the wrong type).
+   */
+  usage?: Record<string, unknown>;
+  /**
+   * Answer every call with this text, as it is (with a schema: an Anthropic tool call's
+   * input when it parses as JSON).
+   */
+  answerText?: string;
 }
 
 export interface LlmServerMessage {
@@ -125,7 +135,15 @@ function parseBody(dialect: LlmDialect, body: Record<string, unknown>): Parsed {
 function answerOf(
   parsed: Parsed,
   fault: LlmFault | undefined,
+  given: string | undefined,
 ): { text: string; value?: unknown; cut: boolean } {
+  if (given !== undefined) {
+    try {
+      return { text: given, value: JSON.parse(given), cut: false };
+    } catch {
+      return { text: given, cut: false };
+    }
+  }
   const lastUser = [...parsed.messages].reverse().find((m) => m.role === "user")?.content ?? "";
   if (fault === "not-json")
     return { text: `Sure! Here it is: {${lastUser.slice(0, 40)}`, cut: false };
@@ -186,10 +204,11 @@ function apiKeyOf(dialect: LlmDialect, req: http.IncomingMessage): string | null
 function answerBody(
   record: LlmServerRequest,
   answer: { text: string; value?: unknown; cut: boolean },
-  withUsage: boolean,
+  options: LlmServerOptions,
   id: number,
 ): unknown {
   const { inputTokens, outputTokens } = record;
+  const withUsage = !options.omitUsage;
   if (record.dialect === "openai") {
     return {
       id: `chatcmpl_${id}`,
@@ -206,7 +225,7 @@ function answerBody(
       ],
       ...(withUsage
         ? {
-            usage: {
+            usage: options.usage ?? {
               prompt_tokens: inputTokens,
               completion_tokens: outputTokens,
               total_tokens: inputTokens + outputTokens,
@@ -226,7 +245,9 @@ function answerBody(
       : [{ type: "text", text: answer.text }],
     stop_reason: structured ? "tool_use" : answer.cut ? "max_tokens" : "end_turn",
     stop_sequence: null,
-    ...(withUsage ? { usage: { input_tokens: inputTokens, output_tokens: outputTokens } } : {}),
+    ...(withUsage
+      ? { usage: options.usage ?? { input_tokens: inputTokens, output_tokens: outputTokens } }
+      : {}),
   };
 }
 
@@ -289,7 +310,7 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
         ),
       );
     const fault = faults.shift();
-    const answer = answerOf(parsed, fault === "error500" ? undefined : fault);
+    const answer = answerOf(parsed, fault === "error500" ? undefined : fault, options.answerText);
     const outputTokens = estimateTokens(answer.text);
     const wait = window.waitFor(at, inputTokens + outputTokens);
     if (wait > 0) {
@@ -305,7 +326,7 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
     if (fault === "error500")
       return reply(500, errorBody(dialect, "api_error", "induced server error"));
     record.outputTokens = outputTokens;
-    reply(200, answerBody(record, answer, !options.omitUsage, requests.length));
+    reply(200, answerBody(record, answer, options, requests.length));
   }
 
   const server = http.createServer((req, res) => {

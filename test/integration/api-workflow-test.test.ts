@@ -3,7 +3,8 @@
  * version, or unsaved) on inputs or on a row that answers what each block did and writes
  * no cell; its effects happen, a paid block runs only with `allowPaid` and is charged
  * under the month's cap, a pause ends it, its time cap and a client that leaves stop it and
- * give back what it reserved, and no secret's value is in its answer.
+ * give back what calls cut off mid-flight reserved (a client that leaves is still charged the
+ * paid answers that finished blocks got), and no secret's value is in its answer.
  */
 import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
@@ -535,7 +536,7 @@ describe("paid blocks", () => {
     expect([after.used, after.reserved]).toEqual([0, 0]);
   });
 
-  it("a client that leaves stops the run: no answer (499), nothing charged, the reservation given back", async () => {
+  it("a client that leaves stops the run: no answer (499); the call it cut off is not charged, its reservation given back", async () => {
     const ws = await lookupWorkspace("/slow");
     let answer: (() => void) | undefined;
     ep.on("/slow", async (hit) => {
@@ -566,5 +567,59 @@ describe("paid blocks", () => {
     expect(res.status).toBe(499);
     const after = await usage(ws.key);
     expect([after.used, after.reserved]).toEqual([0, 0]);
+  });
+
+  it("a client that leaves is charged the paid answers finished blocks got: their effects ran", async () => {
+    const ws = await lookupWorkspace("/found");
+    ep.on("/found", async (hit) => ({
+      status: 200,
+      body: { name: `Company of ${hit.query.get("domain")}` },
+    }));
+    let release: (() => void) | undefined;
+    ep.on("/out", async () => {
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return { status: 200, body: {} };
+    });
+    // The paid answer goes out through an http block; the client leaves while it is sent.
+    const id = await workflow(ws.key, {
+      inputs: [{ name: "domain", type: "text", required: true }],
+      blocks: [
+        {
+          id: "look",
+          type: "enrichment",
+          enrichmentId: "company_lookup",
+          inputs: { domain: "inputs.domain" },
+          next: "send",
+        },
+        {
+          id: "send",
+          type: "http",
+          method: "POST",
+          url: `${ep.url}/out`,
+          body: "{{ blocks.look.name }}",
+        },
+      ],
+    });
+    const found = await resolveRoute(`/api/workflows/${id}/test`, "POST");
+    if (typeof found === "string") throw new Error(found);
+    const client = new AbortController();
+    const pending = found.handler(
+      new Request(`http://cellflow.test/api/workflows/${id}/test`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ws.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ inputs: { domain: "acme.test" }, allowPaid: true }),
+        signal: client.signal,
+      }),
+      { params: Promise.resolve({ id }) },
+    );
+    await vi.waitFor(() => expect(release).toBeDefined(), { timeout: 10_000 });
+    client.abort();
+    const res = await pending;
+    release?.();
+    expect(res.status).toBe(499);
+    const after = await usage(ws.key);
+    expect([after.used, after.reserved]).toEqual([COST, 0]);
   });
 });

@@ -25,6 +25,8 @@ afterEach(() => {
   delete process.env.CELLFLOW_LLM_BASE_URL;
   delete process.env.CELLFLOW_ANTHROPIC_BASE_URL;
   server.options.omitUsage = false;
+  delete server.options.usage;
+  delete server.options.answerText;
 });
 afterAll(() => server.close());
 
@@ -424,4 +426,93 @@ describe("failures", () => {
       await slow.close();
     }
   });
+});
+
+describe("the usage a provider reports is not trusted", () => {
+  const PROMPT = "Describe Ada in 3 words";
+  const usageOf = (provider: "openai" | "anthropic", input: unknown, output: unknown) =>
+    provider === "openai"
+      ? { prompt_tokens: input, completion_tokens: output }
+      : { input_tokens: input, output_tokens: output };
+
+  for (const provider of ["openai", "anthropic"] as const) {
+    it(`${provider}: no usage at all, or fields missing: the estimate is charged and reported`, async () => {
+      for (const setup of [
+        () => {
+          server.options.omitUsage = true;
+        },
+        () => {
+          server.options.omitUsage = false;
+          server.options.usage = {};
+        },
+        () => {
+          server.options.usage = usageOf(provider, "12", 3.5);
+        },
+        () => {
+          server.options.usage = usageOf(provider, -4, null);
+        },
+      ]) {
+        setup();
+        const { gate, usages } = recordingGate();
+        const result = await runLlm(block({ provider }), context({ llm: gate }));
+        const text = (result.output as { text: string }).text;
+        const estimate = {
+          inputTokens: estimateTokens(PROMPT),
+          outputTokens: estimateTokens(text),
+        };
+        expect(usages).toEqual([estimate]);
+        expect(result.details?.llm?.ask).toMatchObject(estimate);
+      }
+    });
+
+    it(`${provider}: an absurd count is charged at most maxTokens out and 4× the estimate + 1,000 in`, async () => {
+      for (const absurd of [1e300, 2 ** 53 - 1, 5_000_000]) {
+        server.options.usage = usageOf(provider, absurd, absurd);
+        const { gate, usages } = recordingGate();
+        const result = await runLlm(block({ provider, maxTokens: 50 }), context({ llm: gate }));
+        const bounded = { inputTokens: 4 * estimateTokens(PROMPT) + 1_000, outputTokens: 50 };
+        // 1e300 is no integer count at all: the estimate; the others are bounded.
+        const text = (result.output as { text: string }).text;
+        expect(usages).toEqual([
+          absurd === 1e300
+            ? { inputTokens: estimateTokens(PROMPT), outputTokens: estimateTokens(text) }
+            : bounded,
+        ]);
+      }
+    });
+
+    it(`${provider}: a count within bounds is charged as the provider gave it`, async () => {
+      server.options.usage = usageOf(provider, 4 * estimateTokens(PROMPT) + 1_000, 50);
+      const { gate, usages } = recordingGate();
+      await runLlm(block({ provider, maxTokens: 50 }), context({ llm: gate }));
+      expect(usages).toEqual([
+        { inputTokens: 4 * estimateTokens(PROMPT) + 1_000, outputTokens: 50 },
+      ]);
+    });
+  }
+
+  it("the input bound counts the schema sent with the call (a tool or a response format)", async () => {
+    server.options.usage = usageOf("anthropic", 1_000_000, 1);
+    const { gate, usages } = recordingGate();
+    await runLlm(block({ provider: "anthropic", jsonSchema: SCHEMA }), context({ llm: gate }));
+    const bound = 4 * (estimateTokens(PROMPT) + estimateTokens(JSON.stringify(SCHEMA))) + 1_000;
+    expect(usages).toEqual([{ inputTokens: bound, outputTokens: 1 }]);
+  });
+});
+
+describe("an answer too long to check", () => {
+  for (const provider of ["openai", "anthropic"] as const) {
+    it(`${provider}: over 1 MiB with a jsonSchema fails the block, not retryable, with no repair call`, async () => {
+      server.options.answerText = JSON.stringify({ size: "a".repeat(1 << 20) });
+      const before = server.requests.length;
+      const { gate, log } = recordingGate();
+      const err = await failure(
+        runLlm(block({ provider, jsonSchema: SCHEMA }), context({ llm: gate })),
+      );
+      expect(err.retryable).toBe(false);
+      expect(err.message).toMatch(/over the 1048576 a jsonSchema answer may have/);
+      expect(since(before)).toHaveLength(1);
+      expect(log).toEqual(["begin:answer", "answered:answer"]);
+    });
+  }
 });

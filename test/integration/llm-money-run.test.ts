@@ -3,7 +3,8 @@
  * workflow group is charged each call's real usage at CELLFLOW_LLM_PRICES (the ledger, GET
  * /api/usage by model, the run's creditsUsed, the cell's details), nothing stays reserved;
  * a run cap that fits N calls makes exactly N and halts; a per-row budget below a call's
- * estimate ends the cells `over_budget` without a call.
+ * estimate ends the cells `over_budget` without a call; a provider's absurd usage is charged
+ * bounded (maxTokens out, 4× the estimate + 1,000 in) and the cells complete.
  */
 import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
@@ -18,7 +19,7 @@ import { waitFor } from "../helpers/processes";
 import { workflowTable } from "../helpers/tables";
 
 const PRICE = { inputPer1k: 1, outputPer1k: 10 };
-const MODELS = ["gpt-usage", "gpt-cap", "gpt-budget"] as const;
+const MODELS = ["gpt-usage", "gpt-cap", "gpt-budget", "gpt-absurd"] as const;
 let server: LlmServer;
 const saved = process.env.CELLFLOW_LLM_PRICES;
 
@@ -167,5 +168,29 @@ describe("llm calls of a run", () => {
     );
     expect(outcomes.map((o) => o.outcome)).toEqual(["over_budget", "over_budget"]);
     expect(await reservedMilli(ws.id)).toBe(0);
+  }, 90_000);
+
+  it("a provider's absurd usage is charged bounded and the cells complete, each call made once", async () => {
+    const model = "gpt-absurd";
+    const { ws, tableId } = await llmTable(model, 2, 100);
+    // 1e20 output tokens priced 10 each: a figure over bigint's range, which the cell's
+    // terminal write could not record (no integer count: the estimate is charged instead).
+    server.options.usage = { prompt_tokens: 2 ** 53 - 1, completion_tokens: 1e20 };
+    try {
+      const { status, view } = await run(ws.key, tableId);
+      expect(status).toBe("completed");
+      expect(await cellCounts(tableId)).toEqual({ completed: 2 });
+      const calls = server.requests.filter((r) => r.model === model && r.status === 200);
+      expect(calls).toHaveLength(2);
+      const costs = calls.map((c) =>
+        Math.ceil(
+          (4 * c.inputTokens + 1_000) * PRICE.inputPer1k + c.outputTokens * PRICE.outputPer1k,
+        ),
+      );
+      expect(view.creditsUsed).toBe(((costs[0] ?? 0) + (costs[1] ?? 0)) / 1000);
+      expect(await reservedMilli(ws.id)).toBe(0);
+    } finally {
+      delete server.options.usage;
+    }
   }, 90_000);
 });

@@ -141,7 +141,9 @@ describe("an llm call of a test run", () => {
     await small.failed();
   });
 
-  it("a run whose client left charges nothing, even for answers it got", async () => {
+  // The test endpoint passes true whether or not its client is still there (a client that
+  // leaves is charged its finished answers: api-workflow-test.test.ts); false is the gate's.
+  it("settle(false) charges nothing, even for answers it got", async () => {
     vi.stubEnv("CELLFLOW_LLM_PRICES", PRICES);
     const ws = await newWorkspace();
     const { gate } = gateFor(ws.id);

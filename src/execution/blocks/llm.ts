@@ -20,7 +20,7 @@ import { renderTemplate } from "../expressions";
 import { lookupAnswer } from "../llm/answer-cache";
 import { ANTHROPIC_DEFAULT_BASE_URL, anthropicMessages } from "../llm/anthropic-messages";
 import { type ChatCall, type ChatRequest, hostOf, LlmCallError, messageOf } from "../llm/chat";
-import { checkJsonAnswer, InvalidSchema, validatorFor } from "../llm/json-answer";
+import { AnswerTooLong, checkJsonAnswer, InvalidSchema, validatorFor } from "../llm/json-answer";
 import { callModel, type ModelCall } from "../llm/model-call";
 import { OPENAI_DEFAULT_BASE_URL, openaiChat } from "../llm/openai-chat";
 import type { LlmProvider } from "../llm-calls";
@@ -169,10 +169,18 @@ async function ask(
       );
     return { output: { text: answer.text, model: answer.model }, calls: [first] };
   }
-  const checked =
-    answer.text === null
-      ? { ok: false as const, errors: "no answer" }
-      : checkJsonAnswer(answer.text, validate);
+  const check = (text: string | null) => {
+    if (text === null) return { ok: false as const, errors: "no answer" };
+    try {
+      return checkJsonAnswer(text, validate);
+    } catch (err) {
+      // Not worth a repair: the model would be shown all of it again.
+      if (err instanceof AnswerTooLong)
+        throw new BlockError(block.id, err.message, { retryable: false });
+      throw err;
+    }
+  };
+  const checked = check(answer.text);
   if (checked.ok) return { output: checked.value, calls: [first] };
   const second = await call("repair", {
     ...request,
@@ -183,10 +191,7 @@ async function ask(
     ],
   });
   const repaired = second.answer;
-  const rechecked =
-    repaired.text === null
-      ? { ok: false as const, errors: "no answer" }
-      : checkJsonAnswer(repaired.text, validate);
+  const rechecked = check(repaired.text);
   if (rechecked.ok) return { output: rechecked.value, calls: [first, second] };
   const cut = repaired.cut ? " (cut off: length limit)" : "";
   throw new BlockError(

@@ -86,7 +86,7 @@ export const anthropicMessages: ChatCall = async (request, signal, quote) => {
     text: answerText(answer, request.jsonSchema !== undefined),
     model: typeof answer.model === "string" ? answer.model : request.model,
     usage:
-      typeof usage?.input_tokens === "number" && typeof usage.output_tokens === "number"
+      usage !== null && typeof usage === "object"
         ? { inputTokens: usage.input_tokens, outputTokens: usage.output_tokens }
         : null,
     cut: answer.stop_reason === "max_tokens",

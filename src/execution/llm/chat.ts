@@ -5,8 +5,6 @@
  * `LlmCallError` that says whether trying again can help and how long the provider asked
  * to wait; a refused destination is never retryable.
  */
-import type { LlmUsage } from "../llm-calls";
-
 export interface ChatMessage {
   role: "user" | "assistant";
   content: string;
@@ -25,13 +23,21 @@ export interface ChatRequest {
   jsonSchema?: Record<string, unknown> | undefined;
 }
 
+export interface ReportedUsage {
+  inputTokens: unknown;
+  outputTokens: unknown;
+}
+
 export interface ChatAnswer {
   /** The answer's text; with a schema, its JSON (a tool call's input is serialised). */
   text: string | null;
   /** The model that answered, as the provider names it. */
   model: string;
-  /** The provider's count, when it gave one. */
-  usage: LlmUsage | null;
+  /**
+   * The provider's count as it came, when it gave one: not trusted (a field may be missing,
+   * of another type or absurd); callModel checks and bounds it before anything is charged.
+   */
+  usage: ReportedUsage | null;
   /** The answer stopped at the token cap. */
   cut: boolean;
   /** The model declined to answer (OpenAI's `refusal`). */

@@ -4,12 +4,13 @@
  * begun is ended exactly once — `answered` with the provider's usage (or the estimate
  * when it gave none), else `failed` (a failure, an abort), after `busy` for a 429 that
  * said how long; what `begin` throws (a cap, a Stop, the deadline) is passed on as it is,
- * with no request made.
+ * with no request made. The usage charged is bounded whatever the provider says
+ * (`chargedUsage`), so its price always fits the ledger and the cell's terminal write.
  */
 import type { ChargeKey } from "@/domain/charges";
 import { estimateTokens } from "@/domain/llm-tokens";
 import type { LlmCallPlan, LlmCalls, LlmUsage } from "../llm-calls";
-import type { ChatAnswer, ChatCall, ChatRequest } from "./chat";
+import type { ChatAnswer, ChatCall, ChatRequest, ReportedUsage } from "./chat";
 import { LlmCallError } from "./chat";
 
 export interface ModelCall {
@@ -56,10 +57,42 @@ export async function callModel(args: {
     }
     throw signal.aborted ? signal.reason : err;
   }
-  const usage = answer.usage ?? {
-    inputTokens,
-    outputTokens: estimateTokens(answer.text ?? ""),
-  };
+  const usage = chargedUsage(answer, request, inputTokens);
   const priced = turn ? await turn.answered(usage) : { costCredits: 0, charge: null };
   return { answer, usage, ...priced };
+}
+
+/**
+ * How far the input a provider reports may go over the estimate (characters / 4): CJK
+ * text and emoji take about one token a character (4× the estimate), and the provider's
+ * own framing (roles, the structured output's tool or format, counted here from the
+ * schema's JSON) adds some hundreds of tokens. Beyond that the count is not believed.
+ */
+const INPUT_OVER_ESTIMATE = 4;
+const INPUT_MARGIN = 1_000;
+
+const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
+
+/**
+ * The usage a call is charged and reported with. A field that is not a non-negative integer
+ * (missing, NaN, a string, a fraction) is the estimate's (the input sent; estimateTokens of
+ * the answer). Output is at most the call's `maxTokens` (a provider cannot legitimately
+ * write more), input at most INPUT_OVER_ESTIMATE × (the estimate + the schema's tokens) +
+ * INPUT_MARGIN, so a price from them stays small enough for every write that records it.
+ */
+export function chargedUsage(
+  answer: { usage: ReportedUsage | null; text: string | null },
+  request: Pick<ChatRequest, "maxTokens" | "jsonSchema">,
+  inputTokens: number,
+): LlmUsage {
+  const reported = answer.usage;
+  const input = isCount(reported?.inputTokens) ? reported.inputTokens : inputTokens;
+  const output = isCount(reported?.outputTokens)
+    ? reported.outputTokens
+    : estimateTokens(answer.text ?? "");
+  const schemaTokens = request.jsonSchema ? estimateTokens(JSON.stringify(request.jsonSchema)) : 0;
+  return {
+    inputTokens: Math.min(input, INPUT_OVER_ESTIMATE * (inputTokens + schemaTokens) + INPUT_MARGIN),
+    outputTokens: Math.min(output, request.maxTokens),
+  };
 }

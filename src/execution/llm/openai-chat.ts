@@ -57,9 +57,11 @@ export const openaiChat: ChatCall = async (request, signal, quote) => {
   return {
     text: typeof choice?.message?.content === "string" ? choice.message.content : null,
     model: completion.model,
-    usage: usage
-      ? { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens }
-      : null,
+    // As it came (the client's types do not check the body): callModel checks it.
+    usage:
+      usage !== null && typeof usage === "object"
+        ? { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens }
+        : null,
     cut: choice?.finish_reason === "length",
     ...(choice?.message?.refusal ? { refusal: choice.message.refusal } : {}),
   };
