@@ -12,35 +12,30 @@
  *   sub-workflow's blocks and items through the ledger — in one transaction with the release
  *   of everything else; a call with no answer gives its reservation back at once.
  * - An llm call reserves the price of its estimate (input tokens plus `maxTokens`) and is
- *   charged the price of its real usage.
+ *   charged the price of its real usage: the turn a cell's call takes (llm-turn.ts), keyed
+ *   under the execution whose block calls (a sub-workflow's or a foreach item's own).
  * - Every call then waits its turn at the workspace's shared rate limit until the run's
- *   signal aborts (its time cap, the client leaving): an enrichment's provider under the
- *   key a cell's call uses; an llm call at the plan's requests per minute for its model.
+ *   signal aborts (its time cap, the client leaving), under the key a cell's call uses: an
+ *   enrichment's provider; an llm call at the requests and tokens per minute of its model,
+ *   one budget with the table's cells (settled with its real tokens, a 429 cooling the key
+ *   for every worker).
  */
 import type { Db } from "@db/client";
-import { llmPriceOf } from "@/config/llm-prices";
 import type { ChargeKey } from "@/domain/charges";
-import { llmCostMilli } from "@/domain/llm-pricing";
 import type { Plan } from "@/domain/statuses";
 import type { PaidCalls } from "@/enrichments/types";
 import { UsageLimitHalt } from "@/errors";
 import type { ChildLedger } from "@/execution/blocks/types";
 import type { RunHooks } from "@/execution/executor";
-import type { LlmCalls, LlmTurn } from "@/execution/llm-calls";
+import type { LlmCalls } from "@/execution/llm-calls";
 import { planLimits } from "@/limits/plans";
-import { limiterHook, paceBaseMs, providerRetryAfter, rateLimitKey } from "@/limits/rate/hook";
+import { limiterHook, providerRetryAfter } from "@/limits/rate/hook";
 import type { RateLines } from "@/limits/rate/line";
 import { milliOf } from "@/store/usage/amounts";
 import { releaseTestCall } from "@/store/usage/release-test-run";
 import { reserveTestCall } from "@/store/usage/reserve-test-call";
-import { settleTestRun, type TestCharge } from "@/store/usage/settle-test-run";
-
-/**
- * Requests per minute of one model per workspace, by plan (API.md's defaults). Provisional:
- * the shared llm limiter (limits/rate/llm.ts, with tokens per minute and the environment's
- * overrides) replaces this pacing when it lands.
- */
-const LLM_REQUESTS_PER_MINUTE: Record<Plan, number> = { free: 60, pro: 500, unlimited: 5_000 };
+import { settleTestRun } from "@/store/usage/settle-test-run";
+import { beginLlmTurn } from "./llm-turn";
 
 export interface TestRun {
   workspaceId: string;
@@ -71,9 +66,9 @@ const keyOf = (c: ChargeKey) => JSON.stringify([c.chargeId, c.source]);
 
 type Deps = { db: Db; lines: RateLines };
 
-/** What the run holds reserved, by key, with the real amount where an llm answer set one. */
+/** The keys the run holds reserved. */
 class Holds {
-  private readonly held = new Map<string, { milli?: number }>();
+  private readonly held = new Set<string>();
   /** Whether the run ever reserved: a run that did not has nothing to settle or release. */
   reservedAny = false;
 
@@ -97,7 +92,7 @@ class Holds {
       this.run.onHalt(halt);
       throw halt;
     }
-    this.held.set(key, {});
+    this.held.add(key);
     this.reservedAny = true;
   }
 
@@ -107,19 +102,6 @@ class Holds {
     await releaseTestCall(this.db, { testRunId: this.run.testRunId, charge }).catch(
       () => undefined,
     );
-  }
-
-  /** An llm answer's real amount; false when nothing is held for it (nothing to charge). */
-  priced(charge: ChargeKey, milli: number): boolean {
-    const entry = this.held.get(keyOf(charge));
-    if (entry) entry.milli = milli;
-    return entry !== undefined;
-  }
-
-  /** The charge to settle for a kept answer (with its real amount when it has one). */
-  toSettle(charge: ChargeKey): TestCharge {
-    const milli = this.held.get(keyOf(charge))?.milli;
-    return milli === undefined ? charge : { ...charge, milli };
   }
 }
 
@@ -141,43 +123,19 @@ function enrichmentCalls({ lines }: Deps, run: TestRun, holds: Holds): PaidCalls
 }
 
 function llmCalls({ lines }: Deps, run: TestRun, holds: Holds): LlmCalls {
-  const perMinute = LLM_REQUESTS_PER_MINUTE[run.plan];
   return {
-    begin: async (plan, signal): Promise<LlmTurn> => {
-      const repair = plan.call === "repair" ? "#repair" : "";
-      const charge = {
-        chargeId: run.testRunId,
-        source: `llm:${plan.model}@${plan.blockId}${repair}`,
-      };
-      const estimate = llmCostMilli(llmPriceOf(plan.model), {
-        inputTokens: plan.inputTokens,
-        outputTokens: plan.maxTokens,
-      });
-      await holds.reserve(charge, estimate);
-      const lineKey = rateLimitKey(run.workspaceId, `llm:${plan.model}`);
-      try {
-        await lines.pace(
-          lineKey,
-          { limit: perMinute, windowMs: 60_000 },
-          { signal, deadlineAt: run.deadlineAt, baseMs: paceBaseMs(perMinute / 60), maxMs: 1_000 },
-        );
-      } catch (err) {
-        await holds.release(charge);
-        throw err;
-      }
-      return {
-        answered: async (usage) => {
-          const milli = llmCostMilli(llmPriceOf(plan.model), usage);
-          if (milli <= 0 || !holds.priced(charge, milli)) {
-            await holds.release(charge);
-            return { costCredits: 0, charge: null };
-          }
-          return { costCredits: milli / 1000, charge };
+    begin: (plan, signal) =>
+      beginLlmTurn(
+        {
+          lines,
+          workspaceId: run.workspaceId,
+          plan: run.plan,
+          executionId: run.testRunId,
+          money: holds,
+          pace: { signal, deadlineAt: run.deadlineAt },
         },
-        failed: () => holds.release(charge),
-        busy: async (retryAfterMs) => lines.coolDowns.coolDown(lineKey, retryAfterMs),
-      };
-    },
+        plan,
+      ),
   };
 }
 
@@ -202,7 +160,8 @@ export function testRunGate(deps: Deps, run: TestRun): TestRunGate {
     },
     settle: async (charge) => {
       if (!holds.reservedAny) return 0;
-      const charges = charge ? [...answered.values()].map((c) => holds.toSettle(c)) : [];
+      // An llm answer's charge carries its real amount (`milli`).
+      const charges = charge ? [...answered.values()] : [];
       const milli = await settleTestRun(deps.db, { testRunId: run.testRunId, charges });
       return milli / 1000;
     },

@@ -6,10 +6,10 @@
  * running block.
  *
  * A finished block with effects (all but the pure ones) is recorded before any block
- * after it starts, and a later attempt reuses it instead of running it again: the cell's
- * own blocks as checkpoints (`hooks.checkpoint`), a child run's blocks, at any depth, as
- * step records of the execution (`lineage.record`) under the digest of the child's
- * inputs — reused only by a child run with the same inputs. A child's id, and so the
+ * after it starts (finished-blocks.ts), and a later attempt reuses it instead of running it
+ * again: the cell's own blocks as checkpoints (`hooks.checkpoint`), a child run's blocks,
+ * at any depth, as step records of the execution (`lineage.record`) under the digest of
+ * the child's inputs — reused only by a child run with the same inputs. A child's id, and so the
  * Idempotency-Keys and charges of what runs in it, come from its execution's id: what a
  * resumed execution runs again is sent under its own keys.
  */
@@ -19,7 +19,6 @@ import { digestOf } from "@/domain/digest";
 import { assertNever } from "@/domain/statuses";
 import { entryBlock } from "@/domain/workflow-graph";
 import type { PaidCalls } from "@/enrichments/types";
-import { redact } from "@/security/redact";
 import { runApproval, runCondition, runFail, runTransform, runWait } from "./blocks/basic";
 import { type ChildResult, foreachRunner, type RunChild, workflowRunner } from "./blocks/compose";
 import { runEnrichmentBlock } from "./blocks/enrichment";
@@ -36,21 +35,15 @@ import {
   withRetries,
 } from "./blocks/types";
 import type { ExpressionScope } from "./expressions";
+import { type CheckpointHook, mergeDetails, recordFinished } from "./finished-blocks";
 import { type LlmCalls, llmOf } from "./llm-calls";
 
 export interface RunHooks {
   onBlockStart?(blockId: string): void;
   onBlockComplete?(blockId: string, output: unknown): void;
   /** Persists a finished block; the blocks after it wait for this. */
-  checkpoint?(
-    blockId: string,
-    checkpoint: Checkpoint,
-    charges: readonly ChargeKey[],
-  ): Promise<void>;
+  checkpoint?: CheckpointHook;
 }
-
-/** Pure blocks are cheaper to recompute than to record. */
-const PURE = new Set<Block["type"]>(["transform", "condition", "fail"]);
 
 export interface RunInput {
   definition: WorkflowDefinition;
@@ -370,53 +363,6 @@ async function runAndRecord(run: WorkflowRun, block: Block): Promise<Settled> {
   await recordFinished(run, block, result, taken);
   input.hooks?.onBlockComplete?.(id, result.output);
   return { ran: true, taken };
-}
-
-/** Each section's entries side by side (they are keyed by block id, so none is lost). */
-function mergeDetails(run: WorkflowRun, details: Record<string, Record<string, unknown>>): void {
-  run.details ??= {};
-  for (const [section, entries] of Object.entries(details))
-    run.details[section] = { ...run.details[section], ...entries };
-}
-
-/**
- * What is stored is redacted (here for checkpoints, by the ledger for step records: a
- * resumed run sees `[redacted]` where an answer echoed a secret); this run goes on with the
- * output as it came. The paid answers the output holds are charged by the write that
- * records it; a run that records nothing passes them up to its caller's write.
- */
-async function recordFinished(
-  run: WorkflowRun,
-  block: Block,
-  result: BlockResult,
-  taken: string[],
-): Promise<void> {
-  const charges = result.charges ?? [];
-  const lineage = run.nested ? run.input.lineage : undefined;
-  const checkpoint = run.nested ? undefined : run.input.hooks?.checkpoint;
-  if (PURE.has(block.type) || !(lineage || checkpoint)) run.unrecorded.push(...charges);
-  else if (lineage)
-    await lineage.record({
-      scope: run.stepScope,
-      key: block.id,
-      record: {
-        digest: run.digest,
-        output: result.output,
-        taken,
-        retryOnResume: result.retryOnResume ?? false,
-      },
-      charges,
-    });
-  else
-    await checkpoint?.(
-      block.id,
-      {
-        output: redact(result.output, run.scope.secrets),
-        taken,
-        ...(result.retryOnResume ? { retryOnResume: true as const } : {}),
-      },
-      charges,
-    );
 }
 
 /** `blockId` or `blockId.path.to.value` from the blocks' outputs; null when absent. */

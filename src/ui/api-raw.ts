@@ -1,15 +1,11 @@
 /**
  * The routes the browser reaches without the typed client, because it cannot express
  * them: the CSV import (its upload progress needs XMLHttpRequest), the CSV export (a
- * download link) and the table's event stream (an EventSource); and a workflow's test run,
- * which the generated client does not describe yet (its answer is checked against the
- * documented shape instead). Their paths are built here, and only here; refusals come
- * back as `ApiError`, like the client's.
+ * download link) and the table's event stream (an EventSource). Their paths are built
+ * here, and only here; refusals come back as `ApiError`, like the client's.
  */
 import type { Schemas } from "@/client/cellflow-client";
-import type { WorkflowDefinition } from "@/contracts/workflow";
 import { ApiError, onUnauthorized, toApiError, UI_HEADER } from "./api";
-import { WorkflowTestAnswer } from "./grid/ai-try";
 
 const tablePath = (tableId: string) => `/api/tables/${encodeURIComponent(tableId)}`;
 
@@ -52,44 +48,4 @@ export function importCsv(
     };
     xhr.send(file);
   });
-}
-
-/** What `POST /api/workflows/:id/test` takes (the fields the grid sends). */
-export interface WorkflowTestRequest {
-  definition?: WorkflowDefinition;
-  inputs?: Record<string, unknown>;
-  tableId?: string;
-  rowId?: string;
-  allowPaid?: boolean;
-}
-
-/** Runs a workflow (or the given unsaved definition) once, writing no cell. */
-export async function testWorkflow(
-  workflowId: string,
-  body: WorkflowTestRequest,
-): Promise<WorkflowTestAnswer> {
-  let res: Response;
-  try {
-    res = await fetch(`/api/workflows/${encodeURIComponent(workflowId)}/test`, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: { "content-type": "application/json", ...UI_HEADER },
-      body: JSON.stringify(body),
-    });
-  } catch {
-    throw new ApiError(0, "network", "The request did not reach the server");
-  }
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    // Not JSON (a proxy's page): the status says enough.
-  }
-  if (res.status === 401) onUnauthorized();
-  if (!res.ok) throw toApiError(res.status, parsed);
-  const answer = WorkflowTestAnswer.safeParse(parsed);
-  if (!answer.success)
-    throw new ApiError(res.status, "internal", "The test answer was not understood");
-  return answer.data;
 }

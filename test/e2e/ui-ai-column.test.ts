@@ -10,86 +10,51 @@
  * - running the table fills every row with the model's answers;
  * - a cell's details show the model, the tokens, the cost and, after a second run of the
  *   same row at temperature 0, that the answer came from the cache at no cost.
- * The model is a small OpenAI-compatible responder in this process (deterministic answers
- * and usage) that the block's endpoint points at, keyed by the workspace secret.
+ * The model is the shared local LLM server (test/helpers/llm-server.ts) that the block's
+ * endpoint points at: its answers are built from the schema and the prompt (llm-answers.ts)
+ * and its token counts are ceil(characters / 4), so what each cell gets, uses and costs is
+ * computed here from the prompt.
  */
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { estimateTokens } from "@/domain/llm-tokens";
+import { seedOf, valueForSchema } from "../helpers/llm-answers";
+import { type LlmServer, startLlmServer } from "../helpers/llm-server";
 import { waitFor } from "../helpers/processes";
 import { shownValues, uiApi, uiSessionOfFile } from "../helpers/ui-session";
 
 const MODEL = "test-model";
 const KEY = "sk-test-ai-column";
-/** Usage every answer reports, and the model's price: 120 in, 30 out → 0.12 + 0.06 credits. */
-const USAGE = { prompt_tokens: 120, completion_tokens: 30 };
+const SYSTEM = "Answer tersely.";
+/** The model's price: 1 milli-credit an input token, 2 an output token. */
+const PRICE = { inputPer1k: 1, outputPer1k: 2 };
 // Read by the server at start (the server inherits this process's environment).
-process.env.CELLFLOW_LLM_PRICES = JSON.stringify({ [MODEL]: { inputPer1k: 1, outputPer1k: 2 } });
+process.env.CELLFLOW_LLM_PRICES = JSON.stringify({ [MODEL]: PRICE });
 
 const ui = uiSessionOfFile("cellflow-ui-ai-");
 const api = <T = Record<string, unknown>>(method: string, p: string, body?: unknown) =>
   uiApi<T>(ui, method, p, body);
 
-/** What the responder knows of each company: the answers it gives. */
-const FACTS: Record<string, { industry: string; employees: number }> = {
-  Acme: { industry: "Retail", employees: 120 },
-  Globex: { industry: "Energy", employees: 4500 },
+/** The JSON schema the dialog's two output fields make (checked on the saved block below). */
+const SCHEMA = {
+  type: "object",
+  properties: { industry: { type: "string" }, employees: { type: "number" } },
+  required: ["industry", "employees"],
+  additionalProperties: false,
 };
 
-interface Asked {
-  authorization: string | undefined;
-  model: string;
-  user: string;
-  schema: { properties?: Record<string, unknown> } | undefined;
+/** What the local server answers a prompt, and what the call uses and costs. */
+function expected(prompt: string) {
+  const answer = valueForSchema(SCHEMA, seedOf(prompt)) as { industry: string; employees: number };
+  const inputTokens = estimateTokens(SYSTEM) + estimateTokens(prompt);
+  const outputTokens = estimateTokens(JSON.stringify(answer));
+  const milli = inputTokens * PRICE.inputPer1k + outputTokens * PRICE.outputPer1k;
+  return { answer, inputTokens, outputTokens, credits: `${milli / 1000} credits` };
 }
-
-/** A minimal OpenAI-compatible chat completions endpoint; every request is kept. */
-function startResponder(): Promise<{ url: string; asked: Asked[]; close(): Promise<void> }> {
-  const asked: Asked[] = [];
-  const server = http.createServer((req, res) => {
-    let raw = "";
-    req.on("data", (c: Buffer) => {
-      raw += c.toString();
-    });
-    req.on("end", () => {
-      const body = JSON.parse(raw) as {
-        model: string;
-        messages: { role: string; content: string }[];
-        response_format?: { json_schema?: { schema?: Asked["schema"] } };
-      };
-      const user = body.messages.find((m) => m.role === "user")?.content ?? "";
-      const schema = body.response_format?.json_schema?.schema;
-      asked.push({ authorization: req.headers.authorization, model: body.model, user, schema });
-      const send = (status: number, answer: unknown) => {
-        res.writeHead(status, { "content-type": "application/json" });
-        res.end(JSON.stringify(answer));
-      };
-      if (req.headers.authorization !== `Bearer ${KEY}`)
-        return send(401, { error: { message: "bad key" } });
-      const company = Object.keys(FACTS).find((c) => user.includes(c));
-      const facts = company ? FACTS[company] : { industry: "Unknown", employees: 0 };
-      const content = schema ? JSON.stringify(facts) : (facts?.industry ?? "Unknown");
-      send(200, {
-        id: `chatcmpl-${asked.length}`,
-        object: "chat.completion",
-        created: 0,
-        model: body.model,
-        choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content } }],
-        usage: { ...USAGE, total_tokens: USAGE.prompt_tokens + USAGE.completion_tokens },
-      });
-    });
-  });
-  return new Promise((resolve) => {
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo;
-      resolve({
-        url: `http://127.0.0.1:${port}/v1`,
-        asked,
-        close: () => new Promise<void>((r) => server.close(() => r())),
-      });
-    });
-  });
-}
+const ACME = expected("Classify Acme from FR.");
+const GLOBEX = expected("Classify Globex from US.");
+/** The user message of each request the server got. */
+const prompts = (llm: LlmServer) =>
+  llm.requests.map((r) => r.messages.find((m) => m.role === "user")?.content);
 
 interface Row {
   id: string;
@@ -101,7 +66,7 @@ interface Row {
 }
 
 describe("An AI column", () => {
-  let llm: Awaited<ReturnType<typeof startResponder>>;
+  let llm: LlmServer;
   let tableId = "";
   let rowIds: string[] = [];
   const rows = async () =>
@@ -113,7 +78,7 @@ describe("An AI column", () => {
   const dialog = () => ui.page.getByTestId("ai-column-dialog");
 
   beforeAll(async () => {
-    llm = await startResponder();
+    llm = await startLlmServer();
   });
   afterAll(async () => {
     await llm?.close();
@@ -160,8 +125,8 @@ describe("An AI column", () => {
 
     await d.getByLabel("Model", { exact: true }).fill(MODEL);
     await d.getByText("System prompt and endpoint").click();
-    await d.getByLabel("Endpoint (optional)").fill(llm.url);
-    await d.getByLabel("System prompt (optional)").fill("Answer tersely.");
+    await d.getByLabel("Endpoint (optional)").fill(llm.openaiBaseUrl);
+    await d.getByLabel("System prompt (optional)").fill(SYSTEM);
     await d.getByLabel("Output 1: column name").fill("Industry");
     await d.getByTestId("ai-add-field").click();
     await d.getByLabel("Output 2: column name").fill("Employees");
@@ -184,11 +149,20 @@ describe("An AI column", () => {
       .waitFor({ timeout: 30_000 });
     const failed = d.getByTestId("ai-try-error");
     expect(await failed.count(), (await failed.allTextContents()).join()).toBe(0);
-    expect(await d.getByTestId("ai-try-value-industry").locator("td").textContent()).toBe("Retail");
-    expect(await d.getByTestId("ai-try-value-employees").locator("td").textContent()).toBe("120");
-    expect(llm.asked.map((a) => a.user)).toEqual(["Classify Acme from FR."]);
-    // The try was a paid call, charged at the model's price (120 in, 30 out).
-    expect(await d.getByTestId("ai-try-cost").textContent()).toBe("This try cost 0.18 credits.");
+    expect(await d.getByTestId("ai-try-value-industry").locator("td").textContent()).toBe(
+      ACME.answer.industry,
+    );
+    expect(await d.getByTestId("ai-try-value-employees").locator("td").textContent()).toBe(
+      String(ACME.answer.employees),
+    );
+    expect(prompts(llm)).toEqual(["Classify Acme from FR."]);
+    expect(llm.requests[0]).toMatchObject({
+      status: 200,
+      inputTokens: ACME.inputTokens,
+      outputTokens: ACME.outputTokens,
+    });
+    // The try was a paid call, charged at the model's price for the tokens it used.
+    expect(await d.getByTestId("ai-try-cost").textContent()).toBe(`This try cost ${ACME.credits}.`);
     // Nothing ran on the table: no cell, no output value.
     for (const r of await rows()) {
       expect(r.cells).toEqual({});
@@ -243,17 +217,12 @@ describe("An AI column", () => {
         id: "ai",
         type: "llm",
         provider: "openai",
-        baseUrl: llm.url,
+        baseUrl: llm.openaiBaseUrl,
         model: MODEL,
-        system: "Answer tersely.",
+        system: SYSTEM,
         prompt: "Classify {{ inputs.company }} from {{ inputs.country }}.",
         temperature: 0,
-        jsonSchema: {
-          type: "object",
-          properties: { industry: { type: "string" }, employees: { type: "number" } },
-          required: ["industry", "employees"],
-          additionalProperties: false,
-        },
+        jsonSchema: SCHEMA,
       }),
     ]);
   }, 60_000);
@@ -275,15 +244,19 @@ describe("An AI column", () => {
       async () => (await page.locator('[data-group=classify][data-outcome="ok"]').count()) === 2,
       30_000,
     );
-    expect(await shownValues(page, "industry")).toEqual(["Retail", "Energy"]);
-    expect(await shownValues(page, "employees")).toEqual(["120", "4500"]);
+    expect(await shownValues(page, "industry")).toEqual([
+      ACME.answer.industry,
+      GLOBEX.answer.industry,
+    ]);
+    expect(await shownValues(page, "employees")).toEqual([
+      String(ACME.answer.employees),
+      String(GLOBEX.answer.employees),
+    ]);
     const byCompany = new Map((await rows()).map((r) => [r.data.company, r.data]));
-    expect(byCompany.get("Acme")).toMatchObject({ industry: "Retail", employees: 120 });
-    expect(byCompany.get("Globex")).toMatchObject({ industry: "Energy", employees: 4500 });
-    expect(llm.asked.every((a) => a.authorization === `Bearer ${KEY}` && a.model === MODEL)).toBe(
-      true,
-    );
-    expect(llm.asked.filter((a) => a.user === "Classify Globex from US.")).toHaveLength(1);
+    expect(byCompany.get("Acme")).toMatchObject(ACME.answer);
+    expect(byCompany.get("Globex")).toMatchObject(GLOBEX.answer);
+    expect(llm.requests.every((r) => r.apiKey === KEY && r.model === MODEL)).toBe(true);
+    expect(prompts(llm).filter((p) => p === "Classify Globex from US.")).toHaveLength(1);
   }, 60_000);
 
   // Needs the llm block's details.llm, prices and cache (issue 32 items 1, 3 and 4).
@@ -296,14 +269,18 @@ describe("An AI column", () => {
     const call = details.getByTestId("llm-call-ai");
     await call.waitFor({ timeout: 10_000 });
     expect(await call.getByTestId("llm-model").textContent()).toBe(MODEL);
-    expect(await call.getByTestId("llm-input-tokens").textContent()).toBe("120");
-    expect(await call.getByTestId("llm-output-tokens").textContent()).toBe("30");
-    expect(await call.getByTestId("llm-cost").textContent()).toBe("0.18 credits");
+    expect(await call.getByTestId("llm-input-tokens").textContent()).toBe(
+      String(GLOBEX.inputTokens),
+    );
+    expect(await call.getByTestId("llm-output-tokens").textContent()).toBe(
+      String(GLOBEX.outputTokens),
+    );
+    expect(await call.getByTestId("llm-cost").textContent()).toBe(GLOBEX.credits);
     expect(await call.getByTestId("llm-cached").textContent()).toBe("No");
 
     // The same row again at temperature 0: the answer comes from the cache, and the open
     // dialog follows the cell to its new attempt.
-    const before = llm.asked.length;
+    const before = llm.requests.length;
     const rerun = await api("POST", `/api/tables/${tableId}/runs`, {
       mode: "all",
       rowIds: [rowIds[1]],
@@ -311,6 +288,6 @@ describe("An AI column", () => {
     expect(rerun.status).toBe(202);
     await call.getByTestId("llm-cached").filter({ hasText: "Yes" }).waitFor({ timeout: 30_000 });
     expect(await call.getByTestId("llm-cost").textContent()).toBe("0 credits");
-    expect(llm.asked.length).toBe(before);
+    expect(llm.requests.length).toBe(before);
   }, 60_000);
 });

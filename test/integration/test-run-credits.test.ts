@@ -4,7 +4,12 @@
  * charged the price of its real usage only when the run ends with its answer shown; a
  * call with no answer, and everything when the client left, is given back; a call the cap
  * refuses ends the run and reserves nothing; what a test run that never ended left
- * reserved is given back by the maintenance sweep, and nothing else is.
+ * reserved is given back by the maintenance sweep, and nothing else is. A test run's llm
+ * call takes its turn at the cells' limits (the same key, requests and tokens per minute):
+ * its reservation holds the tokens until it settles with the real usage or gives them
+ * back, a reservation over the tokens per minute is refused at once with its credits given
+ * back, a 429 cools the key for every process; a call of a sub-workflow or a foreach item
+ * is charged under that execution's own key.
  */
 import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
@@ -12,10 +17,11 @@ import { sql } from "drizzle-orm";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { newId } from "@/domain/ids";
 import { testRunGate } from "@/engine/test-run-gate";
-import { UsageLimitHalt } from "@/errors";
+import { isOverRateLimit, UsageLimitHalt } from "@/errors";
 import type { LlmCallPlan } from "@/execution/llm-calls";
 import { planLimits } from "@/limits/plans";
 import { RateLines } from "@/limits/rate/line";
+import { llmRateKey, llmRateLimit } from "@/limits/rate/llm";
 import { PostgresLimiter } from "@/limits/rate/postgres";
 import { releaseStaleTestRuns } from "@/store/usage/release-test-run";
 import { useTestDatabase } from "../helpers/db";
@@ -184,5 +190,90 @@ describe("the sweep of test runs that never ended", () => {
     expect(await releaseStaleTestRuns(db())).toBe(0);
     await young.gate.settle(false);
     expect(await credits(ws.id)).toEqual({ used: 0, reserved: 5_000 });
+  });
+});
+
+describe("an llm call of a test run at the cells' limits", () => {
+  /** A cell's call of `weight` tokens that may wait 50 ms at most, from another process. */
+  const cellTake = async (workspaceId: string, weight: number) => {
+    const other = new PostgresLimiter(db());
+    return other.take(llmRateKey(workspaceId, "model-a"), llmRateLimit("free"), {
+      weight,
+      maxWaitMs: 50,
+    });
+  };
+
+  it("holds its reservation's tokens on the cells' key until it settles with the real usage", async () => {
+    // 6,000 tokens a minute: 1,000 per sixth of it (slots.ts); requests spaced 10 ms apart.
+    vi.stubEnv("CELLFLOW_LLM_TOKENS_PER_MINUTE", "6000");
+    vi.stubEnv("CELLFLOW_LLM_REQUESTS_PER_MINUTE", "6000");
+    const ws = await newWorkspace();
+    const { gate } = gateFor(ws.id);
+    const turn = await gate.llm.begin(plan({ inputTokens: 100, maxTokens: 700 }), signal());
+    // 800 reserved: a cell's call of 800 does not fit beside it…
+    expect(await cellTake(ws.id, 800)).toMatchObject({ ok: false, reason: "limited" });
+    await turn.answered({ inputTokens: 100, outputTokens: 20 });
+    // …and fits once the call settled at the 120 it used.
+    expect((await cellTake(ws.id, 800)).ok).toBe(true);
+  });
+
+  it("gives its tokens back when it got no answer", async () => {
+    vi.stubEnv("CELLFLOW_LLM_TOKENS_PER_MINUTE", "6000");
+    const ws = await newWorkspace();
+    const { gate } = gateFor(ws.id);
+    const turn = await gate.llm.begin(plan({ inputTokens: 100, maxTokens: 800 }), signal());
+    expect((await cellTake(ws.id, 200)).ok).toBe(false);
+    await turn.failed();
+    expect((await cellTake(ws.id, 900)).ok).toBe(true);
+  });
+
+  it("is refused at once when its reservation is over the tokens per minute, its credits given back", async () => {
+    vi.stubEnv("CELLFLOW_LLM_PRICES", PRICES);
+    vi.stubEnv("CELLFLOW_LLM_TOKENS_PER_MINUTE", "1000");
+    const ws = await newWorkspace();
+    const { gate } = gateFor(ws.id);
+    const err = await gate.llm.begin(plan(), signal()).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(isOverRateLimit(err)).toBe(true);
+    expect((err as Error).message).toContain("reserves 1100 tokens");
+    expect((err as Error).message).toContain("1000 tokens per minute");
+    expect(await credits(ws.id)).toEqual({ used: 0, reserved: 0 });
+    expect(await gate.settle(true)).toBe(0);
+  });
+
+  it("a 429 cools the cells' key for every process", async () => {
+    const ws = await newWorkspace();
+    const { gate } = gateFor(ws.id);
+    const turn = await gate.llm.begin(plan({ maxTokens: 100 }), signal());
+    await turn.busy(5_000);
+    await turn.failed();
+    const held = await cellTake(ws.id, 10);
+    expect(held).toMatchObject({ ok: false, reason: "limited" });
+    if (!held.ok) expect(held.retryAfterMs).toBeGreaterThan(4_000);
+  });
+
+  it("a sub-workflow's or a foreach item's call is reserved and charged under its own execution", async () => {
+    vi.stubEnv("CELLFLOW_LLM_PRICES", PRICES);
+    const ws = await newWorkspace();
+    const { gate } = gateFor(ws.id);
+    const items = ["ex_item0", "ex_item1"];
+    const charges = [];
+    for (const chargeId of items) {
+      const turn = await gate.llm.begin(plan({ chargeId }), signal());
+      const priced = await turn.answered({ inputTokens: 100, outputTokens: 10 });
+      if (priced.charge) charges.push(priced.charge);
+    }
+    expect(charges.map((c) => c.chargeId)).toEqual(items);
+    await gate.ledger.record({
+      scope: "each",
+      key: "ask",
+      record: { digest: "", output: "x", taken: [], retryOnResume: false },
+      charges,
+    });
+    // Two calls, two charges of 100 + 20 milli each.
+    expect(await gate.settle(true)).toBe(0.24);
+    expect(await credits(ws.id)).toEqual({ used: 240, reserved: 0 });
   });
 });

@@ -5,11 +5,13 @@
  * problems the API would refuse).
  */
 import { describe, expect, it } from "vitest";
-import { WorkflowDefinition } from "@/contracts/workflow";
+import { Block, WorkflowDefinition } from "@/contracts/workflow";
 import { checkWorkflowDefinition } from "@/domain/workflow-graph";
+import { ANTHROPIC_API_KEY_SECRET, LLM_API_KEY_SECRET } from "@/execution/blocks/llm";
 import { ApiError } from "@/ui/api";
 import {
   BLOCK_HELP,
+  COMMON_FIELDS,
   canAddBlock,
   freeBlockId,
   starterDefinition,
@@ -323,6 +325,21 @@ describe("editing helpers", () => {
       const parsed = WorkflowDefinition.safeParse({ blocks: [block] });
       expect(parsed.success, `${type}: ${JSON.stringify(parsed.error?.issues)}`).toBe(true);
     }
+  });
+
+  it("describes every field each block type accepts", () => {
+    for (const schema of Block.options) {
+      const type = schema.shape.type.value;
+      const helped = [...BLOCK_HELP[type].fields, ...COMMON_FIELDS].map((f) => f.name);
+      expect(helped, type).toEqual(expect.arrayContaining(Object.keys(schema.shape)));
+    }
+  });
+
+  it("tells where an llm block's key comes from and that it is paid work", () => {
+    const { summary } = BLOCK_HELP.llm;
+    expect(summary).toContain(LLM_API_KEY_SECRET);
+    expect(summary).toContain(ANTHROPIC_API_KEY_SECRET);
+    expect(summary).toContain("CELLFLOW_LLM_PRICES");
   });
 
   it("says how long ago in words", () => {

@@ -3,6 +3,7 @@ import type { ChargeKey } from "@/domain/charges";
 import { sleep } from "@/domain/sleep";
 import type { ChildRunEnd } from "@/domain/statuses";
 import type { PaidCalls } from "@/enrichments/types";
+import { isOverRateLimit } from "@/errors";
 import { ExpressionError, type ExpressionScope } from "../expressions";
 import type { LlmCalls } from "../llm-calls";
 
@@ -182,6 +183,8 @@ export const DEFAULT_TIMEOUT_MS: Partial<Record<Block["type"], number>> = {
  * it runs with aborts at the deadline, so an HTTP socket is closed); a retryable failure
  * waits `backoffMs · 2^(n-1)` with full jitter, and at least a provider's Retry-After,
  * then tries again, up to `retry.attempts` tries in all. A Stop ends the wait at once.
+ * A call its rate limit can never let go (OverRateLimit: an llm call reserving more than
+ * the whole tokens per minute) fails the same way every time, so it is not tried again.
  */
 export async function withRetries(
   block: Block,
@@ -201,9 +204,12 @@ export async function withRetries(
         deadline?.aborted && timeoutMs
           ? new BlockError(block.id, `timed out after ${timeoutMs} ms`)
           : err;
-      // An expression fails the same way every time, a limit it hit included.
+      // An expression fails the same way every time, a limit it hit included; so does a
+      // call heavier than its whole rate limit.
       const retryable =
-        failure instanceof BlockError ? failure.retryable : !(failure instanceof ExpressionError);
+        failure instanceof BlockError
+          ? failure.retryable
+          : !(failure instanceof ExpressionError || isOverRateLimit(failure));
       if (attempt >= attempts || !retryable) throw failure;
       const base = (block.retry?.backoffMs ?? 0) * 2 ** (attempt - 1);
       const wait = Math.max(

@@ -15,13 +15,10 @@ import { jsonb } from "../sql";
 import { MONTH } from "./amounts";
 import { TEST_RUN_ATTEMPT } from "./reserve-test-call";
 
-/** A key to charge; `milli` when the answer cost another amount than was reserved. */
-export type TestCharge = ChargeKey & { milli?: number };
-
 /** Returns the milli-credits charged. */
 export async function settleTestRun(
   db: Db,
-  r: { testRunId: string; charges: readonly TestCharge[] },
+  r: { testRunId: string; charges: readonly ChargeKey[] },
 ): Promise<number> {
   return db.transaction(async (tx) => {
     let charged = 0;

@@ -7,8 +7,7 @@
  */
 import { useState } from "react";
 import type { Column } from "@/contracts/table";
-import { describeError } from "../api";
-import { testWorkflow } from "../api-raw";
+import { answer as answerOf, api, describeError } from "../api";
 import { type AiColumnPlan, tryInputs } from "./ai-column-plan";
 import { type Preview, previewOf, shownValue, tryRowId } from "./ai-try";
 import { creditsText } from "./llm-details";
@@ -51,12 +50,17 @@ export function AiTryRow(props: {
     try {
       const ready = await props.prepare();
       if (!ready) return;
-      const answer = await testWorkflow(ready.workflowId, {
-        definition: ready.plan.workflow.definition,
-        inputs: tryInputs(ready.plan, row.data),
-        // An llm block is paid work: the test endpoint refuses it without this.
-        allowPaid: true,
-      });
+      const answer = await answerOf(
+        api.POST("/api/workflows/{id}/test", {
+          params: { path: { id: ready.workflowId } },
+          body: {
+            definition: ready.plan.workflow.definition,
+            inputs: tryInputs(ready.plan, row.data),
+            // An llm block is paid work: the test endpoint refuses it without this.
+            allowPaid: true,
+          },
+        }),
+      );
       setResult(previewOf(ready.plan, answer));
     } catch (err) {
       setResult({ ok: false, error: describeError(err) });
@@ -132,7 +136,7 @@ export function AiTryRow(props: {
           {result.error}
         </div>
       )}
-      {result?.ok && result.costCredits !== null && (
+      {result?.ok && (
         <p className="editor-help" data-testid="ai-try-cost">
           This try cost {creditsText(result.costCredits)}.
         </p>

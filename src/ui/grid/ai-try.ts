@@ -1,32 +1,13 @@
 /**
- * "Try on this row": the answer of `POST /api/workflows/:id/test` (checked with a schema
- * of its documented shape, since the typed client may not know the route yet), the row a
- * try starts on, and the preview of an answer field by field (or why there is none).
- * Pure, so it is unit-tested.
+ * "Try on this row": the row a try starts on, and the preview of the answer of
+ * `POST /api/workflows/:id/test` field by field (or why there is none). Pure, so it is
+ * unit-tested.
  */
-import { z } from "zod";
+import type { Schemas } from "@/client/cellflow-client";
 import { AI_BLOCK_ID, type AiColumnPlan } from "./ai-column-plan";
 
-export const WorkflowTestAnswer = z.object({
-  status: z.enum(["completed", "error", "paused"]),
-  outputs: z.unknown().optional(),
-  blocks: z
-    .array(
-      z.object({
-        id: z.string(),
-        status: z.string(),
-        output: z.unknown().optional(),
-        error: z.string().nullable().optional(),
-        durationMs: z.number().nullable().optional(),
-      }),
-    )
-    .default([]),
-  /** Why the run did not complete. */
-  error: z.string().nullable().optional(),
-  /** What the try was charged, in credits. */
-  costCredits: z.number().optional(),
-});
-export type WorkflowTestAnswer = z.infer<typeof WorkflowTestAnswer>;
+/** The test endpoint's answer, as the typed client gives it. */
+export type WorkflowTestAnswer = Schemas["TestWorkflowResponse"];
 
 /** The row a try starts on: the first selected one the grid shows, else its first row. */
 export function tryRowId(
@@ -53,7 +34,7 @@ export interface PreviewValue {
 }
 
 export type Preview =
-  | { ok: true; values: PreviewValue[]; costCredits: number | null }
+  | { ok: true; values: PreviewValue[]; costCredits: number }
   | { ok: false; error: string };
 
 /**
@@ -76,7 +57,7 @@ export function previewOf(plan: Pick<AiColumnPlan, "fields">, answer: WorkflowTe
         : at({ [AI_BLOCK_ID]: answer.outputs }, f.from);
     return { name: f.name, columnId: f.columnId, value: value ?? null };
   });
-  return { ok: true, values, costCredits: answer.costCredits ?? null };
+  return { ok: true, values, costCredits: answer.costCredits };
 }
 
 /** A previewed value as the grid would show it. */

@@ -5,6 +5,7 @@
  * definition with an id that is not taken yet.
  */
 import type { BlockType, WorkflowDefinition } from "@/contracts/workflow";
+import { DEFAULT_MAX_TOKENS } from "@/domain/llm-tokens";
 
 export interface FieldHelp {
   name: string;
@@ -126,19 +127,40 @@ export const BLOCK_HELP: Record<BlockType, BlockHelp> = {
     },
   },
   llm: {
-    summary: "Asks a language model.",
+    summary:
+      "Asks a language model once: an OpenAI-compatible chat completions endpoint, or Anthropic's messages API. " +
+      "The API key is a workspace secret: LLM_API_KEY (openai) or ANTHROPIC_API_KEY (anthropic). " +
+      "A model with a price (CELLFLOW_LLM_PRICES) is paid work: its estimate is reserved before the call and its real token usage charged after. " +
+      "Each call waits its turn at the workspace's requests and tokens per minute for the model; at temperature 0 the same call reuses a cached answer at no cost.",
     fields: [
-      req("model", "the model name"),
-      req("prompt", "may hold templates"),
-      opt("baseUrl", "an OpenAI-compatible endpoint"),
-      opt("jsonSchema", "a JSON Schema the answer must follow"),
+      opt("provider", '"openai" (default: any OpenAI-compatible endpoint) or "anthropic"'),
+      req("model", "the model name, e.g. gpt-4o-mini"),
+      req("prompt", "the user message; may hold templates"),
+      opt("system", "instructions sent ahead of the prompt, as written (no templates)"),
+      opt(
+        "baseUrl",
+        "the endpoint; default the server's CELLFLOW_LLM_BASE_URL or CELLFLOW_ANTHROPIC_BASE_URL, else the provider's own",
+      ),
+      opt("temperature", "0 to 2; at 0 a repeated call is answered from the cache"),
+      opt(
+        "maxTokens",
+        `the answer's token cap (default ${DEFAULT_MAX_TOKENS}); the call reserves it plus ceil(characters / 4) of its messages at the tokens per minute`,
+      ),
+      opt(
+        "jsonSchema",
+        "a JSON Schema the answer must follow: an answer that does not match is asked again once with the errors, then fails the block",
+      ),
     ],
-    output: "{ text, model }; with a jsonSchema, the parsed answer",
+    output:
+      "{ text, model }; with a jsonSchema, the parsed answer. The cell's details show the model, tokens, cost and whether it was cached",
     example: {
       id: "llm",
       type: "llm",
       model: "gpt-4o-mini",
-      prompt: "Summarise in one line: {{ row.description }}",
+      system: "Answer in one short line.",
+      prompt: "Summarise: {{ row.description }}",
+      temperature: 0,
+      maxTokens: 200,
     },
   },
 };
