@@ -25,6 +25,7 @@ import {
   LostAuthority,
 } from "@/errors";
 import { WorkflowError } from "@/execution/executor";
+import { cellDetails } from "@/execution/finished-blocks";
 import { redact, redactText } from "@/security/redact";
 import {
   type AttemptRequest,
@@ -197,7 +198,7 @@ function endedBy(run: OpenAttempt, err: unknown): AttemptResult {
     return failure(
       redactText(reason.message, secrets),
       redact(reason.blockErrors, secrets),
-      reason.details,
+      reason.details ? cellDetails(reason.details) : undefined,
     );
   const text = redactText(reason instanceof Error ? reason.message : String(reason), secrets);
   run.log.error({ err: { message: text } }, "attempt failed unexpectedly");

@@ -11,6 +11,7 @@ import { type Block, WorkflowDefinition } from "@/contracts/workflow";
 import { groupInputs } from "@/domain/table-schema";
 import { LostAuthority } from "@/errors";
 import { pickOutput, type RunOutput, runWorkflow } from "@/execution/executor";
+import { cellDetails } from "@/execution/finished-blocks";
 import { redact } from "@/security/redact";
 import { pauseAttempt } from "@/store/cells/pause-attempt";
 import { childWorkflow } from "@/store/engine-reads";
@@ -197,7 +198,7 @@ async function workflowEnd(
       blockErrors: {},
       outputs: redact(groupOutputs(run.group, result.blocks), run.secrets),
       charges: result.charges,
-      ...(result.details ? { details: result.details } : {}),
+      ...(result.details ? { details: cellDetails(result.details) } : {}),
     },
   });
 }

@@ -48,6 +48,22 @@ export function mergeDetails(
     run.details[section] = { ...run.details[section], ...entries };
 }
 
+/**
+ * A workflow cell's `details` as written: the blocks' sections and `costCredits`, what the
+ * cell's llm calls cost (summed to the milli-credit, as they were charged), like an
+ * enrichment cell's.
+ */
+export function cellDetails(
+  details: Record<string, Record<string, unknown>>,
+): Record<string, unknown> {
+  let milli = 0;
+  for (const entry of Object.values(details.llm ?? {})) {
+    const cost = (entry as { costCredits?: unknown }).costCredits;
+    if (typeof cost === "number" && Number.isFinite(cost)) milli += Math.round(cost * 1000);
+  }
+  return { ...details, costCredits: milli / 1000 };
+}
+
 export async function recordFinished(
   run: FinishedBlocks,
   block: Block,

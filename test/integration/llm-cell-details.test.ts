@@ -87,6 +87,7 @@ describe("details.llm on the cell", () => {
     expect(calls.map((c) => c.dialect)).toEqual(["openai", "openai", "anthropic"]);
     const [answer, repair, summary] = calls;
     expect(cell.details).toEqual({
+      costCredits: 0,
       llm: {
         classify: {
           model: "gpt-details",
@@ -125,6 +126,7 @@ describe("details.llm on the cell", () => {
     expect(cell.status).toBe("error");
     const [call] = server.requests.slice(before);
     expect(cell.details).toEqual({
+      costCredits: 0,
       llm: {
         ask: {
           model: "gpt-details",

@@ -125,16 +125,23 @@ describe("llm calls of a run", () => {
     expect(usage.used).toBe(total / 1000);
     expect(await reservedMilli(ws.id)).toBe(0);
     let fromDetails = 0;
+    let cellTotals = 0;
     for (const rowId of rowIds) {
       const cell = dataOf(
         await apiClient(ws.key).GET("/api/tables/{id}/rows/{rowId}/cells/{groupId}", {
           params: { path: { id: tableId, rowId, groupId: "g" } },
         }),
       );
-      const llm = (cell.details as { llm?: Record<string, { costCredits: number }> }).llm;
-      fromDetails += Math.round((llm?.classify?.costCredits ?? 0) * 1000);
+      const details = cell.details as {
+        costCredits?: number;
+        llm?: Record<string, { costCredits: number }>;
+      };
+      fromDetails += Math.round((details.llm?.classify?.costCredits ?? 0) * 1000);
+      // The cell's own total is its llm calls' (one block here).
+      cellTotals += Math.round((details.costCredits ?? Number.NaN) * 1000);
     }
     expect(fromDetails).toBe(total);
+    expect(cellTotals).toBe(total);
   }, 90_000);
 
   it("a run cap that fits 3 calls makes exactly 3 and halts as run_credit_cap", async () => {
