@@ -49,6 +49,7 @@ const W7_TPM = env("BENCH_W7_TPM", 300_000);
 const W7_MAX_TOKENS = process.env.BENCH_W7_MAX_TOKENS
   ? Number(process.env.BENCH_W7_MAX_TOKENS)
   : undefined;
+const W7_DELAY_MS = env("BENCH_W7_DELAY_MS", 0);
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -272,12 +273,15 @@ async function runW8(url: string): Promise<unknown> {
 /** An AI column at a tokens-per-minute limit, on each shared limiter. */
 async function runW7(url: string): Promise<unknown> {
   const runs: Record<string, unknown> = {};
+  const limiters = (process.env.BENCH_W7_LIMITERS ?? "postgres,redis").split(",");
   for (const limiter of ["postgres", "redis"] as const) {
+    if (!limiters.includes(limiter)) continue;
     const load = os.loadavg().map((l) => l.toFixed(2));
     const r = await w7(url, {
       rows: W7_ROWS,
       tokensPerMinute: W7_TPM,
       limiter,
+      delayMs: W7_DELAY_MS,
       ...(W7_MAX_TOKENS !== undefined ? { maxTokens: W7_MAX_TOKENS } : {}),
     });
     say(
@@ -285,6 +289,10 @@ async function runW7(url: string): Promise<unknown> {
     );
     const after = os.loadavg().map((l) => +l.toFixed(2));
     say(`W7 (${limiter}): load average after ${after.join(" ")}`);
+    if (r.log)
+      say(
+        `W7 (${limiter}): the last sixth of the window held, on average, ${r.log.settled} of its limit in settled calls, ${r.log.unsettled} in ${r.log.unsettledCalls} calls granted and not yet settled (whole reservations), ${r.log.ahead} reserved ahead`,
+      );
     runs[limiter] = { ...r, loadAverageBefore: load.map(Number), loadAverageAfter: after };
   }
   return runs;

@@ -31,6 +31,7 @@ import { sql } from "drizzle-orm";
 import { LocalBackend } from "@/backends/local";
 import { TableSchema } from "@/contracts/table";
 import type { WorkflowDefinition } from "@/contracts/workflow";
+import { DEFAULT_MAX_TOKENS, estimateTokens } from "@/domain/llm-tokens";
 import { startRun } from "@/engine/dispatcher";
 import { decodeSecretKey, generateSecretKey, sealSecret } from "@/security/secret-box";
 import { insertRows } from "@/store/rows/insert";
@@ -51,6 +52,7 @@ import {
   type W7Call,
   withinShareOf,
 } from "./w7-figures";
+import { sampleLlmLog, type W7LogShares } from "./w7-log";
 
 export type W7Limiter = "redis" | "postgres";
 
@@ -68,6 +70,8 @@ export interface W7Options {
   /** The llm block's maxTokens; undefined leaves it unset (the default 1,024). */
   maxTokens?: number;
   concurrencyPerWorker?: number;
+  /** How long the local server takes to answer each call (a real model's latency); 0 by default. */
+  delayMs?: number;
 }
 
 export interface W7Result {
@@ -96,6 +100,8 @@ export interface W7Result {
   runChargedMilli: number;
   runExpectedMilli: number;
   seconds: number;
+  /** The Postgres limiter's log, sampled: where the sub-window's tokens went. */
+  log?: W7LogShares;
 }
 
 const COMPANY_KINDS = ["farms..", "clinics", "schools", "ports..", "banks.."];
@@ -109,6 +115,17 @@ function rowOf(i: number): { name: string; about: string } {
   };
 }
 
+const SYSTEM = "You sort companies into industries. Be brief, plain.";
+const PROMPT =
+  "Which industry is {{ row.name }} in? It says of itself: {{ row.about }} Answer in one short sentence, naming the industry first. Thanks.";
+
+/** What a call reserves at the limit: its input tokens (the same for every row) and its output cap. */
+function reservationOf(maxTokens: number | undefined): number {
+  const row = rowOf(0);
+  const prompt = PROMPT.replace("{{ row.name }}", row.name).replace("{{ row.about }}", row.about);
+  return estimateTokens(SYSTEM) + estimateTokens(prompt) + (maxTokens ?? DEFAULT_MAX_TOKENS);
+}
+
 function definition(baseUrl: string, maxTokens: number | undefined): WorkflowDefinition {
   return {
     inputs: [],
@@ -118,9 +135,8 @@ function definition(baseUrl: string, maxTokens: number | undefined): WorkflowDef
         type: "llm",
         baseUrl,
         model: W7_MODEL,
-        system: "You sort companies into industries. Be brief, plain.",
-        prompt:
-          "Which industry is {{ row.name }} in? It says of itself: {{ row.about }} Answer in one short sentence, naming the industry first. Thanks.",
+        system: SYSTEM,
+        prompt: PROMPT,
         temperature: 0.7,
         ...(maxTokens !== undefined ? { maxTokens } : {}),
       },
@@ -170,7 +186,11 @@ async function llmTable(
 export async function w7(adminUrl: string, o: W7Options): Promise<W7Result> {
   const concurrencyPerWorker = o.concurrencyPerWorker ?? 50;
   const redis = o.limiter === "redis" ? await startRedis() : undefined;
-  const server = await startLlmServer({ tokensPerMinute: o.tokensPerMinute, windowMs: WINDOW_MS });
+  const server = await startLlmServer({
+    tokensPerMinute: o.tokensPerMinute,
+    windowMs: WINDOW_MS,
+    ...(o.delayMs ? { delayMs: o.delayMs } : {}),
+  });
   const { url, database } = await benchDatabase(adminUrl);
   const workers: ScriptProcess[] = [];
   const backend = new LocalBackend(url);
@@ -219,12 +239,18 @@ export async function w7(adminUrl: string, o: W7Options): Promise<W7Result> {
     await runAll(await llmTable(db, ws.id, wf.id, WARM_UP_ROWS, 90_000));
     const tableId = await llmTable(db, ws.id, wf.id, o.rows, 0);
     const fromRequest = server.requests.length;
+    const sampling =
+      o.limiter === "postgres"
+        ? sampleLlmLog(db, W7_MODEL, reservationOf(o.maxTokens), o.tokensPerMinute)
+        : undefined;
     const started = performance.now();
     await runAll(tableId);
     const seconds = (performance.now() - started) / 1000;
+    const log = await sampling?.();
     await checkTerminalOnce(database, tableId, o.rows);
     return await judge(database.db, server, {
       ...o,
+      ...(log ? { log } : {}),
       workspaceId: ws.id,
       tableId,
       fromRequest,
@@ -243,7 +269,13 @@ export async function w7(adminUrl: string, o: W7Options): Promise<W7Result> {
 async function judge(
   db: Parameters<typeof usageSummary>[0],
   server: LlmServer,
-  r: W7Options & { workspaceId: string; tableId: string; fromRequest: number; seconds: number },
+  r: W7Options & {
+    workspaceId: string;
+    tableId: string;
+    fromRequest: number;
+    seconds: number;
+    log?: W7LogShares;
+  },
 ): Promise<W7Result> {
   const answered = (from: number): W7Call[] =>
     server.requests
@@ -288,6 +320,7 @@ async function judge(
     runChargedMilli: Number(ledger?.milli ?? -1),
     runExpectedMilli: expectedMilli(run, W7_PRICE),
     seconds: +r.seconds.toFixed(1),
+    ...(r.log ? { log: r.log } : {}),
   };
   const wrong: string[] = [];
   if (result.status429 > 0 || peak > limit)
