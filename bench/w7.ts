@@ -25,6 +25,11 @@
  * milli-credit or something stays reserved. Within 5 % of the limit is reported, not
  * thrown. A 100-row warm-up dispatch (not measured) runs first on another table of the
  * same workspace, so the same limits.
+ *
+ * The goals (issue 32): 0 rows failed for rate limits; tokens per minute within 5 % of the
+ * limit and never above it; credits exactly as expected. The figures measured, and why
+ * the steady rate stays ~10 % under the limit when calls reserve ten times what they use
+ * (the Postgres log's split says where the tokens went), are in docs/benchmarks.md.
  */
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
