@@ -22,6 +22,7 @@ import {
   w1Sizes,
 } from "./sweep";
 import { w5 } from "./w5";
+import { w7 } from "./w7";
 import { w8 } from "./w8";
 import { peerJobsPerSec, stampToRunning, w1, w2, w3, w4 } from "./workloads";
 
@@ -42,6 +43,13 @@ const PROGRESS_READS = env("BENCH_PROGRESS_READS", 500);
 const PROGRESS_BACKLOG = env("BENCH_PROGRESS_BACKLOG", 500);
 const W8_ROWS = env("BENCH_W8_ROWS", 2_000);
 const W8_LIMIT = env("BENCH_W8_LIMIT", 25);
+const W7_ROWS = env("BENCH_W7_ROWS", 5_000);
+const W7_TPM = env("BENCH_W7_TPM", 300_000);
+// Unset: the llm block leaves maxTokens unset (the default 1,024 reserved per call).
+const W7_MAX_TOKENS = process.env.BENCH_W7_MAX_TOKENS
+  ? Number(process.env.BENCH_W7_MAX_TOKENS)
+  : undefined;
+const W7_DELAY_MS = env("BENCH_W7_DELAY_MS", 0);
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -74,6 +82,8 @@ async function main(): Promise<void> {
     // Not in the default set: building a million rows takes a minute of its own.
     if (only.has("progress")) result.progress = await runProgress(server.url);
     if (only.has("w8")) result.w8 = await runW8(server.url);
+    // Not in the default set: two runs of about two minutes each at the tokens limit.
+    if (only.has("w7")) result.w7 = await runW7(server.url);
     say("");
     say(JSON.stringify(result, null, 2));
   } finally {
@@ -258,6 +268,34 @@ async function runW8(url: string): Promise<unknown> {
     );
   }
   return r;
+}
+
+/** An AI column at a tokens-per-minute limit, on each shared limiter. */
+async function runW7(url: string): Promise<unknown> {
+  const runs: Record<string, unknown> = {};
+  const limiters = (process.env.BENCH_W7_LIMITERS ?? "postgres,redis").split(",");
+  for (const limiter of ["postgres", "redis"] as const) {
+    if (!limiters.includes(limiter)) continue;
+    const load = os.loadavg().map((l) => l.toFixed(2));
+    const r = await w7(url, {
+      rows: W7_ROWS,
+      tokensPerMinute: W7_TPM,
+      limiter,
+      delayMs: W7_DELAY_MS,
+      ...(W7_MAX_TOKENS !== undefined ? { maxTokens: W7_MAX_TOKENS } : {}),
+    });
+    say(
+      `W7 (${limiter}): ${r.rows} rows, ${r.calls} calls of ${r.tokensPerCall} tokens in ${r.seconds} s; ${r.tokensPerMinute} tokens/min over the run, ${r.steadyTokensPerMinute} without its first and last 10 s (${(r.steadyShareOfLimit * 100).toFixed(1)} % of ${r.tokensPerMinuteLimit}; within 5 %: ${r.withinFivePercent}); at most ${r.peakTokensIn60s} in any 60 s (${(r.peakShareOfLimit * 100).toFixed(1)} %); ${r.status429} 429s; ${r.rowsFailed} rows failed; charged ${r.chargedMilli / 1000} credits, expected ${r.expectedMilli / 1000}; load average before ${load.join(" ")}`,
+    );
+    const after = os.loadavg().map((l) => +l.toFixed(2));
+    say(`W7 (${limiter}): load average after ${after.join(" ")}`);
+    if (r.log)
+      say(
+        `W7 (${limiter}): the last sixth of the window held, on average, ${r.log.settled} of its limit in settled calls, ${r.log.unsettled} in ${r.log.unsettledCalls} calls granted and not yet settled (whole reservations), ${r.log.ahead} reserved ahead`,
+      );
+    runs[limiter] = { ...r, loadAverageBefore: load.map(Number), loadAverageAfter: after };
+  }
+  return runs;
 }
 
 main().catch((err: unknown) => {
