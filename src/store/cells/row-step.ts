@@ -137,6 +137,22 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
   // reads them off the primary key, never off the window's partial index.
   // One statement, so one transaction: a deadlock with a Stop (which locks the row's cells
   // in group id order, this step in dependency order) rolls it back whole; run it again.
+  // The answers the terminal writes that won recorded have their reservations charged. Only
+  // where a terminal write carries one: data-modifying CTEs run (and are planned) whether or
+  // not anything reads them, and most batches settle nothing.
+  const charged = inputs.some(
+    (input) =>
+      input.finish?.end.kind === "complete" && (input.finish.end.finish.charges?.length ?? 0) > 0,
+  );
+  const settled = charged
+    ? sql`${settleCtes(
+        sql`select k."chargeId" as charge_id, k.source, k.milli, u.execution_id as cell_execution_id, u.attempt
+              from fin_upd u join inp on inp.i = u.i
+             cross join jsonb_to_recordset(coalesce(inp.fin_charges, '[]'::jsonb)) as k("chargeId" text, source text, milli bigint)`,
+        "fin",
+      )},
+        `
+    : sql``;
   const rows = await retryOnConflict(() =>
     queryRows<StepRow>(
       db,
@@ -164,14 +180,7 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
             from fin_upd u
            where r.id = any(${rids}) and r.id = u.row_id and u.fin_outputs is not null
           returning r.id),
-        -- The answers the terminal writes that won recorded: their reservations are charged.
-        ${settleCtes(
-          sql`select k."chargeId" as charge_id, k.source, k.milli, u.execution_id as cell_execution_id, u.attempt
-                from fin_upd u join inp on inp.i = u.i
-               cross join jsonb_to_recordset(coalesce(inp.fin_charges, '[]'::jsonb)) as k("chargeId" text, source text, milli bigint)`,
-          "fin",
-        )},
-        -- Materialized: inlined, its subquery ran once per reference (three times a step).
+        ${settled}-- Materialized: inlined, its subquery ran once per reference (three times a step).
         cand as materialized (
           select inp.i, inp.row_id, inp.run_id,
                  (select c.group_id from cells c join tables t on t.id = inp.table_id
