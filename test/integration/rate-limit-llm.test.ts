@@ -83,7 +83,7 @@ function maxWeightInAnyWindow(entries: { at: number; weight: number }[], windowM
 }
 
 describe.each(shared)("weighted takes on the %s limiter", (_name, make) => {
-  it("never put more than the token limit in any window across two processes, and the settled usage fills it", async () => {
+  it("never put more than the token limit in any window across two processes", async () => {
     const [a, b] = [make(), make()];
     const key = freshKey();
     // 1 s windows so the test is short; every call reserves 300 and uses 20-300.
@@ -102,9 +102,8 @@ describe.each(shared)("weighted takes on the %s limiter", (_name, make) => {
     expect(calls).toHaveLength(60);
     const busiest = maxWeightInAnyWindow(calls, 1_000);
     expect(busiest).toBeLessThanOrEqual(6_000);
-    // Settled tokens are given back: counted at their reservations, no window could hold
-    // more than 6,000 × 160 / 300 of what the calls used (about 53 %).
-    expect(busiest).toBeGreaterThan(6_000 * 0.6);
+    // How full the windows get depends on how fast this machine answers (a 1 s window); that
+    // settled tokens are given back is the next test's, judged without a clock.
   }, 30_000);
 
   it("gives a settled call's unused tokens back: a later call of another process goes sooner", async () => {
