@@ -44,3 +44,20 @@ export function maxInAnyWindow(times: number[], windowMs: number): number {
   }
   return best;
 }
+
+/** The most weight any `windowMs` span (half-open, sliding over the entries) holds. */
+export function maxWeightInAnyWindow(
+  entries: readonly { at: number; weight: number }[],
+  windowMs: number,
+): number {
+  const sorted = [...entries].sort((a, b) => a.at - b.at);
+  let best = 0;
+  let sum = 0;
+  let lo = 0;
+  for (const e of sorted) {
+    sum += e.weight;
+    while (e.at - (sorted[lo]?.at ?? 0) >= windowMs) sum -= sorted[lo++]?.weight ?? 0;
+    best = Math.max(best, sum);
+  }
+  return best;
+}

@@ -20,6 +20,7 @@ import { PostgresLimiter } from "@/limits/rate/postgres";
 import { createRedisLimiter } from "@/limits/rate/redis";
 import { createUpstashLimiter } from "@/limits/rate/upstash";
 import { useTestDatabase } from "../helpers/db";
+import { maxWeightInAnyWindow } from "../helpers/pacers";
 import { waitFor } from "../helpers/processes";
 import { type RedisServer, startRedis } from "../helpers/redis";
 import { startUpstashShim, type UpstashShim } from "../helpers/upstash-shim";
@@ -67,20 +68,6 @@ const granted = async (l: RateLimiter, key: string, limit: RateLimit, weight: nu
   if (!take.ok) throw new Error(`refused: ${take.reason}, ${take.retryAfterMs} ms`);
   return take;
 };
-
-/** The most weight any `windowMs` span (half-open, sliding over the entries) holds. */
-function maxWeightInAnyWindow(entries: { at: number; weight: number }[], windowMs: number) {
-  const sorted = [...entries].sort((a, b) => a.at - b.at);
-  let best = 0;
-  let sum = 0;
-  let lo = 0;
-  for (const e of sorted) {
-    sum += e.weight;
-    while (e.at - (sorted[lo]?.at ?? 0) >= windowMs) sum -= sorted[lo++]?.weight ?? 0;
-    best = Math.max(best, sum);
-  }
-  return best;
-}
 
 describe.each(shared)("weighted takes on the %s limiter", (_name, make) => {
   it("never put more than the token limit in any window across two processes", async () => {

@@ -9,19 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { MemoryLimiter } from "@/limits/rate/memory";
 import type { Slot } from "@/limits/rate/port";
-
-function maxWeightInAnyWindow(entries: { at: number; weight: number }[], windowMs: number) {
-  const sorted = [...entries].sort((a, b) => a.at - b.at);
-  let best = 0;
-  let sum = 0;
-  let lo = 0;
-  for (const e of sorted) {
-    sum += e.weight;
-    while (e.at - (sorted[lo]?.at ?? 0) >= windowMs) sum -= sorted[lo++]?.weight ?? 0;
-    best = Math.max(best, sum);
-  }
-  return best;
-}
+import { maxWeightInAnyWindow } from "../helpers/pacers";
 
 describe("reserve and settle on a weighted log", () => {
   it("fills the tokens per minute with settled usage to within 5 %, never above, when calls reserve ten times what they use", async () => {
