@@ -20,13 +20,11 @@
 import type { ChargeKey } from "@/domain/charges";
 import { LostAuthority, RowBudgetExceeded, SharedLimiterRequired, UsageLimitHalt } from "@/errors";
 import type { LlmCallPlan, LlmCalls, LlmTurn } from "@/execution/llm-calls";
-import { sharedLimiterRefusal } from "@/limits/rate/port";
 import { attemptSuperseded } from "@/store/engine-reads";
 import { releaseCharge } from "@/store/usage/release";
 import { admitCall } from "./admission";
 import { beginLlmTurn, type LlmMoney } from "./llm-turn";
-import type { PaidAttempt, PaidEngine } from "./paid-calls";
-import { resultCache } from "./result-cache";
+import { type PaidAttempt, type PaidEngine, paidCallSettings } from "./paid-calls";
 
 export function llmCalls(
   engine: PaidEngine,
@@ -47,17 +45,7 @@ export function llmCalls(
     executionId: a.executionId,
     attempt: a.attempt,
   };
-  const refusal = engine.requireSharedLimiter
-    ? sharedLimiterRefusal(engine.lines.limiter.kind)
-    : undefined;
-  const cacheTtlMs = engine.enrichmentCacheTtlMs;
-  const cache =
-    cacheTtlMs > 0
-      ? resultCache(db, a.workspaceId, {
-          ttlMs: cacheTtlMs,
-          ...(opts.onCacheError ? { onError: opts.onCacheError } : {}),
-        })
-      : undefined;
+  const { cache, refusal } = paidCallSettings(engine, a.workspaceId, opts.onCacheError);
   const money: LlmMoney = {
     reserve: async (charge, milli) => {
       const credits = milli / 1000;

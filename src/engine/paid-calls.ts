@@ -22,7 +22,7 @@
  * before anything is charged or called: the attempt is aborted with SharedLimiterRequired
  * and the cell ends `error` with its message.
  */
-import type { PaidCalls } from "@/enrichments/types";
+import type { PaidCalls, ResultCache } from "@/enrichments/types";
 import { LostAuthority, RowBudgetExceeded, SharedLimiterRequired, UsageLimitHalt } from "@/errors";
 import { limiterHook, providerRetryAfter } from "@/limits/rate/hook";
 import { sharedLimiterRefusal } from "@/limits/rate/port";
@@ -43,6 +43,31 @@ export type PaidEngine = Pick<Engine, "lines" | "requireSharedLimiter" | "enrich
   locks: Pick<Engine["locks"], "db">;
 };
 
+/**
+ * What every gate of paid calls in an attempt starts from: the workspace's result cache
+ * (answers younger than its TTL are reused; TTL 0: none) and, where runs are separate
+ * processes, why the limiter cannot pace them (undefined when it can).
+ */
+export function paidCallSettings(
+  engine: PaidEngine,
+  workspaceId: string,
+  onCacheError?: (err: unknown) => void,
+): { cache: ResultCache | undefined; refusal: string | undefined } {
+  const ttlMs = engine.enrichmentCacheTtlMs;
+  return {
+    cache:
+      ttlMs > 0
+        ? resultCache(engine.locks.db, workspaceId, {
+            ttlMs,
+            ...(onCacheError ? { onError: onCacheError } : {}),
+          })
+        : undefined,
+    refusal: engine.requireSharedLimiter
+      ? sharedLimiterRefusal(engine.lines.limiter.kind)
+      : undefined,
+  };
+}
+
 export function paidCalls(
   engine: PaidEngine,
   a: PaidAttempt,
@@ -56,18 +81,7 @@ export function paidCalls(
   } = {},
 ): PaidCalls {
   const { db } = engine.locks;
-  // Reuse answers this young (the workspace's result cache); 0: off.
-  const cacheTtlMs = engine.enrichmentCacheTtlMs;
-  const cache =
-    cacheTtlMs > 0
-      ? resultCache(db, a.workspaceId, {
-          ttlMs: cacheTtlMs,
-          ...(opts.onCacheError ? { onError: opts.onCacheError } : {}),
-        })
-      : undefined;
-  const refusal = engine.requireSharedLimiter
-    ? sharedLimiterRefusal(engine.lines.limiter.kind)
-    : undefined;
+  const { cache, refusal } = paidCallSettings(engine, a.workspaceId, opts.onCacheError);
   const pace = limiterHook(a.workspaceId, a.plan, {
     lines: engine.lines,
     deadlineAt: opts.deadlineAt,
