@@ -8,7 +8,8 @@
  * the key for another process (and a call of the same process holding an earlier slot
  * gives it back), and the limits follow the plan and the environment.
  */
-import { createDatabase, type Database } from "@db/client";
+import { createDatabase, type Database, queryRows } from "@db/client";
+import { sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readEnv } from "@/config/env";
 import { CancelledError, isOverRateLimit } from "@/errors";
@@ -126,6 +127,30 @@ describe.each(shared)("weighted takes on the %s limiter", (_name, make) => {
     expect((await b.take(key, limit, { weight: 100, maxWaitMs: 1_000 })).ok).toBe(true);
   });
 
+  it("counts a call in flight at the part cap in a sixth, and at its whole reservation in the window", async () => {
+    const [a, b] = [make(), make()];
+    const key = freshKey();
+    // 6,000 per 10 s, so 1,000 per sixth; no spacing between requests (10,000 per 10 s).
+    const limit = { limit: 10_000, windowMs: 10_000, weightLimit: 6_000 };
+    await granted(a, key, limit, 800);
+    // Without a cap the sixth holds the 800 in flight: another 800 must wait for it to pass.
+    expect(await b.take(key, limit, { weight: 800, maxWaitMs: 50 })).toMatchObject({
+      ok: false,
+      reason: "limited",
+    });
+    // Counted at 100 each in the sixth, six more go now: 5,600 reserved in the window…
+    for (let i = 0; i < 6; i++) {
+      expect((await b.take(key, limit, { weight: 800, maxWaitMs: 50, partCap: 100 })).ok).toBe(
+        true,
+      );
+    }
+    // …and the window counts every reservation in full: 800 more would pass 6,000.
+    const full = await a.take(key, limit, { weight: 800, maxWaitMs: 1_000, partCap: 100 });
+    expect(full).toMatchObject({ ok: false, reason: "limited" });
+    if (!full.ok) expect(full.retryAfterMs).toBeGreaterThan(5_000);
+    expect((await a.take(key, limit, { weight: 400, maxWaitMs: 50, partCap: 100 })).ok).toBe(true);
+  });
+
   it("gives a released call's request and tokens back", async () => {
     const [a, b] = [make(), make()];
     const key = freshKey();
@@ -164,6 +189,22 @@ describe.each(shared)("weighted takes on the %s limiter", (_name, make) => {
     await expect(limiter.take(freshKey(), limit, { weight: 1_001 })).rejects.toBeInstanceOf(
       RangeError,
     );
+  });
+});
+
+describe("the Postgres weighted take across a rolling deploy", () => {
+  it("still answers a worker of the previous release, which calls it without the part cap", async () => {
+    const db = ownPool();
+    const key = freshKey();
+    const take = (weight: number) =>
+      queryRows<{ granted: boolean }>(
+        db,
+        sql`select granted from cellflow_rate_take_weighted(${key}, ${key}, 100, 10000, 50, 100,
+              100, 6000, ${weight}, 1684, 1000, 20)`,
+      );
+    expect(await take(800)).toEqual([{ granted: true }]);
+    // The 800 reserved count in full in the sixth, as before the cap existed.
+    expect(await take(800)).toEqual([{ granted: false }]);
   });
 });
 
@@ -303,6 +344,22 @@ describe("an llm call's turn (paceLlmCall)", () => {
     // ask would hold it until about 10 s after the first call.
     expect(grant.at - settledAt).toBeLessThan(5_000);
     await grant.settle(20);
+  });
+
+  it("counts this process's calls in flight in a sixth at what its settled calls used", async () => {
+    // A sixth of the minute holds 1,000 tokens: four calls in flight reserving 240 each
+    // would leave no room for a fifth for about 10 s, were they counted in full there.
+    limitTo(1_000, 6_000);
+    const one = new RateLines(new PostgresLimiter(ownPool()));
+    const ws = `ws-partcap-${Date.now()}`;
+    const first = await paceLlmCall(one, ws, "free", "m", 240, {});
+    await first.settle(20);
+    expect(one.recentUse.cap(llmRateKey(ws, "m"))).toBe(20);
+    const started = Date.now();
+    const inFlight: Awaited<ReturnType<typeof paceLlmCall>>[] = [];
+    for (let i = 0; i < 6; i++) inFlight.push(await paceLlmCall(one, ws, "free", "m", 240, {}));
+    expect((inFlight.at(-1)?.at ?? 0) - started).toBeLessThan(5_000);
+    for (const call of inFlight) await call.settle(20);
   });
 
   it("cools the key for every process: a 429 seen by one holds the other's next call", async () => {

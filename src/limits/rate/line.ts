@@ -20,6 +20,7 @@
 import { CancelledError } from "@/errors";
 import { assertCanGo, awaitSlot, CoolDowns, type PaceOptions, reserve } from "./pace";
 import type { RateLimit, RateLimiter, Slot } from "./port";
+import { RecentUse } from "./recent-use";
 
 interface Waiter {
   opts: PaceOptions;
@@ -45,6 +46,8 @@ export class RateLines {
   private readonly lines = new Map<string, Line>();
   /** Provider-imposed pauses per key (pace.ts `CoolDowns`). */
   readonly coolDowns = new CoolDowns();
+  /** What the calls on each weighted key really used of late (recent-use.ts). */
+  readonly recentUse = new RecentUse();
 
   constructor(readonly limiter: RateLimiter) {}
 

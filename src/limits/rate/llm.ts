@@ -21,7 +21,13 @@
  * Why settled usage can reach the limit: a slot ahead is placed counting the reservations
  * ahead of it in full, and the limiter keeps at most 2 % of the tokens per minute reserved
  * ahead of now (slots.ts `aheadWeight`), so the rest of the window is filled by what the
- * calls really used.
+ * calls really used; and in a sixth of the minute (the pace's smoothing) a call in flight
+ * counts at the most this process's last calls on the key used (`partCap`, recent-use.ts),
+ * not at its whole reservation, which would let a few calls in flight hold most of the
+ * sixth. The minute itself counts every call in flight at its whole reservation, as a
+ * provider counting `max_tokens` in flight does: with a model latency L, the settled
+ * tokens can reach limit × 60·used / (60·used + L·reserved) (a second, ~100 used and
+ * ~1,100 reserved: 84 %); a `maxTokens` near the real answer closes that gap.
  *
  * Cool-down: a provider's 429 (`coolLlmKey`) cools the key in the limiter, for every
  * process: no take gets a slot before it ends. This process also holds its own calls at
@@ -64,8 +70,8 @@ const WINDOW_MS = 60_000;
  * short reach and a short poll let it go as soon as the settled log has room. The cost: a
  * read per waiting process every quarter second while the limit is really full.
  */
-const LLM_REACH_MS = 250;
-const LLM_POLL_MS = 250;
+export const LLM_REACH_MS = 250;
+export const LLM_POLL_MS = 250;
 /** The longest cool-down kept, whatever a provider's retry-after says. */
 const MAX_COOL_DOWN_MS = 60 * 60_000;
 
@@ -117,6 +123,8 @@ export async function paceLlmCall(
       reachMs: LLM_REACH_MS,
       pollMs: LLM_POLL_MS,
       weight,
+      // In a sixth of the minute, calls in flight count at what the key's calls have used.
+      ...partCapOf(lines, key),
     });
     // A 429 this process saw while the call waited for its slot: going now would meet the
     // provider's refusal, so the slot goes back and the call waits behind the cool-down.
@@ -136,6 +144,7 @@ export async function paceLlmCall(
       async settle(used) {
         if (!once()) return;
         const real = Math.min(weightLimit, Math.max(0, Math.ceil(used)));
+        lines.recentUse.add(key, real);
         await lines.limiter.settle(key, limit, slot, real);
       },
       async release() {
@@ -144,6 +153,11 @@ export async function paceLlmCall(
       },
     };
   }
+}
+
+function partCapOf(lines: RateLines, key: string): { partCap?: number } {
+  const partCap = lines.recentUse.cap(key);
+  return partCap === undefined ? {} : { partCap };
 }
 
 /** A provider 429 for this workspace and model: every worker (every process) holds its calls that long. */

@@ -63,6 +63,7 @@ export class MemoryLimiter implements RateLimiter {
         spacing: spacingMs(limit, windowMs),
         aheadLimit: aheadWeight(weightLimit),
         coolUntil: this.cool.get(key) ?? 0,
+        ...(opts.partCap === undefined ? {} : { partCap: opts.partCap }),
       }));
     }
     if (slot - t > reach || aheadWaitMs > 0) {

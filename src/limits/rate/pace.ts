@@ -51,6 +51,8 @@ export interface PaceOptions {
   pollMs?: number;
   /** At a weighted limit: what the call weighs (TakeOptions.weight). */
   weight?: number;
+  /** At a weighted limit: the most an entry counts in a part of the window (TakeOptions.partCap). */
+  partCap?: number;
 }
 
 /**
@@ -96,6 +98,7 @@ function takeOptions(opts: PaceOptions): TakeOptions {
   return {
     ...(maxWaitMs === undefined ? {} : { maxWaitMs }),
     ...(opts.weight === undefined ? {} : { weight: opts.weight }),
+    ...(opts.partCap === undefined ? {} : { partCap: opts.partCap }),
   };
 }
 

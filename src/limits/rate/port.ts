@@ -57,6 +57,12 @@ export interface TakeOptions {
    * limit (a heavier call could never go: the adapters throw a RangeError). Default 1.
    */
   weight?: number;
+  /**
+   * With a `weightLimit`: the most any one entry (this call's too) counts in a part of the
+   * window (slots.ts `partWeight`), what calls on the key really use; the whole window
+   * counts every entry in full. Default: no cap.
+   */
+  partCap?: number;
 }
 
 export interface RateLimiter {

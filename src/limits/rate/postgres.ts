@@ -22,7 +22,15 @@ import { type TakeOutcome, takeFromLog } from "@/store/rate-limits/take";
 import { takeWeighted } from "@/store/rate-limits/take-weighted";
 import type { RateLimit, RateLimiter, Slot, Take, TakeOptions } from "./port";
 import { TAKE_TIMEOUT_MS, UNAVAILABLE_RETRY_MS } from "./sliding-log";
-import { aheadWeight, guardMs, horizonMs, partLimit, partSpanMs, spacingMs } from "./slots";
+import {
+  aheadWeight,
+  guardMs,
+  horizonMs,
+  partLimit,
+  partSpanMs,
+  partWeight,
+  spacingMs,
+} from "./slots";
 
 const UNAVAILABLE: Take = { ok: false, retryAfterMs: UNAVAILABLE_RETRY_MS, reason: "unavailable" };
 
@@ -69,7 +77,8 @@ export class PostgresLimiter implements RateLimiter {
             weightLimit,
             weight,
             partSpanMs: partSpanMs(windowMs + guardMs(windowMs)),
-            partLimit: partLimit(weightLimit, weight),
+            partLimit: partLimit(weightLimit, partWeight(weight, opts.partCap)),
+            partCap: opts.partCap,
             aheadLimit: aheadWeight(weightLimit),
           });
     try {

@@ -22,7 +22,15 @@ import { createHash, randomUUID } from "node:crypto";
 import { type Algorithm, Ratelimit } from "@upstash/ratelimit";
 import type { Redis } from "@upstash/redis";
 import type { RateLimit, RateLimiter, Slot, Take, TakeOptions } from "./port";
-import { aheadWeight, guardMs, horizonMs, partLimit, partSpanMs, spacingMs } from "./slots";
+import {
+  aheadWeight,
+  guardMs,
+  horizonMs,
+  partLimit,
+  partSpanMs,
+  partWeight,
+  spacingMs,
+} from "./slots";
 
 type RegionContext = Parameters<
   ReturnType<Algorithm<{ redis: Redis; prefix: string }>>["limit"]
@@ -65,7 +73,7 @@ return {1, slot - now, slot}
  * The weighted log (slots.ts `nextWeightedSlot`): KEYS[1] the log, whose members are
  * `<uuid>:<weight>`; KEYS[2] the key's cool-down (epoch ms, absent when none). ARGV: limit,
  * windowMs, a unique id, spacingMs, guardMs, reachMs, weightLimit, weight, aheadLimit,
- * partSpanMs, partLimit.
+ * partSpanMs, partLimit, partCap (the most an entry counts in a part; empty: no cap).
  * Answers as SLIDING_LOG_SCRIPT; a refusal (out of reach, or too much reserved ahead) is a
  * read.
  */
@@ -83,11 +91,10 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local log = redis.call("ZRANGEBYSCORE", key, string.format("(%d", now - span), "+inf", "WITHSCORES")
 local n = #log / 2
 local ats, ws = {}, {}
-local total, ahead = 0, 0
+local ahead = 0
 for i = 1, n do
   ats[i] = tonumber(log[2 * i])
   ws[i] = tonumber(string.match(log[2 * i - 1], ":(%d+)$")) or 1
-  total = total + ws[i]
   if ats[i] > now then ahead = ahead + ws[i] end
 end
 local slot = now
@@ -95,17 +102,20 @@ local cool = redis.call("GET", KEYS[2])
 if cool then slot = math.max(slot, tonumber(cool)) end
 if n > 0 then slot = math.max(slot, ats[n] + spacing) end
 if n >= limit then slot = math.max(slot, ats[n - limit + 1] + span) end
-local function room(cap, within)
-  local left = total
+local function room(cap, within, w, entryCap)
+  local function counted(x) if entryCap then return math.min(x, entryCap) end return x end
+  local left = 0
+  for i = 1, n do left = left + counted(ws[i]) end
   local k = 1
-  while left + weight > cap and k <= n do
-    left = left - ws[k]
+  while left + w > cap and k <= n do
+    left = left - counted(ws[k])
     slot = math.max(slot, ats[k] + within)
     k = k + 1
   end
 end
-room(wlimit, span)
-room(tonumber(ARGV[11]), tonumber(ARGV[10]))
+local partCap = tonumber(ARGV[12])
+room(wlimit, span, weight, nil)
+room(tonumber(ARGV[11]), tonumber(ARGV[10]), partCap and math.min(weight, partCap) or weight, partCap)
 local aheadWait = 0
 if ahead > 0 and ahead + weight > aheadLimit then
   for j = 1, n do
@@ -180,10 +190,11 @@ async function evalLog(
   }
 }
 
-/** A weighted log's extra arguments: its weight limit, its cool-down's key. */
+/** A weighted log's extra arguments: its weight limit, its cool-down's key, its part cap. */
 interface Weighing {
   weightLimit: number;
   coolKey: string;
+  partCap: number | undefined;
 }
 
 /** The log as a `Ratelimit` algorithm; a grant's slot rides back on the response. */
@@ -215,7 +226,8 @@ function slidingLog(
               rate,
               aheadWeight(weighing.weightLimit),
               partSpanMs(windowMs + guardMs(windowMs)),
-              partLimit(weighing.weightLimit, rate),
+              partLimit(weighing.weightLimit, partWeight(rate, weighing.partCap)),
+              weighing.partCap ?? "",
             ],
           )
         : await evalLog(ctx, SCRIPTS.plain, [identifier], args);
@@ -263,7 +275,9 @@ export class SlidingLogLimiter implements RateLimiter {
       Math.min(opts.maxWaitMs ?? Number.POSITIVE_INFINITY, horizonMs(windowMs)),
     );
     const weighing =
-      weightLimit === undefined ? undefined : { weightLimit, coolKey: this.coolKeyOf(key) };
+      weightLimit === undefined
+        ? undefined
+        : { weightLimit, coolKey: this.coolKeyOf(key), partCap: opts.partCap };
     // One per take (a few fields): the reach is the caller's, and the member names the slot.
     const rl = new Ratelimit({
       redis: this.redis,

@@ -65,6 +65,8 @@ export interface WeightedRules {
   aheadLimit: number;
   /** A provider's cool-down on the key (epoch ms, the limiter's clock): no slot before it. */
   coolUntil: number;
+  /** The most one entry counts in a part of the span (`partWeight`); default: its weight. */
+  partCap?: number;
 }
 
 /**
@@ -80,6 +82,18 @@ export const WEIGHT_PARTS = 6;
 export const partSpanMs = (spanMs: number) => Math.ceil(spanMs / WEIGHT_PARTS);
 export const partLimit = (weightLimit: number, weight: number) =>
   Math.max(Math.floor(weightLimit / WEIGHT_PARTS), weight);
+/**
+ * What an entry of `weight` counts in a part of the span, given the caller's `partCap`:
+ * what calls on the key have really used of late (llm.ts), or no cap. Why: an entry in
+ * flight still weighs its whole reservation (prompt + maxTokens, ten times what a short
+ * answer uses), and a part is a sixth of the limit, so a few calls in flight would hold
+ * most of it and the pace would fall to half the limit with a second of model latency.
+ * The part is our own smoothing, not the provider's limit: there an entry counts at what
+ * its call is expected to use, while the whole span keeps counting every reservation in
+ * full (the limit itself; a provider such as Anthropic counts `max_tokens` in flight too).
+ */
+export const partWeight = (weight: number, partCap?: number) =>
+  partCap === undefined ? weight : Math.min(weight, Math.max(0, partCap));
 
 /**
  * The most weight a weighted log reserves ahead of now: 2 % of a part's limit. Why: a
@@ -100,11 +114,13 @@ function roomFor(
   weight: number,
   cap: number,
   spanMs: number,
+  entryCap?: number,
 ): number {
-  let total = log.reduce((sum, e) => sum + e.weight, 0);
+  const w = (e: WeightedEntry) => partWeight(e.weight, entryCap);
+  let total = log.reduce((sum, e) => sum + w(e), 0);
   for (const e of log) {
     if (total + weight <= cap) break;
-    total -= e.weight;
+    total -= w(e);
     slot = Math.max(slot, e.at + spanMs);
   }
   return slot;
@@ -115,7 +131,7 @@ function roomFor(
  * long until the reservations ahead leave room for it (0: room now). `log` holds the
  * entries younger than the span, oldest first. The slot keeps the call rules of
  * `nextSlot` and: no span holds more than `weightLimit` in all, nor a part of it more than
- * its share (WEIGHT_PARTS); no slot before `coolUntil`.
+ * its share (WEIGHT_PARTS, each entry counted at `partWeight`); no slot before `coolUntil`.
  */
 export function nextWeightedSlot(
   log: readonly WeightedEntry[],
@@ -134,7 +150,15 @@ export function nextWeightedSlot(
     r.coolUntil,
   );
   slot = roomFor(log, slot, weight, r.weightLimit, r.spanMs);
-  slot = roomFor(log, slot, weight, partLimit(r.weightLimit, weight), partSpanMs(r.spanMs));
+  const inPart = partWeight(weight, r.partCap);
+  slot = roomFor(
+    log,
+    slot,
+    inPart,
+    partLimit(r.weightLimit, inPart),
+    partSpanMs(r.spanMs),
+    r.partCap,
+  );
   let ahead = log.reduce((sum, e) => sum + (e.at > now ? e.weight : 0), 0);
   let aheadWaitMs = 0;
   if (ahead > 0 && ahead + weight > r.aheadLimit) {

@@ -27,6 +27,8 @@ export interface WeightedTakeRequest {
   /** A part of the span, and the most weight it may hold (slots.ts WEIGHT_PARTS). */
   partSpanMs: number;
   partLimit: number;
+  /** The most one entry counts in a part (slots.ts `partWeight`); undefined: its weight. */
+  partCap: number | undefined;
   aheadLimit: number;
 }
 
@@ -37,7 +39,8 @@ export async function takeWeighted(db: Db, r: WeightedTakeRequest): Promise<Take
           from cellflow_rate_take_weighted(${r.key}, ${r.coolKey}, ${r.limit}::int,
                  ${r.windowMs}::int, ${r.spacingMs}::int, ${r.guardMs}::int,
                  ${Math.round(r.reachMs)}::int, ${r.weightLimit}::int, ${r.weight}::int,
-                 ${r.partSpanMs}::int, ${r.partLimit}::int, ${r.aheadLimit}::int)`,
+                 ${r.partSpanMs}::int, ${r.partLimit}::int, ${r.aheadLimit}::int,
+                 ${r.partCap ?? null}::int)`,
   );
   if (!row) throw new Error("cellflow_rate_take_weighted returned no row");
   return row.granted
