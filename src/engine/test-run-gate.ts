@@ -56,10 +56,11 @@ export interface TestRunGate {
   /** Sub-workflow runs: their finished blocks' and items' paid answers are kept for `settle`. */
   ledger: ChildLedger;
   /**
-   * Charges the paid answers of every finished block (pass `false` when no response will
-   * show them: the client left), releases everything else; returns the credits charged.
+   * Charges the paid answers of every finished block, releases everything else; returns
+   * the credits charged. A client that left is charged too: the answers were delivered
+   * to the run, and its response would have shown them.
    */
-  settle(charge: boolean): Promise<number>;
+  settle(): Promise<number>;
 }
 
 const keyOf = (c: ChargeKey) => JSON.stringify([c.chargeId, c.source]);
@@ -158,10 +159,10 @@ export function testRunGate(deps: Deps, run: TestRun): TestRunGate {
       record: async (step) => keep(step.charges),
       itemDone: async (_childId, step) => keep(step.charges),
     },
-    settle: async (charge) => {
+    settle: async () => {
       if (!holds.reservedAny) return 0;
       // An llm answer's charge carries its real amount (`milli`).
-      const charges = charge ? [...answered.values()] : [];
+      const charges = [...answered.values()];
       const milli = await settleTestRun(deps.db, { testRunId: run.testRunId, charges });
       return milli / 1000;
     },

@@ -170,7 +170,7 @@ async function runTest(
     end.failure !== undefined && !(end.failure instanceof WorkflowError) && !cut.signal.aborted;
   // The calls cut off mid-flight gave their reservations back; the answers that finished
   // blocks got are charged even when no response will show them.
-  const costCredits = await gate.settle(true);
+  const costCredits = await gate.settle();
   // The client left, or a fault of ours: no answer, and the route says which.
   if (clientSignal.aborted || fault) throw clientSignal.aborted ? clientSignal.reason : end.failure;
   const { status, error, cutShort } = howItEnded(end, cut.signal, traces);

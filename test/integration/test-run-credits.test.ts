@@ -89,7 +89,7 @@ describe("an llm call of a test run", () => {
     expect(priced.costCredits).toBe(0.18);
     expect(priced.charge?.source).toBe("llm:model-a@ask");
     await gate.checkpoint("ask", { output: "x", taken: [] }, priced.charge ? [priced.charge] : []);
-    expect(await gate.settle(true)).toBe(0.18);
+    expect(await gate.settle()).toBe(0.18);
     expect(await credits(ws.id)).toEqual({ used: 180, reserved: 0 });
   });
 
@@ -109,7 +109,7 @@ describe("an llm call of a test run", () => {
     expect(b.charge?.source).toBe("llm:model-a@ask#repair");
     const charges = [a.charge, b.charge].flatMap((c) => (c ? [c] : []));
     await gate.checkpoint("ask", { output: "x", taken: [] }, charges);
-    expect(await gate.settle(true)).toBe(0.33);
+    expect(await gate.settle()).toBe(0.33);
     expect(await credits(ws.id)).toEqual({ used: 120 + 210, reserved: 0 });
   });
 
@@ -122,7 +122,7 @@ describe("an llm call of a test run", () => {
       costCredits: 0,
       charge: null,
     });
-    expect(await gate.settle(true)).toBe(0);
+    expect(await gate.settle()).toBe(0);
     expect(await credits(ws.id)).toEqual({ used: 0, reserved: 0 });
   });
 
@@ -145,19 +145,6 @@ describe("an llm call of a test run", () => {
     const small = await gate.llm.begin(plan({ inputTokens: 10, maxTokens: 100 }), signal());
     expect((await credits(ws.id)).reserved).toBe(210);
     await small.failed();
-  });
-
-  // The test endpoint passes true whether or not its client is still there (a client that
-  // leaves is charged its finished answers: api-workflow-test.test.ts); false is the gate's.
-  it("settle(false) charges nothing, even for answers it got", async () => {
-    vi.stubEnv("CELLFLOW_LLM_PRICES", PRICES);
-    const ws = await newWorkspace();
-    const { gate } = gateFor(ws.id);
-    const turn = await gate.llm.begin(plan(), signal());
-    const priced = await turn.answered({ inputTokens: 100, outputTokens: 100 });
-    await gate.checkpoint("ask", { output: "x", taken: [] }, priced.charge ? [priced.charge] : []);
-    expect(await gate.settle(false)).toBe(0);
-    expect(await credits(ws.id)).toEqual({ used: 0, reserved: 0 });
   });
 });
 
@@ -188,7 +175,7 @@ describe("the sweep of test runs that never ended", () => {
     expect(await releaseStaleTestRuns(db())).toBe(1);
     expect(await credits(ws.id)).toEqual({ used: 0, reserved: 2_100 + 5_000 });
     expect(await releaseStaleTestRuns(db())).toBe(0);
-    await young.gate.settle(false);
+    await young.gate.settle();
     expect(await credits(ws.id)).toEqual({ used: 0, reserved: 5_000 });
   });
 });
@@ -240,7 +227,7 @@ describe("an llm call of a test run at the cells' limits", () => {
     expect((err as Error).message).toContain("reserves 1100 tokens");
     expect((err as Error).message).toContain("1000 tokens per minute");
     expect(await credits(ws.id)).toEqual({ used: 0, reserved: 0 });
-    expect(await gate.settle(true)).toBe(0);
+    expect(await gate.settle()).toBe(0);
   });
 
   it("a 429 cools the cells' key for every process", async () => {
@@ -273,7 +260,7 @@ describe("an llm call of a test run at the cells' limits", () => {
       charges,
     });
     // Two calls, two charges of 100 + 20 milli each.
-    expect(await gate.settle(true)).toBe(0.24);
+    expect(await gate.settle()).toBe(0.24);
     expect(await credits(ws.id)).toEqual({ used: 240, reserved: 0 });
   });
 });
