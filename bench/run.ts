@@ -22,6 +22,7 @@ import {
   w1Sizes,
 } from "./sweep";
 import { w5 } from "./w5";
+import { w6 } from "./w6";
 import { w7 } from "./w7";
 import { w8 } from "./w8";
 import { peerJobsPerSec, stampToRunning, w1, w2, w3, w4 } from "./workloads";
@@ -50,6 +51,11 @@ const W7_MAX_TOKENS = process.env.BENCH_W7_MAX_TOKENS
   ? Number(process.env.BENCH_W7_MAX_TOKENS)
   : undefined;
 const W7_DELAY_MS = env("BENCH_W7_DELAY_MS", 0);
+const W6_ROWS = env("BENCH_W6_ROWS", 1_000_000);
+const W6_IMPORT_ROWS = env("BENCH_W6_IMPORT_ROWS", 100_000);
+const W6_RUN_ROWS = env("BENCH_W6_RUN_ROWS", 200_000);
+// A step past this is cut off and reported as where W6 broke.
+const W6_STEP_LIMIT_S = env("BENCH_W6_STEP_LIMIT_S", 900);
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -84,6 +90,15 @@ async function main(): Promise<void> {
     if (only.has("w8")) result.w8 = await runW8(server.url);
     // Not in the default set: two runs of about two minutes each at the tokens limit.
     if (only.has("w7")) result.w7 = await runW7(server.url);
+    // Not in the default set: a million rows built, stamped, stopped, run, read, exported.
+    if (only.has("w6"))
+      result.w6 = await w6(server.url, {
+        rows: W6_ROWS,
+        importRows: W6_IMPORT_ROWS,
+        runRows: Math.min(W6_RUN_ROWS, W6_ROWS),
+        limitMs: W6_STEP_LIMIT_S * 1000,
+        say,
+      });
     say("");
     say(JSON.stringify(result, null, 2));
   } finally {
