@@ -30,6 +30,7 @@ import type { CascadeStep } from "@/store/engine-reads";
 import { runAttempt } from "./attempt";
 import type { Engine } from "./handle";
 import { at } from "./race-points";
+import { armRowDeadline, type RowDeadline } from "./row-deadline";
 import type { RowSession } from "./row-lock";
 
 /**
@@ -56,8 +57,8 @@ interface Cascade extends CascadeRequest {
   /** Aborted by a shutdown, the row's deadline or the lost lock session. */
   readonly stopped: AbortController;
   limits: PlanLimits | undefined;
-  /** The row's deadline, held while the cascade runs. */
-  deadline: AbortSignal | undefined;
+  /** The row's deadline, armed at the first step and disarmed when the cascade ends. */
+  deadline: RowDeadline | undefined;
   lastGroup: string | undefined;
   /** The last attempt's terminal write: it rides the next step's statement. */
   pending: RowStepInput["finish"];
@@ -101,6 +102,7 @@ export async function cascade(engine: Engine, req: CascadeRequest): Promise<void
   try {
     while (await step(c));
   } finally {
+    c.deadline?.disarm();
     c.ctx.signal.removeEventListener("abort", onShutdown);
     c.session.lost.removeEventListener("abort", onLost);
   }
@@ -192,11 +194,9 @@ function startDeadline(c: Cascade, step: RowRead): PlanLimits {
   const limits = planLimits(step.plan);
   c.limits = limits;
   const ms = limits.cascadeTimeoutMs;
-  c.deadline = AbortSignal.timeout(ms);
-  c.deadline.addEventListener(
-    "abort",
+  c.deadline = armRowDeadline(
+    ms,
     stopWith(c, () => new DeadlineError(`The row ran past its ${formatDuration(ms)} limit`)),
-    { once: true },
   );
   return limits;
 }
