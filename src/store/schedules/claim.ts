@@ -8,7 +8,9 @@
  * is still active is taken too, recorded as skipped (`last_skipped_at`, `skipped`), and
  * starts nothing. The next due time is computed from now by the caller, so after downtime
  * one run catches up for every missed time; one not after now is refused (null), since it
- * would be due again at once and fire every pass.
+ * would be due again at once and fire every pass. Moving the due time moves `version`, so a
+ * PATCH that read the schedule before the move writes nothing and merges again
+ * (store/schedules/update.ts): it never puts back a due time already taken.
  */
 import { type Db, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
@@ -40,6 +42,7 @@ export async function claimDueSchedule(
         )
         update schedules s
            set next_run_at = ${due.next.toISOString()}::timestamptz, updated_at = now(),
+               version = s.version + 1,
                last_skipped_at = case when cur.busy then ${now}::timestamptz else s.last_skipped_at end,
                skipped = s.skipped + case when cur.busy then 1 else 0 end
           from cur
@@ -86,7 +89,7 @@ export async function failDueTime(
   await queryRows(
     db,
     sql`update schedules set next_run_at = ${failed.next.toISOString()}::timestamptz,
-               last_error = ${failed.message}, updated_at = now()
+               version = version + 1, last_error = ${failed.message}, updated_at = now()
          where id = ${failed.id} and enabled
            and next_run_at = ${failed.seen}::timestamptz
            and next_run_at <= ${now}::timestamptz
