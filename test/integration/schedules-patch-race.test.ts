@@ -2,7 +2,8 @@
  * A schedule PATCH is merged from one read and written only over that read (API.md
  * "Schedules, destinations, views"; store/schedules/update.ts): two PATCHes merged from one
  * read both keep their fields; a PATCH merged before the scheduler took a due time does not
- * put that due time back (it would fire twice); a PATCH that loses every merge answers 409.
+ * put that due time back (it would fire twice), and a due time seen before a PATCH changed
+ * the cron is not moved on by the old cron; a PATCH that loses every merge answers 409.
  * Interleavings are forced with a row lock another transaction holds (both flows read, then
  * their writes wait on it; the test waits for that wait) or a race point, never with sleeps.
  */
@@ -23,6 +24,7 @@ import { newWorkspace, upperDefinition } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
 
 const db = () => getDatabase().db;
+const scheduler = () => ({ db: db(), backend: getBackend() });
 
 let key: string;
 let ctx: ServiceContext;
@@ -113,7 +115,7 @@ describe("a schedule PATCH racing another write", () => {
       const patch = patchSchedule(ctx, tableId, scheduleId, { cron: "*/5 * * * *" }, () => apiNow);
       await patchWritesWaiting(1);
       // The scheduler takes 10:00 (moving the due time to 10:10) and starts its run.
-      const fired = await fireSchedule({ db: x, backend: getBackend() }, due, taken);
+      const fired = await fireSchedule({ ...scheduler(), db: x }, due, taken);
       expect(fired.kind).toBe("fired");
       apiNow = new Date("2026-06-01T10:00:06Z");
       // Wrapped: a promise returned bare would be awaited inside, holding the row forever.
@@ -130,6 +132,37 @@ describe("a schedule PATCH racing another write", () => {
       sql`select count(*)::int as n from dispatches where table_id = ${tableId}`,
     );
     expect(runs?.n).toBe(1);
+  });
+
+  it("a due time seen before a PATCH changed the cron (keeping that due time) moves on by the new cron", async () => {
+    const { tableId, scheduleId } = await newScheduled("0 * * * *");
+    await db().execute(
+      sql`update schedules set next_run_at = '2026-06-01T10:00:00Z' where id = ${scheduleId}`,
+    );
+    const now = new Date("2026-06-01T10:00:05Z");
+    const [seen] = (await dueSchedules(db(), now, 100)).filter((d) => d.id === scheduleId);
+    if (!seen) throw new Error("the schedule is not due");
+    // Every two hours, merged a minute before 10:00: its first time is 10:00 too.
+    const patched = await patchSchedule(
+      ctx,
+      tableId,
+      scheduleId,
+      { cron: "0 */2 * * *" },
+      () => new Date("2026-06-01T09:59:00Z"),
+    );
+    expect(patched.ok && patched.value.nextRunAt).toBe("2026-06-01T10:00:00.000Z");
+    // The sighting's next time (11:00) came from the old cron: it takes nothing.
+    expect((await fireSchedule(scheduler(), seen, now)).kind).toBe("lost");
+    const [again] = (await dueSchedules(db(), now, 100)).filter((d) => d.id === scheduleId);
+    if (!again) throw new Error("the due time was lost");
+    expect((await fireSchedule(scheduler(), again, now)).kind).toBe("fired");
+    const [row] = await queryRows<{ next: string; runs: number }>(
+      db(),
+      sql`select to_char(next_run_at at time zone 'UTC', 'HH24:MI') as next,
+                 (select count(*)::int from dispatches where table_id = ${tableId}) as runs
+            from schedules where id = ${scheduleId}`,
+    );
+    expect(row).toEqual({ next: "12:00", runs: 1 });
   });
 
   it("a PATCH whose every merge loses to another write answers 409 and writes nothing", async () => {
