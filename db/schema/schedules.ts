@@ -6,7 +6,8 @@ import { workspaces } from "./workspaces";
 /**
  * A table's run on a cron. `nextRunAt` is the next due time; the dispatch that starts a
  * run moves it forward in the transaction that creates the run, guarded on the value it
- * read (store/schedules/claim.ts), so one due time starts at most one run.
+ * read (store/schedules/claim.ts), so one due time starts at most one run. A PATCH writes
+ * only over the `version` it read (store/schedules/update.ts).
  */
 export const schedules = pgTable(
   "schedules",
@@ -34,6 +35,11 @@ export const schedules = pgTable(
     skipped: integer("skipped").notNull().default(0),
     /** Why the last due time started no run (its groups gone, …); null after one started. */
     lastError: text("last_error"),
+    /**
+     * Moves on every write of what a PATCH merges or decides the due time from (cron,
+     * timezone, enabled, run, next_run_at): a PATCH writes only over the version it read.
+     */
+    version: integer("version").notNull().default(0),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },

@@ -630,7 +630,10 @@ export interface paths {
         delete: operations["deleteSchedule"];
         options?: never;
         head?: never;
-        /** Change a schedule (the fields given replace its own; a new cron, time zone or enabling computes the next due time from now) */
+        /**
+         * Change a schedule (the fields given replace its own; a new cron, time zone or enabling computes the next due time from now)
+         * @description Merged from the schedule as read and written only if nothing wrote it since (another PATCH, or a due time taken); one that lost merges again from a fresh read, so PATCHes at once all keep their fields. One that loses three times in a row → 409.
+         */
         patch: operations["patchSchedule"];
         trace?: never;
     };
@@ -4593,6 +4596,15 @@ export interface operations {
             };
             /** @description Not found (or not visible to this key) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Conflicts with the current state; retry or refetch */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -29,7 +29,9 @@ export type RacePoint =
    */
   | "redrive:row"
   /** Before a re-drive pass slides the active dispatches. */
-  | "redrive:advance";
+  | "redrive:advance"
+  /** A schedule PATCH merged from its read; before its write guarded on that read. */
+  | "schedule:merged";
 
 export type Pause = (point: RacePoint, detail?: Readonly<Record<string, string>>) => Promise<void>;
 

@@ -124,7 +124,7 @@ async function fireOne(
       : `no next due time could be computed (${why}); this due time started nothing, looking again at ${moved.toISOString()}`;
     engine.log.error({ err, scheduleId: due.id }, "scheduled run failed; recorded on the schedule");
     try {
-      await failDueTime(engine.db, { id: due.id, seen: due.seen, now, next: moved, message });
+      await failDueTime(engine.db, { ...due, now, next: moved, message });
     } catch (recordErr) {
       engine.log.error(
         { err: recordErr, scheduleId: due.id },
@@ -148,7 +148,7 @@ export async function fireSchedule(
   next: Date = nextDue(due.cron, due.timezone, now),
 ): Promise<Fired> {
   return engine.db.transaction(async (tx): Promise<Fired> => {
-    const claimed = await claimDueSchedule(tx, { id: due.id, seen: due.seen, now, next });
+    const claimed = await claimDueSchedule(tx, { ...due, now, next });
     if (!claimed) return { kind: "lost" };
     if (claimed.busy) return { kind: "skipped" };
     const run = ScheduledRun.safeParse(claimed.run);

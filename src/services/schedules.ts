@@ -6,6 +6,11 @@
  * turned back on starts with the next time to come, not the ones it missed; any other edit
  * keeps the due time it has, fired or not yet. A cron and zone with no next time from now
  * is a 400, like a bad cron. Firing is services/schedule-fire.ts.
+ * Invariant: a PATCH is merged from one read of the schedule and written only if the
+ * schedule has not been written since (store/schedules/update.ts, the version in its
+ * WHERE); one that loses merges again from a fresh read, at most PATCH_ATTEMPTS times,
+ * then answers 409. So two PATCHes at once both keep their fields (or the loser hears
+ * 409), and a PATCH never puts back a due time the scheduler took meanwhile.
  */
 import type { Issue } from "@/contracts/common";
 import {
@@ -21,6 +26,7 @@ import { newId } from "@/domain/ids";
 import { zodIssues } from "@/domain/json-text";
 import type { Result } from "@/domain/result";
 import { cronProblem, isTimeZone, nextDue } from "@/domain/schedule-cron";
+import { at, type Pause } from "@/engine/race-points";
 import { insertSchedule } from "@/store/schedules/create";
 import { deleteSchedule as removeSchedule } from "@/store/schedules/delete";
 import {
@@ -28,7 +34,7 @@ import {
   listSchedules as readSchedules,
   type ScheduleRecord,
 } from "@/store/schedules/read";
-import { updateSchedule } from "@/store/schedules/update";
+import { type ScheduleChange, updateSchedule } from "@/store/schedules/update";
 import type { ServiceContext } from "./context";
 import { ownTable, readRunScope } from "./run-scope";
 
@@ -144,16 +150,47 @@ export async function listSchedules(
   return { ok: true, value: { schedules: records.map(schedule) } };
 }
 
+/** Merges a PATCH may make from one read before it answers 409 (each lost to another write). */
+const PATCH_ATTEMPTS = 3;
+
 export async function patchSchedule(
   ctx: ServiceContext,
   tableId: string,
   scheduleId: string,
   req: PatchScheduleRequest,
   clock: () => Date = systemClock,
+  /** Tests hold a merge before its write with it (a write of another lands then). */
+  pause?: Pause,
 ): Promise<Result<Schedule, Failure>> {
   const target = { workspaceId: ctx.workspaceId, tableId, scheduleId };
-  const current = await getSchedule(ctx.db, target);
-  if (!current) return { ok: false, reason: notFound("schedule") };
+  // The write is guarded on the version merged from: another PATCH, or the scheduler taking
+  // a due time, in between makes it miss, and the merge starts again from a fresh read (and
+  // a fresh clock), so no field of the other write is lost and no taken due time comes back.
+  for (let attempt = 0; attempt < PATCH_ATTEMPTS; attempt++) {
+    const current = await getSchedule(ctx.db, target);
+    if (!current) return { ok: false, reason: notFound("schedule") };
+    const change = await mergePatch(ctx, current, req, clock);
+    if (!change.ok) return change;
+    await at(pause, "schedule:merged", { scheduleId, attempt: String(attempt) });
+    const updated = await updateSchedule(ctx.db, target, current, change.value);
+    if (updated.ok) {
+      ctx.log.info({ tableId, scheduleId, ...req }, "schedule changed");
+      return { ok: true, value: schedule(updated.schedule) };
+    }
+  }
+  return {
+    ok: false,
+    reason: conflict("The schedule was changed by someone else meanwhile; try again"),
+  };
+}
+
+/** What a PATCH writes over the schedule as read: its fields merged, and a due time if it moves. */
+async function mergePatch(
+  ctx: ServiceContext,
+  current: ScheduleRecord,
+  req: PatchScheduleRequest,
+  clock: () => Date,
+): Promise<Result<ScheduleChange, Failure>> {
   const { cron = current.cron, timezone = current.timezone, enabled, ...runFields } = req;
   const issues = timeIssues(cron, timezone);
   if (issues.length > 0) return { ok: false, reason: invalid(issues) };
@@ -174,7 +211,7 @@ export async function patchSchedule(
     );
     if (!merged.success) return { ok: false, reason: invalid(zodIssues(merged.error)) };
     run = merged.data;
-    const checked = await runIssues(ctx, tableId, run);
+    const checked = await runIssues(ctx, current.tableId, run);
     if (!checked.ok) return checked;
   }
   // Only a new cron or zone, or a switch back on, moves the due time: re-enabling an
@@ -189,16 +226,16 @@ export async function patchSchedule(
     if (!first.ok) return first;
     nextRunAt = first.value;
   }
-  const updated = await updateSchedule(ctx.db, target, {
-    ...(req.cron !== undefined ? { cron: cron.trim() } : {}),
-    ...(req.timezone !== undefined ? { timezone } : {}),
-    ...(enabled !== undefined ? { enabled } : {}),
-    ...(run ? { run } : {}),
-    ...(nextRunAt ? { nextRunAt } : {}),
-  });
-  if (!updated) return { ok: false, reason: notFound("schedule") };
-  ctx.log.info({ tableId, scheduleId, ...req }, "schedule changed");
-  return { ok: true, value: schedule(updated) };
+  return {
+    ok: true,
+    value: {
+      ...(req.cron !== undefined ? { cron: cron.trim() } : {}),
+      ...(req.timezone !== undefined ? { timezone } : {}),
+      ...(enabled !== undefined ? { enabled } : {}),
+      ...(run ? { run } : {}),
+      ...(nextRunAt ? { nextRunAt } : {}),
+    },
+  };
 }
 
 export async function deleteSchedule(

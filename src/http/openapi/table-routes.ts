@@ -446,10 +446,13 @@ const scheduleOps: Operation[] = [
     tag: "Schedules",
     summary:
       "Change a schedule (the fields given replace its own; a new cron, time zone or enabling computes the next due time from now)",
+    description:
+      "Merged from the schedule as read and written only if nothing wrote it since (another PATCH, or a due time taken); one that lost merges again from a fresh read, so PATCHes at once all keep their fields. One that loses three times in a row → 409.",
     access: "key",
     params: SCHEDULE,
     body: { json: PatchScheduleRequest },
     answers: [{ status: 200, description: "The schedule", json: Schedule }],
+    errors: [409],
   },
   {
     method: "delete",

@@ -1,14 +1,18 @@
 /**
  * A schedule's due time, taken once. Invariant: the due time a scheduler saw (`seen`)
  * moves to the next one in one guarded UPDATE (same id, same due time, still due, still
- * enabled), inside the transaction that then creates the run (services/schedule-fire.ts):
- * of two schedulers that saw the same due time, the second waits for the first's row lock,
- * finds the due time moved and gets null, so one due time starts at most one run, and a
- * run that failed to be created rolls the due time back with it. A due time whose last run
- * is still active is taken too, recorded as skipped (`last_skipped_at`, `skipped`), and
- * starts nothing. The next due time is computed from now by the caller, so after downtime
- * one run catches up for every missed time; one not after now is refused (null), since it
- * would be due again at once and fire every pass.
+ * enabled, still the cron and zone the next one was computed from, so a PATCH that changed
+ * them but kept the due time is not undone by a next time of the old cron), inside the
+ * transaction that then creates the run (services/schedule-fire.ts): of two schedulers
+ * that saw the same due time, the second waits for the first's row lock, finds the due
+ * time moved and gets null, so one due time starts at most one run, and a run that failed
+ * to be created rolls the due time back with it. A due time whose last run is still
+ * active is taken too, recorded as skipped (`last_skipped_at`, `skipped`), and starts
+ * nothing. The next due time is computed from now by the caller, so after downtime one
+ * run catches up, not one per missed time; one not after now is refused (null), since it
+ * would be due again at once and fire every pass. Moving the due time moves `version`, so
+ * a PATCH that read the schedule before the move writes nothing and merges again
+ * (store/schedules/update.ts): it never puts back a due time already taken.
  */
 import { type Db, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
@@ -22,7 +26,7 @@ export interface ClaimedSchedule {
 
 export async function claimDueSchedule(
   db: Db,
-  due: { id: string; seen: string; now: Date; next: Date },
+  due: { id: string; seen: string; cron: string; timezone: string; now: Date; next: Date },
 ): Promise<ClaimedSchedule | null> {
   const now = due.now.toISOString();
   const [row] = await queryRows<ClaimedSchedule>(
@@ -34,12 +38,14 @@ export async function claimDueSchedule(
             from schedules s
            where s.id = ${due.id} and s.enabled
              and s.next_run_at = ${due.seen}::timestamptz
+             and s.cron = ${due.cron} and s.timezone = ${due.timezone}
              and s.next_run_at <= ${now}::timestamptz
              and ${due.next.toISOString()}::timestamptz > ${now}::timestamptz
            for update of s
         )
         update schedules s
            set next_run_at = ${due.next.toISOString()}::timestamptz, updated_at = now(),
+               version = s.version + 1,
                last_skipped_at = case when cur.busy then ${now}::timestamptz else s.last_skipped_at end,
                skipped = s.skipped + case when cur.busy then 1 else 0 end
           from cur
@@ -75,20 +81,29 @@ export async function recordScheduleError(
 
 /**
  * A due time that threw (its run, or its next time): moved on to `next` with the reason,
- * under the claim's guards (same due time, still due, still enabled, next after now), so a
- * due time another scheduler took or an edit moved is left alone.
+ * under the claim's guards (same due time, cron and zone, still due, still enabled, next
+ * after now), so a due time another scheduler took or an edit moved is left alone.
  */
 export async function failDueTime(
   db: Db,
-  failed: { id: string; seen: string; now: Date; next: Date; message: string },
+  failed: {
+    id: string;
+    seen: string;
+    cron: string;
+    timezone: string;
+    now: Date;
+    next: Date;
+    message: string;
+  },
 ): Promise<void> {
   const now = failed.now.toISOString();
   await queryRows(
     db,
     sql`update schedules set next_run_at = ${failed.next.toISOString()}::timestamptz,
-               last_error = ${failed.message}, updated_at = now()
+               version = version + 1, last_error = ${failed.message}, updated_at = now()
          where id = ${failed.id} and enabled
            and next_run_at = ${failed.seen}::timestamptz
+           and cron = ${failed.cron} and timezone = ${failed.timezone}
            and next_run_at <= ${now}::timestamptz
            and ${failed.next.toISOString()}::timestamptz > ${now}::timestamptz`,
   );

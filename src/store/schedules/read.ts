@@ -22,6 +22,7 @@ export const scheduleColumns = {
   lastSkippedAt: schedules.lastSkippedAt,
   skipped: schedules.skipped,
   lastError: schedules.lastError,
+  version: schedules.version,
   createdAt: schedules.createdAt,
   updatedAt: schedules.updatedAt,
 };

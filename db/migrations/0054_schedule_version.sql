@@ -1,0 +1,1 @@
+ALTER TABLE "schedules" ADD COLUMN "version" integer DEFAULT 0 NOT NULL;
