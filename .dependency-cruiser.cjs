@@ -41,6 +41,8 @@ const RAW_API_USERS = [
   "test/integration/api-csv\\.test",
   // delivers signed raw bodies to hooks; creates a hook with an unknown action
   "test/integration/api-hooks\\.test",
+  // imports CSV as raw bodies and delivers signed hook bodies over the rows-per-table cap
+  "test/integration/api-row-caps\\.test",
   // turns the auto-run switch on without its backfill (400s), imports CSV and delivers a
   // signed hook body to prove the switch holds for them
   "test/integration/auto-run-switch\\.test",

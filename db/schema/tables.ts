@@ -34,6 +34,12 @@ export const tables = pgTable(
     maxCreditsPerRowMilli: bigint("max_credits_per_row_milli", { mode: "number" }),
     /** Next row position; bumped in the same statement that inserts rows. */
     nextPosition: bigint("next_position", { mode: "number" }).notNull().default(0),
+    /**
+     * The table's rows, moved in the statement that allots positions (store/rows/insert.ts,
+     * which also holds it under the plan's cap) and in each row delete; what listings and
+     * the cap read instead of counting.
+     */
+    rowCount: bigint("row_count", { mode: "number" }).notNull().default(0),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },

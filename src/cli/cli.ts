@@ -9,6 +9,7 @@
 import { eventsCommand } from "./commands/events";
 import { exportCommand } from "./commands/export-csv";
 import { importCommand } from "./commands/import-csv";
+import { rowsCommand } from "./commands/rows";
 import { runCommand } from "./commands/run";
 import { stopCommand } from "./commands/stop";
 import { tablesCommand } from "./commands/tables";
@@ -24,6 +25,7 @@ const COMMANDS: Record<string, Command> = {
   export: exportCommand,
   run: runCommand,
   stop: stopCommand,
+  rows: rowsCommand,
   events: eventsCommand,
 };
 

@@ -10,6 +10,7 @@ commands:
   export <table>                write the table as CSV to stdout
   run <table> [flags]           start a run of the table's groups (--follow to watch it)
   stop <table> [flags]          stop what is in flight (all of it, a run, groups, rows)
+  rows delete <table> [flags]   delete the rows matching --where (their running cells stop)
   events <table> [--after n]    print the table's events as they come, one JSON line each
 
 A <table>, column or group may be named by id or by name.
@@ -82,6 +83,17 @@ flags:
   --run <id>           only this run's cells
   --group <g>          only this group's cells (repeat for several)
   --where <col=value>  only rows whose column equals the value (as in cellflow run)
+  --where-json <list>  conditions as the API takes them`;
+
+export const ROWS = `usage: cellflow rows delete <table> --where <col=value> [flags]
+
+Deletes every row matching the conditions (at least one) and prints how many went; their
+queued and running cells stop. The server deletes 5,000 rows per transaction: a delete
+that fails midway keeps what it deleted, and running it again deletes the rest.
+
+flags:
+  --where <col=value>  only rows whose column equals the value (as in cellflow run);
+                       repeat to AND them
   --where-json <list>  conditions as the API takes them`;
 
 export const EVENTS = `usage: cellflow events <table> [--after <n>]

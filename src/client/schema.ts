@@ -217,7 +217,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This month's credits: used, the plan's limit, what remains, by source */
+        /** This month's credits (used, the plan's limit, what remains, by source) and the plan's limits */
         get: operations["getUsage"];
         put?: never;
         post?: never;
@@ -276,7 +276,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver a signed request to a webhook
-         * @description Signed with `Cellflow-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`. An `insert_rows` hook takes the body of `POST /rows`, a `run` hook the body of `POST /runs`. A bad or missing signature, or `t` more than 300 s away → 401. A replay gets the first answer back with `Cellflow-Replayed: true`; a `run` copy arriving while the first is still starting → 409. A `run` hook honours an `Idempotency-Key` as `POST /runs` does (the same keys, per table): a copy signed again with a new `t` but the same key answers the run the key started; an `insert_rows` hook ignores it.
+         * @description Signed with `Cellflow-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`. An `insert_rows` hook takes the body of `POST /rows`, a `run` hook the body of `POST /runs`. A bad or missing signature, or `t` more than 300 s away → 401. A replay gets the first answer back with `Cellflow-Replayed: true`; a `run` copy arriving while the first is still starting → 409. A `run` hook honours an `Idempotency-Key` as `POST /runs` does (the same keys, per table): a copy signed again with a new `t` but the same key answers the run the key started; an `insert_rows` hook ignores it. An `insert_rows` delivery whose rows would take the table past its plan's rows per table → 402 `limit_reached`, none of them kept (and not recorded: the same delivery may be sent again once there is room).
          */
         post: operations["deliverHook"];
         delete?: never;
@@ -346,9 +346,29 @@ export interface paths {
         put?: never;
         /**
          * Insert rows (at most 1,000 per call)
-         * @description Values are checked against their columns' types; eligible groups auto-run.
+         * @description Values are checked against their columns' types; eligible groups auto-run. Rows that would take the table past its plan's rows per table → 402 `limit_reached` naming the cap, and none of them is kept.
          */
         post: operations["insertRows"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tables/{id}/rows/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete rows by id (at most 10,000) or by a where list (stops their in-flight cells)
+         * @description `rowIds` (ids the table does not have are ignored) or `where` (the run `where` conditions). Each row goes as `DELETE /rows/{rowId}` deletes it: its in-flight cells are stopped, and no worker writes into them afterwards. Deleted 5,000 rows per transaction: not atomic across those batches (a request that fails midway keeps the batches it committed).
+         */
+        post: operations["deleteRows"];
         delete?: never;
         options?: never;
         head?: never;
@@ -551,7 +571,7 @@ export interface paths {
         put?: never;
         /**
          * Import a CSV file (all rows or none)
-         * @description Headers name columns by name or id. A header naming no column, or a value that does not fit its column → 400 with issues.
+         * @description Headers name columns by name or id. A header naming no column, or a value that does not fit its column → 400 with issues. A file whose rows would take the table past its plan's rows per table → 402 `limit_reached` naming the cap, and none of them is kept.
          */
         post: operations["importCsv"];
         delete?: never;
@@ -1187,6 +1207,9 @@ export interface components {
                 source: string;
                 credits: number;
             }[];
+            limits: {
+                rowsPerTable: number | null;
+            };
         };
         SecretList: {
             secrets: components["schemas"]["SecretView"][];
@@ -2754,6 +2777,15 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description A limit of the workspace's plan is reached (`limit_reached`); `message` names it */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             /** @description Not found (or not visible to this key) */
             404: {
                 headers: {
@@ -3168,6 +3200,93 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InsertedRows"];
+                };
+            };
+            /** @description The request is not valid; `issues` say where */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A limit of the workspace's plan is reached (`limit_reached`); `message` names it */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    deleteRows: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The table's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    rowIds: string[];
+                } | {
+                    where: components["schemas"]["WhereCondition"][];
+                };
+            };
+        };
+        responses: {
+            /** @description How many rows were deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted: number;
+                    };
                 };
             };
             /** @description The request is not valid; `issues` say where */
@@ -4056,6 +4175,15 @@ export interface operations {
             };
             /** @description The credentials are missing or not valid */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A limit of the workspace's plan is reached (`limit_reached`); `message` names it */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };

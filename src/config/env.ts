@@ -117,6 +117,11 @@ export const Env = z.object({
     emptyAsUndefined,
     z.coerce.number().int().min(1).max(1_000_000_000).optional(),
   ),
+  /** Rows one table may hold, whatever the plan (unset: the plan's; API.md). */
+  CELLFLOW_ROWS_PER_TABLE: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(1_000_000_000).optional(),
+  ),
   CELLFLOW_REDRIVE_EVERY_MS: z.preprocess(
     emptyAsUndefined,
     z.coerce.number().int().min(100).max(3_600_000).optional(),

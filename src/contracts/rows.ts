@@ -80,3 +80,24 @@ export type RowPage = z.infer<typeof RowPage>;
 /** The rows `POST /rows` inserted, in the order given. */
 export const InsertedRows = z.object({ rows: z.array(RowView) });
 export type InsertedRows = z.infer<typeof InsertedRows>;
+
+export const MAX_ROWS_PER_DELETE = 10_000;
+
+/**
+ * `POST /rows/delete`: the rows named by id (at most 10,000; ids the table does not have
+ * are ignored), or every row matching a `where` list as runs and row filters take it.
+ */
+export const DeleteRowsRequest = z.union([
+  z.strictObject({
+    rowIds: z
+      .array(EntityId)
+      .min(1, "give at least one row id")
+      .max(MAX_ROWS_PER_DELETE, `at most ${MAX_ROWS_PER_DELETE} row ids per call`),
+  }),
+  z.strictObject({ where: Where }),
+]);
+export type DeleteRowsRequest = z.infer<typeof DeleteRowsRequest>;
+
+/** How many rows the bulk delete removed. */
+export const DeletedRows = z.object({ deleted: z.number().int() });
+export type DeletedRows = z.infer<typeof DeletedRows>;

@@ -36,6 +36,7 @@ export type WorkspaceView = z.infer<typeof WorkspaceView>;
  * answers are recorded and given back otherwise; `remaining` leaves both out of the cap.
  * `limit` and `remaining` are null when the plan has no monthly cap. `bySource`: an llm
  * block's charges by model (`llm:<model>`), enrichments' by their charge key's source.
+ * `limits.rowsPerTable`: the rows one table may hold under the plan (null: no cap).
  */
 export const UsageView = z.object({
   plan: Plan,
@@ -45,5 +46,6 @@ export const UsageView = z.object({
   limit: z.number().nullable(),
   remaining: z.number().nullable(),
   bySource: z.array(z.object({ source: z.string(), credits: z.number() })),
+  limits: z.object({ rowsPerTable: z.number().int().nullable() }),
 });
 export type UsageView = z.infer<typeof UsageView>;

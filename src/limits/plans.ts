@@ -1,6 +1,5 @@
 import { readEnv } from "@/config/env";
-import type { Plan } from "@/domain/statuses";
-import { assertNever } from "@/domain/statuses";
+import { assertNever, PLANS, type Plan } from "@/domain/statuses";
 
 export interface PlanLimits {
   /** Rows of one dispatch in flight at once. */
@@ -17,13 +16,16 @@ export interface PlanLimits {
   llmRequestsPerMinute: number;
   /** Tokens (input + output) per minute to one llm model, per workspace. */
   llmTokensPerMinute: number;
+  /** Rows one table may hold; null: no cap. */
+  rowsPerTable: number | null;
 }
 
 /**
  * The plan's limits, with the deadlines and the provider rate overridable for the whole
  * deployment (CELLFLOW_CASCADE_TIMEOUT_MS, CELLFLOW_ATTEMPT_TIMEOUT_MS,
  * CELLFLOW_RATE_LIMIT_PER_SECOND: what a provider contract allows, whatever the plan; and
- * CELLFLOW_LLM_REQUESTS_PER_MINUTE / CELLFLOW_LLM_TOKENS_PER_MINUTE for llm models).
+ * CELLFLOW_LLM_REQUESTS_PER_MINUTE / CELLFLOW_LLM_TOKENS_PER_MINUTE for llm models), and
+ * the rows per table (CELLFLOW_ROWS_PER_TABLE: what the deployment's database holds).
  */
 export function planLimits(plan: Plan): PlanLimits {
   const base = planDefaults(plan);
@@ -35,6 +37,7 @@ export function planLimits(plan: Plan): PlanLimits {
     rateLimitPerSecond: env.CELLFLOW_RATE_LIMIT_PER_SECOND ?? base.rateLimitPerSecond,
     llmRequestsPerMinute: env.CELLFLOW_LLM_REQUESTS_PER_MINUTE ?? base.llmRequestsPerMinute,
     llmTokensPerMinute: env.CELLFLOW_LLM_TOKENS_PER_MINUTE ?? base.llmTokensPerMinute,
+    rowsPerTable: env.CELLFLOW_ROWS_PER_TABLE ?? base.rowsPerTable,
   };
 }
 
@@ -44,6 +47,7 @@ const OVERRIDES = [
   "CELLFLOW_RATE_LIMIT_PER_SECOND",
   "CELLFLOW_LLM_REQUESTS_PER_MINUTE",
   "CELLFLOW_LLM_TOKENS_PER_MINUTE",
+  "CELLFLOW_ROWS_PER_TABLE",
 ] as const;
 let overrides: { key: string; env: ReturnType<typeof readEnv> } | undefined;
 
@@ -69,6 +73,7 @@ function planDefaults(plan: Plan): PlanLimits {
         rateLimitPerSecond: 5,
         llmRequestsPerMinute: 60,
         llmTokensPerMinute: 40_000,
+        rowsPerTable: 50_000,
       };
     case "pro":
       return {
@@ -79,6 +84,7 @@ function planDefaults(plan: Plan): PlanLimits {
         rateLimitPerSecond: 20,
         llmRequestsPerMinute: 500,
         llmTokensPerMinute: 200_000,
+        rowsPerTable: 1_000_000,
       };
     case "unlimited":
       return {
@@ -89,6 +95,7 @@ function planDefaults(plan: Plan): PlanLimits {
         rateLimitPerSecond: 100,
         llmRequestsPerMinute: 5_000,
         llmTokensPerMinute: 2_000_000,
+        rowsPerTable: null,
       };
     default:
       return assertNever(plan);
@@ -102,4 +109,15 @@ function planDefaults(plan: Plan): PlanLimits {
 export function creditsExhausted(plan: Plan, creditsCommitted: number): boolean {
   const cap = planLimits(plan).monthlyCredits;
   return cap !== null && creditsCommitted >= cap;
+}
+
+/**
+ * Rows per table of every plan, for the insert statement, which reads the workspace's
+ * plan itself (store/rows/insert.ts): a plan changed a moment ago counts at once.
+ */
+export function rowCaps(): Record<Plan, number | null> {
+  return Object.fromEntries(PLANS.map((p) => [p, planLimits(p).rowsPerTable])) as Record<
+    Plan,
+    number | null
+  >;
 }

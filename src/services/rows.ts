@@ -11,17 +11,20 @@ import type { Where } from "@/contracts/where";
 import { type Failure, invalid, notFound } from "@/domain/errors";
 import type { Result } from "@/domain/result";
 import { decodeRowCursor, encodeRowCursor, rowOrder } from "@/domain/row-order";
+import { assertNever } from "@/domain/statuses";
 import { checkRowData } from "@/domain/values";
 import { checkWhere } from "@/domain/where";
 import { autoFire } from "@/engine/auto-run";
 import { abortLocal, publishCancel } from "@/engine/cancellation";
 import { editRow } from "@/engine/row-edit";
+import { rowCaps } from "@/limits/plans";
 import { deleteRow as removeRow } from "@/store/rows/delete";
 import { findRows } from "@/store/rows/find";
-import { insertRows as appendRows } from "@/store/rows/insert";
+import { insertRowsUnderCap } from "@/store/rows/insert";
 import { getRow as readRow } from "@/store/rows/read";
 import { getTable } from "@/store/tables/read";
 import type { ServiceContext } from "./context";
+import { rowCapReached } from "./row-cap";
 import { tableSchema } from "./table-schema";
 import { type AppliedView, viewToApply } from "./views";
 
@@ -39,7 +42,8 @@ export async function insertRows(
 /**
  * The first half of `insertRows`: checks and stores the rows, firing nothing. Separate so
  * a caller can store them inside its own transaction (ctx.db a transaction) and fire
- * after that commits: carriers run on other connections and must see the rows.
+ * after that commits: carriers run on other connections and must see the rows. Rows that
+ * would take the table past its plan's cap are refused whole (402 `limit_reached`).
  */
 export async function storeRows(
   ctx: ServiceContext,
@@ -51,12 +55,22 @@ export async function storeRows(
   const issues = req.rows.flatMap((r, i) => checkRowData(schema.columns, r.data, `rows.${i}.data`));
   if (issues.length > 0)
     return { ok: false, reason: invalid(issues, "Some values do not fit their columns") };
-  const rows = await appendRows(
+  const stored = await insertRowsUnderCap(
     ctx.db,
     tableId,
     req.rows.map((r) => r.data),
+    rowCaps(),
   );
-  return rows ? { ok: true, value: rows } : { ok: false, reason: notFound("table") };
+  switch (stored.kind) {
+    case "inserted":
+      return { ok: true, value: stored.rows };
+    case "gone":
+      return { ok: false, reason: notFound("table") };
+    case "over_cap":
+      return { ok: false, reason: rowCapReached(stored, req.rows.length) };
+    default:
+      return assertNever(stored);
+  }
 }
 
 /** The second half of `insertRows`: auto-fires the eligible groups on committed rows. */

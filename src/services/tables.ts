@@ -22,7 +22,6 @@ import { setAutoRun } from "@/store/tables/auto-run-switch";
 import { createTable as insertTable } from "@/store/tables/create";
 import { deleteTable as removeTable } from "@/store/tables/delete";
 import {
-  countRows,
   getTable as readTable,
   listTables as readTables,
   type TableRecord,
@@ -33,14 +32,14 @@ import { existingWorkflowIds } from "@/store/workflows/read";
 import type { ServiceContext } from "./context";
 import { cancelRuns } from "./runs";
 
-function view(r: TableRecord, rowCount: number): TableView {
+function view(r: TableRecord): TableView {
   const schema = TableSchema.parse(r.schema);
   return {
     id: r.id,
     name: r.name,
     columns: schema.columns,
     groups: schema.groups,
-    rowCount,
+    rowCount: r.rowCount,
     schemaVersion: r.schemaVersion,
     autoRun: r.autoRun,
     maxCreditsPerRow: r.maxCreditsPerRowMilli === null ? null : r.maxCreditsPerRowMilli / 1000,
@@ -110,7 +109,7 @@ export async function createTable(
     return { ok: false, reason: invalid(issues, "The table schema is not valid") };
   const row = await insertTable(ctx.db, ctx.workspaceId, { name: req.name, schema });
   ctx.log.info({ tableId: row.id }, "table created");
-  return { ok: true, value: view(row, 0) };
+  return { ok: true, value: view(row) };
 }
 
 export async function getTable(
@@ -119,12 +118,12 @@ export async function getTable(
 ): Promise<Result<TableView, Failure>> {
   const row = await readTable(ctx.db, ctx.workspaceId, id);
   if (!row) return { ok: false, reason: notFound("table") };
-  return { ok: true, value: view(row, await countRows(ctx.db, row.id)) };
+  return { ok: true, value: view(row) };
 }
 
 export async function listTables(ctx: ServiceContext): Promise<Result<TableList, Failure>> {
   const rows = await readTables(ctx.db, ctx.workspaceId);
-  return { ok: true, value: { tables: rows.map((r) => view(r, r.rowCount)) } };
+  return { ok: true, value: { tables: rows.map(view) } };
 }
 
 const PATCH_ATTEMPTS = 3;
@@ -200,7 +199,7 @@ async function editTable(
         { tableId: id, schemaVersion: written.value.schemaVersion, autoRun: fired },
         "table schema updated",
       );
-      return { ok: true, value: view(written.value, await countRows(ctx.db, id)) };
+      return { ok: true, value: view(written.value) };
     }
   }
   return {

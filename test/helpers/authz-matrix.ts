@@ -269,6 +269,15 @@ export const MATRIX: Record<string, KeyedSpec | PublicSpec> = {
       body: { rows: [{ data: { v: "inserted" } }] },
     }),
   },
+  "POST /api/tables/[id]/rows/delete": {
+    kind: "keyed",
+    scope: "resource",
+    ok: 200,
+    request: (f) => ({
+      path: `/api/tables/${f.tableId}/rows/delete`,
+      body: { where: [{ column: "v", op: "eq", value: "matches no row" }] },
+    }),
+  },
   "GET /api/tables/[id]/rows/[rowId]": {
     kind: "keyed",
     scope: "resource",

@@ -84,6 +84,7 @@ describe("another workspace's resources are a 404 and stay untouched", () => {
       ["POST", `/api/tables/${intruder.tableId}/runs`, { mode: "all", rowIds: [victim.rowId] }],
       ["POST", `/api/tables/${intruder.tableId}/runs/cancel`, { dispatchId: victim.dispatchId }],
       ["POST", `/api/tables/${intruder.tableId}/runs/cancel`, { rowIds: [victim.rowId] }],
+      ["POST", `/api/tables/${intruder.tableId}/rows/delete`, { rowIds: [victim.rowId] }],
     ];
     for (const [method, path, body] of bodies) {
       const res = await call(method, path, { key, body });

@@ -2,6 +2,7 @@ import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { parseCommand } from "@/cli/args";
 import { cli } from "@/cli/cli";
+import { deleteRowsRequest } from "@/cli/commands/rows";
 import { estimateText, RUN_SPEC, runRequest } from "@/cli/commands/run";
 import { stopRequest } from "@/cli/commands/stop";
 import { coerceValue, whereEquals, whereFromJson } from "@/cli/where-args";
@@ -240,6 +241,26 @@ describe("run and stop flags", () => {
         dispatchId: "d_9",
         groupIds: ["classify"],
         where: [{ column: "tier", op: "eq", value: "pro" }],
+      },
+    });
+  });
+
+  it("rows delete needs a condition, and sends its conditions typed", () => {
+    const none = deleteRowsRequest(table, {});
+    expect(none.ok).toBe(false);
+    if (!none.ok) expect(none.reason.exit).toBe(2);
+    expect(
+      deleteRowsRequest(table, {
+        where: ["Employees=5"],
+        "where-json": '[{"group":"enrich","status":"error"}]',
+      }),
+    ).toEqual({
+      ok: true,
+      value: {
+        where: [
+          { column: "n", op: "eq", value: 5 },
+          { group: "enrich", status: "error" },
+        ],
       },
     });
   });

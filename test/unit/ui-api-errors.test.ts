@@ -57,6 +57,23 @@ describe("the UI's typed client", () => {
     );
   });
 
+  it("a row cap's 402 reaches the grid's add-row as its message, naming the cap", async () => {
+    const message =
+      "This table is at its plan's limit of 50,000 rows (free plan): delete rows or upgrade";
+    const { client } = answeredBy(() => errorResponse("limit_reached", message));
+    const err = await refusal(
+      answer(
+        client.POST("/api/tables/{id}/rows", {
+          params: { path: { id: "tbl_1" } },
+          body: { rows: [{ data: {} }] },
+        }),
+      ),
+    );
+    expect([err.status, err.code]).toEqual([402, "limit_reached"]);
+    // What the grid's message line shows (GridPage's `fail`, the tables page's import).
+    expect(describeError(err)).toBe(message);
+  });
+
   it("an error page that is not JSON becomes an ApiError with the status", async () => {
     const { client } = answeredBy(
       () =>

@@ -19,7 +19,7 @@ export type Access = "key" | "public" | "admin" | "signed";
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
-export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 500;
+export type ErrorStatus = 400 | 401 | 402 | 404 | 409 | 413 | 500;
 
 /** A success answer: JSON of a schema, a text media type, or no body. */
 export type Answer =
@@ -55,6 +55,7 @@ export interface Operation {
 const ERROR_TEXT: Record<ErrorStatus, string> = {
   400: "The request is not valid; `issues` say where",
   401: "The credentials are missing or not valid",
+  402: "A limit of the workspace's plan is reached (`limit_reached`); `message` names it",
   404: "Not found (or not visible to this key)",
   409: "Conflicts with the current state; retry or refetch",
   413: "The request body is too large",

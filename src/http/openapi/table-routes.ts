@@ -15,6 +15,8 @@ import { EventsQuery } from "@/contracts/events";
 import { CreatedHook, CreateHookRequest, HookList } from "@/contracts/hooks";
 import { TableProgress } from "@/contracts/progress";
 import {
+  DeletedRows,
+  DeleteRowsRequest,
   InsertedRows,
   InsertRowsRequest,
   ListRowsQuery,
@@ -140,11 +142,26 @@ const rows: Operation[] = [
     operationId: "insertRows",
     tag: "Rows",
     summary: "Insert rows (at most 1,000 per call)",
-    description: "Values are checked against their columns' types; eligible groups auto-run.",
+    description:
+      "Values are checked against their columns' types; eligible groups auto-run. Rows that would take the table past its plan's rows per table → 402 `limit_reached` naming the cap, and none of them is kept.",
     access: "key",
     params: TABLE,
     body: { json: InsertRowsRequest },
     answers: [{ status: 201, description: "The inserted rows", json: InsertedRows }],
+    errors: [402],
+  },
+  {
+    method: "post",
+    path: "/api/tables/{id}/rows/delete",
+    operationId: "deleteRows",
+    tag: "Rows",
+    summary: "Delete rows by id (at most 10,000) or by a where list (stops their in-flight cells)",
+    description:
+      "`rowIds` (ids the table does not have are ignored) or `where` (the run `where` conditions). Each row goes as `DELETE /rows/{rowId}` deletes it: its in-flight cells are stopped, and no worker writes into them afterwards. Deleted 5,000 rows per transaction: not atomic across those batches (a request that fails midway keeps the batches it committed).",
+    access: "key",
+    params: TABLE,
+    body: { json: DeleteRowsRequest },
+    answers: [{ status: 200, description: "How many rows were deleted", json: DeletedRows }],
   },
   {
     method: "get",
@@ -325,11 +342,12 @@ const io: Operation[] = [
     tag: "CSV",
     summary: "Import a CSV file (all rows or none)",
     description:
-      "Headers name columns by name or id. A header naming no column, or a value that does not fit its column → 400 with issues.",
+      "Headers name columns by name or id. A header naming no column, or a value that does not fit its column → 400 with issues. A file whose rows would take the table past its plan's rows per table → 402 `limit_reached` naming the cap, and none of them is kept.",
     access: "key",
     params: TABLE,
     body: { csv: true },
     answers: [{ status: 201, description: "How many rows were inserted", json: CsvImported }],
+    errors: [402],
   },
   {
     method: "get",

@@ -215,7 +215,8 @@ const workspace: Operation[] = [
     path: "/api/usage",
     operationId: "getUsage",
     tag: "Usage",
-    summary: "This month's credits: used, the plan's limit, what remains, by source",
+    summary:
+      "This month's credits (used, the plan's limit, what remains, by source) and the plan's limits",
     access: "key",
     answers: [{ status: 200, description: "The usage", json: UsageView }],
     errors: [404],
@@ -258,7 +259,7 @@ const workspace: Operation[] = [
     tag: "Webhooks",
     summary: "Deliver a signed request to a webhook",
     description:
-      'Signed with `Cellflow-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`. An `insert_rows` hook takes the body of `POST /rows`, a `run` hook the body of `POST /runs`. A bad or missing signature, or `t` more than 300 s away → 401. A replay gets the first answer back with `Cellflow-Replayed: true`; a `run` copy arriving while the first is still starting → 409. A `run` hook honours an `Idempotency-Key` as `POST /runs` does (the same keys, per table): a copy signed again with a new `t` but the same key answers the run the key started; an `insert_rows` hook ignores it.',
+      'Signed with `Cellflow-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`. An `insert_rows` hook takes the body of `POST /rows`, a `run` hook the body of `POST /runs`. A bad or missing signature, or `t` more than 300 s away → 401. A replay gets the first answer back with `Cellflow-Replayed: true`; a `run` copy arriving while the first is still starting → 409. A `run` hook honours an `Idempotency-Key` as `POST /runs` does (the same keys, per table): a copy signed again with a new `t` but the same key answers the run the key started; an `insert_rows` hook ignores it. An `insert_rows` delivery whose rows would take the table past its plan\'s rows per table → 402 `limit_reached`, none of them kept (and not recorded: the same delivery may be sent again once there is room).',
     access: "signed",
     params: { hookId: "The hook's id" },
     headers: RunRequestHeaders,
@@ -271,7 +272,7 @@ const workspace: Operation[] = [
         headers: { "cellflow-replayed": "`true` when this answers a replay" },
       },
     ],
-    errors: [401, 409],
+    errors: [401, 402, 409],
   },
 ];
 

@@ -1,6 +1,8 @@
 import type { Db } from "@db/client";
-import { rows, tables } from "@db/schema";
-import { and, count, desc, eq } from "drizzle-orm";
+import { queryRows } from "@db/client";
+import { tables } from "@db/schema";
+import { and, desc, eq, sql } from "drizzle-orm";
+import type { Plan } from "@/domain/statuses";
 
 export const tableColumns = {
   id: tables.id,
@@ -9,6 +11,7 @@ export const tableColumns = {
   schemaVersion: tables.schemaVersion,
   autoRun: tables.autoRun,
   maxCreditsPerRowMilli: tables.maxCreditsPerRowMilli,
+  rowCount: tables.rowCount,
   createdAt: tables.createdAt,
   updatedAt: tables.updatedAt,
 };
@@ -23,6 +26,8 @@ export interface TableRecord {
   autoRun: boolean;
   /** The default per-row budget in milli-credits (null: none). */
   maxCreditsPerRowMilli: number | null;
+  /** The maintained count (tables.row_count), not a count of the rows. */
+  rowCount: number;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -40,18 +45,23 @@ export async function getTable(
   return row ?? null;
 }
 
-export async function countRows(db: Db, tableId: string): Promise<number> {
-  const [row] = await db.select({ n: count() }).from(rows).where(eq(rows.tableId, tableId));
-  return row?.n ?? 0;
-}
-
-export async function listTables(
-  db: Db,
-  workspaceId: string,
-): Promise<(TableRecord & { rowCount: number })[]> {
+export async function listTables(db: Db, workspaceId: string): Promise<TableRecord[]> {
   return db
-    .select({ ...tableColumns, rowCount: db.$count(rows, eq(rows.tableId, tables.id)) })
+    .select(tableColumns)
     .from(tables)
     .where(eq(tables.workspaceId, workspaceId))
     .orderBy(desc(tables.createdAt));
+}
+
+/** How full the table is and under which plan (null: no such table). */
+export async function tableFill(
+  db: Db,
+  tableId: string,
+): Promise<{ plan: Plan; rowCount: number } | null> {
+  const [row] = await queryRows<{ plan: Plan; rowCount: number }>(
+    db,
+    sql`select w.plan, t.row_count::int as "rowCount"
+          from tables t join workspaces w on w.id = t.workspace_id where t.id = ${tableId}`,
+  );
+  return row ?? null;
 }

@@ -1,0 +1,1 @@
+ALTER TABLE "tables" ADD COLUMN "row_count" bigint DEFAULT 0 NOT NULL;
