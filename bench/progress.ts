@@ -66,6 +66,8 @@ export async function progressRead(
       sql`insert into rows (id, table_id, position, data)
           select 'row_' || i, ${tableId}, i, '{}'::jsonb from generate_series(1, ${rows}) i`,
     );
+    // As `insertRows` keeps it (the listings and the plan's cap read it).
+    await db.execute(sql`update tables set row_count = row_count + ${rows} where id = ${tableId}`);
     // Per group a different mix: done (three outcomes), failed, queued, running, never run.
     for (const [n, g] of GROUPS.entries()) {
       await db.execute(
