@@ -30,7 +30,7 @@ import type { CascadeStep } from "@/store/engine-reads";
 import { runAttempt } from "./attempt";
 import type { Engine } from "./handle";
 import { at } from "./race-points";
-import { armRowDeadline, type RowDeadline } from "./row-deadline";
+import type { RowDeadline } from "./row-deadline";
 import type { RowSession } from "./row-lock";
 
 /**
@@ -194,7 +194,7 @@ function startDeadline(c: Cascade, step: RowRead): PlanLimits {
   const limits = planLimits(step.plan);
   c.limits = limits;
   const ms = limits.cascadeTimeoutMs;
-  c.deadline = armRowDeadline(
+  c.deadline = c.engine.deadlines.arm(
     ms,
     stopWith(c, () => new DeadlineError(`The row ran past its ${formatDuration(ms)} limit`)),
   );

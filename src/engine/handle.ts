@@ -21,6 +21,7 @@ import { AdvanceBatcher } from "./advance-batcher";
 import { Definitions } from "./definitions";
 import { type LockHub, lockHubClosedWith } from "./lock-sessions";
 import type { Pause } from "./race-points";
+import { RowDeadlines } from "./row-deadline";
 import { StepBatcher } from "./step-batcher";
 
 /** What the handle's verbs share over one database: built once per database per process. */
@@ -35,6 +36,8 @@ export interface EngineResources {
   readonly definitions: Definitions;
   /** Coalesced wake-ups of the tables' event streams (events/waker.ts). */
   readonly waker: TableWaker;
+  /** The deadlines of the rows whose cascades are in flight (row-deadline.ts). */
+  readonly deadlines: RowDeadlines;
 }
 
 /**
@@ -101,5 +104,6 @@ export function engineResources(database: Database): EngineResources {
     locks,
     definitions: new Definitions(),
     waker: new TableWaker(database),
+    deadlines: new RowDeadlines(),
   };
 }

@@ -69,6 +69,8 @@ function withApplicationName(url: string, name: string): string {
 
 export interface RunningWorker {
   stop(): Promise<void>;
+  /** The rows whose cascades run in this worker now (their deadlines armed). */
+  rowsInFlight(): number;
 }
 
 /** The worker's database: a write pool sized to its concurrency, plus the lock sessions. */
@@ -160,6 +162,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
   );
   let stopped: Promise<void> | undefined;
   return {
+    rowsInFlight: () => engine.deadlines.armed(),
     stop() {
       stopped ??= (async () => {
         redrive.stop();

@@ -5,7 +5,6 @@
  * grew with the cells it had run.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { armedRowDeadlines } from "@/engine/row-deadline";
 import { apiClient, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker, waitForDispatch } from "../helpers/engine";
@@ -23,9 +22,9 @@ beforeAll(async () => {
 
 describe("a row's deadline", () => {
   it("is armed while its cascade runs and disarmed when it ends, for every row of a run", async () => {
-    await useWorker(url, 10);
+    const worker = await useWorker(url, 10);
     const table = await waitTable(key, { groups: 2, ms: 300, rows: 30, waitOnly: true });
-    expect(armedRowDeadlines()).toBe(0);
+    expect(worker.rowsInFlight()).toBe(0);
     const run = startedRun(
       await apiClient(key).POST("/api/tables/{id}/runs", {
         params: { path: { id: table.id } },
@@ -33,9 +32,9 @@ describe("a row's deadline", () => {
       }),
     );
     // The cascades in flight hold theirs (the worker runs ten rows at once)…
-    expect(await waitFor(() => armedRowDeadlines() > 0, 20_000, 5)).toBe(true);
+    expect(await waitFor(() => worker.rowsInFlight() > 0, 20_000, 5)).toBe(true);
     expect(await waitForDispatch(key, table.id, run.dispatchId, 60_000)).toBe("completed");
     // …and none is left once every row's cascade has ended.
-    expect(await waitFor(() => armedRowDeadlines() === 0, 10_000, 20)).toBe(true);
+    expect(await waitFor(() => worker.rowsInFlight() === 0, 10_000, 20)).toBe(true);
   }, 90_000);
 });

@@ -3,7 +3,7 @@
  * deadlines follows both (row-deadline.ts).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { armedRowDeadlines, armRowDeadline } from "@/engine/row-deadline";
+import { RowDeadlines } from "@/engine/row-deadline";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -12,29 +12,31 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-describe("armRowDeadline", () => {
+describe("a row's deadline (RowDeadlines)", () => {
   it("calls back once at its time, and no longer counts as armed after", () => {
-    const before = armedRowDeadlines();
+    const deadlines = new RowDeadlines();
     let fired = 0;
-    const d = armRowDeadline(1_000, () => fired++);
-    expect(armedRowDeadlines()).toBe(before + 1);
+    const d = deadlines.arm(1_000, () => fired++);
+    expect(deadlines.armed()).toBe(1);
     vi.advanceTimersByTime(999);
     expect(fired).toBe(0);
     vi.advanceTimersByTime(1);
     expect(fired).toBe(1);
-    expect(armedRowDeadlines()).toBe(before);
+    expect(deadlines.armed()).toBe(0);
     d.disarm();
-    expect(armedRowDeadlines()).toBe(before);
+    expect(deadlines.armed()).toBe(0);
   });
 
   it("never calls back once disarmed, and disarming twice counts once", () => {
-    const before = armedRowDeadlines();
+    const deadlines = new RowDeadlines();
     let fired = 0;
-    const d = armRowDeadline(1_000, () => fired++);
-    d.disarm();
-    d.disarm();
-    expect(armedRowDeadlines()).toBe(before);
+    const first = deadlines.arm(1_000, () => fired++);
+    deadlines.arm(1_000, () => {});
+    first.disarm();
+    first.disarm();
+    expect(deadlines.armed()).toBe(1);
     vi.advanceTimersByTime(5_000);
     expect(fired).toBe(0);
+    expect(deadlines.armed()).toBe(0);
   });
 });
