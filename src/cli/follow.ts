@@ -1,7 +1,8 @@
 /**
  * `run --follow`: a run's progress until it ends, from its counts (GET /runs/:id) woken by
- * the table's event stream. Guarantees: the counts are read again soon after any cell
- * event (throttled) and at once when the run's own `dispatch` or `limit` event arrives, and
+ * the table's event stream. Guarantees: the counts are read again soon after any cell,
+ * `dispatch` or `progress` event (throttled) and at once when the run's own end (its
+ * `dispatch` event with a status other than `active`) or `limit` event arrives, and
  * every 2 s regardless, so a dropped stream only slows the display; at most one read is in
  * flight. A terminal gets one redrawn bar; anything else gets a plain line every few
  * seconds, one at the start and one at the end. Detaching (the signal) never touches the
@@ -57,6 +58,21 @@ export async function followRun(o: FollowOptions): Promise<CliResult<FollowEnd>>
 }
 
 /**
+ * When an event makes the follow read the run's counts: at once for the run's own end or
+ * limit; soon (throttled) for any other change of cells — a cell event, a run's stamping
+ * page or Stop (one `dispatch` event stands for many cells' events), a progress event.
+ */
+export function readAfter(e: StreamEvent, runId: string): "now" | "soon" | "no" {
+  const event = parseTableEvent(e.event, e.data);
+  if (!event) return "no";
+  const ended =
+    event.event === "limit" || (event.event === "dispatch" && event.data.status !== "active");
+  if (ended && event.data.dispatchId === runId) return "now";
+  const changed = ["cell", "dispatch", "progress", "reset"].includes(event.event);
+  return changed ? "soon" : "no";
+}
+
+/**
  * One follow's state: the run as last read, the timers that read and draw it, and what
  * ended it. `finish` stops them all at once: nothing is read or drawn after it.
  */
@@ -95,15 +111,10 @@ class Follow {
     this.finish();
   }
 
-  /** The run's own end or limit reads the counts at once; any cell event soon after. */
   onEvent(e: StreamEvent): void {
-    const event = parseTableEvent(e.event, e.data);
-    const mine =
-      (event?.event === "dispatch" || event?.event === "limit") &&
-      event.data.dispatchId === this.o.runId;
-    if (mine) void this.read();
-    else if (event?.event === "cell" || event?.event === "reset")
-      this.readSoon(this.o.tty ? 250 : 1_000);
+    const when = readAfter(e, this.o.runId);
+    if (when === "now") void this.read();
+    else if (when === "soon") this.readSoon(this.o.tty ? 250 : 1_000);
   }
 
   /** Reads the counts; a read asked for while one is in flight runs once right after it. */

@@ -838,7 +838,14 @@ export interface components {
         DispatchEventData: {
             dispatchId: string;
             /** @enum {string} */
-            status: "completed" | "cancelled" | "halted";
+            status: "active" | "completed" | "cancelled" | "halted";
+            stamped?: {
+                cells: number;
+                rows: number;
+                afterPosition: number;
+                lastPosition: number;
+            };
+            cancelled?: number;
         };
         LimitEventData: {
             dispatchId: string;

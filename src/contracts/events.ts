@@ -78,10 +78,36 @@ export const SchemaEventData = z.object({
 });
 export type SchemaEventData = z.infer<typeof SchemaEventData>;
 
-/** A run ended: completed, cancelled by a Stop, or halted by a limit. */
+/**
+ * A change of many cells in one statement writes a `cell` event per cell only up to this
+ * many cells; above it, the run's `dispatch` event (with `stamped` or `cancelled`) stands
+ * for them all, and a reader refetches what it shows.
+ */
+export const CELL_EVENTS_UP_TO = 50;
+
+/**
+ * A run's news: it ended (`completed`, `cancelled` by a Stop, `halted` by a limit), or,
+ * while `active`, a page of its stamping committed (`stamped`) or a Stop cancelled some of
+ * its cells (`cancelled`). `status` is the run's status when the event was written.
+ */
 export const DispatchEventData = z.object({
   dispatchId: z.string(),
-  status: z.enum(DISPATCH_STATUSES).exclude(["active"]),
+  status: z.enum(DISPATCH_STATUSES),
+  /**
+   * One stamping page: its counts and the positions of the rows it looked at (after
+   * `afterPosition`, up to `lastPosition`). `cell` events for its cells only when `cells`
+   * is at most CELL_EVENTS_UP_TO.
+   */
+  stamped: z
+    .object({
+      cells: z.number().int().nonnegative(),
+      rows: z.number().int().nonnegative(),
+      afterPosition: z.number().int(),
+      lastPosition: z.number().int(),
+    })
+    .optional(),
+  /** A Stop cancelled this many of the run's cells, with no `cell` event for each. */
+  cancelled: z.number().int().positive().optional(),
 });
 export type DispatchEventData = z.infer<typeof DispatchEventData>;
 

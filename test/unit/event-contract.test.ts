@@ -32,6 +32,17 @@ describe("table event contract", () => {
     expect(eventContractBreach("rows", { op: "insert", rowIds: ["a", "b"] })).toBeNull();
     expect(eventContractBreach("schema", { schemaVersion: 3, name: "Leads" })).toBeNull();
     expect(eventContractBreach("dispatch", { dispatchId: "d", status: "completed" })).toBeNull();
+    // An active run's news stands for many cells (issue 33: no `cell` event per cell).
+    expect(
+      eventContractBreach("dispatch", {
+        dispatchId: "d",
+        status: "active",
+        stamped: { cells: 2000, rows: 1000, afterPosition: 0, lastPosition: 1000 },
+      }),
+    ).toBeNull();
+    expect(
+      eventContractBreach("dispatch", { dispatchId: "d", status: "active", cancelled: 900 }),
+    ).toBeNull();
     expect(
       eventContractBreach("limit", {
         dispatchId: "d",
@@ -71,7 +82,9 @@ describe("table event contract", () => {
     expect(eventContractBreach("cell", { ...cell, surprise: 1 })).toMatch(/surprise/);
     const { attempt: _, ...noAttempt } = cell;
     expect(eventContractBreach("cell", noAttempt)).toMatch(/attempt/);
-    expect(eventContractBreach("dispatch", { dispatchId: "d", status: "active" })).toMatch(
+    // `active` is a run's status now too (a stamping page's or a Stop's event): a status
+    // no run has is the wrong value.
+    expect(eventContractBreach("dispatch", { dispatchId: "d", status: "paused" })).toMatch(
       /status/,
     );
     expect(eventContractBreach("rows", { op: "upsert", rowIds: [] })).toMatch(/op/);

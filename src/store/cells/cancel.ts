@@ -4,11 +4,16 @@
  * `queued`/`running` with their own id, so no worker can revive a cancelled cell. The
  * rows are locked first so a concurrent claim either lands before (and is cancelled
  * as running) or after (and finds the tombstone).
+ * Its events stay bounded by runs, not cells: a Stop that cancels more than
+ * CELL_EVENTS_UP_TO cells writes one `dispatch` event per run it cancelled cells of (with
+ * their number) instead of their `cell` events; cells of no run (a carrier's auto-run
+ * stamps, which wrote a `cell` event each and are at most a window's worth) keep theirs.
  */
 
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
+import { CELL_EVENTS_UP_TO } from "@/contracts/events";
 import type { CellStatus } from "@/domain/statuses";
 import { IN_FLIGHT, textArray } from "../sql";
 import { cellEventData } from "./transition";
@@ -55,9 +60,21 @@ export async function cancelCells(db: Db, scope: CancelScope): Promise<Cancelled
         ev as (
           insert into events (table_id, kind, data)
           select table_id, 'cell', ${cellEventData} from upd
+           where dispatch_id is null or (select count(*) from upd) <= ${CELL_EVENTS_UP_TO}
           returning table_id
         ),
-        wake as (select pg_notify('cellflow_events', ${scope.tableId}) where exists (select 1 from ev))
+        run_ev as (
+          insert into events (table_id, kind, data)
+          select ${scope.tableId}, 'dispatch',
+                 jsonb_build_object('dispatchId', d.id, 'status', d.status, 'cancelled', n.cancelled)
+            from (select dispatch_id, count(*)::int as cancelled from upd
+                   where dispatch_id is not null group by dispatch_id) n
+            join dispatches d on d.id = n.dispatch_id
+           where (select count(*) from upd) > ${CELL_EVENTS_UP_TO}
+          returning table_id
+        ),
+        wake as (select pg_notify('cellflow_events', ${scope.tableId})
+                  where exists (select 1 from ev) or exists (select 1 from run_ev))
         select row_id as "rowId", group_id as "groupId", execution_id as "executionId", was, run_id as "runId", dispatch_id as "dispatchId",
                (select count(*) from wake) as woke
           from upd`,

@@ -17,11 +17,17 @@
  * attempt is kept in the cell's history by a trigger (migration 0025). Each cell keeps the
  * number of the run request that stamped it (`request_seq`, the greater on a re-stamp):
  * what lifts a Stop's hold on its row (`notHeld`).
+ * Events stay bounded by pages, not cells: a run's page (a `dispatchId`, only given by a
+ * run's page under its locked `active` dispatch) writes one `dispatch` event with its
+ * counts and position range, and a `cell` event per cell only when it stamped at most
+ * CELL_EVENTS_UP_TO cells; a carrier's auto-run stamp (one cell, no run) writes its
+ * `cell` event.
  */
 
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
+import { CELL_EVENTS_UP_TO } from "@/contracts/events";
 import { assertNever, type RunMode } from "@/domain/statuses";
 import type { TypedCondition } from "@/domain/where";
 import { whereSql } from "../rows/where-sql";
@@ -307,9 +313,22 @@ export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
         ev as (
           insert into events (table_id, kind, data)
           select table_id, 'cell', ${cellEventData} || jsonb_build_object('dispatchId', dispatch_id) from ins
+           where ${page.dispatchId}::text is null or (select count(*) from ins) <= ${CELL_EVENTS_UP_TO}
           returning table_id
         ),
-        wake as (select pg_notify('cellflow_events', ${page.tableId}) where exists (select 1 from ev))
+        page_ev as (
+          insert into events (table_id, kind, data)
+          select ${page.tableId}, 'dispatch', jsonb_build_object(
+                   'dispatchId', ${page.dispatchId}::text, 'status', 'active',
+                   'stamped', jsonb_build_object(
+                     'cells', (select count(*) from ins), 'rows', (select count(distinct row_id) from ins),
+                     'afterPosition', ${page.afterPosition}::bigint,
+                     'lastPosition', (select max(position) from page_rows)))
+           where ${page.dispatchId}::text is not null and exists (select 1 from ins)
+          returning table_id
+        ),
+        wake as (select pg_notify('cellflow_events', ${page.tableId})
+                  where exists (select 1 from ev) or exists (select 1 from page_ev))
         select (select count(*) from ins)::int as cells,
                (select count(distinct row_id) from ins)::int as rows,
                (select max(position) from page_rows) as last,

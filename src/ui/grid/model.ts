@@ -34,6 +34,14 @@ export class GridRows {
     return this.byId.get(id);
   }
 
+  /** Ids of the rows held whose position is after `after` and at most `last`. */
+  idsInPositions(after: number, last: number): string[] {
+    const ids: string[] = [];
+    for (const r of this.byId.values())
+      if (r.position > after && r.position <= last) ids.push(r.id);
+    return ids;
+  }
+
   /** Rows in order (a new array after every change, the same one otherwise). */
   list(): RowView[] {
     if (!this.ordered) {

@@ -35,6 +35,9 @@ export interface RowQuery {
 
 export const NO_QUERY: RowQuery = { where: [], sort: null };
 
+/** Rows per page of the grid's reads of GET /rows. */
+export const ROWS_PAGE = 1_000;
+
 type RowsPageQuery = NonNullable<operations["listRows"]["parameters"]["query"]>;
 
 /** GET /rows's query for one page of a read (the client sends `where` as JSON). */

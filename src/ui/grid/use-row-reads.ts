@@ -4,19 +4,23 @@
  * order, read page by page and shown as each page comes (a read that a newer one replaced
  * drops its pages; a new filter, sort or view reads them again, and says why when it
  * could not),
- * and single rows read again when an event says they changed. Any number of changes
+ * single rows read again when an event says they changed, and all the shown rows read
+ * again (merged, never reset) when a run's event stands for many cells. Any number of changes
  * re-render the grid once per animation frame (`bump`).
  */
 import { useCallback, useEffect, useRef, useState } from "react";
 import type { Schemas } from "@/client/cellflow-client";
+import type { DispatchEventData } from "@/contracts/events";
 import { answer, api, describeError } from "../api";
+import { REFETCH_ONE_BY_ONE, refetchFor } from "./bulk-refetch";
 import { GridRows } from "./model";
-import { type RowQuery, readKey, rowsPageQuery } from "./row-query";
+import { ROWS_PAGE, type RowQuery, readKey, rowsPageQuery } from "./row-query";
+import { useBulkRefetch } from "./use-bulk-refetch";
 
-const PAGE = 1_000;
+const PAGE = ROWS_PAGE;
 
 /** Above this many changed rows, reading them all again is cheaper than one by one. */
-const FETCH_ONE_BY_ONE = 50;
+const FETCH_ONE_BY_ONE = REFETCH_ONE_BY_ONE;
 
 export function useRowReads(tableId: string, query: RowQuery) {
   const rows = useRef(new GridRows()).current;
@@ -104,5 +108,7 @@ export function useRowReads(tableId: string, query: RowQuery) {
     void loadRows();
   }, [query, queryKey, loadRows]);
 
-  return { rows, version, loaded, rowsError, bump, loadRows, fetchRows };
+  const bulkRefetch = useBulkRefetch({ tableId, rows, bump, queryRef, readCount, fetchRows });
+
+  return { rows, version, loaded, rowsError, bump, loadRows, fetchRows, bulkRefetch };
 }

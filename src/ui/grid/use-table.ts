@@ -5,6 +5,8 @@
  * `useRowReads`), its runs with their counts (`useTableRuns`), and the stream of events
  * that moves them (`openTableStream`), and each group's progress (`GET /progress`, then
  * every `progress` event: the server sends one at most once a second while cells change).
+ * A run's stamping page or a Stop over many cells sends one `dispatch` event instead of
+ * a `cell` event per cell: the rows it may have changed are read again (`bulk-refetch.ts`).
  * The stream is opened before the rows are read and its events are held until the read
  * is in, then folded in by the merge rule, so nothing that happened in between is lost
  * or applied on top of a newer state. A `reset` (the cursor fell out of retention)
@@ -44,7 +46,7 @@ export interface LiveTable {
 }
 
 export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
-  const { rows, version, loaded, rowsError, bump, loadRows, fetchRows } = useRowReads(
+  const { rows, version, loaded, rowsError, bump, loadRows, fetchRows, bulkRefetch } = useRowReads(
     tableId,
     query,
   );
@@ -95,6 +97,8 @@ export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
           setProgress(event.data);
           break;
         case "dispatch":
+          // A bulk stamp or Stop sends this instead of a `cell` event per cell.
+          bulkRefetch(event.data);
           refreshRuns();
           break;
         case "limit":
@@ -102,7 +106,7 @@ export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
           refreshRuns();
           break;
         case "reset":
-          reload();
+          void loadAll();
           break;
       }
     };
@@ -112,7 +116,7 @@ export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
       events.release();
     })();
     return () => events.close();
-  }, [tableId, rows, bump, loadTable, setProgress, loadAll, refreshRuns, fetchRows, reload]);
+  }, [tableId, rows, bump, loadTable, setProgress, loadAll, refreshRuns, fetchRows, bulkRefetch]);
 
   return {
     table,
