@@ -10,9 +10,8 @@
  */
 import { useCallback, useEffect, useRef, useState } from "react";
 import type { Schemas } from "@/client/cellflow-client";
-import type { DispatchEventData } from "@/contracts/events";
 import { answer, api, describeError } from "../api";
-import { REFETCH_ONE_BY_ONE, refetchFor } from "./bulk-refetch";
+import { REFETCH_ONE_BY_ONE } from "./bulk-refetch";
 import { GridRows } from "./model";
 import { ROWS_PAGE, type RowQuery, readKey, rowsPageQuery } from "./row-query";
 import { useBulkRefetch } from "./use-bulk-refetch";
