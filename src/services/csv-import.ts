@@ -25,8 +25,13 @@ import { lockTableForImport } from "@/store/tables/import-lock";
 import type { ServiceContext } from "./context";
 import { checkRoomFor, rowCapReached } from "./row-cap";
 
-/** Rows per insert statement; a batch also ends at BATCH_CHARS of values, for wide rows. */
-const BATCH_ROWS = 5_000;
+/**
+ * Rows per insert statement; a batch also ends at BATCH_CHARS of values, for wide rows.
+ * Large on purpose: each batch updates the table's row, and within the one transaction
+ * every version stays, so each inserted row's foreign-key check walks one version per
+ * earlier batch. At 5,000 rows a batch, 1,000,000 rows took 180 s; at 25,000, 53 s.
+ */
+const BATCH_ROWS = 25_000;
 const BATCH_CHARS = 8 * 1024 * 1024;
 /** A log line per this many rows, for an import that takes a while. */
 const LOG_EVERY_ROWS = 100_000;
