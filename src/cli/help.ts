@@ -31,9 +31,10 @@ Lists the key's tables: id, row count, the auto-run switch (on/off) and name.`;
 export const IMPORT = `usage: cellflow import <table> <file.csv>
 
 Adds the rows of a CSV file to the table. The header row names columns (by name or id);
-every value is checked against its column's type before anything is inserted, and one
-bad value refuses the whole file (the API's issues say where). At most 50 MiB and
-100,000 rows. The file is streamed; on a terminal, stderr shows the bytes sent.
+every value is checked against its column's type, and one bad value refuses the whole
+file: nothing of it is kept (the API's issues say where). At most 500 MiB and
+1,000,000 rows. The file is streamed, and the server inserts its rows as they arrive:
+on a terminal, stderr shows the bytes sent.
 Prints the number of rows inserted.`;
 
 export const EXPORT = `usage: cellflow export <table> > file.csv

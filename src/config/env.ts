@@ -122,6 +122,16 @@ export const Env = z.object({
     emptyAsUndefined,
     z.coerce.number().int().min(1).max(1_000_000_000).optional(),
   ),
+  /** Rows one CSV import takes (unset: 1,000,000; API.md). */
+  CELLFLOW_IMPORT_MAX_ROWS: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(1_000_000_000).optional(),
+  ),
+  /** Bytes one CSV import takes (unset: 500 MiB; API.md). */
+  CELLFLOW_IMPORT_MAX_BYTES: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+  ),
   CELLFLOW_REDRIVE_EVERY_MS: z.preprocess(
     emptyAsUndefined,
     z.coerce.number().int().min(100).max(3_600_000).optional(),

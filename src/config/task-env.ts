@@ -58,6 +58,8 @@ export const NOT_FOR_TASKS = {
   CELLFLOW_API_KEY: "the web API's key",
   CELLFLOW_ADMIN_TOKEN: "the web API's admin token",
   CELLFLOW_ROWS_PER_TABLE: "read by the web API's row inserts; tasks insert no rows",
+  CELLFLOW_IMPORT_MAX_ROWS: "read by the web API's CSV import; tasks import nothing",
+  CELLFLOW_IMPORT_MAX_BYTES: "read by the web API's CSV import; tasks import nothing",
   CELLFLOW_DATA_DIR: "the embedded Postgres of a single machine",
   CELLFLOW_PG_PORT: "the embedded Postgres of a single machine",
   NEON_WS_PROXY: "a local WebSocket proxy for tests; a deployment reaches Neon directly",

@@ -17,8 +17,6 @@ import type { Result } from "./result";
 import { assertNever } from "./statuses";
 import { checkValue, jsonDeeperThan, jsonValueIssues, MAX_JSON_DEPTH } from "./values";
 
-/** One import is one transaction; beyond this a client should split its file. */
-export const MAX_IMPORT_ROWS = 100_000;
 /** Issues listed in a refusal; the message counts all of them. */
 export const MAX_IMPORT_ISSUES = 20;
 
@@ -161,66 +159,107 @@ export function csvRecordRows(
   columns: readonly Column[],
   recordList: Iterable<Result<CsvRecord, CsvSyntaxError>>,
 ): Result<RowData[], Refusal> {
-  const records = recordList[Symbol.iterator]();
-  const first = records.next();
-  if (first.done)
-    return refuse("The CSV is empty", [
-      { path: "line 1", message: "needs a header row of column names or ids" },
-    ]);
-  if (!first.value.ok)
-    return refuse("The CSV header cannot be read", [
-      { path: `line ${first.value.reason.line}`, message: first.value.reason.message },
-    ]);
-  const header = mapHeader(columns, first.value.value.fields);
-  if (!header.ok) return refuse("Some headers name no column of the table", header.reason);
-  const mapping = header.value;
-
-  const issues: Issue[] = [];
-  let problems = 0;
-  const note = (path: string, message: string) => {
-    problems++;
-    if (issues.length < MAX_IMPORT_ISSUES) issues.push({ path, message });
-  };
+  const judge = new CsvRowJudge(columns);
   const rows: RowData[] = [];
-  for (let next = records.next(); !next.done; next = records.next()) {
-    const record = next.value;
+  for (const record of recordList) {
+    const row = judge.row(record);
+    // Once refused, the rows are not needed: keep only the count of problems going.
+    if (row !== null && judge.problems === 0) rows.push(row);
+    if (judge.ended) break;
+  }
+  const refusal = judge.refusal();
+  return refusal ? { ok: false, reason: refusal } : { ok: true, value: rows };
+}
+
+/**
+ * The file's records judged one at a time against the table's columns, the header first:
+ * what a streamed import needs, holding nothing but the header's mapping and the issues
+ * listed. `row` gives a record's row data, or null (the header, a blank line, a record
+ * refused); `refusal` says, once the records ended, whether the file is refused.
+ */
+export class CsvRowJudge {
+  /** Problems noted so far (each value that does not fit is one). */
+  problems = 0;
+  /** Rows given so far (blank lines not counted, refused records counted). */
+  rows = 0;
+  /** After a syntax error, or a header refused: the records after it mean nothing. */
+  ended = false;
+  private readonly issues: Issue[] = [];
+  private mapping: HeaderColumn[] | null = null;
+  private headerRefusal: Refusal | null = null;
+
+  constructor(private readonly columns: readonly Column[]) {}
+
+  row(record: Result<CsvRecord, CsvSyntaxError>): RowData | null {
+    if (this.ended) return null;
+    if (this.mapping === null) return this.header(record);
     if (!record.ok) {
-      note(`line ${record.reason.line}`, record.reason.message);
-      break;
+      this.note(`line ${record.reason.line}`, record.reason.message);
+      this.ended = true;
+      return null;
     }
     const { line, fields } = record.value;
-    if (fields.every((f) => f === "")) continue;
-    if (rows.length === MAX_IMPORT_ROWS) {
-      note(`line ${line}`, `at most ${MAX_IMPORT_ROWS} rows per import; split the file`);
-      break;
-    }
+    if (fields.every((f) => f === "")) return null;
+    this.rows++;
+    const mapping = this.mapping;
+    const before = this.problems;
     // Fewer values than headers: the rest are empty. More: only empty ones are let by
     // (spreadsheets pad rows with trailing commas).
-    if (fields.slice(mapping.length).some((f) => f !== ""))
-      note(`line ${line}`, `has ${fields.length} values but the header has ${mapping.length}`);
+    if (fields.length > mapping.length && fields.slice(mapping.length).some((f) => f !== ""))
+      this.note(`line ${line}`, `has ${fields.length} values but the header has ${mapping.length}`);
     const data: RowData = {};
     fields.forEach((raw, k) => {
       if (raw === "" || k >= mapping.length) return;
       const column = mapping[k];
       if (!column) {
-        note(`line ${line}, column ${k + 1}`, "a value under an empty header");
+        this.note(`line ${line}, column ${k + 1}`, "a value under an empty header");
         return;
       }
       const value = importValue(column, raw);
-      if (!value.ok) note(`line ${line}, column ${column.name}`, value.reason);
+      if (!value.ok) this.note(`line ${line}, column ${column.name}`, value.reason);
       else if (value.value !== undefined) data[column.id] = value.value;
     });
-    // Once refused, the rows are not needed: keep only the count of problems going.
-    if (problems === 0) rows.push(data);
+    return this.problems === before ? data : null;
   }
-  if (problems > 0) {
-    const listed = problems > issues.length ? ` (the first ${issues.length} are listed)` : "";
-    return refuse(
-      `${problems} problem${problems === 1 ? "" : "s"} in the CSV${listed}; nothing was imported`,
-      issues,
-    );
+
+  /** Why the file is refused (null: it is not), once its records ended. */
+  refusal(): Refusal | null {
+    if (this.headerRefusal) return this.headerRefusal;
+    if (this.mapping === null)
+      return refuse("The CSV is empty", [
+        { path: "line 1", message: "needs a header row of column names or ids" },
+      ]).reason;
+    if (this.problems === 0) return null;
+    const listed =
+      this.problems > this.issues.length ? ` (the first ${this.issues.length} are listed)` : "";
+    return {
+      message: `${this.problems} problem${this.problems === 1 ? "" : "s"} in the CSV${listed}; nothing was imported`,
+      issues: this.issues,
+    };
   }
-  return { ok: true, value: rows };
+
+  private header(record: Result<CsvRecord, CsvSyntaxError>): null {
+    this.ended = true;
+    if (!record.ok) {
+      this.headerRefusal = refuse("The CSV header cannot be read", [
+        { path: `line ${record.reason.line}`, message: record.reason.message },
+      ]).reason;
+      return null;
+    }
+    const header = mapHeader(this.columns, record.value.fields);
+    if (!header.ok) {
+      this.headerRefusal = refuse("Some headers name no column of the table", header.reason).reason;
+      return null;
+    }
+    this.mapping = header.value;
+    this.ended = false;
+    return null;
+  }
+
+  private note(path: string, message: string): void {
+    this.problems++;
+    if (this.issues.length < MAX_IMPORT_ISSUES) this.issues.push({ path, message });
+  }
 }
 
 function refuse(message: string, issues: Issue[]): { ok: false; reason: Refusal } {

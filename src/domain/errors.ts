@@ -9,7 +9,8 @@ export type Failure =
   | { code: "not_found"; message: string }
   | { code: "unauthorized"; message: string }
   | { code: "conflict"; message: string }
-  | { code: "limit_reached"; message: string };
+  | { code: "limit_reached"; message: string }
+  | { code: "payload_too_large"; message: string };
 
 export const notFound = (what: string): Failure => ({
   code: "not_found",

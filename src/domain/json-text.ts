@@ -15,9 +15,14 @@ export type Refusal = { message: string; issues: Issue[] };
  * Bytes the charset cannot decode are refused: a lenient decoder would store U+FFFD in
  * their place, a value the client never sent.
  */
-export function decodeStrictly(decoder: TextDecoder, bytes: Uint8Array): Result<string, Refusal> {
+export function decodeStrictly(
+  decoder: TextDecoder,
+  bytes: Uint8Array,
+  /** A part of a longer text: a character cut at its end is kept for the next part. */
+  stream = false,
+): Result<string, Refusal> {
   try {
-    return { ok: true, value: decoder.decode(bytes) };
+    return { ok: true, value: decoder.decode(bytes, { stream }) };
   } catch {
     return refused("The request body is not valid text", [
       { path: "", message: `holds bytes that are not valid ${decoder.encoding.toUpperCase()}` },

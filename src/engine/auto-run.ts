@@ -33,9 +33,13 @@ export interface AutoStamped extends AutoFired {
 
 const NOTHING: AutoStamped = { dispatchId: null, stamped: 0, stamping: false };
 
-/** The rows an auto-fire stamps (null: every row), and optionally only some auto-run groups. */
+/**
+ * The rows an auto-fire stamps (null: every row, or with `afterPosition` every row placed
+ * after it), and optionally only some auto-run groups.
+ */
 interface AutoFireRows {
   rowIds: string[] | null;
+  afterPosition?: number;
   only?: ReadonlySet<string>;
 }
 
@@ -62,7 +66,7 @@ export async function stampAutoFire(
   request: AutoFireRows & { table: EngineTable },
 ): Promise<AutoStamped> {
   const { db, backend } = engine;
-  const { table, rowIds, only } = request;
+  const { table, rowIds, afterPosition, only } = request;
   const schema = TableSchema.parse(table.schema);
   const deps = autoRunDependencies(schema, only);
   // Credits used up: auto-run stops firing paid groups until the month turns.
@@ -78,6 +82,7 @@ export async function stampAutoFire(
       groupIds,
       mode: "new",
       rowIds,
+      ...(afterPosition === undefined ? {} : { afterPosition }),
       limit: null,
       window: heldWindow(backend, planLimits(table.plan).window),
       dependsOn: deps,

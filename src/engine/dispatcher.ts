@@ -34,6 +34,11 @@ export interface RunScope {
   groupIds: string[];
   mode: RunMode;
   rowIds: string[] | null;
+  /**
+   * Only rows placed after this position (absent: from the first row): a CSV import's
+   * run starts at its first row, which no row ids could name by the million.
+   */
+  afterPosition?: number;
   /** Checked row filter conditions (null or absent: every row). */
   where?: TypedCondition[] | null;
   limit: number | null;
@@ -152,6 +157,7 @@ function newDispatch(scope: RunScope): NewDispatch {
     groupIds: scope.groupIds,
     mode: scope.mode,
     rowIds: scope.rowIds,
+    ...(scope.afterPosition === undefined ? {} : { stampAfter: scope.afterPosition }),
     rowLimit: scope.limit,
     window: scope.window,
     scanline: scope.scanline ?? false,

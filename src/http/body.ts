@@ -9,6 +9,7 @@ import {
   zodIssues,
 } from "@/domain/json-text";
 import type { Result } from "@/domain/result";
+import { csvImportLimits } from "@/limits/csv-import";
 
 export const MAX_JSON_BODY = 1024 * 1024;
 
@@ -36,8 +37,6 @@ export async function readBodyBytes(req: Request, limit: number): Promise<Buffer
   return Buffer.concat(chunks);
 }
 
-export const MAX_CSV_BODY = 50 * 1024 * 1024;
-
 /** Bodies that are plainly not a CSV file: a JSON request, or a form that wraps the file. */
 const NOT_CSV = new Set([
   "application/json",
@@ -46,10 +45,13 @@ const NOT_CSV = new Set([
 ]);
 
 /**
- * A CSV upload (at most 50 MiB) as text. Decoded as UTF-8 unless the content type names
- * another charset; a leading BOM is dropped.
+ * A CSV upload as text parts, decoded as they arrive (UTF-8 unless the content type names
+ * another charset; a leading BOM dropped), never held whole. The content type and the
+ * declared length are judged now (a RequestError); reading the parts throws one for more
+ * than `csvImportLimits().bytes` bytes (413) or bytes the charset cannot decode (400).
+ * Whoever stops reading early ends the upload's reading with it.
  */
-export async function readCsvBody(req: Request): Promise<string> {
+export function csvBody(req: Request): AsyncIterable<string> {
   const [type = "", ...params] = (req.headers.get("content-type") ?? "").split(";");
   if (NOT_CSV.has(type.trim().toLowerCase()))
     throw new RequestError("validation_failed", "Send the CSV file itself as the body", [
@@ -67,7 +69,42 @@ export async function readCsvBody(req: Request): Promise<string> {
       { path: "content-type", message: `charset ${JSON.stringify(charset)} is not supported` },
     ]);
   }
-  return textOrThrow(decodeStrictly(decoder, await readBodyBytes(req, MAX_CSV_BODY)));
+  const limit = csvImportLimits().bytes;
+  const declared = Number(req.headers.get("content-length") ?? "");
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  return decodedParts(req.body, decoder, limit);
+}
+
+async function* decodedParts(
+  body: ReadableStream<Uint8Array> | null,
+  decoder: TextDecoder,
+  limit: number,
+): AsyncGenerator<string> {
+  if (!body) return;
+  const reader = body.getReader();
+  let size = 0;
+  let done = false;
+  try {
+    for (;;) {
+      const read = await reader.read();
+      if (read.done) break;
+      size += read.value.byteLength;
+      if (size > limit) throw tooLarge(limit);
+      yield textOrThrow(decodeStrictly(decoder, read.value, true));
+    }
+    done = true;
+    yield textOrThrow(decodeStrictly(decoder, new Uint8Array(0)));
+  } finally {
+    // Refused or abandoned midway: the rest of the upload is not read.
+    if (!done) await reader.cancel().catch(() => undefined);
+  }
+}
+
+/** A whole CSV upload as text (csvBody's parts joined): for callers that need it all. */
+export async function readCsvBody(req: Request): Promise<string> {
+  let text = "";
+  for await (const part of csvBody(req)) text += part;
+  return text;
 }
 
 function textOrThrow(decoded: Result<string, Refusal>): string {

@@ -1,7 +1,7 @@
 /**
  * The plan's cap on rows per table, as requests meet it: the caps handed to the insert
- * statement (which holds them, store/rows/insert.ts), the check a CSV import makes up
- * front against the whole file, and the one message every refused write path answers.
+ * statement (which holds them, store/rows/insert.ts), the measure of a refused CSV
+ * import's whole file, and the one message every refused write path answers.
  */
 import { type Failure, notFound } from "@/domain/errors";
 import type { Result } from "@/domain/result";

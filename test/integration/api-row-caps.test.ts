@@ -176,10 +176,10 @@ describe("CSV import", () => {
     expect(await counts(t)).toEqual(at(CAP));
   });
 
-  it("rows that fill the table after the file was measured: the batch's guard refuses it whole", async () => {
+  it("rows that fill the table while the import waits for it: the batch's guard refuses it whole", async () => {
     const t = await newTable();
-    // Holds the table's row past the import's first look at the count: the import's
-    // insert waits on it, and an insert committed meanwhile fills the table.
+    // Holds the table's row: the import waits on it (it locks the row before it reads
+    // anything), and an insert committed meanwhile fills the table.
     const other = new pg.Client({ connectionString: url });
     await other.connect();
     try {
@@ -199,7 +199,7 @@ describe("CSV import", () => {
           db(),
           sql`select count(*)::int as n from pg_stat_activity
                where datname = current_database() and wait_event_type = 'Lock'
-                 and query like '%next_position%'`,
+                 and query like '%for no key update%'`,
         );
         return (w?.n ?? 0) >= 1;
       }, 10_000);

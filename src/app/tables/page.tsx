@@ -155,9 +155,10 @@ export default function TablesPage() {
             <div className="row">
               <span>
                 {importing.phase === "reading" && `Reading ${importing.file}…`}
+                {/* The server inserts rows as they arrive: the bytes sent track the import. */}
                 {importing.phase === "uploading" &&
-                  `Uploading ${importing.file}… ${Math.round(importing.fraction * 100)}%`}
-                {importing.phase === "importing" && `Importing ${importing.file}…`}
+                  `Importing ${importing.file}… ${Math.round(importing.fraction * 100)}%`}
+                {importing.phase === "importing" && `Finishing ${importing.file}…`}
               </span>
               <div className="progress" style={{ flex: 1 }}>
                 <div style={{ width: `${Math.round(importing.fraction * 100)}%` }} />

@@ -5,7 +5,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { MAX_CSV_BODY } from "@/http/body";
+import { MAX_IMPORT_BYTES } from "@/limits/csv-import";
 import { parseCommand } from "../args";
 import { refusalOf } from "../connection";
 import { type CliContext, connect } from "../context";
@@ -48,9 +48,9 @@ export async function importCommand(argv: readonly string[], ctx: CliContext): P
   if (!opened.ok) return opened;
   const { handle, size } = opened.value;
   try {
-    if (size > MAX_CSV_BODY)
+    if (size > MAX_IMPORT_BYTES)
       return apiError(
-        `${file} is ${formatBytes(size)}; an import takes at most ${formatBytes(MAX_CSV_BODY)}`,
+        `${file} is ${formatBytes(size)}; an import takes at most ${formatBytes(MAX_IMPORT_BYTES)}`,
       );
     const conn = connect(ctx);
     if (!conn.ok) return conn;

@@ -24,7 +24,7 @@ export const OPERATIONS: readonly Operation[] = [
 
 const DESCRIPTION = `Tables whose columns are filled by per-row background work.
 
-Every \`/api/**\` route needs \`Authorization: Bearer <api key>\` (or the web UI's session cookie) unless its operation says otherwise. A key sees only its workspace: another workspace's ids answer 404, never 403. Errors are \`{ "error": { "code", "message", "issues"? } }\`; bad input is a 400 with \`issues\`, never a 500. Request bodies are at most 1 MiB (a CSV import 50 MiB).`;
+Every \`/api/**\` route needs \`Authorization: Bearer <api key>\` (or the web UI's session cookie) unless its operation says otherwise. A key sees only its workspace: another workspace's ids answer 404, never 403. Errors are \`{ "error": { "code", "message", "issues"? } }\`; bad input is a 400 with \`issues\`, never a 500. Request bodies are at most 1 MiB (a CSV import 500 MiB).`;
 
 function build(): OpenApiDocument {
   nameComponents();

@@ -129,7 +129,8 @@ function requestBody(body: NonNullable<Operation["body"]>) {
   if ("csv" in body)
     return {
       required: true,
-      description: "The CSV file itself (header row = column names), at most 50 MiB",
+      description:
+        "The CSV file itself (header row = column names), at most 500 MiB and 1,000,000 rows, read as it arrives",
       content: { "text/csv": { schema: { type: "string" as const } } },
     };
   return {

@@ -342,7 +342,7 @@ const io: Operation[] = [
     tag: "CSV",
     summary: "Import a CSV file (all rows or none)",
     description:
-      "Headers name columns by name or id. A header naming no column, or a value that does not fit its column → 400 with issues. A file whose rows would take the table past its plan's rows per table → 402 `limit_reached` naming the cap, and none of them is kept.",
+      "Headers name columns by name or id. A header naming no column, or a value that does not fit its column → 400 with issues. A file whose rows would take the table past its plan's rows per table → 402 `limit_reached` naming the cap; over 500 MiB or 1,000,000 rows → 413. Refused, none of its rows is kept. The rows go in as the file arrives, and fire one run.",
     access: "key",
     params: TABLE,
     body: { csv: true },

@@ -12,6 +12,8 @@ export interface NewDispatch {
   groupIds: string[];
   mode: RunMode;
   rowIds: string[] | null;
+  /** The stamping cursor's start: rows at or before this position are out (default -1). */
+  stampAfter?: number;
   rowLimit: number | null;
   window: number;
   scanline?: boolean;

@@ -1,10 +1,12 @@
-import { readCsvBody } from "@/http/body";
+import { csvBody } from "@/http/body";
 import { workspaceRoute } from "@/http/handler";
 import { respond } from "@/http/respond";
-import { importCsv } from "@/services/csv";
+import { importCsv } from "@/services/csv-import";
 
-/** The body is the CSV file itself (`Content-Type: text/csv`, at most 50 MiB). */
-export const POST = workspaceRoute<{ id: string }>(async (req, ctx, { id }) => {
-  const text = await readCsvBody(req);
-  return respond(await importCsv(ctx, id, text), 201);
-});
+/**
+ * The body is the CSV file itself (`Content-Type: text/csv`, at most 500 MiB), read as it
+ * arrives: its rows go in while the rest is still being sent.
+ */
+export const POST = workspaceRoute<{ id: string }>(async (req, ctx, { id }) =>
+  respond(await importCsv(ctx, id, csvBody(req)), 201),
+);
