@@ -846,6 +846,7 @@ export interface components {
                 lastPosition: number;
             };
             cancelled?: number;
+            unstamped?: number;
         };
         LimitEventData: {
             dispatchId: string;

@@ -80,7 +80,8 @@ export type SchemaEventData = z.infer<typeof SchemaEventData>;
 
 /**
  * A change of many cells in one statement writes a `cell` event per cell only up to this
- * many cells; above it, the run's `dispatch` event (with `stamped` or `cancelled`) stands
+ * many cells; above it, the run's `dispatch` event (with `stamped`, `cancelled` or
+ * `unstamped`) stands
  * for them all, and a reader refetches what it shows.
  */
 export const CELL_EVENTS_UP_TO = 50;
@@ -108,6 +109,11 @@ export const DispatchEventData = z.object({
     .optional(),
   /** A Stop cancelled this many of the run's cells, with no `cell` event for each. */
   cancelled: z.number().int().positive().optional(),
+  /**
+   * On a `halted` run: its limit took back this many queued cells (they are un-run again),
+   * with no `cell` event for each; only when more than CELL_EVENTS_UP_TO.
+   */
+  unstamped: z.number().int().positive().optional(),
 });
 export type DispatchEventData = z.infer<typeof DispatchEventData>;
 

@@ -59,6 +59,15 @@ describe("the grid's refetch after a run's bulk event", () => {
     expect(refetchFor({ dispatchId: "d", status: "completed" }, range)).toEqual({ kind: "none" });
   });
 
+  it("reads all the shown rows again after a halt that un-ran many cells, nothing after a small one", () => {
+    const rows = shown([1, 2]);
+    const range = (a: number, l: number) => rows.idsInPositions(a, l);
+    expect(refetchFor({ dispatchId: "d", status: "halted", unstamped: 900 }, range)).toEqual({
+      kind: "shown",
+    });
+    expect(refetchFor({ dispatchId: "d", status: "halted" }, range)).toEqual({ kind: "none" });
+  });
+
   it("a re-read shows the cells queued; their running and completed events apply after it", () => {
     const rows = shown([1]);
     const queued = "ex2_00000000000a0000000000000000000";

@@ -9,11 +9,15 @@
  * that hit the limit hands its own cell back too. The dispatch records which limit it was
  * (`halt_reason`); the event says it in `reason` (`credits` for the month, as before, or
  * `run_credit_cap`) and in `haltReason` (the run view's value).
+ * Its events stay bounded by runs, not cells (as a Stop's): when it un-runs more than
+ * CELL_EVENTS_UP_TO queued cells, the run's `halted` event carries their number
+ * (`unstamped`) instead of a `cell` event each; the attempt's own cell keeps its event.
  */
 
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
+import { CELL_EVENTS_UP_TO } from "@/contracts/events";
 import type { HaltReason } from "@/domain/statuses";
 
 export const LIMIT_MESSAGE =
@@ -63,19 +67,29 @@ export async function haltForLimit(
                     and c.status = 'running')
             returning c.table_id, c.row_id, c.group_id, c.execution_id, c.attempt
           ),
+          queued as (
+            select count(*)::int as n from del
+             where not (row_id = ${at.own.rowId} and group_id = ${at.own.groupId})
+          ),
           ev as (
             insert into events (table_id, kind, data)
             select table_id, 'cell'::event_kind, jsonb_build_object('rowId', row_id, 'groupId', group_id, 'status', null,
                                                         'executionId', execution_id, 'attempt', attempt) from del
+             where (row_id = ${at.own.rowId} and group_id = ${at.own.groupId})
+                or (select n from queued) <= ${CELL_EVENTS_UP_TO}
             union all
             select table_id, 'limit'::event_kind, jsonb_build_object('dispatchId', id, 'reason', ${eventReason}::text,
                                                         'haltReason', ${reason}::text, 'message', message) from d
             union all
-            select table_id, 'dispatch'::event_kind, jsonb_build_object('dispatchId', id, 'status', 'halted') from d
+            select table_id, 'dispatch'::event_kind,
+                   jsonb_build_object('dispatchId', id, 'status', 'halted')
+                   || case when (select n from queued) > ${CELL_EVENTS_UP_TO}
+                           then jsonb_build_object('unstamped', (select n from queued)) else '{}'::jsonb end
+              from d
             returning table_id
           ),
           wake as (select pg_notify('cellflow_events', ${at.tableId}) where exists (select 1 from ev))
-          select (select count(*) from del where not (row_id = ${at.own.rowId} and group_id = ${at.own.groupId}))::int as unstamped,
+          select (select n from queued) as unstamped,
                  (select count(*) from wake)::int as woke`,
     );
     return { halted: halted.length, unstamped: r?.unstamped ?? 0 };

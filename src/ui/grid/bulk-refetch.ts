@@ -1,10 +1,10 @@
 /**
  * What the grid reads again after a run's `dispatch` event that stands for many cells'
- * changes: a stamping page or a Stop over more than CELL_EVENTS_UP_TO cells writes no
+ * changes: a stamping page, a Stop or a halt over more than CELL_EVENTS_UP_TO cells writes no
  * `cell` event per cell (docs/api.md "Events"). Invariant: every shown row whose cells
  * such an event may have changed is read again — a stamped page's rows (those shown in
- * its position range) by id when they are few, else all the rows shown, as for a Stop,
- * whose event does not say which rows. An event whose cells came with their own `cell`
+ * its position range) by id when they are few, else all the rows shown, as for a Stop or
+ * a halt, whose event does not say which rows. An event whose cells came with their own `cell`
  * events, or that changed no cell (a run's end), reads nothing.
  */
 import { CELL_EVENTS_UP_TO, type DispatchEventData } from "@/contracts/events";
@@ -19,7 +19,7 @@ export function refetchFor(
   /** The shown rows whose position is after `after` and at most `last`. */
   shownIn: (after: number, last: number) => string[],
 ): Refetch {
-  if (event.cancelled !== undefined) return { kind: "shown" };
+  if (event.cancelled !== undefined || event.unstamped !== undefined) return { kind: "shown" };
   const page = event.stamped;
   if (!page || page.cells <= CELL_EVENTS_UP_TO) return { kind: "none" };
   const rowIds = shownIn(page.afterPosition, page.lastPosition);
