@@ -1,9 +1,12 @@
 import { setMaxListeners } from "node:events";
+import { type Db, queryRows } from "@db/client";
 import { graphilePool, type JobsPool } from "@db/pools";
+import { sql } from "drizzle-orm";
 /**
  * The local task backend: graphile-worker in the same Postgres (its own schema). Jobs are
- * added after the engine's own transaction committed, keyed per row so a row waiting for
- * a carrier has at most one waiting job. The engine decides retries, so jobs run once.
+ * added after the engine's own transaction committed, or inside it (`enqueueIn`: they
+ * exist only if it commits), keyed per row so a row waiting for a carrier has at most one
+ * waiting job. The engine decides retries, so jobs run once.
  */
 import {
   makeWorkerUtils,
@@ -75,6 +78,29 @@ export class LocalBackend implements TaskBackend {
         ...(s.delayMs ? { runAt: new Date(Date.now() + s.delayMs) } : {}),
       })),
       true,
+    );
+  }
+
+  /**
+   * The jobs of `enqueue`, added by graphile-worker's own `add_jobs` (what `addJobs`
+   * sends) in the caller's transaction on the same database. Its schema is migrated first,
+   * on graphile-worker's pool, as `enqueue` does.
+   */
+  async enqueueIn(tx: Db, specs: EnqueueSpec[]): Promise<void> {
+    if (specs.length === 0) return;
+    await this.workerUtils();
+    const jobs = specs.map((s) => ({
+      identifier: s.task,
+      payload: s.payload,
+      job_key: s.idempotencyKey,
+      max_attempts: 1,
+      ...(s.delayMs ? { run_at: new Date(Date.now() + s.delayMs).toISOString() } : {}),
+    }));
+    await queryRows(
+      tx,
+      sql`select count(*)::int as n from graphile_worker.add_jobs(
+            array(select json_populate_recordset(null::graphile_worker.job_spec, ${JSON.stringify(jobs)}::json)),
+            true)`,
     );
   }
 
