@@ -1,7 +1,6 @@
 import { setMaxListeners } from "node:events";
-import { type Db, queryRows } from "@db/client";
+import type { Db } from "@db/client";
 import { graphilePool, type JobsPool } from "@db/pools";
-import { sql } from "drizzle-orm";
 /**
  * The local task backend: graphile-worker in the same Postgres (its own schema). Jobs are
  * added after the engine's own transaction committed, or inside it (`enqueueIn`: they
@@ -16,6 +15,7 @@ import {
   type WorkerUtils,
 } from "graphile-worker";
 import type { Logger } from "@/config/log";
+import { addLocalJobs } from "@/store/local-jobs/add";
 import {
   type CancelOutcome,
   CarrierPayloadSchema,
@@ -82,25 +82,23 @@ export class LocalBackend implements TaskBackend {
   }
 
   /**
-   * The jobs of `enqueue`, added by graphile-worker's own `add_jobs` (what `addJobs`
-   * sends) in the caller's transaction on the same database. Its schema is migrated first,
-   * on graphile-worker's pool, as `enqueue` does.
+   * The jobs of `enqueue`, added in the caller's transaction on the same database
+   * (store/local-jobs/add.ts). The schema is migrated first, on graphile-worker's pool, as
+   * `enqueue` does.
    */
   async enqueueIn(tx: Db, specs: EnqueueSpec[]): Promise<void> {
     if (specs.length === 0) return;
     await this.workerUtils();
-    const jobs = specs.map((s) => ({
-      identifier: s.task,
-      payload: s.payload,
-      job_key: s.idempotencyKey,
-      max_attempts: 1,
-      ...(s.delayMs ? { run_at: new Date(Date.now() + s.delayMs).toISOString() } : {}),
-    }));
-    await queryRows(
+    await addLocalJobs(
       tx,
-      sql`select count(*)::int as n from graphile_worker.add_jobs(
-            array(select json_populate_recordset(null::graphile_worker.job_spec, ${JSON.stringify(jobs)}::json)),
-            true)`,
+      specs.map((s) => ({
+        identifier: s.task,
+        payload: s.payload,
+        job_key: s.idempotencyKey,
+        max_attempts: 1,
+        ...(s.delayMs ? { run_at: new Date(Date.now() + s.delayMs).toISOString() } : {}),
+      })),
+      true,
     );
   }
 
