@@ -1,9 +1,11 @@
 import { setMaxListeners } from "node:events";
+import type { Db } from "@db/client";
 import { graphilePool, type JobsPool } from "@db/pools";
 /**
  * The local task backend: graphile-worker in the same Postgres (its own schema). Jobs are
- * added after the engine's own transaction committed, keyed per row so a row waiting for
- * a carrier has at most one waiting job. The engine decides retries, so jobs run once.
+ * added after the engine's own transaction committed, or inside it (`enqueueIn`: they
+ * exist only if it commits), keyed per row so a row waiting for a carrier has at most one
+ * waiting job. The engine decides retries, so jobs run once.
  */
 import {
   makeWorkerUtils,
@@ -13,6 +15,7 @@ import {
   type WorkerUtils,
 } from "graphile-worker";
 import type { Logger } from "@/config/log";
+import { addLocalJobs } from "@/store/local-jobs/add";
 import {
   type CancelOutcome,
   CarrierPayloadSchema,
@@ -73,6 +76,27 @@ export class LocalBackend implements TaskBackend {
         jobKey: s.idempotencyKey,
         maxAttempts: 1,
         ...(s.delayMs ? { runAt: new Date(Date.now() + s.delayMs) } : {}),
+      })),
+      true,
+    );
+  }
+
+  /**
+   * The jobs of `enqueue`, added in the caller's transaction on the same database
+   * (store/local-jobs/add.ts). The schema is migrated first, on graphile-worker's pool, as
+   * `enqueue` does.
+   */
+  async enqueueIn(tx: Db, specs: EnqueueSpec[]): Promise<void> {
+    if (specs.length === 0) return;
+    await this.workerUtils();
+    await addLocalJobs(
+      tx,
+      specs.map((s) => ({
+        identifier: s.task,
+        payload: s.payload,
+        job_key: s.idempotencyKey,
+        max_attempts: 1,
+        ...(s.delayMs ? { run_at: new Date(Date.now() + s.delayMs).toISOString() } : {}),
       })),
       true,
     );

@@ -1,4 +1,5 @@
 /** The task backend port: what the engine needs from graphile-worker or trigger.dev. */
+import type { Db } from "@db/client";
 import { z } from "zod";
 import type { Result } from "@/domain/result";
 
@@ -76,6 +77,13 @@ export interface TaskBackend {
    */
   readonly remoteCancel: boolean;
   enqueue(specs: EnqueueSpec[]): Promise<void>;
+  /**
+   * Where the jobs live in the engine's own database (the local worker): enqueues in the
+   * caller's transaction `tx`, so the jobs exist only if it commits, and a worker sees
+   * them at that commit, not a round trip and a commit of their own later. Absent where
+   * the queue is elsewhere (trigger.dev): the caller enqueues after its commit.
+   */
+  enqueueIn?(tx: Db, specs: EnqueueSpec[]): Promise<void>;
   /**
    * Cancels one carrier run, once, without retrying (the outbox drain retries). Correctness
    * never depends on it (the tombstone does); it ends a run the Stop covered entirely

@@ -1,6 +1,9 @@
 /**
  * A Run request: one dispatch row, set-based stamps in pages of rows (never a statement
- * per row), then the first window of carriers, enqueued only after the stamps committed.
+ * per row), then the first window of carriers, never before the stamps commit: where the
+ * backend's jobs live in the engine's database, they are enqueued in the transaction of
+ * the request's last page (they exist only if it commits, and a Stop waiting for the
+ * dispatch row finds them with their cells); elsewhere, after that commit.
  * Every page, the request's and the background job's, is the same locked step
  * (`stampNextPage`), so a Stop made while a run is stamping holds for the pages after it.
  * A request with an `Idempotency-Key` creates its dispatch in one transaction with the
@@ -9,17 +12,18 @@
  * the race points) and its own request; the background stamper passes the database and
  * backend of its worker's engine.
  */
+import type { Db } from "@db/client";
 import type { TaskBackend } from "@/backends/port";
 import { carrierSpec, stamperSpec } from "@/backends/port";
 import type { RunMode } from "@/domain/statuses";
 import type { TypedCondition } from "@/domain/where";
-import { advanceDispatch } from "@/store/dispatches/advance";
+import { advanceDispatch, advanceInTransaction } from "@/store/dispatches/advance";
 import {
   createAutoFireDispatch,
   createDispatch,
   type NewDispatch,
 } from "@/store/dispatches/create";
-import { stampNextPage } from "@/store/dispatches/stamp-next";
+import { type StampProgress, stampNextPage } from "@/store/dispatches/stamp-next";
 import { createKeyedDispatch } from "@/store/run-keys/create-keyed";
 import type { RunKey, SeenRunKey } from "@/store/run-keys/find";
 import type { RequestEngine } from "./handle";
@@ -106,7 +110,7 @@ async function runCreated(
   const { pause } = engine;
   const { tableId } = scope;
   await at(pause, "run:created", { dispatchId });
-  const run = await stampPages(engine, scope, dispatchId);
+  const run = await stampPages(engine, scope, dispatchId, engine.backend);
   await at(pause, "run:stamped", { dispatchId: run.dispatchId });
   return launchStamped(engine, { tableId, run });
 }
@@ -121,7 +125,7 @@ export async function launchStamped(
   request: { tableId: string; run: Stamped },
 ): Promise<StartedRun> {
   const { tableId, run } = request;
-  await launchRun(engine, { tableId, dispatchId: run.dispatchId });
+  if (!run.launched) await launchRun(engine, { tableId, dispatchId: run.dispatchId });
   await slideWindows(engine, { tableId, dispatchIds: run.displaced });
   if (run.stamping)
     await engine.backend.enqueue([stamperSpec({ tableId, dispatchId: run.dispatchId })]);
@@ -172,6 +176,8 @@ function newDispatch(scope: RunScope): NewDispatch {
 
 export interface Stamped extends StartedRun {
   displaced: string[];
+  /** Its first window was handed out in its last page's transaction (`stampPages`). */
+  launched?: boolean;
 }
 
 /**
@@ -201,30 +207,51 @@ export async function stampAutoFireRun(
   return stampPages(engine, scope, dispatchId);
 }
 
-/** The pages a run request stamps itself (its first `syncRows` rows). */
+/**
+ * The pages a run request stamps itself (its first `syncRows` rows). With a `backend`
+ * that enqueues in a transaction, the last of them also hands out the run's first window
+ * (`launched`): the stamp → running path saves the slide's and the enqueue's round trips
+ * and commits.
+ */
 async function stampPages(
   engine: Pick<RequestEngine, "db" | "pause">,
   scope: RunScope,
   dispatchId: string,
+  backend?: TaskBackend,
 ): Promise<Stamped> {
   const { db, pause } = engine;
   const syncRows = scope.syncRows ?? SYNC_STAMP_ROWS;
   const pageRows = scope.pageRows ?? STAMP_PAGE_ROWS;
   let rows = 0;
   let cells = 0;
+  let launched = false;
   const displaced = new Set<string>();
+  const enqueueIn = backend?.enqueueIn?.bind(backend);
+  const launchIn = enqueueIn
+    ? async (tx: Db, page: StampProgress) => {
+        // Not the request's last page: carriers start only once the request's pages are done.
+        if (page.more && rows + page.rows < syncRows) return false;
+        const next = await advanceInTransaction(tx, dispatchId);
+        await enqueueIn(
+          tx,
+          next.rowIds.map((rowId) => carrierSpec({ tableId: scope.tableId, rowId, dispatchId })),
+        );
+        return true;
+      }
+    : undefined;
   for (;;) {
     // A large run: the request returns now and a background job stamps the rest.
     if (rows >= syncRows)
-      return { dispatchId, stamped: cells, stamping: true, displaced: [...displaced] };
+      return { dispatchId, stamped: cells, stamping: true, displaced: [...displaced], launched };
     await at(pause, "run:page", { dispatchId });
-    const page = await stampNextPage(db, dispatchId, pageRows);
+    const page = await stampNextPage(db, dispatchId, pageRows, launchIn);
     rows += page.rows;
     cells += page.cells;
+    launched ||= page.after === true;
     for (const id of page.displaced) displaced.add(id);
     // Done, or stopped: a Stop of the whole run ended its stamping.
     if (!page.more)
-      return { dispatchId, stamped: cells, stamping: false, displaced: [...displaced] };
+      return { dispatchId, stamped: cells, stamping: false, displaced: [...displaced], launched };
   }
 }
 

@@ -31,11 +31,18 @@ export interface StampProgress {
   displaced: string[];
 }
 
-export async function stampNextPage(
+/**
+ * `then`: more of the page's transaction, run after its bookkeeping while the dispatch
+ * row is still locked (a Run request's last page hands out the first window there), and
+ * only when the page ran on an active, stamping dispatch; retried with the page. What it
+ * answered in the transaction that committed is `after` (undefined: it did not run).
+ */
+export async function stampNextPage<T = never>(
   db: Db,
   dispatchId: string,
   pageRows: number,
-): Promise<StampProgress> {
+  then?: (tx: Db, page: StampProgress) => Promise<T>,
+): Promise<StampProgress & { after?: T }> {
   // Two runs stamping the same rows lock their cells in different orders: a deadlock
   // rolls one page back whole, and it runs again.
   return retryOnConflict(() =>
@@ -105,7 +112,14 @@ export async function stampNextPage(
                and status = 'active' and id <> ${dispatchId}
                and exists (select 1 from upd)`,
       );
-      return { more, cells: page.cells, rows: page.rows, displaced: displaced.map((r) => r.id) };
+      const progress = {
+        more,
+        cells: page.cells,
+        rows: page.rows,
+        displaced: displaced.map((r) => r.id),
+      };
+      if (!then) return progress;
+      return { ...progress, after: await then(tx, progress) };
     }),
   );
 }

@@ -1,0 +1,158 @@
+/**
+ * A Run request on the local backend hands out its first window in its last stamping
+ * page's transaction: the carriers' jobs exist only if that page commits, not before the
+ * request's last page, and a Stop that waited for the page's lock on the run still holds
+ * against the carriers it enqueued.
+ */
+
+import { queryRows } from "@db/client";
+import { getDatabase } from "@db/instance";
+import { sql } from "drizzle-orm";
+import { Logger, runMigrations } from "graphile-worker";
+import { beforeAll, describe, expect, it } from "vitest";
+import { closeBackend, getBackend } from "@/backends/instance";
+import { carrierSpec } from "@/backends/port";
+import { readEnv } from "@/config/env";
+import { log } from "@/config/log";
+import { startRun } from "@/engine/dispatcher";
+import { stopRuns } from "@/engine/stop";
+import { startWorker } from "@/server/worker-runtime";
+import { createDispatch } from "@/store/dispatches/create";
+import { stampNextPage } from "@/store/dispatches/stamp-next";
+import { useTestDatabase } from "../helpers/db";
+import { newWorkspace } from "../helpers/fixtures";
+import { waitFor } from "../helpers/processes";
+import { waitTable } from "../helpers/tables";
+
+let key: string;
+let url: string;
+const db = () => getDatabase().db;
+
+beforeAll(async () => {
+  url = (await useTestDatabase()).url;
+  key = (await newWorkspace()).key;
+  // graphile-worker's schema, which the job counts below read before any enqueue made it.
+  await runMigrations({ connectionString: url, logger: new Logger(() => () => {}) });
+  return () => closeBackend();
+});
+
+/** Carrier jobs waiting in graphile-worker's queue for this run. */
+async function carrierJobs(dispatchId: string): Promise<number> {
+  const [r] = await queryRows<{ n: number }>(
+    db(),
+    sql`select count(*)::int as n from graphile_worker._private_jobs j
+          join graphile_worker._private_tasks t on t.id = j.task_id
+         where t.identifier = 'row-carrier' and j.payload->>'dispatchId' = ${dispatchId}`,
+  );
+  return r?.n ?? 0;
+}
+
+async function cellsOf(tableId: string): Promise<{ status: string; started: boolean }[]> {
+  return queryRows(
+    db(),
+    sql`select status, started_at is not null as started from cells where table_id = ${tableId}`,
+  );
+}
+
+describe("the first window in the stamp's transaction", () => {
+  it("is enqueued by the request's last page, not before it", async () => {
+    const tableId = (await waitTable(key, { groups: 1, ms: 0, rows: 7, waitOnly: true })).id;
+    const seen: number[] = [];
+    let dispatchId = "";
+    const run = await startRun(
+      {
+        db: db(),
+        backend: getBackend(),
+        pause: async (point, detail) => {
+          if (point !== "run:page" && point !== "run:stamped") return;
+          dispatchId = detail?.dispatchId ?? dispatchId;
+          seen.push(await carrierJobs(dispatchId));
+        },
+      },
+      { tableId, groupIds: ["g0"], mode: "all", rowIds: null, limit: null, window: 5, pageRows: 3 },
+    );
+    // Three pages (3 + 3 + 1 rows): no job before each of them; the window's 5 once stamped.
+    expect(seen).toEqual([0, 0, 0, 5]);
+    expect(run).toMatchObject({ stamped: 7, stamping: false });
+    expect(await carrierJobs(run.dispatchId)).toBe(5);
+    await stopRuns({ db: db(), backend: getBackend() }, { tableId });
+  });
+
+  it("leaves no job when the page's transaction rolls back", async () => {
+    const tableId = (await waitTable(key, { groups: 1, ms: 0, rows: 3, waitOnly: true })).id;
+    const dispatchId = await createDispatch(db(), {
+      tableId,
+      groupIds: ["g0"],
+      mode: "all",
+      rowIds: null,
+      rowLimit: null,
+      window: 5,
+    });
+    const backend = getBackend();
+    const enqueueIn = backend.enqueueIn?.bind(backend);
+    expect(enqueueIn).toBeDefined();
+    await expect(
+      stampNextPage(db(), dispatchId, 10, async (tx) => {
+        await enqueueIn?.(tx, [carrierSpec({ tableId, rowId: "r_gone", dispatchId })]);
+        expect(await carrierJobs(dispatchId)).toBe(0);
+        throw new Error("the page fails after its enqueue");
+      }),
+    ).rejects.toThrow("the page fails after its enqueue");
+    expect(await carrierJobs(dispatchId)).toBe(0);
+    expect(await cellsOf(tableId)).toEqual([]);
+  });
+
+  it("holds a Stop that waited for the page: its carriers run nothing", async () => {
+    const tableId = (await waitTable(key, { groups: 1, ms: 0, rows: 4, waitOnly: true })).id;
+    const dispatchId = await createDispatch(db(), {
+      tableId,
+      groupIds: ["g0"],
+      mode: "all",
+      rowIds: null,
+      rowLimit: null,
+      window: 5,
+    });
+    const backend = getBackend();
+    let stop: Promise<unknown> | undefined;
+    await stampNextPage(db(), dispatchId, 10, async (tx) => {
+      const rows = await queryRows<{ row_id: string }>(
+        tx,
+        sql`select row_id from cells where dispatch_id = ${dispatchId}`,
+      );
+      await backend.enqueueIn?.(
+        tx,
+        rows.map((r) => carrierSpec({ tableId, rowId: r.row_id, dispatchId })),
+      );
+      // The Stop starts while the page holds the run's row, and waits for it.
+      stop = stopRuns({ db: db(), backend }, { tableId });
+      const waiting = await waitFor(async () => {
+        const [w] = await queryRows<{ n: number }>(
+          db(),
+          sql`select count(*)::int as n from pg_stat_activity
+               where datname = current_database() and wait_event_type = 'Lock'`,
+        );
+        return (w?.n ?? 0) > 0;
+      }, 30_000);
+      expect(waiting).toBe(true);
+    });
+    await stop;
+    expect(await carrierJobs(dispatchId)).toBe(4);
+    // Now a worker takes the jobs the page enqueued: none of them claims a cell.
+    const env = readEnv();
+    const worker = await startWorker({
+      url,
+      driver: env.DATABASE_DRIVER,
+      neonWsProxy: env.NEON_WS_PROXY,
+      concurrency: 4,
+      log: log(),
+    });
+    try {
+      expect(await waitFor(async () => (await carrierJobs(dispatchId)) === 0, 30_000)).toBe(true);
+    } finally {
+      await worker.stop();
+    }
+    const cells = await cellsOf(tableId);
+    expect(cells).toHaveLength(4);
+    expect(cells.every((c) => c.status === "cancelled" && !c.started)).toBe(true);
+  });
+});
