@@ -36,8 +36,22 @@ export interface CancelledCell {
   dispatchId: string | null;
 }
 
-export async function cancelCells(db: Db, scope: CancelScope): Promise<CancelledCell[]> {
-  const terms: SQL[] = [sql`table_id = ${scope.tableId}`, sql`status in ${IN_FLIGHT}`];
+/**
+ * `besideScopes`: the Stop recorded cancel scopes for the queued cells of its runs
+ * (cancel-scope.ts), so only the rest is cancelled here: running and paused cells, and
+ * queued cells of no run (both bounded by the windows), found without reading the former.
+ */
+export async function cancelCells(
+  db: Db,
+  scope: CancelScope,
+  opts: { besideScopes?: boolean } = {},
+): Promise<CancelledCell[]> {
+  const terms: SQL[] = [
+    sql`table_id = ${scope.tableId}`,
+    opts.besideScopes
+      ? sql`(status in ('running', 'paused') or (dispatch_id is null and status = 'queued'))`
+      : sql`status in ${IN_FLIGHT}`,
+  ];
   if (scope.dispatchId) terms.push(sql`dispatch_id = ${scope.dispatchId}`);
   if (scope.rowIds) terms.push(sql`row_id = any(${textArray(scope.rowIds)})`);
   if (scope.groupIds) terms.push(sql`group_id = any(${textArray(scope.groupIds)})`);

@@ -1,12 +1,22 @@
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
+import { coveredCell } from "../sql";
 
 /**
  * After a Stop: active dispatches of the table (or the one named) that are done stamping
  * and have nothing queued or running left become `cancelled`, each with its `dispatch`
  * event. One still stamping (a Stop of some of its rows) goes on: it has more to stamp.
  */
+/**
+ * A queued cell of run `d` that a large Stop's scope covers is not in flight (it reads as
+ * `cancelled`). A scope over the whole run covers every queued cell of it, so the test
+ * stops there without reading them one by one.
+ */
+const coveredBy: SQL = sql`(exists (select 1 from cancel_scopes s where s.dispatch_id = d.id
+                                      and s.group_ids is null and s.row_ids is null and s.stop_seq is null)
+                            or ${coveredCell("c")})`;
+
 export async function finishCancelledDispatches(
   db: Db,
   scope: { tableId: string; dispatchId?: string },
@@ -20,7 +30,8 @@ export async function finishCancelledDispatches(
     sql`with done as (
           update dispatches d set status = 'cancelled', finished_at = now(), updated_at = now()
            where d.table_id = ${tableId} and d.status = 'active' and not d.stamping ${only}
-             and not exists (select 1 from cells c where c.dispatch_id = d.id and c.status in ('queued', 'running'))
+             and not exists (select 1 from cells c where c.dispatch_id = d.id and c.status in ('queued', 'running')
+                              and not (c.status = 'queued' and ${coveredBy})
           returning d.id, d.table_id
         ),
         ev as (
