@@ -31,7 +31,7 @@ export async function finishCancelledDispatches(
           update dispatches d set status = 'cancelled', finished_at = now(), updated_at = now()
            where d.table_id = ${tableId} and d.status = 'active' and not d.stamping ${only}
              and not exists (select 1 from cells c where c.dispatch_id = d.id and c.status in ('queued', 'running')
-                              and not (c.status = 'queued' and ${coveredBy})
+                              and not (c.status = 'queued' and ${coveredBy}))
           returning d.id, d.table_id
         ),
         ev as (
