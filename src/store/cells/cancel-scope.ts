@@ -7,7 +7,9 @@
  * (and is counted as what it wrote) or sees the scope (migration `cancel_scope_covered`);
  * what the scope covers is counted once (a cell an earlier scope covers is left out), so
  * progress and a run's counts stay equal to a full count of what reads show; each run gets
- * one `dispatch` event with its number, as a Stop's events are bounded by runs.
+ * one `dispatch` event with its number, as a Stop's events are bounded by runs. Its cost
+ * is a count: of a whole run of one group, off the run's counters (no cell read); otherwise
+ * of the cells in scope.
  */
 
 import type { Db } from "@db/client";
@@ -60,19 +62,36 @@ export async function recordCancelScopes(
 ): Promise<number> {
   await db.execute(sql`select cellflow_scope_lock(${scope.tableId})`);
   const groups = scope.groupIds ? sql`${textArray(scope.groupIds)}` : sql`null::text[]`;
+  const wholeRows = scope.rowIds === undefined && scope.stopSeq === undefined;
   // A Stop naming every group of a run covers the whole run: the scope says so (null), which
   // lets the run's end read nothing cell by cell (finish-cancelled.ts).
   const [row] = await queryRows<{ covered: number }>(
     db,
     sql`with runs as (
           select d.id, exists (select 1 from cancel_scopes s where s.dispatch_id = d.id) as scoped,
-                 case when ${groups} is null or d.group_ids <@ ${groups} then null else ${groups} end as group_ids
+                 case when ${groups} is null or d.group_ids <@ ${groups} then null else ${groups} end as group_ids,
+                 d.group_ids[1] as only_group,
+                 ${wholeRows} and cardinality(d.group_ids) = 1 and (${groups} is null or d.group_ids <@ ${groups})
+                   as by_counters
             from dispatches d where d.id = any(${textArray([...runs])})
         ),
         n as (
+          -- A whole run of one group: every queued cell of it, as its counters have them
+          -- (exact here: every writer of its queued cells committed before the scope lock was
+          -- granted, or waits for it), so a million cells cost no scan. They count a covered
+          -- cell as cancelled already, so an earlier scope's cells are not counted again.
+          select r.id as dispatch_id, r.only_group as group_id, q.n
+            from runs r
+           cross join lateral (
+             select (coalesce((select sum(k.n) from run_cell_counts k where k.dispatch_id = r.id and k.status = 'queued'), 0)
+                   + coalesce((select sum(x.n) from cell_count_deltas x
+                                where x.table_id = ${scope.tableId} and x.dispatch_id = r.id
+                                  and x.group_id is not null and x.status = 'queued'), 0))::int as n) q
+           where r.by_counters and q.n > 0
+          union all
           select c.dispatch_id, c.group_id, count(*)::int as n
             from cells c join runs r on r.id = c.dispatch_id
-           where c.dispatch_id = any(${textArray([...runs])}) and ${inScope(scope)}
+           where c.dispatch_id in (select id from runs where not by_counters) and ${inScope(scope)}
              and not (r.scoped and cellflow_covered(c.dispatch_id, c.row_id, c.group_id))
            group by 1, 2
         ),

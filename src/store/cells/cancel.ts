@@ -46,12 +46,21 @@ export async function cancelCells(
   scope: CancelScope,
   opts: { besideScopes?: boolean } = {},
 ): Promise<CancelledCell[]> {
-  const terms: SQL[] = [
-    sql`table_id = ${scope.tableId}`,
-    opts.besideScopes
-      ? sql`(status in ('running', 'paused') or (dispatch_id is null and status = 'queued'))`
-      : sql`status in ${IN_FLIGHT}`,
+  if (!opts.besideScopes) return cancelWhere(db, scope, sql`status in ${IN_FLIGHT}`);
+  // Two statements, each off its own index (the table's statuses; the partial index of
+  // unfinished cells of no run): one OR of both was planned as a walk of every queued cell.
+  return [
+    ...(await cancelWhere(db, scope, sql`status in ('running', 'paused')`)),
+    ...(await cancelWhere(
+      db,
+      scope,
+      sql`dispatch_id is null and status in ('queued', 'running', 'paused') and status = 'queued'`,
+    )),
   ];
+}
+
+async function cancelWhere(db: Db, scope: CancelScope, statuses: SQL): Promise<CancelledCell[]> {
+  const terms: SQL[] = [sql`table_id = ${scope.tableId}`, statuses];
   if (scope.dispatchId) terms.push(sql`dispatch_id = ${scope.dispatchId}`);
   if (scope.rowIds) terms.push(sql`row_id = any(${textArray(scope.rowIds)})`);
   if (scope.groupIds) terms.push(sql`group_id = any(${textArray(scope.groupIds)})`);

@@ -8,15 +8,6 @@ import { coveredCell } from "../sql";
  * and have nothing queued or running left become `cancelled`, each with its `dispatch`
  * event. One still stamping (a Stop of some of its rows) goes on: it has more to stamp.
  */
-/**
- * A queued cell of run `d` that a large Stop's scope covers is not in flight (it reads as
- * `cancelled`). A scope over the whole run covers every queued cell of it, so the test
- * stops there without reading them one by one.
- */
-const coveredBy: SQL = sql`(exists (select 1 from cancel_scopes s where s.dispatch_id = d.id
-                                      and s.group_ids is null and s.row_ids is null and s.stop_seq is null)
-                            or ${coveredCell("c")})`;
-
 export async function finishCancelledDispatches(
   db: Db,
   scope: { tableId: string; dispatchId?: string },
@@ -30,8 +21,16 @@ export async function finishCancelledDispatches(
     sql`with done as (
           update dispatches d set status = 'cancelled', finished_at = now(), updated_at = now()
            where d.table_id = ${tableId} and d.status = 'active' and not d.stamping ${only}
-             and not exists (select 1 from cells c where c.dispatch_id = d.id and c.status in ('queued', 'running')
-                              and not (c.status = 'queued' and ${coveredBy}))
+             and case
+                   -- A large Stop's scope over the whole run covers every queued cell of it:
+                   -- only a running one is left to look for, not a million covered ones.
+                   when exists (select 1 from cancel_scopes s where s.dispatch_id = d.id and s.group_ids is null
+                                   and s.row_ids is null and s.stop_seq is null)
+                   then not exists (select 1 from cells c where c.dispatch_id = d.id and c.status = 'running')
+                   -- A queued cell a scope covers is not in flight (it reads as cancelled).
+                   else not exists (select 1 from cells c where c.dispatch_id = d.id and c.status in ('queued', 'running')
+                                     and not (c.status = 'queued' and ${coveredCell("c")}))
+                 end
           returning d.id, d.table_id
         ),
         ev as (
