@@ -31,6 +31,7 @@ import type { TaskBackend } from "@/backends/port";
 import { log } from "@/config/log";
 import { rewriteCovered } from "@/engine/covered-rewrite-loop";
 import { startRun } from "@/engine/dispatcher";
+import type { RequestEngine } from "@/engine/handle";
 import { runStamper } from "@/engine/stamper";
 import type { ServiceContext } from "@/services/context";
 import { importCsv } from "@/services/csv-import";
@@ -58,6 +59,8 @@ export interface W6Options {
   importRows: number;
   runRows: number;
   limitMs: number;
+  /** The Stop's eager limit (the engine's default when absent). */
+  stopEagerUpTo?: number;
   say: (line: string) => void;
 }
 
@@ -334,7 +337,15 @@ export async function w6(adminUrl: string, o: W6Options): Promise<Record<string,
   };
   try {
     const ws = await createWorkspace(db, "w6", "unlimited");
-    const ctx: ServiceContext = { db, workspaceId: ws.id, log: log(), backend: idle };
+    // The route's context, with the Stop's eager limit when the bench sets one (the Stop
+    // reads it off the handle it is given, which this context is).
+    const ctx: ServiceContext & Pick<RequestEngine, "stopEagerUpTo"> = {
+      db,
+      workspaceId: ws.id,
+      log: log(),
+      backend: idle,
+      ...(o.stopEagerUpTo === undefined ? {} : { stopEagerUpTo: o.stopEagerUpTo }),
+    };
     const e: W6Env = { url, database, ctx, o, tableId: await w6Table(database, ws.id, "w6") };
     await step("build", () => build(e));
     await step("import", () => importRows(e));
