@@ -104,7 +104,7 @@ async function fullCount(tableId: string): Promise<Record<string, Record<string,
           from cells where table_id = ${tableId} group by 1, 2`,
   );
   const out: Record<string, Record<string, number>> = {};
-  for (const r of rows) (out[r.groupId] ??= {})[r.status] = r.n;
+  for (const r of rows) out[r.groupId] = { ...out[r.groupId], [r.status]: r.n };
   return out;
 }
 
@@ -211,7 +211,7 @@ describe("a large Stop's covered cells read as cancelled from its return", () =>
   it("the rewrite empties the scope in batches, the counts exact between batches, and resumes after an interruption", async () => {
     // Other tests' scopes first, so the batches below are this table's.
     await rewriteCovered({ db: db(), backend: new RecordingBackend() });
-    const { tableId, rowIds, backend } = await stoppedRun(["g", "h"]);
+    const { tableId, rowIds } = await stoppedRun(["g", "h"]);
     expect(await stored(tableId)).toEqual({ queued: 2 * ROWS });
     await expectProgressExact(tableId);
     // One batch, then the pass is "interrupted" (no more batches from it).
