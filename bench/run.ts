@@ -54,6 +54,11 @@ const W7_DELAY_MS = env("BENCH_W7_DELAY_MS", 0);
 const W6_ROWS = env("BENCH_W6_ROWS", 1_000_000);
 const W6_IMPORT_ROWS = env("BENCH_W6_IMPORT_ROWS", 100_000);
 const W6_RUN_ROWS = env("BENCH_W6_RUN_ROWS", 200_000);
+// The Stop's eager limit (engine default when unset): set it above the table to measure
+// the Stop that rewrites every cell itself, as before its cancel scopes.
+const W6_STOP_EAGER_UP_TO = process.env.BENCH_W6_STOP_EAGER_UP_TO
+  ? Number(process.env.BENCH_W6_STOP_EAGER_UP_TO)
+  : undefined;
 // A step past this is cut off and reported as where W6 broke.
 const W6_STEP_LIMIT_S = env("BENCH_W6_STEP_LIMIT_S", 900);
 
@@ -96,6 +101,7 @@ async function main(): Promise<void> {
         rows: W6_ROWS,
         importRows: W6_IMPORT_ROWS,
         runRows: Math.min(W6_RUN_ROWS, W6_ROWS),
+        ...(W6_STOP_EAGER_UP_TO === undefined ? {} : { stopEagerUpTo: W6_STOP_EAGER_UP_TO }),
         limitMs: W6_STEP_LIMIT_S * 1000,
         say,
       });

@@ -92,5 +92,11 @@ export const cells = pgTable(
     index("cells_dispatch_active_idx")
       .on(t.dispatchId, t.rowPosition)
       .where(sql`${t.status} in ('queued', 'running')`),
+    // A large Stop cancels the unfinished cells of no run (a carrier's auto-run) one by one
+    // and the queued cells of runs by scope (cancel_scopes): this finds the former without
+    // walking the latter.
+    index("cells_unrun_active_idx")
+      .on(t.tableId)
+      .where(sql`${t.dispatchId} is null and ${t.status} in ('queued', 'running', 'paused')`),
   ],
 );

@@ -1,3 +1,4 @@
+export * from "./cancel-scopes";
 export * from "./cell-attempts";
 export * from "./cell-counts";
 export * from "./cells";

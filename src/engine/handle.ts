@@ -51,6 +51,8 @@ export interface RequestEngine {
   readonly backend: TaskBackend;
   /** Tests: hold the request between its statements (see race-points.ts). */
   readonly pause?: Pause;
+  /** A Stop over more queued cells than this records them by scope (default STOP_EAGER_UP_TO). */
+  readonly stopEagerUpTo?: number;
 }
 
 export interface Engine extends EngineResources {

@@ -1,7 +1,11 @@
 /**
- * Stop. When `stopRuns` returns, no cell in scope is queued or running and none becomes
- * so without a new run request: one set-based UPDATE made them `cancelled` (claims and
- * attempt writes are guarded by status), the runs in scope that are still stamping stamp
+ * Stop. When `stopRuns` returns, no cell in scope is queued or running, as every read
+ * shows it, and none becomes so without a new run request: one set-based UPDATE made them
+ * `cancelled` (claims and attempt writes are guarded by status), or, over more than
+ * STOP_EAGER_UP_TO queued cells, the queued cells of each run in scope are covered by a
+ * cancel scope recorded in the same transaction (store/cells/cancel-scope.ts: reads and
+ * counts show them `cancelled`, claims refuse them, a new run request re-stamps them) and
+ * the rewrite job makes them `cancelled` after (engine/covered-rewrite-loop.ts), the runs in scope that are still stamping stamp
  * nothing it covers (`holdStamping`), and a carrier's auto-run on the rows it covers is
  * held (`recordStop`) until something new happens there. All of it is one transaction,
  * taken under the table's stop lock and retried whole on a deadlock, so a Stop racing
@@ -24,6 +28,7 @@ import { TableSchema } from "@/contracts/table";
 import { autoRunUnheld } from "@/domain/auto-run";
 import type { TypedCondition } from "@/domain/where";
 import { type CancelScope, cancelCells } from "@/store/cells/cancel";
+import { recordCancelScopes, runsBeyondEager } from "@/store/cells/cancel-scope";
 import { finishCancelledDispatches } from "@/store/dispatches/finish-cancelled";
 import { holdStamping } from "@/store/dispatches/stop-stamping";
 import { stopHoldSource } from "@/store/engine-reads";
@@ -31,10 +36,18 @@ import { addRunCancels, type RunOnRow } from "@/store/run-cancels/outbox";
 import { recordStop } from "@/store/stops/record";
 import { lockForStop } from "@/store/stops/stop-lock";
 import { abortLocal, publishCancel } from "./cancellation";
+import { wakeCoveredRewriters } from "./covered-rewrite-loop";
 import { slideWindows } from "./dispatcher";
 import type { RequestEngine } from "./handle";
 import { at } from "./race-points";
 import { wakeRunCancelDrainers } from "./run-cancel-loop";
+
+/**
+ * Up to this many queued cells, a Stop rewrites them itself (each a `cancelled` cell when it
+ * returns); above, it records cancel scopes (store/cells/cancel-scope.ts) and answers in
+ * the time of a count, and the rewrite job makes them `cancelled` in batches after.
+ */
+export const STOP_EAGER_UP_TO = 10_000;
 
 export interface StopScope extends Omit<CancelScope, "stopSeq"> {
   /** Checked conditions: the Stop covers the rows that match them when it is made. */
@@ -63,7 +76,7 @@ export async function stopRuns(
   // One transaction: when the tombstones become visible, the dispatches they emptied are
   // already `cancelled`, so a carrier advancing meanwhile cannot call them `completed`.
   // The cancel NOTIFYs are delivered at the same commit.
-  const { cancelled, ended } = await retryOnConflict(() =>
+  const { cancelled, covered, scoped, ended } = await retryOnConflict(() =>
     db.transaction(async (tx) => {
       await lockForStop(tx, scope.tableId);
       // The runs first: a stamping page in progress is waited for (its cells are then
@@ -77,7 +90,11 @@ export async function stopRuns(
           ? { ...scope, where: { seq: stopSeq, conditions: where } }
           : scope,
       );
-      const cells = await cancelCells(tx, matched);
+      // A Stop over many queued cells records them by scope instead of rewriting them (the
+      // rewrite job does that later); what the windows bound it cancels here, as a small one.
+      const scoped = await runsBeyondEager(tx, matched, engine.stopEagerUpTo ?? STOP_EAGER_UP_TO);
+      const covered = scoped ? await recordCancelScopes(tx, matched, scoped) : 0;
+      const cells = await cancelCells(tx, matched, { besideScopes: scoped !== null });
       const running = cells.filter((c) => c.was === "running");
       await publishCancel(
         tx,
@@ -95,6 +112,8 @@ export async function stopRuns(
       }
       return {
         cancelled: cells,
+        covered,
+        scoped: scoped ?? [],
         ended: new Set(
           await finishCancelledDispatches(tx, {
             tableId: scope.tableId,
@@ -114,6 +133,8 @@ export async function stopRuns(
   const touched = new Set<string>();
   for (const c of cancelled)
     if (c.dispatchId && !ended.has(c.dispatchId)) touched.add(c.dispatchId);
+  for (const d of scoped) if (!ended.has(d)) touched.add(d);
   await slideWindows(engine, { tableId: scope.tableId, dispatchIds: [...touched] });
-  return { cancelled: cancelled.length };
+  if (scoped.length > 0) wakeCoveredRewriters();
+  return { cancelled: cancelled.length + covered };
 }

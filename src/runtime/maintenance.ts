@@ -6,6 +6,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Env } from "@/config/env";
+import { rewriteCovered } from "@/engine/covered-rewrite-loop";
 import { startDestinationLoop } from "@/engine/destination-loop";
 import { senderSettings } from "@/engine/destination-send";
 import { type RedriveEngine, redriveOrphans } from "@/engine/redrive";
@@ -107,6 +108,21 @@ export const DRAIN_RUN_CANCELS: MaintenanceJob = {
   }),
 };
 
+/**
+ * The rewrite of large Stops' covered cells (engine/covered-rewrite-loop.ts), every
+ * minute in both runtimes: what a Stop in a process without a loop (the web app, the
+ * trigger.dev deployment), or a crash, left. A local worker's loop also runs it at once
+ * after a Stop made in its process.
+ */
+export const REWRITE_COVERED: MaintenanceJob = {
+  id: "rewrite-covered",
+  cron: "* * * * *",
+  runtimes: ["local", "trigger"],
+  run: async ({ engine, signal }) => ({
+    ...(await rewriteCovered({ db: engine.database.db, backend: engine.backend }, { signal })),
+  }),
+};
+
 /** How often a process folds the progress counters (and sends the `progress` events due). */
 export const FOLD_EVERY_MS = 500;
 /** How long one run of the trigger.dev schedule folds: its minute, less a margin. */
@@ -189,6 +205,7 @@ export const MAINTENANCE_JOBS: readonly MaintenanceJob[] = [
   PRUNE,
   REDRIVE,
   DRAIN_RUN_CANCELS,
+  REWRITE_COVERED,
   FOLD_COUNTS,
   FIRE_SCHEDULES,
   DRAIN_DESTINATIONS,

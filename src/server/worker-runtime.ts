@@ -7,13 +7,14 @@
  * At any concurrency a worker uses at most WRITE_CONNECTIONS + LOCK_SESSIONS + 1 (the
  * cancel LISTEN) + 1 spare + GRAPHILE_CONNECTIONS connections: 28.
  */
-import { createDatabase, type Database } from "@db/client";
+import { createDatabase, type Database, type Db } from "@db/client";
 import { graphilePool } from "@db/pools";
 import { LocalBackend, startLocalWorker } from "@/backends/local";
 import { type Env, readEnv } from "@/config/env";
 import type { Logger } from "@/config/log";
 import { listenForCancels } from "@/engine/cancellation";
 import { runCarrier } from "@/engine/carrier";
+import { startCoveredRewriteLoop } from "@/engine/covered-rewrite-loop";
 import { startDestinationLoop } from "@/engine/destination-loop";
 import { senderSettings } from "@/engine/destination-send";
 import type { Engine } from "@/engine/handle";
@@ -151,15 +152,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
   const redrive = startRedrive(engine, opts, stopping.signal);
   const folds = startFolds(engine, stopping.signal);
   const scheduler = startScheduler(engine, opts, stopping.signal);
-  // The destinations' outbox: every worker drains and sends; the drain's lock and the
-  // claims' leases make several workers take turns, not send twice.
-  const destinations = startDestinationLoop(
-    senderSettings({
-      db: database.db,
-      log,
-      retryBaseMs: env.CELLFLOW_DESTINATION_RETRY_BASE_MS,
-    }),
-  );
+  const loops = startLoops(database.db, backend, log, env);
   let stopped: Promise<void> | undefined;
   return {
     rowsInFlight: () => engine.deadlines.armed(),
@@ -170,7 +163,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
         const scheduling = scheduler.stop();
         // Carriers stop first: a drain that cells kept ending into would hold the stop up.
         stopping.abort(new Error("worker stopping"));
-        await destinations.stop();
+        await loops.stop();
         // The pass in hand ends after its schedule (it sees the abort) before the pools go.
         await scheduling;
         await runner.stop();
@@ -182,6 +175,30 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
         await database.close();
       })();
       return stopped;
+    },
+  };
+}
+
+/**
+ * The loops every worker runs beside its carriers. The destinations' outbox: every worker
+ * drains and sends; the drain's lock and the claims' leases make several workers take
+ * turns, not send twice. A large Stop made in this process has its covered cells
+ * rewritten at once (the maintenance job picks up the rest).
+ */
+function startLoops(
+  db: Db,
+  backend: LocalBackend,
+  log: Logger,
+  env: Env,
+): { stop(): Promise<void> } {
+  const destinations = startDestinationLoop(
+    senderSettings({ db, log, retryBaseMs: env.CELLFLOW_DESTINATION_RETRY_BASE_MS }),
+  );
+  const rewrites = startCoveredRewriteLoop({ db, backend, log });
+  return {
+    async stop() {
+      await destinations.stop();
+      await rewrites.stop();
     },
   };
 }

@@ -40,3 +40,26 @@ export function isoTime(column: SQL): SQL {
 export function queuedOnRow(alias: string): SQL {
   return sql.raw(`${alias}.status::text = 'queued'`);
 }
+
+/**
+ * The queued cell (alias) is covered by a large Stop's cancel scope (db/schema/
+ * cancel-scopes.ts): it reads, counts and acts as `cancelled` until the rewrite job makes it
+ * so. Only for a cell known to be queued; one definition, the database's `cellflow_covered`.
+ */
+export function coveredCell(alias: string): SQL {
+  return sql.raw(
+    `(${alias}.dispatch_id is not null and cellflow_covered(${alias}.dispatch_id, ${alias}.row_id, ${alias}.group_id))`,
+  );
+}
+
+/** The cell's (alias) status as reads report it: a covered queued cell is `cancelled`. */
+export function effectiveStatus(alias: string): SQL {
+  return sql.raw(
+    `cellflow_cell_status(${alias}.status, ${alias}.dispatch_id, ${alias}.row_id, ${alias}.group_id)`,
+  );
+}
+
+/** "The cell is queued and no Stop covers it": what a claim, a sweep or a window may take. */
+export function claimableOnRow(alias: string): SQL {
+  return sql`(${queuedOnRow(alias)} and not ${coveredCell(alias)})`;
+}

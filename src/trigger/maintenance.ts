@@ -1,6 +1,6 @@
 /**
  * Scheduled tasks, from the one table of maintenance jobs (src/runtime/maintenance.ts):
- * the re-drive, the drain of the run-cancel outbox, the progress counters' fold and the
+ * the re-drive, the drain of the run-cancel outbox, the rewrite of large Stops' covered cells, the progress counters' fold and the
  * table schedules due every minute, the destinations' sender for each minute, the pruning
  * of old rows every ten. Each is its own exported task (trigger.dev indexes exports); ids
  * and schedules come from the table, so the local worker and these cannot drift apart.
@@ -14,6 +14,7 @@ import {
   type MaintenanceJob,
   PRUNE,
   REDRIVE,
+  REWRITE_COVERED,
 } from "@/runtime/maintenance";
 import { taskEngine } from "./deps";
 
@@ -35,3 +36,4 @@ export const drainRunCancelsTask = scheduled(DRAIN_RUN_CANCELS);
 export const foldCountsTask = scheduled(FOLD_COUNTS);
 export const fireSchedulesTask = scheduled(FIRE_SCHEDULES);
 export const drainDestinationsTask = scheduled(DRAIN_DESTINATIONS);
+export const rewriteCoveredTask = scheduled(REWRITE_COVERED);

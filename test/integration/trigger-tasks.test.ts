@@ -102,6 +102,7 @@ describe("trigger.dev tasks", () => {
       "fold-counts",
       "prune-events",
       "redrive-orphans",
+      "rewrite-covered",
     ]);
     for (const job of jobs) expect(catalogTask(job.id).schedule?.cron).toBe(job.cron);
   });

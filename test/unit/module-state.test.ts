@@ -19,6 +19,8 @@ const ALLOWED: Record<string, string> = {
     "the running attempts and the cancels that came early, on globalThis: Next.js may load a second copy of the module for the API routes, and a Stop issued there must abort the attempts of the carriers in the same process",
   "src/engine/run-cancel-loop.ts":
     "the run-cancel drainers' wakers, on globalThis: a Stop issued by an API route (a second copy of the module) wakes the drainer the server started",
+  "src/engine/covered-rewrite-loop.ts":
+    "the covered-cell rewriters' wakers, on globalThis: a large Stop issued by an API route (a second copy of the module) wakes the rewrite loop the worker in the same process started",
   "src/events/instance.ts":
     "the web process's event hub and feeds, on globalThis: every API route's stream shares one LISTEN session and one reader per table, whichever copy of the module serves it",
   "src/limits/plans.ts":

@@ -36,8 +36,31 @@ export interface CancelledCell {
   dispatchId: string | null;
 }
 
-export async function cancelCells(db: Db, scope: CancelScope): Promise<CancelledCell[]> {
-  const terms: SQL[] = [sql`table_id = ${scope.tableId}`, sql`status in ${IN_FLIGHT}`];
+/**
+ * `besideScopes`: the Stop recorded cancel scopes for the queued cells of its runs
+ * (cancel-scope.ts), so only the rest is cancelled here: running and paused cells, and
+ * queued cells of no run (both bounded by the windows), found without reading the former.
+ */
+export async function cancelCells(
+  db: Db,
+  scope: CancelScope,
+  opts: { besideScopes?: boolean } = {},
+): Promise<CancelledCell[]> {
+  if (!opts.besideScopes) return cancelWhere(db, scope, sql`status in ${IN_FLIGHT}`);
+  // Two statements, each off its own index (the table's statuses; the partial index of
+  // unfinished cells of no run): one OR of both was planned as a walk of every queued cell.
+  return [
+    ...(await cancelWhere(db, scope, sql`status in ('running', 'paused')`)),
+    ...(await cancelWhere(
+      db,
+      scope,
+      sql`dispatch_id is null and status in ('queued', 'running', 'paused') and status = 'queued'`,
+    )),
+  ];
+}
+
+async function cancelWhere(db: Db, scope: CancelScope, statuses: SQL): Promise<CancelledCell[]> {
+  const terms: SQL[] = [sql`table_id = ${scope.tableId}`, statuses];
   if (scope.dispatchId) terms.push(sql`dispatch_id = ${scope.dispatchId}`);
   if (scope.rowIds) terms.push(sql`row_id = any(${textArray(scope.rowIds)})`);
   if (scope.groupIds) terms.push(sql`group_id = any(${textArray(scope.groupIds)})`);

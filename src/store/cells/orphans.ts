@@ -38,6 +38,7 @@ import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
 import { QUEUED_GRACE_MS } from "../dispatches/advance";
+import { coveredCell } from "../sql";
 import { heldRowLocks, rowLockKeyOf } from "./orphan-probe";
 
 export interface OrphanCandidate {
@@ -57,6 +58,7 @@ const grace = sql`make_interval(secs => ${QUEUED_GRACE_MS / 1000})`;
  * yet, `aged_cursor` (-1 on a new run) says nothing was handed out long enough ago.
  */
 const staleQueued: SQL = sql`(c.status = 'queued' and c.queued_at < now() - ${grace}
+  and not ${coveredCell("c")}
   and (d.id is null
        or c.row_position <= case when d.prev_cursor_at < now() - ${grace} then d.prev_cursor
                                  else d.aged_cursor end))`;

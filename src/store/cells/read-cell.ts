@@ -8,7 +8,7 @@ import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import type { CellWithDetails } from "@/contracts/cells";
-import { isoTime } from "../sql";
+import { effectiveStatus, isoTime } from "../sql";
 import type { CellRef } from "./transition";
 
 export async function readCell(
@@ -17,7 +17,7 @@ export async function readCell(
 ): Promise<CellWithDetails | null> {
   const [row] = await queryRows<CellWithDetails>(
     db,
-    sql`select c.status, c.outcome, c.execution_id as "executionId", c.attempt, c.error,
+    sql`select ${effectiveStatus("c")} as status, c.outcome, c.execution_id as "executionId", c.attempt, c.error,
                c.block_errors as "blockErrors",
                cellflow_group_outputs(t.schema, r.data, c.group_id) as outputs,
                c.details, ${isoTime(sql`c.updated_at`)} as "updatedAt"

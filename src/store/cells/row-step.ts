@@ -9,7 +9,8 @@
  * write of the attempt); it is made only under the schema version whose group order the
  * caller passed (with no order, or after a schema edit, it claims nothing and the caller
  * steps again under the fresh read's order); it is a guarded queued → running UPDATE, so
- * a Stop that committed first wins; the read is the statement's snapshot, taken before
+ * a Stop that committed first wins, and a cell a large Stop's scope covers is never claimed
+ * (the scope lock and a fresh read, see the claim's CTE); the read is the statement's snapshot, taken before
  * both writes, so the caller applies the finished outputs to the row data itself.
  *
  * A step that only claims commits asynchronously (no wait for the WAL flush): a claim
@@ -24,7 +25,7 @@ import { retryOnConflict } from "@db/sqlstate";
 import { type SQL, sql } from "drizzle-orm";
 import type { CellStatus } from "@/domain/statuses";
 import { type CascadeStep, creditsCommitted } from "../engine-reads";
-import { queuedOnRow } from "../sql";
+import { claimableOnRow, queuedOnRow } from "../sql";
 import { settleCtes } from "../usage/settle";
 import type { Terminal } from "./finish";
 import { type AttemptRef, cellEventData, lostOutcome, type TransitionOutcome } from "./transition";
@@ -157,7 +158,11 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
     queryRows<StepRow>(
       db,
       sql`with inp as (
-          select * from jsonb_to_recordset(${items}::jsonb) as x(
+          -- A claim holds the table's scope lock (shared) from here, before it locks any cell:
+          -- a large Stop recording its scope waits for it, or it waits for the Stop and then
+          -- sees the scope (cellflow_covered_now below). Migration \`cancel_scope_covered\`.
+          select x.*, case when x.claim_version is not null then cellflow_scope_lock_shared(x.table_id) end as scope_locked
+            from jsonb_to_recordset(${items}::jsonb) as x(
             i int, table_id text, row_id text,
             fin_group text, fin_exec text, fin_attempt int, fin_status text, fin_outcome text, fin_error text,
             fin_block_errors jsonb, fin_details jsonb, fin_charges jsonb, fin_outputs jsonb, fin_set jsonb, fin_clear text[],
@@ -184,7 +189,7 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
         cand as materialized (
           select inp.i, inp.row_id, inp.run_id,
                  (select c.group_id from cells c join tables t on t.id = inp.table_id
-                   where t.schema_version = inp.claim_version and c.row_id = inp.row_id and ${queuedOnRow("c")}
+                   where t.schema_version = inp.claim_version and c.row_id = inp.row_id and ${claimableOnRow("c")}
                    order by array_position(inp.claim_order, c.group_id) nulls last, c.queued_at, c.group_id
                    limit 1) as group_id
             from inp where inp.claim_version is not null),
@@ -194,6 +199,9 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
            where c.row_id = any(${rids}) and cand.group_id is not null
              and c.row_id = cand.row_id and c.group_id = cand.group_id
              and ${queuedOnRow("c")}
+             -- Read with a fresh snapshot, under the scope lock: a Stop that committed while
+             -- this statement ran is seen, so a covered cell is never claimed.
+             and (c.dispatch_id is null or not cellflow_covered_now(c.dispatch_id, c.row_id, c.group_id))
           returning cand.i, c.table_id, c.row_id, c.group_id, c.status, c.outcome, c.execution_id, c.error,
                     c.running_block_ids, c.block_errors, c.dispatch_id, c.attempt),
         -- One insert, ordered: a row's finished cell's event before its claimed one's, so a
@@ -223,7 +231,7 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
                         '{}'::jsonb) as workflows,
                coalesce((select jsonb_agg(jsonb_build_object('groupId', c.group_id, 'executionId', c.execution_id,
                                                              'dispatchId', c.dispatch_id) order by c.queued_at, c.group_id)
-                           from cells c where c.row_id = inp.row_id and ${queuedOnRow("c")}), '[]'::jsonb) as queued,
+                           from cells c where c.row_id = inp.row_id and ${claimableOnRow("c")}), '[]'::jsonb) as queued,
                coalesce((select array_agg(c.group_id) from cells c where c.row_id = inp.row_id), '{}') as present,
                (select count(*) from fin_upd u where u.i = inp.i)::int as "finishedCount",
                (select c.status from cells c where inp.fin_group is not null

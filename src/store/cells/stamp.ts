@@ -3,7 +3,8 @@
  * gets a fresh execution id: the new authority. Mode guards live in the conflict clause,
  * so a stamp racing another writer can never replace what its mode must leave alone:
  * `new` never touches an existing cell; `incomplete` only re-arms `error`/`cancelled`
- * cells (in-flight ones are already on their way); `stale` only re-arms `completed` cells
+ * cells, a queued cell a large Stop's scope covers being one (in-flight ones are already
+ * on their way; the covered one takes this run's dispatch id, so no scope covers it now); `stale` only re-arms `completed` cells
  * that ended before the run's cut-off; `all` replaces anything, and the
  * attempt it replaces becomes stale. A new execution starts counting attempts and
  * losses from 0.
@@ -31,7 +32,7 @@ import { CELL_EVENTS_UP_TO } from "@/contracts/events";
 import { assertNever, type RunMode } from "@/domain/statuses";
 import type { TypedCondition } from "@/domain/where";
 import { whereSql } from "../rows/where-sql";
-import { textArray } from "../sql";
+import { coveredCell, textArray } from "../sql";
 import { cellEventData } from "./transition";
 
 export interface StampPage {
@@ -115,7 +116,8 @@ export function eligible(scope: { mode: RunMode; stale?: StaleCutoff }): SQL {
     case "all":
       return sql`true`;
     case "incomplete":
-      return sql`(c.status is null or c.status in ('error', 'cancelled'))`;
+      return sql`(c.status is null or c.status in ('error', 'cancelled')
+                  or (c.status = 'queued' and ${coveredCell("c")}))`;
     case "new":
       return sql`c.status is null`;
     // The cell's last attempt ended in error (a cell only keeps its last attempt's status).
@@ -135,7 +137,7 @@ function replaceable(scope: { mode: RunMode; stale?: StaleCutoff }): SQL {
     case "all":
       return sql`true`;
     case "incomplete":
-      return sql`cells.status in ('error', 'cancelled')`;
+      return sql`(cells.status in ('error', 'cancelled') or (cells.status = 'queued' and ${coveredCell("cells")}))`;
     case "new":
       return sql`false`;
     case "failed":

@@ -21,6 +21,7 @@ import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import { heldRowLocks, rowLockKeyOf } from "../cells/orphan-probe";
 import { rowSelect } from "../rows/read";
+import { coveredCell } from "../sql";
 
 /** Arbitrary constant: one drainer at a time across processes. */
 export const DRAIN_LOCK_KEY = 7_461_113_031;
@@ -81,7 +82,8 @@ export async function drainDestinationMarks(
             select l.row_id, l.table_id, l.dispatch_id from latest l
              where not exists (select 1 from cells c
                                 where c.row_id = l.row_id
-                                  and c.status in ('queued', 'running', 'paused'))
+                                  and c.status in ('queued', 'running', 'paused')
+                                  and not (c.status = 'queued' and ${coveredCell("c")}))
           ),
           bodies as (
             select f.table_id, f.row_id,

@@ -1,6 +1,7 @@
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
+import { coveredCell } from "../sql";
 
 /**
  * After a Stop: active dispatches of the table (or the one named) that are done stamping
@@ -20,7 +21,16 @@ export async function finishCancelledDispatches(
     sql`with done as (
           update dispatches d set status = 'cancelled', finished_at = now(), updated_at = now()
            where d.table_id = ${tableId} and d.status = 'active' and not d.stamping ${only}
-             and not exists (select 1 from cells c where c.dispatch_id = d.id and c.status in ('queued', 'running'))
+             and case
+                   -- A large Stop's scope over the whole run covers every queued cell of it:
+                   -- only a running one is left to look for, not a million covered ones.
+                   when exists (select 1 from cancel_scopes s where s.dispatch_id = d.id and s.group_ids is null
+                                   and s.row_ids is null and s.stop_seq is null)
+                   then not exists (select 1 from cells c where c.dispatch_id = d.id and c.status = 'running')
+                   -- A queued cell a scope covers is not in flight (it reads as cancelled).
+                   else not exists (select 1 from cells c where c.dispatch_id = d.id and c.status in ('queued', 'running')
+                                     and not (c.status = 'queued' and ${coveredCell("c")}))
+                 end
           returning d.id, d.table_id
         ),
         ev as (

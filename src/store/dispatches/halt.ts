@@ -19,6 +19,7 @@ import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import { CELL_EVENTS_UP_TO } from "@/contracts/events";
 import type { HaltReason } from "@/domain/statuses";
+import { coveredCell } from "../sql";
 
 export const LIMIT_MESSAGE =
   "The workspace's monthly credits are used up; the run stopped. Cells it had not started are un-run.";
@@ -61,7 +62,7 @@ export async function haltForLimit(
           ),
           del as (
             delete from cells c
-             where (c.dispatch_id in (select id from d) and c.status = 'queued')
+             where (c.dispatch_id in (select id from d) and c.status = 'queued' and not ${coveredCell("c")})
                 or (c.row_id = ${at.own.rowId} and c.group_id = ${at.own.groupId}
                     and c.execution_id = ${at.own.executionId} and c.attempt = ${at.own.attempt}
                     and c.status = 'running')

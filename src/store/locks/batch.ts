@@ -19,10 +19,12 @@ export interface LockAnswer {
 
 // The "more" read is a scalar subquery with a limit, which stays a per-row index probe:
 // an EXISTS here was planned (generically, for ~100 keys) as a scan of every queued cell;
-// its status test is queuedOnRow's (store/sql.ts), which keeps the window's index out.
+// its status test is claimableOnRow's (store/sql.ts): the window's index stays out, and a
+// cell a large Stop's scope covers is left out (it is cancelled, nothing to carry).
 const BATCH = `select x.i::int as i,
        case when x.op = 'l' then pg_try_advisory_lock(x.k) else pg_advisory_unlock(x.k) end as ok,
-       x.op = 'u' and (select true from cells c where c.row_id = x.r and c.status::text = 'queued' limit 1) is not null as more
+       x.op = 'u' and (select true from cells c where c.row_id = x.r and c.status::text = 'queued'
+                                    and not (c.dispatch_id is not null and cellflow_covered(c.dispatch_id, c.row_id, c.group_id)) limit 1) is not null as more
   from unnest($1::bigint[], $2::text[], $3::text[]) with ordinality as x(k, op, r, i)`;
 
 export async function lockBatch(

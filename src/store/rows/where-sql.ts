@@ -11,6 +11,7 @@ import type { ColumnType } from "@/contracts/table";
 import type { WhereOp } from "@/contracts/where";
 import { assertNever } from "@/domain/statuses";
 import type { TypedCondition } from "@/domain/where";
+import { effectiveStatus } from "../sql";
 
 /** All conditions (true for an empty list). */
 export function whereSql(conditions: readonly TypedCondition[]): SQL {
@@ -26,7 +27,7 @@ function conditionSql(cond: TypedCondition): SQL {
     return cond.status === null
       ? sql`not exists (select 1 from cells wc where wc.row_id = r.id and wc.group_id = ${cond.group})`
       : sql`exists (select 1 from cells wc where wc.row_id = r.id and wc.group_id = ${cond.group}
-                       and wc.status = ${cond.status})`;
+                       and ${effectiveStatus("wc")} = ${cond.status})`;
   }
   return columnSql(cond.column, cond.type, cond.op, cond.value);
 }

@@ -10,7 +10,7 @@
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
-import { textArray } from "../sql";
+import { coveredCell, textArray } from "../sql";
 
 export interface PendingCancel {
   runId: string;
@@ -63,7 +63,8 @@ export async function spareRunCancel(db: Db, runId: string): Promise<boolean> {
     sql`delete from run_cancels rc
          where rc.run_id = ${runId} and rc.row_id is not null
            and (exists (select 1 from cells c
-                         where c.row_id = rc.row_id and c.status in ('queued', 'running'))
+                         where c.row_id = rc.row_id and c.status in ('queued', 'running')
+                           and not (c.status = 'queued' and ${coveredCell("c")}))
                 or (exists (select 1 from rows r where r.id = rc.row_id)
                     and exists (select 1 from unnest(rc.cascade_groups) g(id)
                                  where not exists (select 1 from cells c

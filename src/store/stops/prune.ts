@@ -7,6 +7,7 @@
  * paused (an approval given the next day goes on to the groups after it), or that ended
  * less than `hours` ago (its carrier may be between that cell and the next auto-run
  * stamp). A record is also kept at least `hours` after the Stop, whatever the table holds.
+ * A Stop's record with a `where` is also kept while a cancel scope names its row list.
  * Invariant: a record is deleted only when none of those is left, checked in the DELETE
  * itself, so a record in use is never pruned by an age alone.
  */
@@ -23,6 +24,8 @@ export async function pruneStops(db: Db, hours = 24): Promise<number> {
     sql`with del as (
           delete from stops s
            where s.created_at < ${since}
+             -- A cancel scope names the Stop's row list while it covers anything.
+             and not exists (select 1 from cancel_scopes cs where cs.stop_seq = s.seq)
              and not exists (select 1 from dispatches d
                               where d.table_id = s.table_id and d.status = 'active' and d.seq < s.seq)
              and not exists (select 1 from cells c
