@@ -78,6 +78,17 @@ export async function renderMetrics(
       ...(s.name !== s.family ? { metricName: s.name } : {}),
     });
   }
+  // The engine's families before anything happened to them too: declared, no samples yet.
+  for (const m of known.values()) {
+    if (m.name.startsWith("cellflow_") && !families.has(m.name))
+      families.set(m.name, {
+        name: m.name,
+        help: m.help,
+        type: String(m.type),
+        aggregator: "sum",
+        values: [],
+      });
+  }
   // Already one value per series: the aggregation only hands them to the serializer.
   const summed = [...families.values()].map((f) => ({
     ...f,
