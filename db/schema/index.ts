@@ -12,6 +12,7 @@ export * from "./execution-steps";
 export * from "./executions";
 export * from "./hook-deliveries";
 export * from "./hooks";
+export * from "./metric-series";
 export * from "./pending-carriers";
 export * from "./rate-limits";
 export * from "./run-cancels";

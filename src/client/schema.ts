@@ -61,6 +61,26 @@ export interface paths {
         patch: operations["updateWorkspace"];
         trace?: never;
     };
+    "/api/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics of the whole deployment
+         * @description The Prometheus text format (0.0.4). Needs `Authorization: Bearer <CELLFLOW_METRICS_TOKEN>`, or the admin token when no metrics token is set; with neither configured the route does not exist (404). Carries `cellflow_cells{status}`, `cellflow_queue_depth`, `cellflow_carriers_running`, `cellflow_stamp_to_running_seconds`, `cellflow_cell_duration_seconds{kind,end}`, `cellflow_provider_calls_total{provider,outcome}`, `cellflow_rate_limit_wait_seconds{provider}`, `cellflow_credits_total{source}`, `cellflow_processes{kind}` and the Node process metrics, summed over every process of the deployment (each flushes its series to Postgres every 10 s).
+         */
+        get: operations["metrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/openapi.json": {
         parameters: {
             query?: never;
@@ -1943,6 +1963,53 @@ export interface operations {
             };
             /** @description The request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    metrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

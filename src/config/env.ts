@@ -59,6 +59,13 @@ export const Env = z.object({
   HOST: z.preprocess(emptyAsUndefined, z.string().default("127.0.0.1")),
   CELLFLOW_API_KEY: optionalString,
   CELLFLOW_ADMIN_TOKEN: optionalString,
+  /** `GET /api/metrics`'s bearer token; unset: the admin token guards it (neither: 404). */
+  CELLFLOW_METRICS_TOKEN: optionalString,
+  /** How often each process flushes its metrics into Postgres (default 10 s). */
+  CELLFLOW_METRICS_FLUSH_MS: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(100).max(600_000).default(10_000),
+  ),
   CELLFLOW_SECRET_KEY: z.preprocess(
     emptyAsUndefined,
     z

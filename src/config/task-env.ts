@@ -40,6 +40,8 @@ export const TASK_ENV = {
   CELLFLOW_CANCEL_CONCURRENCY: { secret: false },
   // The drain-destinations schedule sends the destinations' outbox inside trigger.dev.
   CELLFLOW_DESTINATION_RETRY_BASE_MS: { secret: false },
+  // Each run's process flushes its metrics into Postgres this often (and at the run's end).
+  CELLFLOW_METRICS_FLUSH_MS: { secret: false },
 } as const satisfies Partial<Record<EnvName, { secret: boolean }>>;
 
 /**
@@ -57,6 +59,8 @@ export const NOT_FOR_TASKS = {
   HOST: "the web server's interface",
   CELLFLOW_API_KEY: "the web API's key",
   CELLFLOW_ADMIN_TOKEN: "the web API's admin token",
+  CELLFLOW_METRICS_TOKEN:
+    "the web API's GET /api/metrics token; the tasks flush their series into Postgres, where the web server reads them",
   CELLFLOW_ROWS_PER_TABLE: "read by the web API's row inserts; tasks insert no rows",
   CELLFLOW_IMPORT_MAX_ROWS: "read by the web API's CSV import; tasks import nothing",
   CELLFLOW_IMPORT_MAX_BYTES: "read by the web API's CSV import; tasks import nothing",

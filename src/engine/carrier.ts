@@ -45,6 +45,19 @@ export async function runCarrier(
   payload: CarrierPayload,
   ctx: TaskContext,
 ): Promise<CarrierOutcome> {
+  engine.metrics?.carriersRunning.inc();
+  try {
+    return await carry(engine, payload, ctx);
+  } finally {
+    engine.metrics?.carriersRunning.dec();
+  }
+}
+
+async function carry(
+  engine: Engine,
+  payload: CarrierPayload,
+  ctx: TaskContext,
+): Promise<CarrierOutcome> {
   const started = Date.now();
   let current: CarrierPayload | undefined = payload;
   let outcome: CarrierOutcome = "done";

@@ -143,6 +143,7 @@ async function step(c: Cascade): Promise<boolean> {
     return false;
   }
   if (!claimed) return claimedNothing(c, step);
+  engine.metrics?.claimed(claimed.queuedSeconds);
   c.claimless = 0;
   c.lastGroup = claimed.groupId;
   if (await endedByCondition(c, schema, claimed)) return true;
@@ -295,6 +296,7 @@ async function attemptCell(
   const { engine, tableId, rowId } = c;
   const { groupId, executionId } = claimed;
   engine.progress?.({ kind: "attempt", groupId, executionId });
+  const began = performance.now();
   const result = await runAttempt(engine, {
     tableId,
     rowId,
@@ -306,6 +308,8 @@ async function attemptCell(
     log: c.log,
   });
   engine.progress?.({ kind: "attempt", groupId, executionId, end: result.end });
+  const kind = schema.groups.find((g) => g.id === groupId)?.kind ?? "unknown";
+  engine.metrics?.attemptEnded(kind, result.end, (performance.now() - began) / 1000);
   const ref = { executionId, attempt: claimed.attempt };
   if (result.kind === "interrupted")
     await requeueCell(c.session.db, { rowId, groupId, ...ref }, "handed_back");

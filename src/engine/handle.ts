@@ -17,6 +17,7 @@ import type { TaskBackend } from "@/backends/port";
 import type { Logger } from "@/config/log";
 import { TableWaker } from "@/events/waker";
 import type { RateLines } from "@/limits/rate/line";
+import type { Metrics } from "@/metrics/registry";
 import { AdvanceBatcher } from "./advance-batcher";
 import { Definitions } from "./definitions";
 import { type LockHub, lockHubClosedWith } from "./lock-sessions";
@@ -82,6 +83,11 @@ export interface Engine extends EngineResources {
    * not reach a run's process, and its run is cancelled only when nothing else rides on it).
    */
   readonly stopCheckMs?: number;
+  /**
+   * The process's Prometheus series (src/metrics): the carriers, claims, attempts,
+   * provider calls and credits are counted here, in memory; absent, nothing is counted.
+   */
+  readonly metrics?: Metrics;
   /** What the carrier is doing, for a dashboard (trigger.dev run metadata). */
   readonly progress?: (event: CarrierProgress) => void;
   /** Tests: hold the carrier between its statements (see race-points.ts). */

@@ -79,10 +79,14 @@ export async function beginLlmTurn(r: LlmTurnRequest, call: LlmCallPlan): Promis
     throw err;
   }
   let ended = false;
+  let refused = false;
+  const provider = `llm:${call.model}`;
+  const metrics = r.lines.metrics;
   return {
     answered: async (usage) => {
       if (ended) throw new Error(`llm call of block "${call.blockId}" already ended`);
       ended = true;
+      metrics?.providerCall(provider, "found");
       await grant.settle(usage.inputTokens + usage.outputTokens);
       const milli = llmCostMilli(price, usage);
       // Only a reservation is ever charged: a call estimated at 0 costs 0 whatever it used.
@@ -90,14 +94,19 @@ export async function beginLlmTurn(r: LlmTurnRequest, call: LlmCallPlan): Promis
         if (reserved) await r.money.release(charge);
         return { costCredits: 0, charge: null };
       }
+      metrics?.charged(provider, milli / 1000);
       return { costCredits: milli / 1000, charge: { ...charge, milli } };
     },
     failed: async () => {
       if (ended) return;
       ended = true;
+      metrics?.providerCall(provider, refused ? "refused" : "error");
       await grant.release().catch(() => undefined);
       if (reserved) await r.money.release(charge);
     },
-    busy: (retryAfterMs) => coolLlmKey(r.lines, r.workspaceId, call.model, retryAfterMs),
+    busy: (retryAfterMs) => {
+      refused = true;
+      return coolLlmKey(r.lines, r.workspaceId, call.model, retryAfterMs);
+    },
   };
 }

@@ -18,6 +18,8 @@
  * result cache (when on): a fresh answer for the same inputs is reused, with no admission
  * and no call. A halt aborts the whole attempt through `onHalt` before it is thrown,
  * so no block can turn it into a workflow failure: the cell goes back to un-run.
+ * Each provider call's outcome is counted in the process's metrics, and a key's credits
+ * once, at its first answer found (the write that records it charges them).
  * Where runs are separate processes (trigger.dev), a per-process limiter is refused
  * before anything is charged or called: the attempt is aborted with SharedLimiterRequired
  * and the cell ends `error` with its message.
@@ -26,6 +28,7 @@ import type { PaidCalls, ResultCache } from "@/enrichments/types";
 import { LostAuthority, RowBudgetExceeded, SharedLimiterRequired, UsageLimitHalt } from "@/errors";
 import { limiterHook, providerRetryAfter } from "@/limits/rate/hook";
 import { sharedLimiterRefusal } from "@/limits/rate/port";
+import { creditSource } from "@/metrics/registry";
 import { attemptSuperseded } from "@/store/engine-reads";
 import { releaseCharge } from "@/store/usage/release";
 import { type AdmissionRequest, admitCall } from "./admission";
@@ -94,6 +97,9 @@ export function paidCalls(
       }),
   });
   const admitted = new Set<string>();
+  /** The keys whose paid answer was counted in the metrics' credits (once per key, as charged). */
+  const counted = new Set<string>();
+  const { metrics } = engine.lines;
   const cell = {
     rowId: a.rowId,
     groupId: a.groupId,
@@ -137,6 +143,12 @@ export function paidCalls(
       },
       providerBusy: (providerId, retryAfterMs) =>
         providerRetryAfter(engine.lines, a.workspaceId, providerId, retryAfterMs),
+      onProviderCall: (providerId, outcome) => {
+        metrics?.providerCall(providerId, outcome);
+        if (outcome !== "found" || counted.has(key)) return;
+        counted.add(key);
+        metrics?.charged(creditSource(source), credits);
+      },
       ...(cache ? { cache } : {}),
     };
   };

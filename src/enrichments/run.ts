@@ -126,6 +126,7 @@ export async function runEnrichment<I>(
       : undefined;
   if (lookup?.kind === "hit") {
     const { outcome, outputs, ageMs } = lookup;
+    ctx.onProviderCall?.(providers[0]?.id ?? enrichment.id, "cached");
     return {
       outcome,
       // Declared outputs only: an answer kept before an output was dropped writes none of it.
@@ -166,6 +167,8 @@ async function askProviders<I>(
     } catch (err) {
       if (ctx.signal.aborted) throw ctx.signal.reason;
       retryable ||= !(err instanceof ProviderError) || err.retryable;
+      const refused = err instanceof ProviderError && err.retryAfterMs !== undefined;
+      ctx.onProviderCall?.(provider.id, refused ? "refused" : "error");
       if (err instanceof ProviderError && err.retryAfterMs !== undefined)
         ctx.providerBusy?.(provider.id, err.retryAfterMs);
       details.providers.push({
@@ -180,6 +183,7 @@ async function askProviders<I>(
     }
     const outputs = answer ? cleanOutputs(enrichment, answer) : null;
     if (!outputs || Object.values(outputs).every((v) => v === null)) {
+      ctx.onProviderCall?.(provider.id, "empty");
       details.providers.push({
         id: provider.id,
         status: "empty",
@@ -190,6 +194,7 @@ async function askProviders<I>(
       continue;
     }
     const cost = provider.costCredits ?? enrichment.cost;
+    ctx.onProviderCall?.(provider.id, "found");
     details.providers.push({
       id: provider.id,
       status: "found",

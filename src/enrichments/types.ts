@@ -6,6 +6,7 @@
 import type { z } from "zod";
 import type { ChargeKey } from "@/domain/charges";
 import type { CellOutcome } from "@/domain/statuses";
+import type { ProviderCallOutcome } from "@/metrics/registry";
 
 /** Value types, named like column types so a mapping can be checked by eye. */
 export type FieldType = "text" | "number" | "boolean" | "json";
@@ -125,7 +126,7 @@ export interface PaidCharge extends ChargeKey {
  * key its calls reserve under, and a way to give the reservation back early.
  */
 export type CallGate = Required<Pick<EnrichmentContext, "beforeCall" | "providerBusy">> &
-  Pick<EnrichmentContext, "cache"> & {
+  Pick<EnrichmentContext, "cache" | "onProviderCall"> & {
     charge: ChargeKey;
     /**
      * No answer of this charge will be recorded (nothing found, every provider failed, a
@@ -164,6 +165,11 @@ export interface EnrichmentContext {
   providerBusy?: (providerId: string, retryAfterMs: number) => void;
   /** Answers already paid for (paid enrichments only; see `ResultCache`). */
   cache?: ResultCache;
+  /**
+   * Told what each provider call came to, and of an answer served from the cache (under
+   * the first provider's id): the process's metrics count them.
+   */
+  onProviderCall?: (providerId: string, outcome: ProviderCallOutcome) => void;
 }
 
 /**

@@ -59,7 +59,20 @@ export function requireAdmin(req: Request): void {
     throw new RequestError("unauthorized", "The admin token is not valid");
 }
 
-/** Constant-time comparison for shared secrets (admin token). */
+/**
+ * `GET /api/metrics`'s gate: `Authorization: Bearer <CELLFLOW_METRICS_TOKEN>`, or the admin
+ * token when no metrics token is set; with neither, the route does not exist (404).
+ */
+export function requireMetricsToken(req: Request): void {
+  const env = readEnv();
+  const token = env.CELLFLOW_METRICS_TOKEN ?? env.CELLFLOW_ADMIN_TOKEN;
+  if (!token) throw new RequestError("not_found", "Not found");
+  const given = bearerToken(req);
+  if (!given || !sameSecret(given, token))
+    throw new RequestError("unauthorized", "The metrics token is not valid");
+}
+
+/** Constant-time comparison for shared secrets (admin and metrics tokens). */
 function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given, "utf8");
   const b = Buffer.from(expected, "utf8");

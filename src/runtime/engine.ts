@@ -19,6 +19,8 @@ import { type Engine, type EngineResources, engineResources } from "@/engine/han
 import { limiterFromEnv } from "@/limits/rate/instance";
 import { RateLines } from "@/limits/rate/line";
 import type { RateLimiter } from "@/limits/rate/port";
+import { processMetrics } from "@/metrics/instance";
+import type { Metrics } from "@/metrics/registry";
 import type { MaintenanceJob, Runtime } from "./maintenance";
 
 export interface EngineParts {
@@ -29,6 +31,8 @@ export interface EngineParts {
   log: Logger;
   /** Tests: a limiter of their own instead of the one the environment selects. */
   limiter?: RateLimiter;
+  /** Tests: metrics of their own instead of the process's (src/metrics/instance.ts). */
+  metrics?: Metrics;
   /**
    * Tests: the shared pieces of an engine already assembled over this database (one set
    * per database, as a process has), instead of new ones.
@@ -56,12 +60,14 @@ export function assembleEngine(parts: EngineParts): EngineRuntime {
       "RATE_LIMITER=memory: each process limits its own calls; several processes together exceed the limit",
     );
   }
+  const metrics = parts.metrics ?? processMetrics();
   const engine: Engine = {
     ...(parts.resources ?? engineResources(parts.database)),
     database: parts.database,
     backend: parts.backend,
     log: parts.log,
-    lines: new RateLines(limiter),
+    lines: new RateLines(limiter, metrics),
+    metrics,
     enrichmentCacheTtlMs: parts.env.CELLFLOW_ENRICHMENT_CACHE_TTL_HOURS * 3_600_000,
     // A trigger.dev run is one row (its tags, metadata and cancel mean that row), and each
     // run is its own process: only a limiter every run shares keeps a provider's rate.

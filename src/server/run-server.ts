@@ -20,6 +20,8 @@ import { type Logger, log } from "@/config/log";
 import { drainSettingsFromEnv } from "@/engine/run-cancel-drain";
 import { type RunCancelLoop, startRunCancelLoop } from "@/engine/run-cancel-loop";
 import { closeEventHub } from "@/events/instance";
+import type { FlushHandle } from "@/metrics/flush-loop";
+import { startMetricsFlush } from "@/runtime/metrics-flush";
 import { closeRequestLimiter } from "@/runtime/request-limiter";
 import { ensureSecretKey, secretKeyId } from "@/security/secret-key";
 import { type DefaultAccess, ensureDefaultAccess } from "./bootstrap";
@@ -68,6 +70,8 @@ interface ServerParts {
   postgres?: SupervisedPostgres;
   web?: WebServer;
   worker?: RunningWorker;
+  /** The process's metrics flush (shared with the worker in this process). */
+  metrics?: FlushHandle;
   /** trigger.dev only: cancels the runs Stops left in the outbox, after their responses. */
   cancelDrainer?: RunCancelLoop;
   /** The dev server only: its bundler and file watchers, which a built app does not have. */
@@ -183,6 +187,8 @@ function makeShutdown(parts: ServerParts, logger: Logger): Shutdown {
       const url = process.env.DATABASE_URL;
       await step("the joined workers", () => joinedWorkersGone(url), JOINED_WORKERS_GRACE_MS);
     }
+    // Its last flush, and its rows retired, while the database is up.
+    await step("the metrics flush", () => parts.metrics?.stop(), 1_000);
     await step("the task backend", () => closeBackend(), 1_000);
     await step("the event hub", () => closeEventHub(), 1_000);
     await step("the request rate limiter", () => closeRequestLimiter(), 1_000);
@@ -237,6 +243,13 @@ async function startBackEnd(
   const databaseUrl = process.env.DATABASE_URL ?? "";
   await runMigrations(env.DATABASE_URL_UNPOOLED ?? databaseUrl);
   const access = await ensureDefaultAccess(getDatabase().db, dataDir, env.CELLFLOW_API_KEY);
+  // Before the worker: the process is the server, and the worker in it shares this loop.
+  parts.metrics = startMetricsFlush({
+    db: getDatabase().db,
+    kind: "server",
+    log: logger,
+    everyMs: env.CELLFLOW_METRICS_FLUSH_MS,
+  });
   // With trigger.dev, carriers run there (src/trigger); this process only serves.
   parts.worker =
     env.TASK_BACKEND === "trigger"

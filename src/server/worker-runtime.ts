@@ -27,8 +27,10 @@ import {
 } from "@/engine/redrive";
 import { runStamper } from "@/engine/stamper";
 import { EventHub } from "@/events/hub";
+import type { FlushHandle } from "@/metrics/flush-loop";
 import { assembleEngine } from "@/runtime/engine";
 import { didSomething, FOLD_EVERY_MS, jobsFor } from "@/runtime/maintenance";
+import { startMetricsFlush } from "@/runtime/metrics-flush";
 import { fireDueSchedules, SCHEDULE_EVERY_MS } from "@/services/schedule-fire";
 import { runningWithoutLock } from "@/store/cells/orphan-probe";
 import { foldCounts } from "@/store/progress/fold";
@@ -101,13 +103,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
   );
   const backend = new LocalBackend(sessionUrl, { pool: jobsPool });
   const env = opts.env ?? readEnv();
-  const runtime = assembleEngine({
-    runtime: "local",
-    env,
-    database,
-    backend,
-    log,
-  });
+  const runtime = assembleEngine({ runtime: "local", env, database, backend, log });
   const { engine } = runtime;
   const stopping = new AbortController();
   // The process's one LISTEN session over this database: the cancel channel rides it.
@@ -149,6 +145,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     },
   });
   log.info({ concurrency: opts.concurrency }, "worker started");
+  const metrics = startWorkerMetrics(database, env, log);
   const redrive = startRedrive(engine, opts, stopping.signal);
   const folds = startFolds(engine, stopping.signal);
   const scheduler = startScheduler(engine, opts, stopping.signal);
@@ -167,6 +164,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
         // The pass in hand ends after its schedule (it sees the abort) before the pools go.
         await scheduling;
         await runner.stop();
+        await metrics.stop();
         await listener.stop();
         await hub.close();
         await runtime.close();
@@ -201,6 +199,19 @@ function startLoops(
       await rewrites.stop();
     },
   };
+}
+
+/**
+ * The process's metrics flush: its own loop, or the server's when the worker runs in the
+ * server's process. Stopped after the carriers, so their last counts go with the last flush.
+ */
+function startWorkerMetrics(database: Database, env: Env, log: Logger): FlushHandle {
+  return startMetricsFlush({
+    db: database.db,
+    kind: "worker",
+    log,
+    everyMs: env.CELLFLOW_METRICS_FLUSH_MS,
+  });
 }
 
 /**

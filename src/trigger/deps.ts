@@ -3,7 +3,7 @@
  * at the composition root (src/runtime/engine.ts) from the database in the environment
  * (DATABASE_URL, and DATABASE_URL_UNPOOLED for the row locks: never a pooler), a
  * trigger.dev backend for the runs the tasks start themselves, and the engine's logger
- * writing to the run's log view (task-log.ts). Tests seed their own through trigger.dev's
+ * writing to the run's log view (task-log.ts), and the process's metrics flush. Tests seed their own through trigger.dev's
  * `locals` (see `taskEngineKey`).
  */
 
@@ -11,12 +11,15 @@ import { getDatabase } from "@db/instance";
 import { locals } from "@trigger.dev/sdk";
 import { triggerBackendFromEnv } from "@/backends/trigger";
 import { readEnv } from "@/config/env";
+import type { FlushHandle } from "@/metrics/flush-loop";
 import { assembleEngine, type EngineRuntime } from "@/runtime/engine";
+import { startMetricsFlush } from "@/runtime/metrics-flush";
 import { logToTaskRun } from "./task-log";
 
 export const taskEngineKey = locals.create<EngineRuntime>("cellflow.engine");
 
 let fromEnv: EngineRuntime | undefined;
+let metricsFlush: FlushHandle | undefined;
 
 export function taskEngine(): EngineRuntime {
   const seeded = locals.get(taskEngineKey);
@@ -34,6 +37,19 @@ export function taskEngine(): EngineRuntime {
       backend: triggerBackendFromEnv(env, { log: logger, db: database.db }),
       log: logger,
     });
+    // The run process's series go to Postgres like any process's; `flushTaskMetrics` at
+    // each run's end sends them before the process may be frozen or ended.
+    metricsFlush = startMetricsFlush({
+      db: database.db,
+      kind: "trigger",
+      log: logger,
+      everyMs: env.CELLFLOW_METRICS_FLUSH_MS,
+    });
   }
   return fromEnv;
+}
+
+/** After a run: what its process counted goes to Postgres now (one statement). */
+export async function flushTaskMetrics(): Promise<void> {
+  await metricsFlush?.flushNow();
 }

@@ -14,7 +14,7 @@ import { CARRIERS_PER_TABLE } from "@/backends/trigger";
 import { runCarrier } from "@/engine/carrier";
 import type { CarrierProgress } from "@/engine/handle";
 import { planLimits } from "@/limits/plans";
-import { taskEngine } from "./deps";
+import { flushTaskMetrics, taskEngine } from "./deps";
 
 /**
  * Carriers per table at once (runs are triggered with `concurrencyKey: tableId`); the
@@ -50,6 +50,7 @@ export const rowCarrier = schemaTask({
   run: async (payload, { ctx, signal }) => {
     const carrier = { ...taskEngine().engine, progress: reportProgress };
     const outcome = await runCarrier(carrier, payload, { runId: ctx.run.id, signal });
+    await flushTaskMetrics();
     return { outcome };
   },
 });

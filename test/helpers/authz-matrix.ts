@@ -32,6 +32,7 @@ export const csv = (f: Fixture): Req => ({
 
 export const MATRIX: Record<string, KeyedSpec | PublicSpec> = {
   "GET /api/health": { kind: "public" },
+  "GET /api/metrics": { kind: "public" },
   "GET /api/openapi.json": { kind: "public" },
   "GET /api/docs": { kind: "public" },
   "POST /api/hooks/[hookId]": { kind: "public" },

@@ -85,7 +85,10 @@ describe("a carrier's step statement", () => {
       attempt: 1,
       dispatchId: null,
       resumable: false,
+      // Since its stamp: what the metrics' stamp → running observes.
+      queuedSeconds: expect.any(Number),
     });
+    expect(r.claimed?.queuedSeconds).toBeGreaterThanOrEqual(0);
     expect(r.step?.queued.map((c) => c.groupId)).toEqual(["g1"]);
     expect(await statuses(rowId)).toEqual({ g1: "queued", g2: "running" });
     // The run carrying it is on the cell: a Stop cancels that run.

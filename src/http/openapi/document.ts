@@ -46,6 +46,12 @@ function build(): OpenApiDocument {
     scheme: "bearer",
     description: "The server's `CELLFLOW_ADMIN_TOKEN`",
   });
+  registry.registerComponent("securitySchemes", "metricsToken", {
+    type: "http",
+    scheme: "bearer",
+    description:
+      "The server's `CELLFLOW_METRICS_TOKEN` (`GET /api/metrics`); when it is unset, the admin token",
+  });
   registry.registerComponent("securitySchemes", "signature", {
     type: "apiKey",
     in: "header",

@@ -13,9 +13,10 @@ import { PATH_ID } from "../path-ids";
 
 /**
  * Who may call: `key` an API key (or the web UI's session cookie), `public` nobody in
- * particular, `admin` the admin token, `signed` a webhook signature.
+ * particular, `admin` the admin token, `metrics` the metrics token (or the admin token),
+ * `signed` a webhook signature.
  */
-export type Access = "key" | "public" | "admin" | "signed";
+export type Access = "key" | "public" | "admin" | "metrics" | "signed";
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
@@ -27,7 +28,7 @@ export type Answer =
   | {
       status: number;
       description: string;
-      text: "text/csv" | "text/event-stream" | "text/html";
+      text: "text/csv" | "text/event-stream" | "text/html" | "text/plain";
       /** A stream's items: a component each `data:` frame (with its `event:`) fits. */
       items?: string;
     }
@@ -66,6 +67,7 @@ const SECURITY: Record<Access, Record<string, string[]>[]> = {
   key: [{ apiKey: [] }, { session: [] }],
   public: [],
   admin: [{ adminToken: [] }],
+  metrics: [{ metricsToken: [] }, { adminToken: [] }],
   signed: [{ signature: [] }],
 };
 

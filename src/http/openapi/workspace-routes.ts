@@ -71,6 +71,18 @@ const service: Operation[] = [
   },
   {
     method: "get",
+    path: "/api/metrics",
+    operationId: "metrics",
+    tag: "Service",
+    summary: "Prometheus metrics of the whole deployment",
+    description:
+      "The Prometheus text format (0.0.4). Needs `Authorization: Bearer <CELLFLOW_METRICS_TOKEN>`, or the admin token when no metrics token is set; with neither configured the route does not exist (404). Carries `cellflow_cells{status}`, `cellflow_queue_depth`, `cellflow_carriers_running`, `cellflow_stamp_to_running_seconds`, `cellflow_cell_duration_seconds{kind,end}`, `cellflow_provider_calls_total{provider,outcome}`, `cellflow_rate_limit_wait_seconds{provider}`, `cellflow_credits_total{source}`, `cellflow_processes{kind}` and the Node process metrics, summed over every process of the deployment (each flushes its series to Postgres every 10 s).",
+    access: "metrics",
+    answers: [{ status: 200, description: "The metrics", text: "text/plain" }],
+    errors: [401, 404],
+  },
+  {
+    method: "get",
     path: "/api/openapi.json",
     operationId: "openapiDocument",
     tag: "Service",

@@ -45,7 +45,9 @@ export function limiterHook(
       ...paceOpts,
       signal,
     });
-    return { at, waitedMs: Math.max(0, Date.now() - started) };
+    const waitedMs = Math.max(0, Date.now() - started);
+    lines.metrics?.waited(providerId, waitedMs);
+    return { at, waitedMs };
   };
 }
 

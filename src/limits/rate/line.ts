@@ -18,6 +18,7 @@
  *   next waiter then carries on (each waits up to its own attempt's deadline).
  */
 import { CancelledError } from "@/errors";
+import type { Metrics } from "@/metrics/registry";
 import { assertCanGo, awaitSlot, CoolDowns, type PaceOptions, reserve } from "./pace";
 import type { RateLimit, RateLimiter, Slot } from "./port";
 import { RecentUse } from "./recent-use";
@@ -49,7 +50,11 @@ export class RateLines {
   /** What the calls on each weighted key really used of late (recent-use.ts). */
   readonly recentUse = new RecentUse();
 
-  constructor(readonly limiter: RateLimiter) {}
+  /** `metrics`: where the calls' waits are observed (the process's; tests may leave it out). */
+  constructor(
+    readonly limiter: RateLimiter,
+    readonly metrics?: Metrics,
+  ) {}
 
   /** How many waiters stand in the line for `key` (for tests and metrics). */
   length(key: string, limit: RateLimit): number {

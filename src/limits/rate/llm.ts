@@ -138,9 +138,11 @@ export async function paceLlmCall(
       done = true;
       return first;
     };
+    const waitedMs = Math.max(0, Date.now() - started);
+    lines.metrics?.waited(`llm:${model}`, waitedMs);
     return {
       at: slot.at,
-      waitedMs: Math.max(0, Date.now() - started),
+      waitedMs,
       async settle(used) {
         if (!once()) return;
         const real = Math.min(weightLimit, Math.max(0, Math.ceil(used)));

@@ -45,6 +45,8 @@ export interface ClaimedCell {
   /** The claim's attempt number: the fence of this attempt's writes. */
   attempt: number;
   dispatchId: string | null;
+  /** From its stamp (or its last hand-back to the queue) to this claim (the metrics' stamp → running). */
+  queuedSeconds: number;
   /**
    * An earlier attempt of this execution recorded state (checkpoints, steps, a pause), or
    * the execution resumes another (its stamp made its `executions` row).
@@ -203,7 +205,7 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
              -- this statement ran is seen, so a covered cell is never claimed.
              and (c.dispatch_id is null or not cellflow_covered_now(c.dispatch_id, c.row_id, c.group_id))
           returning cand.i, c.table_id, c.row_id, c.group_id, c.status, c.outcome, c.execution_id, c.error,
-                    c.running_block_ids, c.block_errors, c.dispatch_id, c.attempt),
+                    c.running_block_ids, c.block_errors, c.dispatch_id, c.attempt, c.queued_at),
         -- One insert, ordered: a row's finished cell's event before its claimed one's, so a
         -- reader of the stream never sees the row's next cell running before its last one ended.
         ev as (
@@ -238,6 +240,7 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
                    and c.row_id = inp.row_id and c.group_id = inp.fin_group) as "finishCurrent",
                (select jsonb_build_object('groupId', group_id, 'executionId', execution_id, 'dispatchId', dispatch_id,
                                           'attempt', attempt,
+                                          'queuedSeconds', extract(epoch from now() - clm.queued_at),
                                           'resumable', exists (select 1 from executions e where e.id = clm.execution_id)
                                                        or exists (select 1 from execution_steps s where s.execution_id = clm.execution_id))
                   from clm where clm.i = inp.i) as claimed
