@@ -1434,6 +1434,8 @@ export interface components {
         RowPage: {
             rows: components["schemas"]["RowView"][];
             nextCursor: string | null;
+            prevCursor: string | null;
+            total?: number;
         };
         RowView: {
             id: string;
@@ -3118,6 +3120,10 @@ export interface operations {
                 orderBy?: string;
                 dir?: "asc" | "desc";
                 view?: string;
+                before?: string;
+                from?: "start" | "end";
+                seek?: number | null;
+                total?: "true" | "false";
             };
             header?: never;
             path: {
