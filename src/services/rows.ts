@@ -119,23 +119,26 @@ export async function listRows(
   const at = decodeRowCursor(query.before ?? query.cursor, order.value);
   if (!at.ok) return at;
   const conditions = where?.value ?? [];
-  const total =
-    query.total || (query.seek !== undefined && order.value.column !== null)
-      ? await countRows(ctx.db, tableId, conditions)
-      : undefined;
   const find = { where: conditions, order: order.value, after: at.value, limit: query.limit + 1 };
-  let found = await findRows(ctx.db, tableId, {
-    ...find,
-    backward,
-    ...(query.seek !== undefined
-      ? {
+  // A seek by rank needs the count first; otherwise the count (a scan under a filter)
+  // and the page run side by side, each on its own connection.
+  const rankSeek = query.seek !== undefined && order.value.column !== null;
+  const counting =
+    query.total || rankSeek ? countRows(ctx.db, tableId, conditions) : Promise.resolve(undefined);
+  const total = rankSeek ? await counting : undefined;
+  const seek =
+    query.seek === undefined
+      ? {}
+      : {
           seek: {
             fraction: query.seek,
             rank: Math.min(query.seek * (total ?? 0), (total ?? 1) - 1),
           },
-        }
-      : {}),
-  });
+        };
+  let [found, counted] = await Promise.all([
+    findRows(ctx.db, tableId, { ...find, backward, ...seek }),
+    counting,
+  ]);
   // A position past the last row the filter matches: the seek lands on the last page.
   if (query.seek !== undefined && found.length === 0) {
     backward = true;
@@ -156,7 +159,7 @@ export async function listRows(
       rows: page.map((f) => f.row),
       nextCursor: rowsAfter ? cursorOf(page.at(-1)) : null,
       prevCursor: rowsBefore ? cursorOf(page[0]) : null,
-      ...(query.total ? { total: total ?? 0 } : {}),
+      ...(query.total ? { total: counted ?? 0 } : {}),
     },
   };
 }
