@@ -174,9 +174,9 @@ export class GridRows<Q = unknown> {
     this.total = Math.max(this.total, this.start + held);
   }
 
-  /** Rows the table gained since the count. */
-  inserted(count: number): void {
-    this.total += count;
+  /** The server's count again (rows inserted or deleted since the last). */
+  counted(total: number): void {
+    this.total = Math.max(total, this.start + this.list().length);
     this.changed();
   }
 
@@ -212,17 +212,16 @@ export class GridRows<Q = unknown> {
   }
 
   /**
-   * Rows deleted: out of the window, and out of `total` once each (a delete the page made
-   * is told again by its event) — all of them, or (`heldOnly`, under a filter: whether
-   * the others matched is not known) those the window held.
+   * Rows deleted: out of the window, and those it held out of `total`, once each (a delete
+   * the page made is told again by its event); with no filter the count is read again.
    */
-  remove(ids: readonly string[], opts: { heldOnly?: boolean } = {}): void {
+  remove(ids: readonly string[]): void {
     for (const id of ids) {
       const held = this.byId.delete(id);
       this.written.delete(id);
       if (this.removed.has(id)) continue;
       this.removed.add(id);
-      if (held || !opts.heldOnly) this.total = Math.max(0, this.total - 1);
+      if (held) this.total = Math.max(0, this.total - 1);
     }
     for (const p of this.pages) p.ids = p.ids.filter((id) => this.byId.has(id));
     this.changed();

@@ -5,15 +5,16 @@
  * ones leave. A row read by id joins
  * the window only where it would show — after the last row, with no filter (whether it
  * matches one is the server's to say) — else only rows shown are updated. The count
- * follows: an insert adds to it when no filter may leave the rows out, a delete takes
- * each row off once (`GridRows.remove`).
+ * follows: with no filter it is read again (the table's maintained count: events held
+ * while the first page was read may name rows it already counted), one read at a time;
+ * under a filter a deleted row that was shown leaves it (`GridRows.remove`).
  */
-import { type RefObject, useCallback } from "react";
+import { type RefObject, useCallback, useRef } from "react";
 import type { RowsEventData } from "@/contracts/events";
 import { answer, api } from "../api";
 import { REFETCH_ONE_BY_ONE } from "./bulk-refetch";
 import type { GridRows } from "./model";
-import type { RowQuery } from "./row-query";
+import { type RowQuery, rowsPageQuery } from "./row-query";
 
 /** Above this many changed rows, reading them all again is cheaper than one by one. */
 const FETCH_ONE_BY_ONE = REFETCH_ONE_BY_ONE;
@@ -30,6 +31,36 @@ export function useRowEvents<Q>(o: {
   again: () => Promise<void>;
 }) {
   const { tableId, rows, bump, queryRef, reread, again } = o;
+  const counting = useRef({ reading: false, again: false }).current;
+
+  /** The count read again (no filter: the table's maintained count, no scan). */
+  const recount = useCallback(async () => {
+    if (counting.reading) {
+      counting.again = true;
+      return;
+    }
+    counting.reading = true;
+    try {
+      do {
+        counting.again = false;
+        const q = queryRef.current;
+        const page = await answer(
+          api.GET("/api/tables/{id}/rows", {
+            params: {
+              path: { id: tableId },
+              query: rowsPageQuery(q, { at: "start" }, 1, { total: true }),
+            },
+          }),
+        );
+        if (q === queryRef.current && page.total !== undefined) rows.counted(page.total);
+        bump();
+      } while (counting.again);
+    } catch {
+      // The next insert or delete reads it again.
+    } finally {
+      counting.reading = false;
+    }
+  }, [tableId, rows, bump, queryRef, counting]);
 
   const fetchRows = useCallback(
     async (ids: string[]) => {
@@ -47,7 +78,7 @@ export function useRowEvents<Q>(o: {
       const q = queryRef.current;
       rows.upsert(found, { onlyShown: filtered(q) || !rows.atEnd });
       const gone = ids.filter((id) => !found.some((r) => r.id === id));
-      if (gone.length > 0) rows.remove(gone, { heldOnly: filtered(q) });
+      if (gone.length > 0) rows.remove(gone);
       bump();
     },
     [tableId, rows, bump, queryRef, reread, again],
@@ -56,19 +87,20 @@ export function useRowEvents<Q>(o: {
   /** Rows deleted (by this page or an event): out of the window and the count. */
   const deleted = useCallback(
     (ids: readonly string[]) => {
-      rows.remove(ids, { heldOnly: filtered(queryRef.current) });
+      rows.remove(ids);
+      if (!filtered(queryRef.current)) void recount();
       bump();
     },
-    [rows, bump, queryRef],
+    [rows, bump, queryRef, recount],
   );
 
   const rowsEvent = useCallback(
     (e: RowsEventData) => {
       if (e.op === "delete") return deleted(e.rowIds);
-      if (e.op === "insert" && !filtered(queryRef.current)) rows.inserted(e.rowIds.length);
+      if (e.op === "insert" && !filtered(queryRef.current)) void recount();
       void fetchRows(e.rowIds);
     },
-    [rows, queryRef, fetchRows, deleted],
+    [queryRef, fetchRows, deleted, recount],
   );
 
   return { fetchRows, deleted, rowsEvent };

@@ -31,7 +31,7 @@ export function useRowReads(tableId: string, query: RowQuery) {
   const [version, setVersion] = useState(0);
   /** Whether the first page of the current read is in (or failed). */
   const [done, setDone] = useState(false);
-  /** Moves with each full read: the grid scrolls back to the top. */
+  /** Moves with each new filter or sort: the grid scrolls back to the top. */
   const [readId, setReadId] = useState(0);
   // Why the rows of the current filter or sort could not be read.
   const [rowsError, setRowsError] = useState<string | null>(null);
@@ -57,8 +57,6 @@ export function useRowReads(tableId: string, query: RowQuery) {
     setDone(false);
     // A new read is not the last one's failure (another view's 409 must not stay shown).
     setRowsError(null);
-    top();
-    setReadId(read);
     try {
       const q = rowsPageQuery(query, { at: "start" }, PAGE);
       const page = await readPage({ ...q, total: "true" });
@@ -73,7 +71,7 @@ export function useRowReads(tableId: string, query: RowQuery) {
       // Done: the count must not say "Loading rows…" forever.
       setDone(true);
     }
-  }, [rows, bump, readPage, fill, top]);
+  }, [rows, bump, readPage, fill]);
 
   const events = useRowEvents({ tableId, rows, bump, queryRef, reread, again });
   const { fetchRows, deleted, rowsEvent } = events;
@@ -87,8 +85,11 @@ export function useRowReads(tableId: string, query: RowQuery) {
     queryRef.current = query;
     if (lastKey.current === queryKey) return;
     lastKey.current = queryKey;
+    // A new filter or sort starts at its first row; a reload (a `reset`) stays where it is.
+    top();
+    setReadId((n) => n + 1);
     void loadRows();
-  }, [query, queryKey, loadRows]);
+  }, [query, queryKey, loadRows, top]);
 
   const bulkRefetch = useBulkRefetch({ rows, reread, fetchRows });
 

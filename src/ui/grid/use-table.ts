@@ -36,7 +36,7 @@ export interface LiveTable {
   progress: TableProgress | null;
   /** The rows that match (the count), and whether the first page is in. */
   loaded: { rows: number; done: boolean };
-  /** Moves with each read from the first page (the grid scrolls back to the top). */
+  /** Moves with each new filter or sort (the grid scrolls back to the top). */
   readId: number;
   /** The rows on screen moved (indexes among all): the window reads what it lacks. */
   show(range: RowRange): void;
