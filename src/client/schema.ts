@@ -1455,6 +1455,8 @@ export interface components {
         RowPage: {
             rows: components["schemas"]["RowView"][];
             nextCursor: string | null;
+            prevCursor: string | null;
+            total?: number;
         };
         RowView: {
             id: string;
@@ -3186,6 +3188,10 @@ export interface operations {
                 orderBy?: string;
                 dir?: "asc" | "desc";
                 view?: string;
+                before?: string;
+                from?: "start" | "end";
+                seek?: number | null;
+                total?: "true" | "false";
             };
             header?: never;
             path: {

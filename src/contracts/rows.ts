@@ -43,6 +43,24 @@ export const ListRowsQuery = z.strictObject({
   dir: SortDirection.default("asc"),
   /** A saved view's id: its where and order apply (services/views.ts says how they combine). */
   view: EntityId.optional(),
+  /**
+   * A page's `prevCursor`: the rows just before that row (the last `limit` of them, in
+   * the order), so a reader can page backwards from anywhere it landed.
+   */
+  before: z.string().max(4_000).optional(),
+  /** `end`: the last `limit` rows of the order (keyset from the end, no offset). */
+  from: z.enum(["start", "end"]).optional(),
+  /**
+   * Where to land, as a fraction of the rows (0 first, 1 last): in row position order by
+   * position, between the first and the last (no count, no offset); in a column's order
+   * by rank.
+   */
+  seek: z.coerce.number().min(0).max(1).optional(),
+  /** `true`: the answer says how many rows match (`total`). */
+  total: z
+    .enum(["true", "false"])
+    .transform((v) => v === "true")
+    .optional(),
 });
 export type ListRowsQuery = z.infer<typeof ListRowsQuery>;
 
@@ -73,8 +91,17 @@ export const RowView = z.object({
 });
 export type RowView = z.infer<typeof RowView>;
 
-/** A page of rows in position order; `nextCursor` is null on the last page. */
-export const RowPage = z.object({ rows: z.array(RowView), nextCursor: z.string().nullable() });
+/**
+ * A page of rows in the order asked for; `nextCursor` is null on the last page,
+ * `prevCursor` (for `before`) null on the first.
+ */
+export const RowPage = z.object({
+  rows: z.array(RowView),
+  nextCursor: z.string().nullable(),
+  prevCursor: z.string().nullable(),
+  /** The rows that match (asked for with `total=true`). */
+  total: z.number().int().optional(),
+});
 export type RowPage = z.infer<typeof RowPage>;
 
 /** The rows `POST /rows` inserted, in the order given. */

@@ -18,6 +18,7 @@ import { autoFire } from "@/engine/auto-run";
 import { abortLocal, publishCancel } from "@/engine/cancellation";
 import { editRow } from "@/engine/row-edit";
 import { rowCaps } from "@/limits/plans";
+import { countRows } from "@/store/rows/count";
 import { deleteRow as removeRow } from "@/store/rows/delete";
 import { findRows } from "@/store/rows/find";
 import { insertRowsUnderCap } from "@/store/rows/insert";
@@ -106,21 +107,61 @@ export async function listRows(
   if (where && !where.ok) return where;
   const order = rowOrder(schema, read.orderBy, read.dir);
   if (!order.ok) return order;
-  const after = decodeRowCursor(query.cursor, order.value);
-  if (!after.ok) return after;
-  const found = await findRows(ctx.db, tableId, {
-    where: where?.value ?? [],
-    order: order.value,
-    after: after.value,
-    limit: query.limit + 1,
-  });
-  const page = found.slice(0, query.limit);
-  const last = page.at(-1);
-  const nextCursor =
-    found.length > query.limit && last
-      ? encodeRowCursor(order.value, { key: last.key, position: last.row.position })
-      : null;
-  return { ok: true, value: { rows: page.map((f) => f.row), nextCursor } };
+  const places = [query.cursor, query.before, query.from, query.seek].filter(
+    (p) => p !== undefined,
+  );
+  if (places.length > 1)
+    return {
+      ok: false,
+      reason: invalid([{ path: "cursor", message: "give one of cursor, before, from and seek" }]),
+    };
+  let backward = query.before !== undefined || query.from === "end";
+  const at = decodeRowCursor(query.before ?? query.cursor, order.value);
+  if (!at.ok) return at;
+  const conditions = where?.value ?? [];
+  const find = { where: conditions, order: order.value, after: at.value, limit: query.limit + 1 };
+  // A seek by rank needs the count first; otherwise the count (a scan under a filter)
+  // and the page run side by side, each on its own connection.
+  const rankSeek = query.seek !== undefined && order.value.column !== null;
+  const counting =
+    query.total || rankSeek ? countRows(ctx.db, tableId, conditions) : Promise.resolve(undefined);
+  const total = rankSeek ? await counting : undefined;
+  const seek =
+    query.seek === undefined
+      ? {}
+      : {
+          seek: {
+            fraction: query.seek,
+            rank: Math.min(query.seek * (total ?? 0), (total ?? 1) - 1),
+          },
+        };
+  let [found, counted] = await Promise.all([
+    findRows(ctx.db, tableId, { ...find, backward, ...seek }),
+    counting,
+  ]);
+  // A position past the last row the filter matches: the seek lands on the last page.
+  if (query.seek !== undefined && found.length === 0) {
+    backward = true;
+    found = await findRows(ctx.db, tableId, { ...find, backward });
+  }
+  // One more row than asked says whether the order goes on past the page's far end.
+  const more = found.length > query.limit;
+  const page = backward ? found.slice(-query.limit) : found.slice(0, query.limit);
+  const cursorOf = (f: (typeof found)[number] | undefined) =>
+    f ? encodeRowCursor(order.value, { key: f.key, position: f.row.position }) : null;
+  // Forward, rows are before the page when it started after a cursor or at a seek;
+  // backward, after it when it ended before a cursor.
+  const rowsBefore = backward ? more : at.value !== null || query.seek !== undefined;
+  const rowsAfter = backward ? at.value !== null : more;
+  return {
+    ok: true,
+    value: {
+      rows: page.map((f) => f.row),
+      nextCursor: rowsAfter ? cursorOf(page.at(-1)) : null,
+      prevCursor: rowsBefore ? cursorOf(page[0]) : null,
+      ...(query.total ? { total: counted ?? 0 } : {}),
+    },
+  };
 }
 
 /**

@@ -46,10 +46,16 @@ interface Query {
   dir?: string;
   limit?: number;
   cursor?: string;
+  before?: string;
+  from?: "end";
+  seek?: number;
+  total?: boolean;
 }
 interface Page {
   rows: { id: string; position: number }[];
   nextCursor: string | null;
+  prevCursor: string | null;
+  total?: number;
 }
 
 function rowsUrl(tableId: string, q: Query): string {
@@ -60,6 +66,10 @@ function rowsUrl(tableId: string, q: Query): string {
   if (q.dir) params.set("dir", q.dir);
   if (q.limit) params.set("limit", String(q.limit));
   if (q.cursor) params.set("cursor", q.cursor);
+  if (q.before) params.set("before", q.before);
+  if (q.from) params.set("from", q.from);
+  if (q.seek !== undefined) params.set("seek", String(q.seek));
+  if (q.total) params.set("total", "true");
   return `/api/tables/${tableId}/rows?${params}`;
 }
 
@@ -192,6 +202,48 @@ describe("GET /rows paging under where and orderBy", () => {
         },
       ),
       { numRuns: 60 },
+    );
+  }, 120_000);
+
+  it("from the end, before each page's prevCursor, the pages are the same rows backwards; a seek lands inside the order and pages on both ways", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.option(fc.constantFrom(...wheres), { nil: undefined }),
+        fc.option(fc.constantFrom("name", "n", "ok", "day", "tags"), { nil: undefined }),
+        fc.constantFrom("asc", "desc"),
+        fc.integer({ min: 1, max: 9 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        async (where, orderBy, dir, limit, seek) => {
+          const q = { ...(where ? { where } : {}), ...(orderBy ? { orderBy } : {}), dir };
+          const whole = (await page(t.tableId, { ...q, limit: 1_000, total: true })).rows.map(
+            (r) => r.id,
+          );
+          const pages: string[][] = [];
+          let p = await page(t.tableId, { ...q, limit, from: "end" });
+          expect(p.nextCursor).toBeNull();
+          for (;;) {
+            pages.unshift(p.rows.map((r) => r.id));
+            if (!p.prevCursor) break;
+            p = await page(t.tableId, { ...q, limit, before: p.prevCursor });
+            expect(p.nextCursor).not.toBeNull();
+          }
+          expect(pages.flat()).toEqual(whole);
+          // A seek: a run of the order; before its first row and after its last, the rest.
+          const landed = await page(t.tableId, { ...q, limit, seek, total: true });
+          expect(landed.total).toBe(whole.length);
+          const ids = landed.rows.map((r) => r.id);
+          const at = ids[0] === undefined ? whole.length : whole.indexOf(ids[0]);
+          expect(ids).toEqual(whole.slice(at, at + ids.length));
+          const before = landed.prevCursor
+            ? (await page(t.tableId, { ...q, limit: 1_000, before: landed.prevCursor })).rows
+            : [];
+          const after = landed.nextCursor
+            ? (await page(t.tableId, { ...q, limit: 1_000, cursor: landed.nextCursor })).rows
+            : [];
+          expect([...before, ...landed.rows, ...after].map((r) => r.id)).toEqual(whole);
+        },
+      ),
+      { numRuns: 40 },
     );
   }, 120_000);
 

@@ -13,7 +13,8 @@ const row = (i: number): RowView => ({ id: `r${i}`, position: i, data: {}, cells
 
 function shown(positions: number[]): GridRows {
   const rows = new GridRows();
-  rows.reset(positions.map(row));
+  const page = { rows: positions.map(row), prevCursor: null, nextCursor: null };
+  rows.reset(page, null, { start: 0, total: positions.length });
   return rows;
 }
 

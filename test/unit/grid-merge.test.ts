@@ -29,9 +29,22 @@ describe("merging cell events", () => {
 
   it("the grid shows no cell for a group whose cell is gone", () => {
     const rows = new GridRows();
-    rows.reset([
-      { id: "r", position: 0, data: {}, cells: { g: { status: "queued", executionId: older } } },
-    ]);
+    rows.reset(
+      {
+        rows: [
+          {
+            id: "r",
+            position: 0,
+            data: {},
+            cells: { g: { status: "queued", executionId: older } },
+          },
+        ],
+        prevCursor: null,
+        nextCursor: null,
+      },
+      null,
+      { start: 0, total: 1 },
+    );
     expect(rows.applyCell(ev(older, null))).toBe(true);
     expect(rows.get("r")?.cells.g).toBeUndefined();
   });
@@ -85,14 +98,22 @@ describe("rows read from the API after events", () => {
     const rows = new GridRows();
     const old = "ex2_000000000001aa";
     const rerun = "ex2_000000000002bb";
-    rows.reset([
+    rows.reset(
       {
-        id: "r1",
-        position: 0,
-        data: { n: 1, doubled: 2 },
-        cells: { g: { status: "completed", executionId: old } },
+        rows: [
+          {
+            id: "r1",
+            position: 0,
+            data: { n: 1, doubled: 2 },
+            cells: { g: { status: "completed", executionId: old } },
+          },
+        ],
+        prevCursor: null,
+        nextCursor: null,
       },
-    ]);
+      null,
+      { start: 0, total: 1 },
+    );
     // The edit's re-run finishes, and its event arrives before the edit's own answer.
     rows.applyCell({
       rowId: "r1",

@@ -48,12 +48,16 @@ describe("saved views in the grid", () => {
       revision: VIEW.updatedAt,
     });
     // The server applies the view: no where or orderBy of the bar's own is sent with it.
-    expect(rowsPageQuery(open, "c1", 100)).toEqual({ limit: 100, view: "view_1", cursor: "c1" });
+    expect(rowsPageQuery(open, { after: "c1" }, 100)).toEqual({
+      limit: 100,
+      view: "view_1",
+      cursor: "c1",
+    });
     expect(viewEdited(VIEW, open, VIEW.hiddenColumns)).toBe(false);
 
     // A header click is an edit: the bar's own where and order are read, the view is marked.
     const sorted = edited({ ...open, sort: nextSort(open.sort, "n") });
-    expect(rowsPageQuery(sorted, null, 100)).toEqual({
+    expect(rowsPageQuery(sorted, { at: "start" }, 100)).toEqual({
       limit: 100,
       where: VIEW.where,
       orderBy: "n",
@@ -97,7 +101,10 @@ describe("saved views in the grid", () => {
     });
     await answer(
       client.GET("/api/tables/{id}/rows", {
-        params: { path: { id: "tbl_1" }, query: rowsPageQuery(queryOfView(VIEW), null, 500) },
+        params: {
+          path: { id: "tbl_1" },
+          query: rowsPageQuery(queryOfView(VIEW), { at: "start" }, 500),
+        },
       }),
     );
     const [req] = sent;
@@ -123,7 +130,7 @@ describe("saved views in the grid", () => {
   it("a URL naming a view its list does not have closes it: all rows are read, not the missing view", () => {
     const fromUrl = { ...NO_QUERY, view: "view_gone" };
     const closed = urlViewMissing(fromUrl, "view_gone");
-    expect(rowsPageQuery(closed, null, 100)).toEqual({ limit: 100 });
+    expect(rowsPageQuery(closed, { at: "start" }, 100)).toEqual({ limit: 100 });
     // An edit made before the list came is kept as it is.
     const bar = edited({ where: VIEW.where ?? [], sort: null });
     expect(urlViewMissing(bar, "view_gone")).toBe(bar);
@@ -151,7 +158,9 @@ describe("saved views in the grid", () => {
   it("a view saved again reads its rows again, though ?view= is the same", () => {
     const before = queryOfView(VIEW);
     const after = queryOfView({ ...VIEW, updatedAt: "2026-01-02T00:00:00.000Z" });
-    expect(rowsPageQuery(after, null, 100)).toEqual(rowsPageQuery(before, null, 100));
+    expect(rowsPageQuery(after, { at: "start" }, 100)).toEqual(
+      rowsPageQuery(before, { at: "start" }, 100),
+    );
     expect(readKey(after, 100)).not.toBe(readKey(before, 100));
   });
 

@@ -73,11 +73,38 @@ function typedKey(key: string | boolean, type: ColumnType): SQL {
   }
 }
 
-/** `order by` for `order`, given a row's typed key (null: position order) and position. */
-export function orderSql(order: RowOrder, key: SQL | null, position: SQL): SQL {
-  const dir = order.dir === "desc" ? sql`desc` : sql`asc`;
+/**
+ * `order by` for `order`, given a row's typed key (null: position order) and position;
+ * `reversed`: exactly the opposite order (null keys first, ties by position descending).
+ */
+export function orderSql(
+  order: RowOrder & { reversed?: boolean },
+  key: SQL | null,
+  position: SQL,
+): SQL {
+  const back = order.reversed === true;
+  const dir = (order.dir === "desc") !== back ? sql`desc` : sql`asc`;
   if (key === null) return sql`${position} ${dir}`;
-  return sql`${key} ${dir} nulls last, ${position} asc`;
+  return back
+    ? sql`${key} ${dir} nulls first, ${position} desc`
+    : sql`${key} ${dir} nulls last, ${position} asc`;
+}
+
+/** Rows strictly before `cursor` in `order` (null cursor: every row), as `afterSql` mirrors. */
+export function beforeSql(
+  order: RowOrder,
+  cursor: RowCursor | null,
+  key: SQL | null,
+  position: SQL,
+): SQL {
+  if (cursor === null) return sql`true`;
+  const p = sql`${cursor.position}::bigint`;
+  if (order.column === null || key === null)
+    return order.dir === "desc" ? sql`${position} > ${p}` : sql`${position} < ${p}`;
+  if (cursor.key === null) return sql`(${key} is not null or ${position} < ${p})`;
+  const at = typedKey(cursor.key, order.column.type);
+  const ahead = order.dir === "desc" ? sql`${key} > ${at}` : sql`${key} < ${at}`;
+  return sql`(${ahead} or (${key} = ${at} and ${position} < ${p}))`;
 }
 
 /** Rows strictly after `cursor` in `order`, given a row's typed key and position. */

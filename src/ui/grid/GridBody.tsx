@@ -1,11 +1,13 @@
 "use client";
 /**
  * The grid's body: only the rows the virtualizer puts on screen, each placed at its
- * offset, so 10,000 rows render like the few that show. A row draws its cells from the
+ * offset (less `shift`, where the scroll space is scaled), so a million rows render like
+ * the few that show; a row not read yet shows empty. A row draws its cells from the
  * column model: lead, group status, or value (being edited or not).
  */
 import type { Row } from "@tanstack/react-table";
-import type { Virtualizer } from "@tanstack/react-virtual";
+import type { VirtualItem } from "@tanstack/react-virtual";
+import type { Ref } from "react";
 import { EditingCell, LeadCell, StatusCell, ValueCell } from "./GridCells";
 import type { GridActions } from "./grid-actions";
 import { metaOf } from "./grid-columns";
@@ -22,20 +24,39 @@ interface RowsProps {
 }
 
 export function GridBody({
-  virtual,
+  ref,
+  items,
+  height,
+  shift,
+  start,
   rows,
   ...props
 }: RowsProps & {
-  virtual: Virtualizer<HTMLDivElement, Element>;
-  /** The table model's rows, in the order shown. */
+  ref: Ref<HTMLDivElement>;
+  /** The rows on screen, by index among all. */
+  items: VirtualItem[];
+  height: number;
+  shift: number;
+  /** The index of `rows[0]` among all. */
+  start: number;
+  /** The table model's rows (the window), in the order shown. */
   rows: Row<RowView>[];
 }) {
   return (
-    <div style={{ height: virtual.getTotalSize(), position: "relative" }}>
-      {virtual.getVirtualItems().map((v) => {
-        const r = rows[v.index];
-        if (!r) return null;
-        return <GridRow key={r.original.id} row={r} index={v.index} top={v.start} {...props} />;
+    <div ref={ref} style={{ height, position: "relative" }}>
+      {items.map((v) => {
+        const r = rows[v.index - start];
+        const top = v.start - shift;
+        if (!r)
+          return (
+            <div
+              key={`at-${v.index}`}
+              className="grid-row"
+              data-testid="grid-row-unread"
+              style={{ top, height: ROW_HEIGHT }}
+            />
+          );
+        return <GridRow key={r.original.id} row={r} index={v.index} top={top} {...props} />;
       })}
     </div>
   );

@@ -30,6 +30,8 @@ export interface GridSort {
 interface Props {
   headerGroups: HeaderGroup<RowView>[];
   rows: RowView[];
+  /** The rows that match (the header's count; `rows` are those held). */
+  total: number;
   selected: Set<string>;
   onSelect(ids: Set<string>): void;
   actions: HeaderActions;
@@ -40,6 +42,7 @@ interface Props {
 export function GridHeader({
   headerGroups,
   rows,
+  total,
   selected,
   onSelect,
   actions,
@@ -57,7 +60,7 @@ export function GridHeader({
               key={h.id}
               header={h}
               upper={depth < headerGroups.length - 1}
-              lead={{ all, count: rows.length, selectAll }}
+              lead={{ all, count: total, selectAll }}
               actions={actions}
               sort={sort}
               progress={progress}

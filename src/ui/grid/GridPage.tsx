@@ -173,7 +173,7 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
     stopRow: (row) => void stop({ rowIds: [row.id] }),
     deleteRow: (row) =>
       void answer(api.DELETE("/api/tables/{id}/rows/{rowId}", rowPath(row.id))).then(() => {
-        live.rows.remove([row.id]);
+        live.deleted([row.id]);
       }, fail),
     approve: (row, group) => setOpen({ kind: "approve", row, group }),
     details: (row, group) => setOpen({ kind: "details", row, group }),
@@ -204,7 +204,7 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
     if (!window.confirm(`Delete ${ids.length} rows? Their running cells stop.`)) return;
     try {
       for (const id of ids) await answer(api.DELETE("/api/tables/{id}/rows/{rowId}", rowPath(id)));
-      live.rows.remove(ids);
+      live.deleted(ids);
       setSelected(new Set());
     } catch (err) {
       fail(err);
@@ -310,6 +310,10 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
           actions={actions}
           progress={live.progress}
           hidden={shownHidden}
+          total={rows.total}
+          start={rows.start}
+          readId={live.readId}
+          onRange={live.show}
           sort={{
             current: query.sort,
             onSort: (columnId) => changeQuery({ ...query, sort: nextSort(query.sort, columnId) }),

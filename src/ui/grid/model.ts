@@ -1,9 +1,11 @@
 /**
- * The grid's rows in the browser: a map by id plus their order, with cell events folded
- * in by the merge rule (`merge.ts`). The order is the position order, or, when the rows
- * were read sorted by a column, the order the server gave them in (rows that arrive
- * later by event follow, by position: the browser does not sort). Plain data, no React:
- * the page re-renders when `version` moves. `list()` is rebuilt only after a change.
+ * The grid's rows in the browser: a window of the rows the read's order has — a few pages
+ * in a row, at an index (`start`) among the `total` rows that match — held as a map by id
+ * plus their order, with cell events folded in by the merge rule (`merge.ts`). The order
+ * is the server's (the pages as read, one after another); rows that arrive later by event
+ * (only while the window holds the last row) follow, by position: the browser does not
+ * sort. Plain data, no React: the page re-renders when `version` moves. `list()` is
+ * rebuilt only after a change.
  */
 import { type CellEvent, type CellView, mergeCell, newerCell } from "./merge";
 
@@ -14,7 +16,23 @@ export interface RowView {
   cells: Record<string, CellView>;
 }
 
-export class GridRows {
+/** One page of the window: what read it (to read it again) and the ids it brought. */
+export interface WindowPage<Q> {
+  query: Q;
+  ids: string[];
+  /** The answer's cursors: null when nothing is before (after) this page. */
+  prevCursor: string | null;
+  nextCursor: string | null;
+}
+
+/** What a read of a page answered: its rows and cursors. */
+export interface ReadPage {
+  rows: RowView[];
+  prevCursor: string | null;
+  nextCursor: string | null;
+}
+
+export class GridRows<Q = unknown> {
   private readonly byId = new Map<string, RowView>();
   /** The outputs each shown cell's event wrote (`rowId` → `groupId` → outputs and attempt). */
   private readonly written = new Map<
@@ -22,8 +40,14 @@ export class GridRows {
     Map<string, { executionId: string; outputs: Record<string, unknown> }>
   >();
   private ordered: RowView[] | null = [];
-  /** Ids in the server's order when the rows were read sorted; null: position order. */
-  private serverOrder: { ids: string[]; listed: Set<string> } | null = null;
+  /** The window's pages, in the order. */
+  private pages: WindowPage<Q>[] = [];
+  /** Rows deleted since the count (each leaves `total` once). */
+  private readonly removed = new Set<string>();
+  /** The index of the window's first row among all the rows that match. */
+  start = 0;
+  /** How many rows match (the server's count, moved by the events since). */
+  total = 0;
   version = 0;
 
   get size(): number {
@@ -32,6 +56,27 @@ export class GridRows {
 
   get(id: string): RowView | undefined {
     return this.byId.get(id);
+  }
+
+  /** Whether the window holds the first (last) row of the order. */
+  get atStart(): boolean {
+    return (this.pages[0]?.prevCursor ?? null) === null;
+  }
+  get atEnd(): boolean {
+    return (this.pages.at(-1)?.nextCursor ?? null) === null;
+  }
+  get prevCursor(): string | null {
+    return this.pages[0]?.prevCursor ?? null;
+  }
+  get nextCursor(): string | null {
+    return this.pages.at(-1)?.nextCursor ?? null;
+  }
+  get pageCount(): number {
+    return this.pages.length;
+  }
+  /** The reads of the window's pages, first to last. */
+  pageQueries(): Q[] {
+    return this.pages.map((p) => p.query);
   }
 
   /** Ids of the rows held whose position is after `after` and at most `last`. */
@@ -45,16 +90,18 @@ export class GridRows {
   /** Rows in order (a new array after every change, the same one otherwise). */
   list(): RowView[] {
     if (!this.ordered) {
-      const byPosition = (a: RowView, b: RowView) => a.position - b.position;
-      const order = this.serverOrder;
-      if (!order) this.ordered = [...this.byId.values()].sort(byPosition);
-      else {
-        const listed = order.ids
-          .map((id) => this.byId.get(id))
-          .filter((r): r is RowView => r !== undefined);
-        const later = [...this.byId.values()].filter((r) => !order.listed.has(r.id));
-        this.ordered = [...listed, ...later.sort(byPosition)];
-      }
+      const listed = new Set<string>();
+      const inPages: RowView[] = [];
+      for (const p of this.pages)
+        for (const id of p.ids) {
+          const r = this.byId.get(id);
+          if (r && !listed.has(id)) {
+            listed.add(id);
+            inPages.push(r);
+          }
+        }
+      const later = [...this.byId.values()].filter((r) => !listed.has(r.id));
+      this.ordered = [...inPages, ...later.sort((a, b) => a.position - b.position)];
     }
     return this.ordered;
   }
@@ -65,32 +112,72 @@ export class GridRows {
   }
 
   /**
-   * Replaces everything with the first page of a read (a first load or a reset);
-   * `serverOrdered`: the read was sorted by a column, keep its order.
+   * Replaces everything with one page read at `start` of `total` rows (a first load, a
+   * new filter or sort, or a jump far from the window).
    */
-  reset(rows: RowView[], serverOrdered = false): void {
+  reset(page: ReadPage, query: Q, at: { start: number; total: number }): void {
     this.byId.clear();
     this.written.clear();
-    for (const r of rows) this.byId.set(r.id, r);
-    this.serverOrder = serverOrdered ? { ids: [], listed: new Set() } : null;
-    this.follow(rows);
+    this.removed.clear();
+    this.pages = [];
+    this.total = at.total;
+    this.start = at.start;
+    this.addPage(page, query, "end");
+  }
+
+  /** A page read next to the window: merged like any read, listed before or after it. */
+  addPage(page: ReadPage, query: Q, side: "start" | "end"): void {
+    const entry: WindowPage<Q> = {
+      query,
+      ids: page.rows.map((r) => r.id),
+      prevCursor: page.prevCursor,
+      nextCursor: page.nextCursor,
+    };
+    if (side === "end") this.pages.push(entry);
+    else {
+      this.pages.unshift(entry);
+      this.start -= entry.ids.length;
+    }
+    this.upsert(page.rows);
+    this.anchor();
+  }
+
+  /** Drops the first (last) page of the window, its rows with it. */
+  dropPage(side: "start" | "end"): void {
+    if (this.pages.length <= 1) return;
+    const page = side === "start" ? this.pages.shift() : this.pages.pop();
+    if (!page) return;
+    const kept = new Set(this.pages.flatMap((p) => p.ids));
+    // Rows added by event after the last page go with it.
+    const gone =
+      side === "end"
+        ? [...this.byId.keys()].filter((id) => !kept.has(id))
+        : page.ids.filter((id) => !kept.has(id));
+    if (side === "start") this.start += page.ids.length;
+    for (const id of gone) {
+      this.byId.delete(id);
+      this.written.delete(id);
+    }
     this.changed();
   }
 
-  /** A further page of the same read: merged like any read, listed after the pages before. */
-  appendPage(rows: RowView[]): void {
-    this.upsert(rows);
-    this.follow(rows);
+  /**
+   * The window's ends are the order's: a window that holds the first row starts at 0; one
+   * that holds the last ends at `total` (both: it holds them all). A seek lands at an
+   * estimated index; reaching an end corrects it.
+   */
+  private anchor(): void {
+    const held = this.list().length;
+    if (this.atStart) this.start = 0;
+    if (this.atStart && this.atEnd) this.total = held;
+    else if (this.atEnd) this.start = Math.max(0, this.total - held);
+    this.total = Math.max(this.total, this.start + held);
   }
 
-  private follow(rows: readonly RowView[]): void {
-    const order = this.serverOrder;
-    if (!order) return;
-    for (const r of rows) {
-      if (order.listed.has(r.id)) continue;
-      order.listed.add(r.id);
-      order.ids.push(r.id);
-    }
+  /** The server's count again (rows inserted or deleted since the last). */
+  counted(total: number): void {
+    this.total = Math.max(total, this.start + this.list().length);
+    this.changed();
   }
 
   /**
@@ -124,11 +211,19 @@ export class GridRows {
     this.changed();
   }
 
+  /**
+   * Rows deleted: out of the window, and those it held out of `total`, once each (a delete
+   * the page made is told again by its event); with no filter the count is read again.
+   */
   remove(ids: readonly string[]): void {
     for (const id of ids) {
-      this.byId.delete(id);
+      const held = this.byId.delete(id);
       this.written.delete(id);
+      if (this.removed.has(id)) continue;
+      this.removed.add(id);
+      if (held) this.total = Math.max(0, this.total - 1);
     }
+    for (const p of this.pages) p.ids = p.ids.filter((id) => this.byId.has(id));
     this.changed();
   }
 

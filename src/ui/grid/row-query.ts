@@ -36,28 +36,52 @@ export interface RowQuery {
 export const NO_QUERY: RowQuery = { where: [], sort: null };
 
 /** Rows per page of the grid's reads of GET /rows. */
-export const ROWS_PAGE = 1_000;
+export const ROWS_PAGE = 500;
 
 type RowsPageQuery = NonNullable<operations["listRows"]["parameters"]["query"]>;
+
+/**
+ * Where a page of a read starts: the first rows, after or before a row (a page's
+ * `nextCursor` / `prevCursor`), the last rows, or a fraction of the way through.
+ */
+export type PagePlace =
+  | { at: "start" }
+  | { at: "end" }
+  | { after: string }
+  | { before: string }
+  | { seek: number };
 
 /** GET /rows's query for one page of a read (the client sends `where` as JSON). */
 export function rowsPageQuery(
   query: RowQuery,
-  cursor: string | null,
+  place: PagePlace,
   limit: number,
+  opts: { total?: boolean } = {},
 ): RowsPageQuery {
-  if (query.view) return { limit, view: query.view, ...(cursor ? { cursor } : {}) };
+  const where: Partial<RowsPageQuery> =
+    "after" in place
+      ? { cursor: place.after }
+      : "before" in place
+        ? { before: place.before }
+        : "seek" in place
+          ? { seek: place.seek }
+          : place.at === "end"
+            ? { from: "end" }
+            : {};
+  const counted: Partial<RowsPageQuery> = opts.total ? { total: "true" } : {};
+  if (query.view) return { limit, view: query.view, ...where, ...counted };
   return {
     limit,
     ...(query.where.length > 0 ? { where: query.where } : {}),
     ...(query.sort ? { orderBy: query.sort.columnId, dir: query.sort.dir } : {}),
-    ...(cursor ? { cursor } : {}),
+    ...where,
+    ...counted,
   };
 }
 
 /** What a read of the rows is known by: two queries with the same key read the same rows. */
 export function readKey(query: RowQuery, limit: number): string {
-  return JSON.stringify([rowsPageQuery(query, null, limit), query.revision ?? null]);
+  return JSON.stringify([rowsPageQuery(query, { at: "start" }, limit), query.revision ?? null]);
 }
 
 /** `where` with `cond` added, unless an identical condition is already there. */

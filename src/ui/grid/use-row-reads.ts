@@ -1,34 +1,39 @@
 "use client";
 /**
- * A table's rows as the grid shows them: all those the filter matches, in the sort's
- * order, read page by page and shown as each page comes (a read that a newer one replaced
- * drops its pages; a new filter, sort or view reads them again, and says why when it
- * could not),
- * single rows read again when an event says they changed, and all the shown rows read
- * again (merged, never reset) when a run's event stands for many cells. Any number of changes
- * re-render the grid once per animation frame (`bump`).
+ * A table's rows as the grid shows them: the filter's matches in the sort's order, held
+ * as a window of a few pages around what is on screen (`row-window.ts` says which page to
+ * read next; `model.ts` holds them), never every page: the first page and the count
+ * (`total`) first, then the pages the screen scrolls to — next to the window by cursor,
+ * or far from it by a jump (the last page by `from=end`, the middle by `seek`). A read
+ * that a newer one replaced drops its pages; a new filter, sort or view reads them again
+ * from the start, and says why when it could not. Single rows are read again when an
+ * event says they changed, and the window's pages again (merged, never reset) when a
+ * run's event stands for many cells. Any number of changes re-render the grid once per
+ * animation frame (`bump`).
  */
 import { useCallback, useEffect, useRef, useState } from "react";
-import type { Schemas } from "@/client/cellflow-client";
-import { answer, api, describeError } from "../api";
-import { REFETCH_ONE_BY_ONE } from "./bulk-refetch";
+import { describeError } from "../api";
 import { GridRows } from "./model";
 import { ROWS_PAGE, type RowQuery, readKey, rowsPageQuery } from "./row-query";
 import { useBulkRefetch } from "./use-bulk-refetch";
+import { useRowEvents } from "./use-row-events";
+import { type PageQuery, useRowWindow } from "./use-row-window";
 
 const PAGE = ROWS_PAGE;
 
-/** Above this many changed rows, reading them all again is cheaper than one by one. */
-const FETCH_ONE_BY_ONE = REFETCH_ONE_BY_ONE;
-
 export function useRowReads(tableId: string, query: RowQuery) {
-  const rows = useRef(new GridRows()).current;
+  const rows = useRef(new GridRows<PageQuery>()).current;
   const queryRef = useRef(query);
-  /** Each read of the rows; pages of a read that a newer one replaced are dropped. */
+  /** Each full read of the rows; pages of a read that a newer one replaced are dropped. */
   const readCount = useRef(0);
+  /** Each new window (a full read or a jump): a page read for an older one is dropped. */
+  const windowCount = useRef(0);
   const [version, setVersion] = useState(0);
-  const [loaded, setLoaded] = useState({ rows: 0, done: false });
-  /** Why the rows of the current filter or sort could not be read. */
+  /** Whether the first page of the current read is in (or failed). */
+  const [done, setDone] = useState(false);
+  /** Moves with each new filter or sort: the grid scrolls back to the top. */
+  const [readId, setReadId] = useState(0);
+  // Why the rows of the current filter or sort could not be read.
   const [rowsError, setRowsError] = useState<string | null>(null);
   const frame = useRef<number | null>(null);
 
@@ -41,59 +46,35 @@ export function useRowReads(tableId: string, query: RowQuery) {
     });
   }, [rows]);
 
-  /** Reads the rows again; a failure is kept as `rowsError` (a view that no longer fits: its 409). */
+  const win = useRowWindow({ tableId, rows, bump, queryRef, readCount, windowCount });
+  const { readPage, fill, reread, again, top, show } = win;
+
+  /** Reads the rows again from the first page; a failure is kept as `rowsError` (a view that no longer fits: its 409). */
   const loadRows = useCallback(async () => {
     const read = ++readCount.current;
+    windowCount.current++;
     const query = queryRef.current;
-    let count = 0;
-    let first = true;
-    let cursor: string | null = null;
-    setLoaded({ rows: 0, done: false });
+    setDone(false);
     // A new read is not the last one's failure (another view's 409 must not stay shown).
     setRowsError(null);
     try {
-      do {
-        const page: Schemas["RowPage"] = await answer(
-          api.GET("/api/tables/{id}/rows", {
-            params: { path: { id: tableId }, query: rowsPageQuery(query, cursor, PAGE) },
-          }),
-        );
-        if (read !== readCount.current) return;
-        // A view may sort: its rows keep the server's order too.
-        if (first) rows.reset(page.rows, query.sort !== null || query.view !== undefined);
-        else rows.appendPage(page.rows);
-        first = false;
-        count += page.rows.length;
-        cursor = page.nextCursor;
-        setLoaded({ rows: count, done: cursor === null });
-        bump();
-      } while (cursor);
+      const q = rowsPageQuery(query, { at: "start" }, PAGE);
+      const page = await readPage({ ...q, total: "true" });
+      if (read !== readCount.current) return;
+      rows.reset(page, q, { start: 0, total: page.total ?? page.rows.length });
+      setDone(true);
+      bump();
+      void fill();
     } catch (err) {
       if (read !== readCount.current) return;
       setRowsError(describeError(err));
-      // Done, with what it read: the count must not say "Loading rows…" forever.
-      setLoaded({ rows: count, done: true });
+      // Done: the count must not say "Loading rows…" forever.
+      setDone(true);
     }
-  }, [tableId, rows, bump]);
+  }, [rows, bump, readPage, fill]);
 
-  const fetchRows = useCallback(
-    async (ids: string[]) => {
-      if (ids.length > FETCH_ONE_BY_ONE) return loadRows();
-      const fetched = await Promise.all(
-        ids.map((rowId) =>
-          answer(
-            api.GET("/api/tables/{id}/rows/{rowId}", { params: { path: { id: tableId, rowId } } }),
-          ).catch(() => null),
-        ),
-      );
-      const found = fetched.filter((r) => r !== null);
-      rows.upsert(found, { onlyShown: queryRef.current.where.length > 0 });
-      const gone = ids.filter((id) => !found.some((r) => r.id === id));
-      if (gone.length > 0) rows.remove(gone);
-      bump();
-    },
-    [tableId, rows, bump, loadRows],
-  );
+  const events = useRowEvents({ tableId, rows, bump, queryRef, reread, again });
+  const { fetchRows, deleted, rowsEvent } = events;
 
   // A new filter or sort reads the rows again (the first read is the page's); a view
   // opened by URL and then filled in from its list asks for the same rows, and is not; a
@@ -104,10 +85,26 @@ export function useRowReads(tableId: string, query: RowQuery) {
     queryRef.current = query;
     if (lastKey.current === queryKey) return;
     lastKey.current = queryKey;
+    // A new filter or sort starts at its first row; a reload (a `reset`) stays where it is.
+    top();
+    setReadId((n) => n + 1);
     void loadRows();
-  }, [query, queryKey, loadRows]);
+  }, [query, queryKey, loadRows, top]);
 
-  const bulkRefetch = useBulkRefetch({ tableId, rows, bump, queryRef, readCount, fetchRows });
+  const bulkRefetch = useBulkRefetch({ rows, reread, fetchRows });
 
-  return { rows, version, loaded, rowsError, bump, loadRows, fetchRows, bulkRefetch };
+  return {
+    rows,
+    version,
+    // The count follows the events' inserts and deletes (read at each render).
+    loaded: { rows: done ? rows.total : 0, done },
+    readId,
+    rowsError,
+    bump,
+    loadRows,
+    rowsEvent,
+    deleted,
+    bulkRefetch,
+    show,
+  };
 }

@@ -1,8 +1,8 @@
 "use client";
 /**
- * Everything the grid page shows about one table, kept live: the table, its rows (all
- * those the filter matches, in the sort's order, paged in and shown as each page comes:
- * `useRowReads`), its runs with their counts (`useTableRuns`), and the stream of events
+ * Everything the grid page shows about one table, kept live: the table, its rows (a
+ * window of those the filter matches, in the sort's order, around what is on screen,
+ * with their count: `useRowReads`), its runs with their counts (`useTableRuns`), and the stream of events
  * that moves them (`openTableStream`), and each group's progress (`GET /progress`, then
  * every `progress` event: the server sends one at most once a second while cells change).
  * A run's stamping page or a Stop over many cells sends one `dispatch` event instead of
@@ -23,6 +23,7 @@ import type { GridRows } from "./model";
 import type { RowQuery } from "./row-query";
 import { limitNotice, openTableStream, type StreamState } from "./table-stream";
 import { useRowReads } from "./use-row-reads";
+import type { RowRange } from "./use-row-window";
 import { useTableProgress } from "./use-table-progress";
 import { type RunView, useTableRuns } from "./use-table-runs";
 
@@ -33,7 +34,14 @@ export interface LiveTable {
   runs: RunView[];
   /** Each group's cells by status (null until read). */
   progress: TableProgress | null;
+  /** The rows that match (the count), and whether the first page is in. */
   loaded: { rows: number; done: boolean };
+  /** Moves with each new filter or sort (the grid scrolls back to the top). */
+  readId: number;
+  /** The rows on screen moved (indexes among all): the window reads what it lacks. */
+  show(range: RowRange): void;
+  /** Rows this page deleted (out of the window and the count). */
+  deleted(ids: readonly string[]): void;
   stream: StreamState;
   limitNotice: string | null;
   error: string | null;
@@ -46,10 +54,8 @@ export interface LiveTable {
 }
 
 export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
-  const { rows, version, loaded, rowsError, bump, loadRows, fetchRows, bulkRefetch } = useRowReads(
-    tableId,
-    query,
-  );
+  const reads = useRowReads(tableId, query);
+  const { rows, version, loaded, rowsError, bump, loadRows, rowsEvent, bulkRefetch } = reads;
   const { runs, loadRuns, refreshRuns } = useTableRuns(tableId);
   const [table, setTable] = useState<TableView | null>(null);
   const [stream, setStream] = useState<StreamState>("connecting");
@@ -85,10 +91,7 @@ export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
           refreshRuns();
           break;
         case "rows":
-          if (event.data.op === "delete") {
-            rows.remove(event.data.rowIds);
-            bump();
-          } else void fetchRows(event.data.rowIds);
+          rowsEvent(event.data);
           break;
         case "schema":
           void loadTable().then(bump, () => undefined);
@@ -116,7 +119,7 @@ export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
       events.release();
     })();
     return () => events.close();
-  }, [tableId, rows, bump, loadTable, setProgress, loadAll, refreshRuns, fetchRows, bulkRefetch]);
+  }, [tableId, rows, bump, loadTable, setProgress, loadAll, refreshRuns, rowsEvent, bulkRefetch]);
 
   return {
     table,
@@ -125,6 +128,9 @@ export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
     runs,
     progress,
     loaded,
+    readId: reads.readId,
+    show: reads.show,
+    deleted: reads.deleted,
     stream,
     limitNotice: limit,
     error,
