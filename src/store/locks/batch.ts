@@ -5,6 +5,7 @@
  * the session that holds (or will hold) the locks, never on the pool.
  */
 import type { SessionClient } from "@db/client";
+import { coveredText } from "../sql";
 
 export type LockRequest =
   | { key: string; op: "lock" }
@@ -24,7 +25,7 @@ export interface LockAnswer {
 const BATCH = `select x.i::int as i,
        case when x.op = 'l' then pg_try_advisory_lock(x.k) else pg_advisory_unlock(x.k) end as ok,
        x.op = 'u' and (select true from cells c where c.row_id = x.r and c.status::text = 'queued'
-                                    and not (c.dispatch_id is not null and cellflow_covered(c.dispatch_id, c.row_id, c.group_id)) limit 1) is not null as more
+                                    and not ${coveredText("c")} limit 1) is not null as more
   from unnest($1::bigint[], $2::text[], $3::text[]) with ordinality as x(k, op, r, i)`;
 
 export async function lockBatch(
