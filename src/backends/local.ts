@@ -138,33 +138,70 @@ export interface LocalWorkerOptions {
   log: Logger;
 }
 
-/** Starts a graphile-worker runner for the carrier task in this process. */
-export async function startLocalWorker(opts: LocalWorkerOptions): Promise<Runner> {
-  return run({
+/** What the worker runtime keeps of its runners: their stop. */
+export interface LocalRunners {
+  stop(): Promise<void>;
+}
+
+/**
+ * Background stamping and the maintenance crons get a runner of their own, with these
+ * slots: carriers chain row after row and hold their runner's slots while a run has work,
+ * so in one runner a stamper queued behind a window's carriers never started and a large
+ * run stayed at the rows its request stamped (a graphile-worker runner fetches only the
+ * tasks of its own list, so the two never take each other's jobs).
+ */
+export const SERVICE_CONCURRENCY = 2;
+
+/**
+ * Starts this process's graphile-worker runners: one for the carriers (`concurrency`
+ * slots) and one for the stampers and the maintenance crons (SERVICE_CONCURRENCY).
+ */
+export async function startLocalWorker(opts: LocalWorkerOptions): Promise<LocalRunners> {
+  const common = {
     pgPool: opts.pgPool,
-    concurrency: opts.concurrency,
     noHandleSignals: true,
     // New jobs arrive by LISTEN/NOTIFY; the poll only covers a lost notification.
     pollInterval: 2000,
     logger: workerLogger(opts.log),
-    // Cron runs are deduplicated by graphile-worker across every worker process.
-    crontab: (opts.crons ?? []).map((c) => `${c.pattern} ${c.id} ?max=1`).join("\n"),
+  } as const;
+  const carriers = await run({
+    ...common,
+    concurrency: opts.concurrency,
     taskList: {
-      ...Object.fromEntries((opts.crons ?? []).map((c) => [c.id, async () => c.run()])),
       [TASKS.carrier]: async (raw, helpers) => {
         await opts.carrier(CarrierPayloadSchema.parse(raw), {
           runId: String(helpers.job.id),
           signal: sharedSignal(helpers.abortSignal),
         });
       },
-      [TASKS.stamper]: async (raw, helpers) => {
-        await opts.stamper(StampPayloadSchema.parse(raw), {
-          runId: String(helpers.job.id),
-          signal: sharedSignal(helpers.abortSignal),
-        });
-      },
     },
   });
+  let service: Runner;
+  try {
+    service = await run({
+      ...common,
+      concurrency: SERVICE_CONCURRENCY,
+      // Cron runs are deduplicated by graphile-worker across every worker process.
+      crontab: (opts.crons ?? []).map((c) => `${c.pattern} ${c.id} ?max=1`).join("\n"),
+      taskList: {
+        ...Object.fromEntries((opts.crons ?? []).map((c) => [c.id, async () => c.run()])),
+        [TASKS.stamper]: async (raw, helpers) => {
+          await opts.stamper(StampPayloadSchema.parse(raw), {
+            runId: String(helpers.job.id),
+            signal: sharedSignal(helpers.abortSignal),
+          });
+        },
+      },
+    });
+  } catch (err) {
+    await carriers.stop();
+    throw err;
+  }
+  return {
+    async stop() {
+      await Promise.all([carriers.stop(), service.stop()]);
+    },
+  };
 }
 
 /** One shutdown signal is shared by every running job, each listening once. */

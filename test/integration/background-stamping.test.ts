@@ -113,6 +113,41 @@ describe("background stamping", () => {
     expect(await cellCounts(tableId)).toEqual({ completed: 1_700 });
   }, 180_000);
 
+  it("the background stamping goes on while the run's carriers hold every carrier slot of the worker", async () => {
+    // Cells that wait a minute: the window's carriers take all of the worker's 10 carrier
+    // slots and keep them. Stamping runs in the worker's own service slots: before, it
+    // queued behind them and the run stayed at the rows its request stamped.
+    const tableId = (await waitTable(key, { groups: 1, ms: 60_000, rows: 2_500, waitOnly: true }))
+      .id;
+    const run = await startRun(
+      { db: db(), backend: getBackend() },
+      {
+        tableId,
+        groupIds: ["g0"],
+        mode: "all",
+        rowIds: null,
+        limit: null,
+        window: 10,
+        syncRows: 1_000,
+      },
+    );
+    expect(run).toMatchObject({ stamped: 1_000, stamping: true });
+    const running = async () => (await cellCounts(tableId)).running ?? 0;
+    expect(await waitFor(async () => (await running()) === 10, 30_000)).toBe(true);
+    const stamped = async () => {
+      const [d] = await queryRows<{ stamped: number; stamping: boolean }>(
+        db(),
+        sql`select stamped, stamping from dispatches where id = ${run.dispatchId}`,
+      );
+      return d;
+    };
+    expect(await waitFor(async () => (await stamped())?.stamping === false, 60_000)).toBe(true);
+    expect(await stamped()).toEqual({ stamped: 2_500, stamping: false });
+    // The carriers were busy the whole time: nothing of the run had finished.
+    expect(await running()).toBe(10);
+    await stopRuns({ db: db(), backend: getBackend() }, { tableId });
+  }, 180_000);
+
   it("Stop during background stamping leaves nothing queued or running, now or later", async () => {
     const tableId = (await waitTable(key, { groups: 1, ms: 60_000, rows: 4_000, waitOnly: true }))
       .id;
