@@ -14,17 +14,14 @@ import type { Logger } from "@/config/log";
 import { pause } from "@/domain/sleep";
 import { rewriteCoveredBatch } from "@/store/cells/rewrite-covered";
 import { slideWindows } from "./dispatcher";
+import { processWakers, wakeAll } from "./process-wakers";
 
-// On globalThis: Next.js may load a second copy of this module for the API routes.
-const holder = globalThis as { __cellflowRewriteWakers?: Set<() => void> };
-function wakers(): Set<() => void> {
-  holder.__cellflowRewriteWakers ??= new Set();
-  return holder.__cellflowRewriteWakers;
-}
+const WAKERS = "covered-rewrite";
+const wakers = () => processWakers(WAKERS);
 
 /** Wakes the rewrite loops of this process; none here: the next poll or schedule runs it. */
 export function wakeCoveredRewriters(): void {
-  for (const wake of wakers()) wake();
+  wakeAll(WAKERS);
 }
 
 export interface RewriteReport {

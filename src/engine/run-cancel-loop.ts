@@ -9,6 +9,7 @@ import type { Db } from "@db/client";
 import type { TaskBackend } from "@/backends/port";
 import type { Logger } from "@/config/log";
 import { pause } from "@/domain/sleep";
+import { processWakers, wakeAll } from "./process-wakers";
 import {
   type DrainReport,
   type DrainSettings,
@@ -16,16 +17,12 @@ import {
   TokenBucket,
 } from "./run-cancel-drain";
 
-// On globalThis: Next.js may load a second copy of this module for the API routes.
-const holder = globalThis as { __cellflowCancelWakers?: Set<() => void> };
-function wakers(): Set<() => void> {
-  holder.__cellflowCancelWakers ??= new Set();
-  return holder.__cellflowCancelWakers;
-}
+const WAKERS = "run-cancel";
+const wakers = () => processWakers(WAKERS);
 
 /** Wakes the drainers of this process; none here: the next poll or schedule drains. */
 export function wakeRunCancelDrainers(): void {
-  for (const wake of wakers()) wake();
+  wakeAll(WAKERS);
 }
 
 export interface RunCancelLoop {

@@ -66,20 +66,25 @@ async function runWithOneClaimed(rows: number) {
   return { table, run, claimed: { ...claimed, rowId } };
 }
 
+/** Halts the run as its claimed cell's attempt does when it hits the month's credits. */
+function haltOwnRun(at: Awaited<ReturnType<typeof runWithOneClaimed>>) {
+  return haltForLimit(db(), {
+    dispatchId: at.run.dispatchId,
+    tableId: at.table.id,
+    own: {
+      rowId: at.claimed.rowId,
+      groupId: "g0",
+      executionId: at.claimed.executionId,
+      attempt: at.claimed.attempt,
+    },
+  });
+}
+
 describe("a halt's events", () => {
   it(`a halt that un-runs more than ${CELL_EVENTS_UP_TO} queued cells writes one halted event with their number`, async () => {
     const { table, run, claimed } = await runWithOneClaimed(120);
     const after = await lastEventId(table.id);
-    const halted = await haltForLimit(db(), {
-      dispatchId: run.dispatchId,
-      tableId: table.id,
-      own: {
-        rowId: claimed.rowId,
-        groupId: "g0",
-        executionId: claimed.executionId,
-        attempt: claimed.attempt,
-      },
-    });
+    const halted = await haltOwnRun({ table, run, claimed });
     expect(halted).toEqual({ halted: true, unstamped: 119 });
     const written = await eventsAfter(table.id, after);
     // Before: 120 `cell` events (one per un-run cell), the limit and the run's end.
@@ -101,16 +106,7 @@ describe("a halt's events", () => {
   it(`a halt of at most ${CELL_EVENTS_UP_TO} cells keeps a cell event each and no count`, async () => {
     const { table, run, claimed } = await runWithOneClaimed(4);
     const after = await lastEventId(table.id);
-    const halted = await haltForLimit(db(), {
-      dispatchId: run.dispatchId,
-      tableId: table.id,
-      own: {
-        rowId: claimed.rowId,
-        groupId: "g0",
-        executionId: claimed.executionId,
-        attempt: claimed.attempt,
-      },
-    });
+    const halted = await haltOwnRun({ table, run, claimed });
     expect(halted).toEqual({ halted: true, unstamped: 3 });
     const written = await eventsAfter(table.id, after);
     expect(written.filter((e) => e.kind === "cell").map((e) => e.data.status)).toEqual([

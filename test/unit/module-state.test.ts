@@ -17,10 +17,8 @@ const SCANNED = ["src/engine", "src/events", "src/limits"];
 const ALLOWED: Record<string, string> = {
   "src/engine/cancellation.ts":
     "the running attempts and the cancels that came early, on globalThis: Next.js may load a second copy of the module for the API routes, and a Stop issued there must abort the attempts of the carriers in the same process",
-  "src/engine/run-cancel-loop.ts":
-    "the run-cancel drainers' wakers, on globalThis: a Stop issued by an API route (a second copy of the module) wakes the drainer the server started",
-  "src/engine/covered-rewrite-loop.ts":
-    "the covered-cell rewriters' wakers, on globalThis: a large Stop issued by an API route (a second copy of the module) wakes the rewrite loop the worker in the same process started",
+  "src/engine/process-wakers.ts":
+    "the background loops' wake-up calls (the run-cancel drainers, the covered-cell rewriters), on globalThis: a Stop issued by an API route (a second copy of a module) wakes the loop the server's worker started",
   "src/events/instance.ts":
     "the web process's event hub and feeds, on globalThis: every API route's stream shares one LISTEN session and one reader per table, whichever copy of the module serves it",
   "src/limits/plans.ts":
