@@ -1,7 +1,5 @@
 import type { Db } from "@db/client";
-import { tables } from "@db/schema";
-import { and, eq } from "drizzle-orm";
-import { type TableRecord, tableColumns } from "./read";
+import { selectTable, type TableRecord } from "./read";
 
 /**
  * The table, its row locked until the caller's transaction ends (null: no such table in
@@ -15,10 +13,6 @@ export async function lockTableForImport(
   workspaceId: string,
   id: string,
 ): Promise<TableRecord | null> {
-  const [row] = await db
-    .select(tableColumns)
-    .from(tables)
-    .where(and(eq(tables.id, id), eq(tables.workspaceId, workspaceId)))
-    .for("no key update");
+  const [row] = await selectTable(db, workspaceId, id).for("no key update");
   return row ?? null;
 }

@@ -32,16 +32,20 @@ export interface TableRecord {
   updatedAt: Date;
 }
 
+/** The select of one table of a workspace, for `getTable` and the import's locked read. */
+export function selectTable(db: Db, workspaceId: string, id: string) {
+  return db
+    .select(tableColumns)
+    .from(tables)
+    .where(and(eq(tables.id, id), eq(tables.workspaceId, workspaceId)));
+}
+
 export async function getTable(
   db: Db,
   workspaceId: string,
   id: string,
 ): Promise<TableRecord | null> {
-  const [row] = await db
-    .select(tableColumns)
-    .from(tables)
-    .where(and(eq(tables.id, id), eq(tables.workspaceId, workspaceId)))
-    .limit(1);
+  const [row] = await selectTable(db, workspaceId, id).limit(1);
   return row ?? null;
 }
 
