@@ -136,9 +136,13 @@ describe("a run carried by two worker processes", () => {
     });
     expect(await waitFor(() => ep.hitsOf("/held").length >= 4, 30_000)).toBe(true);
 
+    // Each process flushes its carriers gauge and its claims' histogram when its timer comes,
+    // so one scrape can see a carrier started whose claim is not observed yet: wait for both.
     const during = await scrapeUntil(
       (m) =>
-        m.value(METRIC.carriersRunning) === 4 && m.value(METRIC.cells, { status: "running" }) === 4,
+        m.value(METRIC.carriersRunning) === 4 &&
+        m.value(METRIC.cells, { status: "running" }) === 4 &&
+        m.value(`${METRIC.stampToRunning}_count`) >= 4,
     );
     expect(during.value(`${METRIC.stampToRunning}_count`)).toBe(4);
     expect(during.value(METRIC.cells, { status: "completed" })).toBe(0);
