@@ -25,21 +25,32 @@ interface Claimed {
   takeover: boolean;
 }
 
+/**
+ * Claims the oldest buildable index: not of a table whose other index is being built (two
+ * concurrent builds on one table only wait for each other, and can deadlock). Claims
+ * take turns on an advisory lock, so each sees the claims committed before it.
+ */
 async function claimOne(db: Db): Promise<Claimed | null> {
-  const rows = await queryRows<Claimed>(
-    db,
-    sql`with next as (
-          select index_name, status = 'building' as takeover from row_indexes
-           where status = 'pending'
-              or (status = 'building' and started_at < now() - ${BUILD_LEASE_MS} * interval '1 millisecond')
-           order by requested_at limit 1 for update skip locked)
-        update row_indexes ri set status = 'building', started_at = clock_timestamp()
-          from next where ri.index_name = next.index_name
-        returning ri.index_name as name, ri.table_id as "tableId", ri.column_id as "columnId",
-                  ri.column_type as "columnType", ri.kind, ri.started_at::text as "startedAt",
-                  next.takeover`,
-  );
-  return rows[0] ?? null;
+  const lease = sql`${BUILD_LEASE_MS} * interval '1 millisecond'`;
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext('row_indexes'), 0)`);
+    const rows = await queryRows<Claimed>(
+      tx,
+      sql`with next as (
+            select index_name, status = 'building' as takeover from row_indexes ri
+             where (status = 'pending' or (status = 'building' and started_at < now() - ${lease}))
+               and not exists (select 1 from row_indexes b
+                                where b.table_id = ri.table_id and b.status = 'building'
+                                  and b.started_at >= now() - ${lease})
+             order by requested_at limit 1)
+          update row_indexes ri set status = 'building', started_at = clock_timestamp()
+            from next where ri.index_name = next.index_name
+          returning ri.index_name as name, ri.table_id as "tableId", ri.column_id as "columnId",
+                    ri.column_type as "columnType", ri.kind, ri.started_at::text as "startedAt",
+                    next.takeover`,
+    );
+    return rows[0] ?? null;
+  });
 }
 
 /** Drops an index by its checked name (concurrently: reads of `rows` go on). */
@@ -90,7 +101,9 @@ export async function buildRowIndexes(
       );
       done.push({ name: c.name, tableId: c.tableId, ok: true, ms: performance.now() - t0 });
     } catch (err) {
-      const error = err instanceof Error ? err.message : String(err);
+      // The driver's error is the cause: the wrapper's message is the statement.
+      const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+      const error = cause instanceof Error ? cause.message : String(cause);
       await dropRowIndex(db, c.name).catch(() => undefined);
       await db.execute(
         sql`update row_indexes set status = 'failed', error = ${error.slice(0, 1000)}

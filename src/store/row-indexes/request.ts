@@ -22,7 +22,7 @@ export interface RowIndexAsk {
 }
 
 export const wantKey = (w: RowIndexWant): string =>
-  `${w.columnId}\u0000${w.columnType}\u0000${w.kind}`;
+  `${w.columnId}|${w.columnType}|${w.kind}`;
 
 /** The index's name: a hash of its identity, so every process names it alike. */
 export function rowIndexName(tableId: string, w: RowIndexWant): string {
@@ -42,7 +42,7 @@ export async function askRowIndexes(
   if (wants.length === 0) return { ready, recorded: [] };
   const known = await queryRows<{ key: string; status: RowIndexStatus }>(
     db,
-    sql`select column_id || chr(0) || column_type || chr(0) || kind as key, status
+    sql`select column_id || '|' || column_type || '|' || kind as key, status
           from row_indexes where table_id = ${tableId}`,
   );
   for (const k of known) if (k.status === "ready") ready.add(k.key);
