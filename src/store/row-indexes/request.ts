@@ -21,8 +21,7 @@ export interface RowIndexAsk {
   recorded: string[];
 }
 
-export const wantKey = (w: RowIndexWant): string =>
-  `${w.columnId}|${w.columnType}|${w.kind}`;
+export const wantKey = (w: RowIndexWant): string => `${w.columnId}|${w.columnType}|${w.kind}`;
 
 /** The index's name: a hash of its identity, so every process names it alike. */
 export function rowIndexName(tableId: string, w: RowIndexWant): string {
