@@ -10,6 +10,8 @@ import {
   HALT_REASONS,
   HOOK_ACTIONS,
   PLANS,
+  ROW_INDEX_KINDS,
+  ROW_INDEX_STATUSES,
   RUN_MODES,
 } from "@/domain/statuses";
 
@@ -24,3 +26,5 @@ export const hookAction = pgEnum("hook_action", HOOK_ACTIONS);
 export const eventKind = pgEnum("event_kind", EVENT_KINDS);
 export const plan = pgEnum("plan", PLANS);
 export const deliveryStatus = pgEnum("delivery_status", DELIVERY_STATUSES);
+export const rowIndexStatus = pgEnum("row_index_status", ROW_INDEX_STATUSES);
+export const rowIndexKind = pgEnum("row_index_kind", ROW_INDEX_KINDS);

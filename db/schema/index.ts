@@ -15,6 +15,7 @@ export * from "./hooks";
 export * from "./metric-series";
 export * from "./pending-carriers";
 export * from "./rate-limits";
+export * from "./row-indexes";
 export * from "./run-cancels";
 export * from "./run-keys";
 export * from "./saved-views";

@@ -20,6 +20,8 @@ import {
   type CancelOutcome,
   CarrierPayloadSchema,
   type EnqueueSpec,
+  type RowIndexesPayload,
+  RowIndexesPayloadSchema,
   type StampHandler,
   StampPayloadSchema,
   TASKS,
@@ -134,6 +136,8 @@ export interface LocalWorkerOptions {
   concurrency: number;
   carrier: TaskHandler;
   stamper: StampHandler;
+  /** Builds and drops row indexes (services/row-indexes.ts), on the maintenance runner. */
+  rowIndexes?: (payload: RowIndexesPayload) => Promise<void>;
   crons?: CronJob[];
   log: Logger;
 }
@@ -190,6 +194,9 @@ export async function startLocalWorker(opts: LocalWorkerOptions): Promise<LocalR
             runId: String(helpers.job.id),
             signal: sharedSignal(helpers.abortSignal),
           });
+        },
+        [TASKS.rowIndexes]: async (raw) => {
+          await opts.rowIndexes?.(RowIndexesPayloadSchema.parse(raw));
         },
       },
     });

@@ -3,7 +3,11 @@ import type { Db } from "@db/client";
 import { z } from "zod";
 import type { Result } from "@/domain/result";
 
-export const TASKS = { carrier: "row-carrier", stamper: "stamp-dispatch" } as const;
+export const TASKS = {
+  carrier: "row-carrier",
+  stamper: "stamp-dispatch",
+  rowIndexes: "row-indexes",
+} as const;
 
 export interface CarrierPayload {
   tableId: string;
@@ -38,9 +42,23 @@ export const StampPayloadSchema = z.object({
   dispatchId: z.string().min(1),
 }) satisfies z.ZodType<StampPayload>;
 
+/**
+ * Build the recorded row indexes and drop the retired ones (services/row-indexes.ts); the
+ * table that asked, for the logs. The local worker runs it at once; trigger.dev leaves it
+ * to the every-minute maintenance task.
+ */
+export interface RowIndexesPayload {
+  tableId: string;
+}
+
+export const RowIndexesPayloadSchema = z.object({
+  tableId: z.string().min(1),
+}) satisfies z.ZodType<RowIndexesPayload>;
+
 export type EnqueueSpec = (
   | { task: typeof TASKS.carrier; payload: CarrierPayload }
   | { task: typeof TASKS.stamper; payload: StampPayload }
+  | { task: typeof TASKS.rowIndexes; payload: RowIndexesPayload }
 ) & {
   /** Dedupes: a second enqueue with the same key while the first waits is a no-op. */
   idempotencyKey: string;

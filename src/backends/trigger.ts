@@ -104,7 +104,9 @@ export class TriggerBackend implements TaskBackend {
   /** Carrier enqueues folded into a queued run of their row since start (a figure for tests). */
   folded = 0;
 
-  async enqueue(specs: EnqueueSpec[]): Promise<void> {
+  async enqueue(all: EnqueueSpec[]): Promise<void> {
+    // Row index builds have no task here: the every-minute maintenance task takes them.
+    const specs = all.filter((s) => s.task !== TASKS.rowIndexes);
     if (specs.length === 0) return;
     const { toTrigger, claimed } = await this.fold(specs);
     const items = await Promise.all(toTrigger.map((s) => this.item(s)));

@@ -129,6 +129,14 @@ export const Env = z.object({
     emptyAsUndefined,
     z.coerce.number().int().min(1).max(1_000_000_000).optional(),
   ),
+  /**
+   * Rows a table needs before a sort or filter on it records an index to build
+   * (services/row-indexes.ts; docs/api.md "Row indexes").
+   */
+  CELLFLOW_ROW_INDEX_MIN_ROWS: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(1_000_000_000).default(50_000),
+  ),
   /** Rows one CSV import takes (unset: 1,000,000; API.md). */
   CELLFLOW_IMPORT_MAX_ROWS: z.preprocess(
     emptyAsUndefined,

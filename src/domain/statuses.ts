@@ -62,6 +62,18 @@ export type HookAction = (typeof HOOK_ACTIONS)[number];
 /** Where a row's delivery to a destination stands (the outbox, store/destinations). */
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
 
+/** Where a row index (store/row-indexes) stands: pending → building → ready | failed. */
+export const ROW_INDEX_STATUSES = ["pending", "building", "ready", "failed"] as const;
+export type RowIndexStatus = (typeof ROW_INDEX_STATUSES)[number];
+
+/**
+ * What a row index serves: a sort direction's btree on a column's sort key (each
+ * direction its own: empty keys last and ties by position ascending in both), or a gin
+ * pg_trgm index on the lowered text, for `contains`.
+ */
+export const ROW_INDEX_KINDS = ["sort_asc", "sort_desc", "trgm"] as const;
+export type RowIndexKind = (typeof ROW_INDEX_KINDS)[number];
+
 export const EVENT_KINDS = ["cell", "dispatch", "limit", "schema", "rows", "progress"] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 

@@ -11,6 +11,7 @@ import { startDestinationLoop } from "@/engine/destination-loop";
 import { senderSettings } from "@/engine/destination-send";
 import { type RedriveEngine, redriveOrphans } from "@/engine/redrive";
 import { drainRunCancels, drainSettingsFromEnv } from "@/engine/run-cancel-drain";
+import { maintainRowIndexes } from "@/services/row-indexes";
 import { fireDueSchedules } from "@/services/schedule-fire";
 import { pruneChildRuns } from "@/store/child-runs/prune";
 import { pruneDestinationDeliveries } from "@/store/destinations/prune";
@@ -201,6 +202,20 @@ export const DRAIN_DESTINATIONS: MaintenanceJob = {
   },
 };
 
+/**
+ * The row indexes (services/row-indexes.ts): drops those of deleted columns and tables,
+ * builds the recorded ones. A local worker also runs it at once when a read records one
+ * or a schema edit may retire one; on trigger.dev this is the only way they are built.
+ */
+export const ROW_INDEXES: MaintenanceJob = {
+  id: "row-indexes-sweep",
+  cron: "* * * * *",
+  runtimes: ["local", "trigger"],
+  run: async ({ engine, signal }) => ({
+    ...(await maintainRowIndexes(engine.database.db, engine.log, signal)),
+  }),
+};
+
 export const MAINTENANCE_JOBS: readonly MaintenanceJob[] = [
   PRUNE,
   REDRIVE,
@@ -209,6 +224,7 @@ export const MAINTENANCE_JOBS: readonly MaintenanceJob[] = [
   FOLD_COUNTS,
   FIRE_SCHEDULES,
   DRAIN_DESTINATIONS,
+  ROW_INDEXES,
 ];
 
 /** The jobs a runtime schedules from the table. */

@@ -7,6 +7,7 @@
  * At any concurrency a worker uses at most WRITE_CONNECTIONS + LOCK_SESSIONS + 1 (the
  * cancel LISTEN) + 1 spare + GRAPHILE_CONNECTIONS connections: 28.
  */
+
 import { createDatabase, type Database, type Db } from "@db/client";
 import { graphilePool } from "@db/pools";
 import { LocalBackend, startLocalWorker } from "@/backends/local";
@@ -31,6 +32,7 @@ import type { FlushHandle } from "@/metrics/flush-loop";
 import { assembleEngine } from "@/runtime/engine";
 import { didSomething, FOLD_EVERY_MS, jobsFor } from "@/runtime/maintenance";
 import { startMetricsFlush } from "@/runtime/metrics-flush";
+import { maintainRowIndexes } from "@/services/row-indexes";
 import { fireDueSchedules, SCHEDULE_EVERY_MS } from "@/services/schedule-fire";
 import { runningWithoutLock } from "@/store/cells/orphan-probe";
 import { foldCounts } from "@/store/progress/fold";
@@ -123,6 +125,13 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
         if (didSomething(counts)) log.info({ job: job.id, ...counts }, "maintenance job done");
       },
     })),
+    rowIndexes: async (payload) => {
+      try {
+        await maintainRowIndexes(database.db, log, stopping.signal);
+      } catch (err) {
+        log.error({ err, ...payload }, "row index maintenance failed");
+      }
+    },
     stamper: async (payload, ctx) => {
       try {
         await runStamper(engine, payload, {

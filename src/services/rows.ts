@@ -26,6 +26,7 @@ import { getRow as readRow } from "@/store/rows/read";
 import { getTable } from "@/store/tables/read";
 import type { ServiceContext } from "./context";
 import { rowCapReached } from "./row-cap";
+import { indexesForRead } from "./row-indexes";
 import { tableSchema } from "./table-schema";
 import { type AppliedView, viewToApply } from "./views";
 
@@ -119,7 +120,16 @@ export async function listRows(
   const at = decodeRowCursor(query.before ?? query.cursor, order.value);
   if (!at.ok) return at;
   const conditions = where?.value ?? [];
-  const find = { where: conditions, order: order.value, after: at.value, limit: query.limit + 1 };
+  // A sort or filter on a big table records the indexes that would serve it (built in
+  // the background); the read uses the order's index once it is ready.
+  const ready = await indexesForRead(ctx, tableId, order.value, conditions);
+  const find = {
+    where: conditions,
+    order: order.value,
+    after: at.value,
+    limit: query.limit + 1,
+    indexedOrder: ready.order,
+  };
   // A seek by rank needs the count first; otherwise the count (a scan under a filter)
   // and the page run side by side, each on its own connection.
   const rankSeek = query.seek !== undefined && order.value.column !== null;

@@ -30,6 +30,7 @@ import { setRowBudget } from "@/store/tables/row-budget";
 import { updateTable } from "@/store/tables/update";
 import { existingWorkflowIds } from "@/store/workflows/read";
 import type { ServiceContext } from "./context";
+import { retireRowIndexes } from "./row-indexes";
 import { cancelRuns } from "./runs";
 
 function view(r: TableRecord): TableView {
@@ -188,6 +189,8 @@ async function editTable(
       next: { name: req.name ?? current.name, schema },
     });
     if (written.ok) {
+      // A column deleted or retyped: its row indexes are dropped in the background.
+      await retireRowIndexes(ctx, id);
       // Groups added with autoRun, or switched to it, run where their dependencies are met.
       const wasAuto = new Set(before.groups.filter((g) => g.autoRun).map((g) => g.id));
       const armed = new Set(
@@ -224,6 +227,7 @@ export async function deleteTable(ctx: ServiceContext, id: string): Promise<Resu
   if (!deleted) return { ok: false, reason: notFound("table") };
   abortLocal(deleted.running);
   await publishCancel(ctx.db, deleted.running);
+  await retireRowIndexes(ctx, id);
   if (deleted.runIds.length > 0 && ctx.backend.remoteCancel) wakeRunCancelDrainers();
   ctx.log.info(
     { tableId: id, stopped: stopped.value.cancelled, stillRunning: deleted.running.length },

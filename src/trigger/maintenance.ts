@@ -15,6 +15,7 @@ import {
   PRUNE,
   REDRIVE,
   REWRITE_COVERED,
+  ROW_INDEXES,
 } from "@/runtime/maintenance";
 import { taskEngine } from "./deps";
 
@@ -37,3 +38,4 @@ export const foldCountsTask = scheduled(FOLD_COUNTS);
 export const fireSchedulesTask = scheduled(FIRE_SCHEDULES);
 export const drainDestinationsTask = scheduled(DRAIN_DESTINATIONS);
 export const rewriteCoveredTask = scheduled(REWRITE_COVERED);
+export const rowIndexesTask = scheduled(ROW_INDEXES);

@@ -28,15 +28,48 @@ export interface GridTimings {
   filterTextMs: number;
 }
 
-async function fillRows(s: UiSession, tableId: string, rows: number): Promise<void> {
+function pgClient(s: UiSession): pg.Client {
   const password = fs.readFileSync(path.join(s.dataDir, PASSWORD_FILE), "utf8").trim();
-  const client = new pg.Client({
+  return new pg.Client({
     host: "127.0.0.1",
     port: s.app.pgPort,
     user: EMBEDDED_USER,
     password,
     database: EMBEDDED_DATABASE,
   });
+}
+
+/**
+ * Waits until every row index the table's reads recorded is built (none pending or
+ * building); their statuses by kind. The server's worker builds them in the background.
+ */
+export async function rowIndexesSettled(
+  s: UiSession,
+  tableId: string,
+  timeoutMs = 1_200_000,
+): Promise<Record<string, string>> {
+  const client = pgClient(s);
+  await client.connect();
+  try {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const { rows } = await client.query<{ what: string; status: string }>(
+        `select column_id || ':' || kind as what, status from row_indexes where table_id = $1`,
+        [tableId],
+      );
+      if (rows.length > 0 && rows.every((r) => r.status === "ready" || r.status === "failed"))
+        return Object.fromEntries(rows.map((r) => [r.what, r.status]));
+      if (Date.now() > until) throw new Error(`row indexes not built: ${JSON.stringify(rows)}`);
+      // The next look at the builds' progress (a condition, polled: nothing notifies it).
+      await client.query("select pg_sleep(1)");
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+async function fillRows(s: UiSession, tableId: string, rows: number): Promise<void> {
+  const client = pgClient(s);
   await client.connect();
   try {
     await client.query(

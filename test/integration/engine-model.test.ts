@@ -361,7 +361,7 @@ class World {
         spec.payload,
         taskContext(),
       );
-    else
+    else if (spec.task === "stamp-dispatch")
       await runStamper(
         { database: getDatabase(), backend: this.backend },
         spec.payload,

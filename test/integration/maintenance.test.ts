@@ -44,7 +44,11 @@ describe("the maintenance table", () => {
   it("gives each runtime its jobs from one list, every job on a valid five-field cron", () => {
     const ids = MAINTENANCE_JOBS.map((j) => j.id);
     expect(new Set(ids).size).toBe(ids.length);
-    expect(jobsFor("local").map((j) => j.id)).toEqual(["prune-events", "rewrite-covered"]);
+    expect(jobsFor("local").map((j) => j.id)).toEqual([
+      "prune-events",
+      "rewrite-covered",
+      "row-indexes-sweep",
+    ]);
     expect(jobsFor("trigger").map((j) => j.id)).toEqual(ids);
     for (const job of MAINTENANCE_JOBS) expect(job.cron.split(" ")).toHaveLength(5);
   });

@@ -126,7 +126,7 @@ async function drain(backend: RecordingBackend): Promise<void> {
     for (const job of jobs)
       if (job.task === "row-carrier")
         await runCarrier(engineDeps({ database: database(), backend }), job.payload, taskContext());
-      else
+      else if (job.task === "stamp-dispatch")
         await runStamper({ database: getDatabase(), backend }, job.payload, taskContext(), {
           pageRows: 5,
         });

@@ -103,6 +103,7 @@ describe("trigger.dev tasks", () => {
       "prune-events",
       "redrive-orphans",
       "rewrite-covered",
+      "row-indexes-sweep",
     ]);
     for (const job of jobs) expect(catalogTask(job.id).schedule?.cron).toBe(job.cron);
   });

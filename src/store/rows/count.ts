@@ -7,6 +7,7 @@ import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import type { TypedCondition } from "@/domain/where";
+import { tableIdSql } from "./find";
 import { whereSql } from "./where-sql";
 
 export async function countRows(
@@ -18,7 +19,8 @@ export async function countRows(
     db,
     where.length === 0
       ? sql`select row_count::int as n from tables where id = ${tableId}`
-      : sql`select count(*)::int as n from rows r where r.table_id = ${tableId} and ${whereSql(where)}`,
+      : sql`select count(*)::int as n from rows r
+             where r.table_id = ${tableIdSql(tableId)} and ${whereSql(where, { indexable: true })}`,
   );
   return counted[0]?.n ?? 0;
 }

@@ -12,7 +12,8 @@ import { type SQL, sql } from "drizzle-orm";
 import type { RowView } from "@/contracts/rows";
 import type { RowCursor, RowOrder, SortKey } from "@/domain/row-order";
 import type { TypedCondition } from "@/domain/where";
-import { afterSql, beforeSql, cursorKeySql, orderSql, sortKeySql } from "./order-sql";
+import { isSafeName, literal, sortKeyText } from "../row-indexes/keys";
+import { afterSql, beforeSql, cursorKeySql, orderSql, sortKeySql, typedKey } from "./order-sql";
 import { rowSelect } from "./read";
 import { whereSql } from "./where-sql";
 
@@ -33,6 +34,11 @@ export interface FindRows {
    * `rank` (an offset over the sorted keys: the only way into the middle of a sort).
    */
   seek?: { fraction: number; rank: number };
+  /**
+   * The order's row index is ready (store/row-indexes): the page is read off it, in the
+   * index's order, instead of sorting every row of the table.
+   */
+  indexedOrder?: boolean;
 }
 
 /**
@@ -49,7 +55,9 @@ export function findRowsSql(tableId: string, find: FindRows): SQL {
   // page's rows back by hashing every row of the rows table.
   if (!Number.isSafeInteger(find.limit) || find.limit < 1) throw new Error("a page limit");
   const limit = sql.raw(String(find.limit));
-  const rowsOfTable = sql`rows r where r.table_id = ${tableId} and ${whereSql(find.where)}`;
+  // The table id and the filter written as literals and index expressions, so the
+  // table's partial row indexes (store/row-indexes) can serve them.
+  const rowsOfTable = sql`rows r where r.table_id = ${tableIdSql(tableId)} and ${whereSql(find.where, { indexable: true })}`;
   const backward = find.backward === true;
   // Backwards: the reversed order, rows before the cursor; the outer select restores it.
   const scanOrder = backward ? reversed(order) : order;
@@ -64,6 +72,11 @@ export function findRowsSql(tableId: string, find: FindRows): SQL {
     ids = sql`select r.id, r.position, null as sort_key from ${rowsOfTable}
                 and ${start}
               order by ${orderSql(scanOrder, null, position)} limit ${limit}`;
+  } else if (
+    find.indexedOrder === true &&
+    sortKeyText(order.column.id, order.column.type, "r.data")
+  ) {
+    ids = indexedIdsSql(rowsOfTable, find, order.column, scanOrder, limit);
   } else {
     const key = sql`k.sort_key`;
     const position = sql`k.position`;
@@ -81,6 +94,56 @@ export function findRowsSql(tableId: string, find: FindRows): SQL {
   return sql`select ${rowSelect}, ${keyOut} as "sortKey"
                from (${ids}) page join rows r on r.id = page.id
               order by ${orderSql(order, pageKey, sql`page.position`)}`;
+}
+
+/** The table id as a literal where it is safe to write one (generated ids are), else bound. */
+export function tableIdSql(tableId: string): SQL {
+  return isSafeName(tableId) ? sql.raw(literal(tableId)) : sql`${tableId}`;
+}
+
+/**
+ * The page's ids off the order's index (`(key dir nulls last, position asc)`, read
+ * backwards for a backward page). Rows after the cursor are at most two ranges of the
+ * index — the keys past the cursor's, and the null keys — each read in the index's order
+ * up to the limit, so neither the OR of `afterSql` nor a sort of the table is needed.
+ */
+function indexedIdsSql(
+  rowsOfTable: SQL,
+  find: FindRows,
+  column: NonNullable<RowOrder["column"]>,
+  scanOrder: RowOrder & { reversed?: boolean },
+  limit: SQL,
+): SQL {
+  const { order, after } = find;
+  const k = sql.raw(sortKeyText(column.id, column.type, "r.data") ?? "null");
+  const backward = scanOrder.reversed === true;
+  const keyUp = (order.dir === "desc") === backward;
+  const nullsFirst = backward;
+  const p = sql`r.position`;
+  const branch = (cond: SQL, skip: SQL = sql``) =>
+    sql`(select r.id, r.position, ${k} as sort_key from ${rowsOfTable} and ${cond}
+          order by ${orderSql(scanOrder, k, p)} limit ${limit}${skip})`;
+  const branches: SQL[] = [];
+  if (find.seek)
+    branches.push(
+      branch(sql`true`, sql` offset ${sql.raw(String(Math.max(0, Math.floor(find.seek.rank))))}`),
+    );
+  else if (after === null) branches.push(branch(sql`true`));
+  else {
+    const pos = sql`${after.position}::bigint`;
+    const posBeyond = backward ? sql`${p} < ${pos}` : sql`${p} > ${pos}`;
+    if (after.key === null) {
+      branches.push(branch(sql`${k} is null and ${posBeyond}`));
+      if (nullsFirst) branches.push(branch(sql`${k} is not null`));
+    } else {
+      const at = typedKey(after.key, column.type);
+      const [from, past] = keyUp ? [sql`>=`, sql`>`] : [sql`<=`, sql`<`];
+      branches.push(branch(sql`${k} ${from} ${at} and (${k} ${past} ${at} or ${posBeyond})`));
+      if (!nullsFirst) branches.push(branch(sql`${k} is null`));
+    }
+  }
+  return sql`select k.id, k.position, k.sort_key from (${sql.join(branches, sql` union all `)}) k
+              order by ${orderSql(scanOrder, sql`k.sort_key`, sql`k.position`)} limit ${limit}`;
 }
 
 /** The same rows in the opposite order (`orderSql` reads a reversed order as such). */

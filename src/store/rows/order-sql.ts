@@ -53,7 +53,7 @@ export function cursorKeySql(key: SQL, type: ColumnType): SQL {
 }
 
 /** A cursor's key back as a typed value; the shapes were checked by decodeRowCursor. */
-function typedKey(key: string | boolean, type: ColumnType): SQL {
+export function typedKey(key: string | boolean, type: ColumnType): SQL {
   switch (type) {
     case "number":
       return sql`${String(key)}::numeric`;

@@ -11,12 +11,52 @@ import type { ColumnType } from "@/contracts/table";
 import type { WhereOp } from "@/contracts/where";
 import { assertNever } from "@/domain/statuses";
 import type { TypedCondition } from "@/domain/where";
+import { isSafeName, sortKeyText, trgmText } from "../row-indexes/keys";
 import { effectiveStatus } from "../sql";
 
-/** All conditions (true for an empty list). */
-export function whereSql(conditions: readonly TypedCondition[]): SQL {
+/**
+ * All conditions (true for an empty list). `indexable`: the conditions a row index serves
+ * (store/row-indexes/keys.ts) are written as its expression, names inlined, and without
+ * the `coalesce(…, false)` that no index matches — the same rows, only where the result
+ * is the whole condition of a WHERE (a null there leaves the row out as false does).
+ */
+export function whereSql(
+  conditions: readonly TypedCondition[],
+  opts: { indexable?: boolean } = {},
+): SQL {
   if (conditions.length === 0) return sql`true`;
-  return sql`(${sql.join(conditions.map(conditionSql), sql` and `)})`;
+  const each = (c: TypedCondition) => (opts.indexable ? indexableSql(c) : null) ?? conditionSql(c);
+  return sql`(${sql.join(conditions.map(each), sql` and `)})`;
+}
+
+const INDEX_CMP: Partial<Record<WhereOp, string>> = {
+  eq: "=",
+  gt: ">",
+  gte: ">=",
+  lt: "<",
+  lte: "<=",
+};
+
+/** A condition as a row index's expression, or null where none serves it. */
+function indexableSql(cond: TypedCondition): SQL | null {
+  if (!("column" in cond) || !isSafeName(cond.column)) return null;
+  const cmp = INDEX_CMP[cond.op];
+  if (cmp && (cond.type === "number" || cond.type === "date")) {
+    const key = sql.raw(sortKeyText(cond.column, cond.type, "r.data") ?? "null");
+    const value =
+      cond.type === "number"
+        ? sql`${Number(cond.value)}::numeric`
+        : sql`cellflow_timestamp(${String(cond.value)}::text)`;
+    return sql`${key} ${sql.raw(cmp)} ${value}`;
+  }
+  if (cond.op === "contains" && cond.type === "text") {
+    // The substring as a LIKE pattern (its own %, _ and \ escaped), which a trigram index serves.
+    const v = sql.raw(`(r.data -> '${cond.column}'::text)`);
+    const lowered = sql.raw(trgmText(cond.column, "r.data"));
+    return sql`(jsonb_typeof(${v}) = 'string' and ${lowered} like
+                '%' || replace(replace(replace(lower(${String(cond.value)}::text), '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%')`;
+  }
+  return null;
 }
 
 function conditionSql(cond: TypedCondition): SQL {
