@@ -848,6 +848,9 @@ export interface components {
             op: "insert" | "delete" | "update";
             rowIds: string[];
             columns?: string[];
+            count?: number;
+            /** @enum {boolean} */
+            bulk?: true;
         };
         SchemaEventData: {
             schemaVersion: number;
