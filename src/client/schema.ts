@@ -3358,6 +3358,9 @@ export interface operations {
                     rowIds: string[];
                 } | {
                     where: components["schemas"]["WhereCondition"][];
+                } | {
+                    /** @enum {boolean} */
+                    all: true;
                 };
             };
         };

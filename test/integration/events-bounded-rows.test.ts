@@ -117,4 +117,25 @@ describe("rows events of bulk inserts and deletes", () => {
     expect(events.at(-1)).toEqual({ op: "delete", rowIds: [], count: 1_200, bulk: true });
     expect(events.every((e) => e.rowIds.length <= ROW_EVENT_IDS_UP_TO)).toBe(true);
   });
+
+  it("a bulk delete of all rows (all: true) empties the table; an empty where is refused", async () => {
+    const t = await newTable();
+    await importCsv(t, 700);
+    const api = apiClient(key);
+    const path = { params: { path: { id: t } } };
+    const empty = await api.POST("/api/tables/{id}/rows/delete", { ...path, body: { where: [] } });
+    expect(empty.response.status).toBe(400);
+    expect(await rowCount(t)).toBe(700);
+    const all = dataOf(
+      await api.POST("/api/tables/{id}/rows/delete", { ...path, body: { all: true } }),
+    );
+    expect(all.deleted).toBe(700);
+    expect(await rowCount(t)).toBe(0);
+    expect((await rowsEvents(t)).at(-1)).toEqual({
+      op: "delete",
+      rowIds: [],
+      count: 700,
+      bulk: true,
+    });
+  });
 });
