@@ -9,12 +9,11 @@ import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ROW_EVENT_IDS_UP_TO } from "@/contracts/events";
-import { apiClient, dataOf } from "../helpers/api";
+import { apiClient, dataOf, inProcessFetch } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
 import { eventContractBreach } from "../helpers/event-contract";
 import { newWorkspace } from "../helpers/fixtures";
-import { call } from "../helpers/raw-api";
 
 const db = () => getDatabase().db;
 let key: string;
@@ -56,13 +55,16 @@ async function newTable(): Promise<string> {
 
 async function importCsv(tableId: string, n: number) {
   const text = ["name,n", ...Array.from({ length: n }, (_, i) => `c${i},${i}`)].join("\n");
-  const res = await call<{ inserted: number }>("POST", `/api/tables/${tableId}/import`, {
-    key,
-    rawBody: text,
-    headers: { "content-type": "text/csv" },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  expect(res.body.inserted).toBe(n);
+  const res = await inProcessFetch(
+    new Request(`http://cellflow.test/api/tables/${tableId}/import`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "text/csv" },
+      body: text,
+    }),
+  );
+  const body: unknown = await res.json();
+  expect(res.status, JSON.stringify(body)).toBe(201);
+  expect(body).toEqual({ inserted: n });
 }
 
 const rowCount = async (tableId: string) =>
