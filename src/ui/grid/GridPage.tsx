@@ -299,7 +299,9 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
           onRunFailed={(where) => void run({ mode: "failed", where })}
         />
       )}
-      {table && !viewFailed && (
+      {/* A view named by the URL offers its rows once its filter is filled in (a run or
+          delete of them names that filter). */}
+      {table && !viewFailed && (viewId === undefined || urlViewShown.current) && (
         <SelectionBar
           selection={selected}
           loaded={list.map((r) => r.id)}
