@@ -6,7 +6,8 @@
  * every 2 s regardless, so a dropped stream only slows the display; at most one read is in
  * flight. A terminal gets one redrawn bar; anything else gets a plain line every few
  * seconds, one at the start and one at the end. Detaching (the signal) never touches the
- * run. The run's end is judged by the caller (progress.ts `runEnd`).
+ * run. The run's end is judged by the caller (progress.ts `runEnd`). A bulk `rows` event
+ * (an import's batch, a bulk delete) prints a line of its own with its count.
  */
 import type { Schemas } from "@/client/cellflow-client";
 import { parseTableEvent } from "@/contracts/events";
@@ -68,8 +69,22 @@ export function readAfter(e: StreamEvent, runId: string): "now" | "soon" | "no" 
   const ended =
     event.event === "limit" || (event.event === "dispatch" && event.data.status !== "active");
   if (ended && event.data.dispatchId === runId) return "now";
-  const changed = ["cell", "dispatch", "progress", "reset"].includes(event.event);
+  // Rows deleted take their cells, and the run's counts, with them.
+  const changed =
+    ["cell", "dispatch", "progress", "reset"].includes(event.event) ||
+    (event.event === "rows" && event.data.op === "delete");
   return changed ? "soon" : "no";
+}
+
+/**
+ * The line a bulk `rows` event prints (an import's batch, a bulk delete: a count, no
+ * ids), e.g. "rows: 25,000 inserted"; null for any other event.
+ */
+export function rowsNote(e: StreamEvent): string | null {
+  const event = parseTableEvent(e.event, e.data);
+  if (event?.event !== "rows" || !event.data.bulk || event.data.count === undefined) return null;
+  const did = event.data.op === "delete" ? "deleted" : "inserted";
+  return `rows: ${event.data.count.toLocaleString("en-US")} ${did}`;
 }
 
 /**
@@ -112,6 +127,8 @@ class Follow {
   }
 
   onEvent(e: StreamEvent): void {
+    const note = rowsNote(e);
+    if (note) this.say(note);
     const when = readAfter(e, this.o.runId);
     if (when === "now") void this.read();
     else if (when === "soon") this.readSoon(this.o.tty ? 250 : 1_000);
@@ -169,6 +186,17 @@ class Follow {
     return this.o.tty
       ? barLine(p, this.meter.rate(), Math.max(20, (this.o.out.columns || 80) - 1))
       : plainLine(this.o.runId, p, this.meter.rate());
+  }
+
+  /** A line of its own; a terminal's bar is drawn again under it. */
+  private say(text: string): void {
+    if (this.stop.signal.aborted) return;
+    if (!this.o.tty) {
+      this.o.out.write(`${text}\n`);
+      return;
+    }
+    this.o.out.write(`\r${text}\x1b[K\n`);
+    if (this.drawn) this.draw();
   }
 
   private draw(): void {

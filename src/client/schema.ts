@@ -848,6 +848,9 @@ export interface components {
             op: "insert" | "delete" | "update";
             rowIds: string[];
             columns?: string[];
+            count?: number;
+            /** @enum {boolean} */
+            bulk?: true;
         };
         SchemaEventData: {
             schemaVersion: number;
@@ -3355,6 +3358,9 @@ export interface operations {
                     rowIds: string[];
                 } | {
                     where: components["schemas"]["WhereCondition"][];
+                } | {
+                    /** @enum {boolean} */
+                    all: true;
                 };
             };
         };

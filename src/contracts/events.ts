@@ -59,11 +59,25 @@ export const CellEventData = z.object({
 });
 export type CellEventData = z.infer<typeof CellEventData>;
 
-/** Rows were inserted, deleted or had values edited (`columns`: the ids edited). */
+/**
+ * An insert or delete of more than this many rows in one statement writes one `rows`
+ * event without their ids (`bulk: true`, `rowIds: []`, `count`): a reader reads what it
+ * shows again. A 1,000,000-row import thus writes 40 small events, not 40 of 25,000 ids.
+ */
+export const ROW_EVENT_IDS_UP_TO = 500;
+
+/**
+ * Rows were inserted, deleted or had values edited (`columns`: the ids edited). A bulk
+ * one (`bulk: true`) names no row: `count` rows went in or out, `rowIds` is empty.
+ */
 export const RowsEventData = z.object({
   op: z.enum(["insert", "delete", "update"]),
   rowIds: z.array(z.string()),
   columns: z.array(z.string()).optional(),
+  /** How many rows the statement inserted or deleted (on a bulk event). */
+  count: z.number().int().positive().optional(),
+  /** More than ROW_EVENT_IDS_UP_TO rows: their ids are not listed. */
+  bulk: z.literal(true).optional(),
 });
 export type RowsEventData = z.infer<typeof RowsEventData>;
 

@@ -112,7 +112,8 @@ export const MAX_ROWS_PER_DELETE = 10_000;
 
 /**
  * `POST /rows/delete`: the rows named by id (at most 10,000; ids the table does not have
- * are ignored), or every row matching a `where` list as runs and row filters take it.
+ * are ignored), every row matching a `where` list as runs and row filters take it, or
+ * every row of the table (`all: true`, said outright: an empty `where` is refused).
  */
 export const DeleteRowsRequest = z.union([
   z.strictObject({
@@ -122,6 +123,7 @@ export const DeleteRowsRequest = z.union([
       .max(MAX_ROWS_PER_DELETE, `at most ${MAX_ROWS_PER_DELETE} row ids per call`),
   }),
   z.strictObject({ where: Where }),
+  z.strictObject({ all: z.literal(true) }),
 ]);
 export type DeleteRowsRequest = z.infer<typeof DeleteRowsRequest>;
 

@@ -32,10 +32,13 @@ export async function deleteRows(
     picks = [];
     for (let i = 0; i < ids.length; i += BATCH_ROWS)
       picks.push({ rowIds: ids.slice(i, i + BATCH_ROWS) });
-  } else {
+  } else if ("where" in req) {
     const where = checkWhere(schema, req.where);
     if (!where.ok) return where;
     picks = [{ where: where.value }];
+  } else {
+    // `all: true`: no condition, every row (batch by batch, like a `where`).
+    picks = [{ where: [] }];
   }
   let deleted = 0;
   for (const pick of picks) {

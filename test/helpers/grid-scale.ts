@@ -68,7 +68,16 @@ export async function rowIndexesSettled(
   }
 }
 
-async function fillRows(s: UiSession, tableId: string, rows: number): Promise<void> {
+/** Row i's data as SQL (`i`: 1-based): `n` and `t` by default. */
+const SCALE_DATA = "jsonb_build_object('n', (i::bigint * 7919) % 1000003, 't', md5(i::text))";
+
+/** `rows` rows at the table's end in one SQL statement; `data`: row i's values as SQL. */
+export async function fillRows(
+  s: UiSession,
+  tableId: string,
+  rows: number,
+  data = SCALE_DATA,
+): Promise<void> {
   const client = pgClient(s);
   await client.connect();
   try {
@@ -78,8 +87,7 @@ async function fillRows(s: UiSession, tableId: string, rows: number): Promise<vo
           where id = $1
          returning next_position - $2 as start)
        insert into rows (id, table_id, position, data)
-       select 'row_scale_' || $1 || '_' || i, $1, pos.start + i - 1,
-              jsonb_build_object('n', (i::bigint * 7919) % 1000003, 't', md5(i::text))
+       select 'row_scale_' || $1 || '_' || i, $1, pos.start + i - 1, ${data}
          from pos, generate_series(1, $2::int) i`,
       [tableId, rows],
     );

@@ -4,7 +4,7 @@
  * `progress` events must wake it too, and only the run's own end reads at once.
  */
 import { describe, expect, it } from "vitest";
-import { readAfter } from "@/cli/follow";
+import { readAfter, rowsNote } from "@/cli/follow";
 
 const ev = (event: string, data: unknown) => ({ id: 1, event, data });
 
@@ -32,5 +32,17 @@ describe("what wakes run --follow", () => {
     expect(readAfter(ev("progress", { rows: 1, groups: [] }), "d")).toBe("soon");
     expect(readAfter(ev("schema", { schemaVersion: 2, name: "t" }), "d")).toBe("no");
     expect(readAfter(ev("tick", {}), "d")).toBe("no");
+  });
+});
+
+describe("what run --follow says of a bulk rows event", () => {
+  it("prints one line with the count for a bulk insert or delete, nothing for a listed one", () => {
+    const bulk = (op: string, count: number) => ev("rows", { op, rowIds: [], count, bulk: true });
+    expect(rowsNote(bulk("insert", 25_000))).toBe("rows: 25,000 inserted");
+    expect(rowsNote(bulk("delete", 5_000))).toBe("rows: 5,000 deleted");
+    expect(rowsNote(ev("rows", { op: "insert", rowIds: ["a"] }))).toBeNull();
+    expect(rowsNote(ev("cell", {}))).toBeNull();
+    // Rows deleted take their cells with them: the run's counts are read again.
+    expect(readAfter(bulk("delete", 5_000), "d")).toBe("soon");
   });
 });

@@ -30,6 +30,10 @@ describe("table event contract", () => {
       }),
     ).toBeNull();
     expect(eventContractBreach("rows", { op: "insert", rowIds: ["a", "b"] })).toBeNull();
+    // An insert or delete of many rows counts them instead of listing them (issue 33).
+    expect(
+      eventContractBreach("rows", { op: "delete", rowIds: [], count: 5000, bulk: true }),
+    ).toBeNull();
     expect(eventContractBreach("schema", { schemaVersion: 3, name: "Leads" })).toBeNull();
     expect(eventContractBreach("dispatch", { dispatchId: "d", status: "completed" })).toBeNull();
     // An active run's news stands for many cells (issue 33: no `cell` event per cell).

@@ -5,6 +5,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { TypedCondition } from "@/domain/where";
 import { appendEvent } from "../events/append";
 import { textArray } from "../sql";
+import { rowsEventOf } from "./rows-event";
 import { whereSql } from "./where-sql";
 
 /** Which rows of the table a batch may take: these ids, or those matching the conditions. */
@@ -16,8 +17,9 @@ export type RowPick = { rowIds: readonly string[] } | { where: readonly TypedCon
  * cascade), so an attempt still running finds no cell to write and stops as `gone`, and
  * the execution ids of those running are returned for the caller to stop at once; the
  * table's `row_count` moves by what this very statement deleted; one `rows` event names
- * them. A deadlock with a carrier's terminal write (cell before row, here row before
- * cell) rolls the batch back whole, and it runs again.
+ * them, or counts them past ROW_EVENT_IDS_UP_TO (`rows-event.ts`). A deadlock with a
+ * carrier's terminal write (cell before row, here row before cell) rolls the batch back
+ * whole, and it runs again.
  */
 export async function deleteRowBatch(
   db: Db,
@@ -44,7 +46,7 @@ export async function deleteRowBatch(
                  coalesce((select array_agg(execution_id) from doomed), '{}') as running`,
       );
       const rowIds = out?.rowIds ?? [];
-      if (rowIds.length > 0) await appendEvent(tx, tableId, "rows", { op: "delete", rowIds });
+      if (rowIds.length > 0) await appendEvent(tx, tableId, "rows", rowsEventOf("delete", rowIds));
       return { rowIds, running: out?.running ?? [] };
     }),
   );

@@ -6,6 +6,7 @@ import type { Plan } from "@/domain/statuses";
 import { appendEvent } from "../events/append";
 import { tableFill } from "../tables/read";
 import type { RowRecord } from "./read";
+import { rowsEventOf } from "./rows-event";
 
 /** Rows per table for each plan (null: no cap), as the plans and the deployment set them. */
 export type RowCaps = Readonly<Record<Plan, number | null>>;
@@ -23,7 +24,8 @@ export type InsertOutcome =
  * that statement also moves the table's `row_count` and holds it under the cap of the
  * workspace's plan (read in the statement, so a plan change counts from the next insert).
  * Its row lock serialises concurrent inserts on the table, and the second re-checks the
- * cap on the count the first committed: together they can never pass it.
+ * cap on the count the first committed: together they can never pass it. One `rows`
+ * event names the rows, or counts them past ROW_EVENT_IDS_UP_TO (`rows-event.ts`).
  */
 export async function insertRowsUnderCap(
   db: Db,
@@ -43,7 +45,8 @@ export async function insertRowsUnderCap(
       const rows = await appendAtEnd(tx, tableId, items, caps);
       if (rows.length > 0) {
         rows.sort((a, b) => a.position - b.position);
-        await appendEvent(tx, tableId, "rows", { op: "insert", rowIds: rows.map((r) => r.id) });
+        const ids = rows.map((r) => r.id);
+        await appendEvent(tx, tableId, "rows", rowsEventOf("insert", ids));
         return { kind: "inserted", rows };
       }
       const why = await refusal(tx, tableId, n, caps);

@@ -21,14 +21,15 @@ import { GridHeader, type GridSort } from "./GridHeader";
 import type { GridActions } from "./grid-actions";
 import { useColumns } from "./grid-columns";
 import type { RowView } from "./model";
+import { rowToggled, type Selection } from "./selection";
 import { useCellEditing } from "./use-cell-editing";
 
 interface Props {
   table: TableView;
   rows: RowView[];
   version: number;
-  selected: Set<string>;
-  onSelect(ids: Set<string>): void;
+  selected: Selection;
+  onSelect(selection: Selection): void;
   actions: GridActions;
   /** The sort the rows were read in; a column header's sort button cycles it. */
   sort?: GridSort;
@@ -134,7 +135,15 @@ export function Grid({
           start={start}
           rows={model.getRowModel().rows}
           selected={selected}
-          onSelect={onSelect}
+          onToggle={(rowId) =>
+            onSelect(
+              rowToggled(
+                selected,
+                rowId,
+                rows.map((r) => r.id),
+              ),
+            )
+          }
           actions={actions}
           editing={editing}
         />

@@ -12,13 +12,15 @@ import { EditingCell, LeadCell, StatusCell, ValueCell } from "./GridCells";
 import type { GridActions } from "./grid-actions";
 import { metaOf } from "./grid-columns";
 import type { RowView } from "./model";
+import { isSelected as picked, type Selection } from "./selection";
 import type { CellEditing } from "./use-cell-editing";
 
 export const ROW_HEIGHT = 34;
 
 interface RowsProps {
-  selected: Set<string>;
-  onSelect(ids: Set<string>): void;
+  selected: Selection;
+  /** A row's checkbox was clicked. */
+  onToggle(rowId: string): void;
   actions: GridActions;
   editing: CellEditing;
 }
@@ -67,18 +69,13 @@ function GridRow({
   index,
   top,
   selected,
-  onSelect,
+  onToggle,
   actions,
   editing,
 }: RowsProps & { row: Row<RowView>; index: number; top: number }) {
   const row = r.original;
-  const isSelected = selected.has(row.id);
-  const toggle = () => {
-    const next = new Set(selected);
-    if (isSelected) next.delete(row.id);
-    else next.add(row.id);
-    onSelect(next);
-  };
+  const isSelected = picked(selected, row.id);
+  const toggle = () => onToggle(row.id);
   return (
     <div
       className="grid-row"

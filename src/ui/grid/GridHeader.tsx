@@ -1,6 +1,7 @@
 "use client";
 /**
- * The grid's header rows: "select all" and the row count over the lead column, a value
+ * The grid's header rows: "select all" (the rows loaded: `selection.ts`; `SelectionBar`
+ * offers every matching row) and the row count over the lead column, a value
  * column's name (which opens its editor), type, sort and hide buttons, and over each group's
  * columns the group's kind, name (which opens the group editor), whether it auto-runs or
  * has a run condition (its conditions on hover) and Run ▾ menu, over a bar of its
@@ -16,6 +17,7 @@ import type { RowView } from "./model";
 import { barShares, barTitle } from "./progress-bar";
 import type { RowSort } from "./row-query";
 import { SortButton } from "./SortButton";
+import { allChecked, headerToggled, type Selection } from "./selection";
 
 const HEIGHT = 32;
 
@@ -32,8 +34,8 @@ interface Props {
   rows: RowView[];
   /** The rows that match (the header's count; `rows` are those held). */
   total: number;
-  selected: Set<string>;
-  onSelect(ids: Set<string>): void;
+  selected: Selection;
+  onSelect(selection: Selection): void;
   actions: HeaderActions;
   sort: GridSort | undefined;
   progress: TableProgress | null;
@@ -49,8 +51,10 @@ export function GridHeader({
   sort,
   progress,
 }: Props) {
-  const all = selected.size > 0 && selected.size === rows.length;
-  const selectAll = () => onSelect(all ? new Set() : new Set(rows.map((r) => r.id)));
+  // The header picks the rows loaded; the bar under the toolbar offers all that match.
+  const loaded = rows.map((r) => r.id);
+  const all = allChecked(selected, loaded);
+  const selectAll = () => onSelect(headerToggled(selected, loaded));
   return (
     <div className="grid-head">
       {headerGroups.map((hg, depth) => (

@@ -28,6 +28,7 @@ import { type MenuAnchor, RunMenu } from "./RunMenu";
 import { RunProgress } from "./RunProgress";
 import { NO_QUERY, nextSort, type RowQuery } from "./row-query";
 import { SchedulesDialog } from "./SchedulesDialog";
+import { SelectionBar } from "./SelectionBar";
 import {
   edited,
   fittedView,
@@ -43,10 +44,15 @@ import {
   viewEdited,
   viewFields,
 } from "./saved-views";
+import { pickedIds } from "./selection";
 import { type PageMessage, useRunControl } from "./use-run-control";
 import { useSavedViews } from "./use-saved-views";
+import { useSelection } from "./use-selection";
 import { useLiveTable } from "./use-table";
 import { ViewPicker } from "./ViewPicker";
+
+/** The AI column's try row under a `matching` selection: the first row shown. */
+const NONE_PICKED: ReadonlySet<string> = new Set();
 
 type Open =
   | { kind: "column"; column?: Column }
@@ -66,7 +72,6 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
   const { table, rows, version } = live;
   // Cached by `rows` until the next change; `version` re-renders this page when it moves.
   const list = rows.list();
-  const [selected, setSelected] = useState<Set<string>>(new Set());
   const [open, setOpen] = useState<Open>(null);
   const [menu, setMenu] = useState<MenuAnchor | null>(null);
   const [message, setMessage] = useState<PageMessage | null>(null);
@@ -76,6 +81,17 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
   );
   const runs = useRunControl(tableId, { changed: live.refreshRuns, message: setMessage });
   const { run, stop, confirming } = runs;
+  const filtered = query.where.length > 0 || query.view !== undefined;
+  const selection = useSelection({
+    tableId,
+    where: query.where,
+    filtered,
+    total: rows.total,
+    live,
+    run: (req) => void run(req),
+    message: setMessage,
+  });
+  const { selected, setSelected } = selection;
 
   const fail = (err: unknown) => setMessage({ text: describeError(err), error: true });
   const views = useSavedViews(tableId, (text) => setMessage({ text, error: true }));
@@ -199,18 +215,6 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
     }
   };
 
-  const deleteSelected = async () => {
-    const ids = [...selected];
-    if (!window.confirm(`Delete ${ids.length} rows? Their running cells stop.`)) return;
-    try {
-      for (const id of ids) await answer(api.DELETE("/api/tables/{id}/rows/{rowId}", rowPath(id)));
-      live.deleted(ids);
-      setSelected(new Set());
-    } catch (err) {
-      fail(err);
-    }
-  };
-
   const saved = (t: TableView) => {
     live.setTable(t);
     setOpen(null);
@@ -235,14 +239,14 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
         tableId={tableId}
         table={table}
         live={live}
-        selectedCount={selected.size}
+        selectedCount={selection.count}
         canStop={inFlight || live.runs.some((r) => r.status === "active")}
         onAddRow={() => void addRow()}
         onAddColumn={() => setOpen({ kind: "column" })}
         onAddGroup={() => setOpen({ kind: "group" })}
         onAddAiColumn={() => setOpen({ kind: "ai-column" })}
-        onRunSelected={() => void run({ mode: "all", rowIds: [...selected] })}
-        onDeleteSelected={() => void deleteSelected()}
+        onRunSelected={selection.runSelected}
+        onDeleteSelected={() => void selection.deleteSelected()}
         onRunMenu={setMenu}
         onStopAll={() => void stop({})}
         onSchedules={() => setOpen({ kind: "schedules" })}
@@ -295,6 +299,17 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
           onRunFailed={(where) => void run({ mode: "failed", where })}
         />
       )}
+      {/* A view named by the URL offers its rows once its filter is filled in (a run or
+          delete of them names that filter). */}
+      {table && !viewFailed && (viewId === undefined || urlViewShown.current) && (
+        <SelectionBar
+          selection={selected}
+          loaded={list.map((r) => r.id)}
+          total={rows.total}
+          filtered={filtered}
+          onSelect={setSelected}
+        />
+      )}
       {viewFailed && (
         <div className="notice notice-error" role="alert" data-testid="view-error">
           {live.rowsError}
@@ -324,6 +339,7 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
         anchor={menu}
         table={table}
         selected={selected}
+        total={rows.total}
         filter={query.where}
         onRun={(req) => void run(req)}
         onStop={(scope) => void stop(scope)}
@@ -349,7 +365,7 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
         <AiColumnDialog
           table={table}
           rows={list}
-          selected={selected}
+          selected={pickedIds(selected) ?? NONE_PICKED}
           onClose={() => setOpen(null)}
           onSaved={saved}
         />

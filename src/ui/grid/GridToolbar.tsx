@@ -73,10 +73,10 @@ export function GridToolbar({ tableId, table, live, selectedCount, canStop, view
       {selectedCount > 0 && (
         <>
           <button type="button" className="btn" onClick={on.onRunSelected}>
-            Run {selectedCount} selected
+            Run {selectedCount.toLocaleString()} selected
           </button>
           <button type="button" className="btn btn-danger" onClick={on.onDeleteSelected}>
-            Delete {selectedCount}
+            Delete {selectedCount.toLocaleString()}
           </button>
         </>
       )}

@@ -10,6 +10,7 @@ import type { Group, TableView } from "@/contracts/table";
 import type { WhereCondition } from "@/contracts/where";
 import { FirstNDialog } from "./Dialogs";
 import { RunMatchingDialog } from "./RunMatchingDialog";
+import { runScope, type Selection, selectedCount } from "./selection";
 import type { RunRequest, StopScope } from "./use-run-control";
 
 /** Where the menu opens and for which group (null: every group). */
@@ -25,6 +26,7 @@ export function RunMenu({
   anchor,
   table,
   selected,
+  total,
   filter,
   onRun,
   onStop,
@@ -32,7 +34,9 @@ export function RunMenu({
 }: {
   anchor: MenuAnchor | null;
   table: TableView | null;
-  selected: ReadonlySet<string>;
+  selected: Selection;
+  /** The rows the filter matches (what a `matching` selection holds). */
+  total: number;
   /** The grid's filter, which Run matching… starts from. */
   filter: WhereCondition[];
   onRun(req: RunRequest): void;
@@ -50,6 +54,7 @@ export function RunMenu({
     onClose();
   };
   const group = anchor?.group ?? null;
+  const count = selectedCount(selected, total);
 
   return (
     <>
@@ -88,10 +93,10 @@ export function RunMenu({
             </button>
             <button
               type="button"
-              disabled={selected.size === 0}
-              onClick={item({ ...scoped(group), mode: "all", rowIds: [...selected] })}
+              disabled={count === 0}
+              onClick={item({ ...scoped(group), mode: "all", ...runScope(selected, filter) })}
             >
-              Run selected rows ({selected.size})
+              Run selected rows ({count.toLocaleString()})
             </button>
             {group && (
               <button

@@ -7,7 +7,9 @@
  * matches one is the server's to say) — else only rows shown are updated. The count
  * follows: with no filter it is read again (the table's maintained count: events held
  * while the first page was read may name rows it already counted), one read at a time;
- * under a filter a deleted row that was shown leaves it (`GridRows.remove`).
+ * under a filter a deleted row that was shown leaves it (`GridRows.remove`). A bulk event
+ * (an import's batch, a bulk delete: no ids, a count) reads the window again where it
+ * stands, with its count.
  */
 import { type RefObject, useCallback, useRef } from "react";
 import type { RowsEventData } from "@/contracts/events";
@@ -62,6 +64,29 @@ export function useRowEvents<Q>(o: {
     }
   }, [tableId, rows, bump, queryRef, counting]);
 
+  /**
+   * The window read again after bulk events, one read at a time: an import's forty
+   * events while one is in flight make one more read, not forty.
+   */
+  const rereading = useRef({ busy: false, again: false }).current;
+  const readAgain = useCallback(async () => {
+    if (rereading.busy) {
+      rereading.again = true;
+      return;
+    }
+    rereading.busy = true;
+    try {
+      do {
+        rereading.again = false;
+        await again();
+      } while (rereading.again);
+    } catch {
+      // The next event, scroll or filter reads it again.
+    } finally {
+      rereading.busy = false;
+    }
+  }, [again, rereading]);
+
   const fetchRows = useCallback(
     async (ids: string[]) => {
       // Many: the window's pages again, or, holding the last row, the window from its end
@@ -96,12 +121,15 @@ export function useRowEvents<Q>(o: {
 
   const rowsEvent = useCallback(
     (e: RowsEventData) => {
+      // A bulk insert or delete names no row: the window is read again where it stands,
+      // with its count (rows gone leave it, rows added where it shows join it).
+      if (e.bulk) return void readAgain();
       if (e.op === "delete") return deleted(e.rowIds);
       if (e.op === "insert" && !filtered(queryRef.current)) void recount();
       void fetchRows(e.rowIds);
     },
-    [queryRef, fetchRows, deleted, recount],
+    [queryRef, fetchRows, deleted, recount, readAgain],
   );
 
-  return { fetchRows, deleted, rowsEvent };
+  return { fetchRows, deleted, rowsEvent, readAgain };
 }

@@ -74,7 +74,7 @@ export function useRowReads(tableId: string, query: RowQuery) {
   }, [rows, bump, readPage, fill]);
 
   const events = useRowEvents({ tableId, rows, bump, queryRef, reread, again });
-  const { fetchRows, deleted, rowsEvent } = events;
+  const { fetchRows, deleted, rowsEvent, readAgain } = events;
 
   // A new filter or sort reads the rows again (the first read is the page's); a view
   // opened by URL and then filled in from its list asks for the same rows, and is not; a
@@ -104,6 +104,7 @@ export function useRowReads(tableId: string, query: RowQuery) {
     loadRows,
     rowsEvent,
     deleted,
+    readAgain,
     bulkRefetch,
     show,
   };

@@ -42,6 +42,8 @@ export interface LiveTable {
   show(range: RowRange): void;
   /** Rows this page deleted (out of the window and the count). */
   deleted(ids: readonly string[]): void;
+  /** Rows this page deleted without naming them (a bulk delete by filter): the window read again. */
+  changed(): void;
   stream: StreamState;
   limitNotice: string | null;
   error: string | null;
@@ -131,6 +133,7 @@ export function useLiveTable(tableId: string, query: RowQuery): LiveTable {
     readId: reads.readId,
     show: reads.show,
     deleted: reads.deleted,
+    changed: () => void reads.readAgain(),
     stream,
     limitNotice: limit,
     error,
