@@ -1,6 +1,7 @@
 /**
  * The W1 sweep as an SVG line chart: the engine's cells/s and the peer's jobs/s against
- * table rows. No dependencies, no locale and no randomness: the same points give the same
+ * table rows, and W6's full runs (one worker process, as W1's) as points of their own
+ * further along the same axis, where the peer has no paired run. No dependencies, no locale and no randomness: the same points give the same
  * bytes, so a re-measured chart in the docs diffs only where the figures moved.
  */
 
@@ -21,6 +22,14 @@ export const CHART = {
   /** Keeps the end points off the axes. */
   inset: 28,
 } as const;
+
+/** A full run of one table outside the sweep (W6's): the engine only, no paired peer run. */
+export interface ChartRun {
+  rows: number;
+  cellsPerSec: number;
+}
+
+const RUNS = { id: "full-run", label: "engine, a full run (W6)", color: "#2f9e44" } as const;
 
 const SERIES = [
   { key: "cellsPerSec", id: "engine", label: "engine cells/s", color: "#1f6feb", dash: "" },
@@ -44,8 +53,9 @@ export function formatNumber(x: number): string {
   return frac ? `${grouped}.${frac}` : grouped;
 }
 
-/** 3000 → "3k", 2500 → "2.5k", 400 → "400": tick labels short enough for a log axis. */
+/** 3000 → "3k", 2500 → "2.5k", 400 → "400", 1000000 → "1M": tick labels short enough for a log axis. */
 export function rowsLabel(rows: number): string {
+  if (rows >= 1_000_000) return `${formatNumber(rows / 1_000_000)}M`;
   return rows >= 1000 ? `${formatNumber(rows / 1000)}k` : formatNumber(rows);
 }
 
@@ -59,11 +69,14 @@ export function yTicks(max: number): number[] {
   return Array.from({ length: count + 1 }, (_, i) => +(i * step).toPrecision(12));
 }
 
-export function w1Chart(
-  input: readonly ChartPoint[],
-  title = "W1: throughput against table size",
-): string {
+/** Every point placeable on the axes: positive rows, finite rates from zero. */
+function checkPoints(input: readonly ChartPoint[], fullRuns: readonly ChartRun[]): void {
   if (input.length === 0) throw new Error("no points to chart");
+  for (const r of fullRuns) {
+    const ok =
+      Number.isFinite(r.rows) && r.rows > 0 && Number.isFinite(r.cellsPerSec) && r.cellsPerSec >= 0;
+    if (!ok) throw new Error(`cannot chart ${JSON.stringify(r)}`);
+  }
   for (const p of input) {
     const ok =
       Number.isFinite(p.rows) &&
@@ -74,19 +87,34 @@ export function w1Chart(
       p.peerJobsPerSec >= 0;
     if (!ok) throw new Error(`cannot chart ${JSON.stringify(p)}`);
   }
+}
+
+export function w1Chart(
+  input: readonly ChartPoint[],
+  title = "W1: throughput against table size",
+  fullRuns: readonly ChartRun[] = [],
+): string {
+  checkPoints(input, fullRuns);
   const points = [...input].sort((a, b) => a.rows - b.rows);
+  const runs = [...fullRuns].sort((a, b) => a.rows - b.rows || a.cellsPerSec - b.cellsPerSec);
   const c = CHART;
 
   // Rows on a log axis: the sweep's sizes roughly triple each step.
-  const lo = Math.log10(points[0]?.rows ?? 1);
-  const hi = Math.log10(points.at(-1)?.rows ?? 1);
+  const sizes = [...new Set([...points, ...runs].map((p) => p.rows))].sort((a, b) => a - b);
+  const lo = Math.log10(sizes[0] ?? 1);
+  const hi = Math.log10(sizes.at(-1) ?? 1);
   const left = c.plotLeft + c.inset;
   const right = c.plotRight - c.inset;
   const x = (rows: number) =>
     hi === lo ? (left + right) / 2 : left + ((Math.log10(rows) - lo) / (hi - lo)) * (right - left);
 
   // Per second from zero, so the gap between the lines reads as a ratio.
-  const ticks = yTicks(Math.max(...points.flatMap((p) => [p.cellsPerSec, p.peerJobsPerSec])));
+  const ticks = yTicks(
+    Math.max(
+      ...points.flatMap((p) => [p.cellsPerSec, p.peerJobsPerSec]),
+      ...runs.map((r) => r.cellsPerSec),
+    ),
+  );
   const top = ticks.at(-1) ?? 1;
   const y = (v: number) => c.plotBottom - (v / top) * (c.plotBottom - c.plotTop);
 
@@ -106,11 +134,11 @@ export function w1Chart(
     out.push(`<text x="${c.plotLeft - 8}" y="${n(y(t) + 4)}">${formatNumber(t)}</text>`);
   }
   out.push("</g>", '<g class="x-ticks" text-anchor="middle" fill="#333333" stroke-width="1">');
-  for (const p of points) {
-    const px = n(x(p.rows));
+  for (const rows of sizes) {
+    const px = n(x(rows));
     out.push(
       `<line x1="${px}" y1="${c.plotBottom}" x2="${px}" y2="${c.plotBottom + 5}" stroke="#333333"/>`,
-      `<text x="${px}" y="${c.plotBottom + 19}">${rowsLabel(p.rows)}</text>`,
+      `<text x="${px}" y="${c.plotBottom + 19}">${rowsLabel(rows)}</text>`,
     );
   }
   out.push(
@@ -132,6 +160,7 @@ export function w1Chart(
     }
     out.push("</g>");
   }
+  out.push(...runMarks(runs, x, y));
   out.push('<g class="legend">');
   SERIES.forEach((s, i) => {
     const ly = 44;
@@ -142,6 +171,33 @@ export function w1Chart(
       `<text x="${lx + 30}" y="${ly + 4}">${esc(s.label)}</text>`,
     );
   });
+  if (runs.length > 0) out.push(...runsLegend());
   out.push("</g>", "</svg>", "");
   return out.join("\n");
+}
+
+/** The full runs: squares, unjoined, as each is a run of its own, not a point of the sweep's line. */
+function runMarks(
+  runs: readonly ChartRun[],
+  x: (rows: number) => number,
+  y: (v: number) => number,
+): string[] {
+  if (runs.length === 0) return [];
+  return [
+    `<g class="series ${RUNS.id}" stroke="${RUNS.color}" fill="${RUNS.color}">`,
+    ...runs.map(
+      (r) =>
+        `<rect x="${n(x(r.rows) - 4)}" y="${n(y(r.cellsPerSec) - 4)}" width="8" height="8" data-rows="${r.rows}" data-value="${+r.cellsPerSec.toFixed(3)}"><title>${formatNumber(r.rows)} rows, a full run: ${formatNumber(+r.cellsPerSec.toFixed(1))} cells/s</title></rect>`,
+    ),
+    "</g>",
+  ];
+}
+
+/** The full runs' legend entry, under the lines' (the plot's top edge leaves room for one row). */
+function runsLegend(): string[] {
+  const lx = CHART.plotRight - 150;
+  return [
+    `<rect x="${lx + 8}" y="58" width="8" height="8" fill="${RUNS.color}"/>`,
+    `<text x="${lx + 22}" y="66">${esc(RUNS.label)}</text>`,
+  ];
 }

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "@db/embedded";
 import { freePort } from "../test/helpers/processes";
-import { w1Chart } from "./chart";
+import { type ChartRun, w1Chart } from "./chart";
 import { median, spread } from "./figures";
 import { progressRead } from "./progress";
 import {
@@ -23,6 +23,7 @@ import {
 } from "./sweep";
 import { w5 } from "./w5";
 import { w6 } from "./w6";
+import { fullRunOf } from "./w6-figures";
 import { w7 } from "./w7";
 import { w8 } from "./w8";
 import { peerJobsPerSec, stampToRunning, w1, w2, w3, w4 } from "./workloads";
@@ -84,8 +85,12 @@ async function main(): Promise<void> {
   const only = new Set((process.env.BENCH_ONLY ?? "w1,w2,w3,w4,w5,w8").split(","));
   const result: Record<string, unknown> = {};
   try {
-    if (only.has("w1")) result.w1 = await runW1(server.url, sizes, profile, chart);
-    else if (chart) say("BENCH_CHART: W1 is not in BENCH_ONLY, so there is no chart to write");
+    let w1Points: SizePoint[] = [];
+    if (only.has("w1")) {
+      const w1Result = await runW1(server.url, sizes, profile);
+      w1Points = w1Result.sizes;
+      result.w1 = w1Result;
+    } else if (chart) say("BENCH_CHART: W1 is not in BENCH_ONLY, so there is no chart to write");
     if (only.has("w2")) result.w2 = await runW2(server.url);
     if (only.has("w3")) result.w3 = await runW3(server.url);
     if (only.has("w4")) result.w4 = await runW4(server.url);
@@ -105,6 +110,8 @@ async function main(): Promise<void> {
         limitMs: W6_STEP_LIMIT_S * 1000,
         say,
       });
+    // Written once everything ran: W6's full run (when it ran) extends the sweep's axis.
+    if (chart && w1Points.length > 0) writeW1Chart(chart, w1Points, fullRunOf(result.w6));
     say("");
     say(JSON.stringify(result, null, 2));
   } finally {
@@ -150,8 +157,7 @@ async function runW1(
   url: string,
   sizes: number[],
   profile: boolean,
-  chart: string | undefined,
-): Promise<unknown> {
+): Promise<{ sizes: SizePoint[] } & Record<string, unknown>> {
   const points: SizePoint[] = [];
   for (const rows of sizes) {
     const runs: PairedRun[] = [];
@@ -175,7 +181,6 @@ async function runW1(
   }
   const latency = await stampToRunning(url);
   const head = headline(points);
-  if (chart) writeW1Chart(chart, points);
   return {
     // The fields from before the sweep describe one size (10,000 rows when swept, else
     // the smallest), so readers of older results still find them where they were.
@@ -191,13 +196,15 @@ async function runW1(
   };
 }
 
-function writeW1Chart(chart: string, points: SizePoint[]): void {
+function writeW1Chart(chart: string, points: SizePoint[], fullRun: ChartRun | null): void {
   const svg = w1Chart(
     points.map((p) => ({
       rows: p.rows,
       cellsPerSec: p.cellsPerSec.median,
       peerJobsPerSec: p.peerJobsPerSec.median,
     })),
+    undefined,
+    fullRun ? [fullRun] : [],
   );
   fs.mkdirSync(path.dirname(path.resolve(chart)), { recursive: true });
   fs.writeFileSync(chart, svg);

@@ -1,8 +1,12 @@
 /**
  * W6's arithmetic: rates, per-row and per-cell figures, the RSS high-water marks from the
  * once-a-second samples, and the linear extrapolation of a smaller run to the table's
- * size. Kept apart from the run so the unit tests check the figures the benchmark reports.
+ * size, and its full run as a point of the W1 chart. Kept apart from the run so the unit
+ * tests check the figures the benchmark reports.
  */
+
+import { z } from "zod";
+import type { ChartRun } from "./chart";
 
 /** Things per second over `ms`; 0 when no time passed (nothing to divide by). */
 export function perSecond(count: number, ms: number): number {
@@ -56,3 +60,15 @@ export function vmRssBytes(status: string): number | null {
   const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
   return m ? Number(m[1]) * 1024 : null;
 }
+
+/** W6's full run as a chart point: its rows and cells/s (null when it did not run or broke). */
+export function fullRunOf(w6Result: unknown): ChartRun | null {
+  const parsed = W6FullRun.safeParse(w6Result);
+  return parsed.success
+    ? { rows: parsed.data.run.cells, cellsPerSec: parsed.data.run.cellsPerSec }
+    : null;
+}
+
+const W6FullRun = z.object({
+  run: z.object({ cells: z.number().positive(), cellsPerSec: z.number().nonnegative() }),
+});

@@ -171,6 +171,59 @@ describe("W1 chart", () => {
   });
 });
 
+/** The full runs' squares, in document order. */
+function runSquares(svg: string): Mark[] {
+  const start = svg.indexOf('<g class="series full-run"');
+  if (start === -1) return [];
+  const block = svg.slice(start, svg.indexOf("</g>", start));
+  return [
+    ...block.matchAll(
+      /<rect x="([\d.]+)" y="([\d.]+)" width="8" height="8" data-rows="(\d+)" data-value="([\d.]+)">/g,
+    ),
+  ].map((m) => ({
+    cx: Number(m[1]) + 4,
+    cy: Number(m[2]) + 4,
+    rows: Number(m[3]),
+    value: Number(m[4]),
+  }));
+}
+
+describe("W1 chart with W6's full runs", () => {
+  const runs = [{ rows: 1_000_000, cellsPerSec: 900 }];
+
+  it("extends the rows axis to the full run, the sweep keeping its log spacing", () => {
+    const svg = w1Chart(sweep, undefined, runs);
+    expect(xmlRoot(svg)).toBe("svg");
+    const engine = marks(svg, "engine");
+    const [square] = runSquares(svg);
+    expect(square).toMatchObject({ rows: 1_000_000, value: 900 });
+    // The last point of the axis is the full run's; 10k → 100k and 100k → 1M are the same distance.
+    const x10 = engine[1]?.cx ?? 0;
+    const x100 = engine[3]?.cx ?? 0;
+    expect(square?.cx ?? 0).toBeGreaterThan(x100);
+    expect((square?.cx ?? 0) - x100).toBeCloseTo(x100 - x10, 0);
+    expect(square?.cx ?? 0).toBeLessThan(CHART.plotRight);
+    expect(svg).toContain(">1M</text>");
+    expect(svg).toContain(">engine, a full run (W6)</text>");
+    // No peer point where the peer did not run: the lines keep the sweep's four sizes.
+    expect(marks(svg, "peer").map((m) => m.rows)).toEqual([3_000, 10_000, 30_000, 100_000]);
+  });
+
+  it("scales y to the highest of all, the full run included", () => {
+    const high = w1Chart(sweep, undefined, [{ rows: 1_000_000, cellsPerSec: 5_000 }]);
+    const [square] = runSquares(high);
+    expect(square?.cy).toBeGreaterThanOrEqual(CHART.plotTop);
+    for (const m of marks(high, "peer")) expect(m.cy).toBeGreaterThan(square?.cy ?? 0);
+  });
+
+  it("draws nothing of it without full runs, and refuses one a log axis cannot place", () => {
+    expect(w1Chart(sweep, undefined, [])).toBe(w1Chart(sweep));
+    expect(runSquares(w1Chart(sweep))).toEqual([]);
+    expect(() => w1Chart(sweep, undefined, [{ rows: 0, cellsPerSec: 1 }])).toThrow();
+    expect(() => w1Chart(sweep, undefined, [{ rows: 10, cellsPerSec: -1 }])).toThrow();
+  });
+});
+
 describe("W1 chart labels", () => {
   it("rounds the y axis up to a 1, 2, 2.5 or 5 step", () => {
     expect(yTicks(1_330)).toEqual([0, 500, 1_000, 1_500]);
@@ -185,5 +238,7 @@ describe("W1 chart labels", () => {
     expect(rowsLabel(100_000)).toBe("100k");
     expect(rowsLabel(2_500)).toBe("2.5k");
     expect(rowsLabel(400)).toBe("400");
+    expect(rowsLabel(1_000_000)).toBe("1M");
+    expect(rowsLabel(2_500_000)).toBe("2.5M");
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   extrapolateMs,
+  fullRunOf,
   growthPer,
   highWaterMiB,
   perSecond,
@@ -63,5 +64,22 @@ describe("W6's RSS high-water marks", () => {
     const status = "Name:\tnode\nVmPeak:\t  999 kB\nVmRSS:\t  204800 kB\nThreads:\t11\n";
     expect(vmRssBytes(status)).toBe(204_800 * 1024);
     expect(vmRssBytes("Name:\tnode\nState:\tZ (zombie)\n")).toBeNull();
+  });
+});
+
+describe("W6's full run on the W1 chart", () => {
+  it("takes the run step's cells and cells/s", () => {
+    expect(
+      fullRunOf({ build: { ms: 1 }, run: { cells: 1_000_000, cellsPerSec: 1_141, ms: 876_000 } }),
+    ).toEqual({
+      rows: 1_000_000,
+      cellsPerSec: 1_141,
+    });
+  });
+
+  it("has no point when W6 did not run, or its run broke (a cut-off step has no rate)", () => {
+    expect(fullRunOf(undefined)).toBeNull();
+    expect(fullRunOf({ run: { afterMs: 900_000, error: "canceling statement" } })).toBeNull();
+    expect(fullRunOf({ run: { cells: 0, cellsPerSec: 0 } })).toBeNull();
   });
 });
