@@ -12,7 +12,7 @@
  * key (trigger.dev's fold of duplicate carriers) clears its entry before it reads the row.
  * The steps of a locked row are the cascade's (cascade.ts). Each row it drives is a span
  * of its own (a new trace, or the child of trigger.dev's run span in a task) linked to the
- * span of the run that handed the row out (run-links.ts).
+ * span of the run that handed the row out (src/tracing/run-links.ts).
  *
  * Statements per row with n cells: a share of a batched lock, n + 1 steps (each writes
  * the last attempt's terminal state and claims the next cell; batched with other
@@ -23,13 +23,14 @@
 import { type CarrierPayload, carrierSpec, type TaskContext } from "@/backends/port";
 import { resumeCell } from "@/store/cells/resume";
 import { advanceDispatch } from "@/store/dispatches/advance";
+import { readTraceContext } from "@/store/dispatches/trace-context";
 import { clearPendingCarrier } from "@/store/pending-carriers/entries";
+import { runLinks } from "@/tracing/run-links";
 import { withSpan } from "@/tracing/spans";
 import { cascade } from "./cascade";
 import type { Engine } from "./handle";
 import { at } from "./race-points";
 import { acquireRowLock } from "./row-lock";
-import { runLinks } from "./run-links";
 
 export type CarrierOutcome = "done" | "contended";
 
@@ -114,7 +115,8 @@ async function tracedDriveRow(
   payload: CarrierPayload,
   ctx: TaskContext,
 ): ReturnType<typeof driveRow> {
-  const links = await runLinks(engine.database.db, payload.dispatchId);
+  const { db } = engine.database;
+  const links = await runLinks(payload.dispatchId, (id) => readTraceContext(db, id));
   return withSpan(
     "carrier",
     () => ({
