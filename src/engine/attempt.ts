@@ -28,7 +28,7 @@ import {
 import { WorkflowError } from "@/execution/executor";
 import { cellDetails } from "@/execution/finished-blocks";
 import { redact, redactText } from "@/security/redact";
-import { withSpan } from "@/tracing/spans";
+import { tracingOn, withSpan } from "@/tracing/spans";
 import {
   type AttemptRequest,
   type AttemptResult,
@@ -49,6 +49,8 @@ import { waterfallAttempt } from "./waterfall-attempt";
 import { workflowAttempt } from "./workflow-attempt";
 
 export function runAttempt(engine: Engine, req: AttemptRequest): Promise<AttemptResult> {
+  // Per cell: untraced, not even the span's closures.
+  if (!tracingOn()) return attemptOnce(engine, req);
   return withSpan(
     "attempt",
     () => ({

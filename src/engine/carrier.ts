@@ -26,7 +26,7 @@ import { advanceDispatch } from "@/store/dispatches/advance";
 import { readTraceContext } from "@/store/dispatches/trace-context";
 import { clearPendingCarrier } from "@/store/pending-carriers/entries";
 import { runLinks } from "@/tracing/run-links";
-import { withSpan } from "@/tracing/spans";
+import { tracingOn, withSpan } from "@/tracing/spans";
 import { cascade } from "./cascade";
 import type { Engine } from "./handle";
 import { at } from "./race-points";
@@ -115,6 +115,7 @@ async function tracedDriveRow(
   payload: CarrierPayload,
   ctx: TaskContext,
 ): ReturnType<typeof driveRow> {
+  if (!tracingOn()) return driveRow(engine, payload, ctx);
   const { db } = engine.database;
   const links = await runLinks(payload.dispatchId, (id) => readTraceContext(db, id));
   return withSpan(

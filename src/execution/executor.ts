@@ -20,7 +20,7 @@ import { digestOf } from "@/domain/digest";
 import { assertNever } from "@/domain/statuses";
 import { entryBlock } from "@/domain/workflow-graph";
 import type { PaidCalls } from "@/enrichments/types";
-import { withSpan } from "@/tracing/spans";
+import { tracingOn, withSpan } from "@/tracing/spans";
 import { runApproval, runCondition, runFail, runTransform, runWait } from "./blocks/basic";
 import { type ChildResult, foreachRunner, type RunChild, workflowRunner } from "./blocks/compose";
 import { runEnrichmentBlock } from "./blocks/enrichment";
@@ -341,28 +341,31 @@ async function settleBlock(run: WorkflowRun, id: string): Promise<Settled> {
 async function runAndRecord(run: WorkflowRun, block: Block): Promise<Settled> {
   const { input, stepScope } = run;
   const id = block.id;
-  const result = await withSpan(
-    "block",
-    () => ({
-      "cellflow.block.id": id,
-      "cellflow.block.type": block.type,
-      "cellflow.execution.id": input.executionId,
-    }),
-    () =>
-      withRetries(block, run.signal, (trySignal) =>
-        runBlock(block, {
-          scope: run.scope,
-          signal: trySignal,
-          executionId: input.executionId,
-          stepScope,
-          recorded: run.recorded,
-          ...(input.children ? { children: input.children } : {}),
-          ...(input.paid ? { paid: input.paid } : {}),
-          ...(input.llm ? { llm: llmOf(input.llm, input.executionId) } : {}),
-          ...(input.lineage ? { lineage: input.lineage } : {}),
+  const runIt = () =>
+    withRetries(block, run.signal, (trySignal) =>
+      runBlock(block, {
+        scope: run.scope,
+        signal: trySignal,
+        executionId: input.executionId,
+        stepScope,
+        recorded: run.recorded,
+        ...(input.children ? { children: input.children } : {}),
+        ...(input.paid ? { paid: input.paid } : {}),
+        ...(input.llm ? { llm: llmOf(input.llm, input.executionId) } : {}),
+        ...(input.lineage ? { lineage: input.lineage } : {}),
+      }),
+    );
+  const result = await (tracingOn()
+    ? withSpan(
+        "block",
+        () => ({
+          "cellflow.block.id": id,
+          "cellflow.block.type": block.type,
+          "cellflow.execution.id": input.executionId,
         }),
-      ),
-  );
+        runIt,
+      )
+    : runIt());
   if (result.pause) {
     run.paused ??= { blockId: id, pause: result.pause };
     return { ran: false, taken: [] };
