@@ -4,7 +4,7 @@
  * and the folders below it; the levels, lowest first:
  *
  *   core      src/contracts, src/domain, src/errors   pure: schemas, rules, the error vocabulary
- *   base      db, src/config, src/security, src/net, src/metrics   the database client and schema, settings, crypto, outbound HTTP, the process metrics
+ *   base      db, src/config, src/security, src/net, src/metrics, src/tracing   the database client and schema, settings, crypto, outbound HTTP, the process metrics and spans
  *   store     src/store, src/events                   one module per state change (SQL inside), the event stream
  *   adapters  src/enrichments, src/limits, src/backends  providers, rate limits and plans, task backends
  *   execution src/execution                          the workflow executor and its blocks
@@ -15,7 +15,10 @@
  */
 const LEVELS = [
   { name: "core", folders: ["src/contracts", "src/domain", "src/errors"] },
-  { name: "base", folders: ["db", "src/config", "src/security", "src/net", "src/metrics"] },
+  {
+    name: "base",
+    folders: ["db", "src/config", "src/security", "src/net", "src/metrics", "src/tracing"],
+  },
   { name: "store", folders: ["src/store", "src/events"] },
   { name: "adapters", folders: ["src/enrichments", "src/limits", "src/backends"] },
   { name: "execution", folders: ["src/execution"] },

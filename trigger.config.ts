@@ -4,6 +4,10 @@
  * Retries are off everywhere: the engine decides what runs again. On deploy, the task
  * variables set in the deploying shell (src/config/task-env.ts) are pushed to the
  * environment being deployed: tasks see nothing of the web app's environment otherwise.
+ * Traces: the tasks use the platform's own OpenTelemetry (the tracer provider trigger.dev
+ * registers in every run, which sets OTEL_EXPORTER_OTLP_ENDPOINT to its collector), so
+ * the engine's spans nest under its run spans; to send them to a collector of your own as
+ * well, add its exporter to `telemetry.exporters` here.
  */
 import { syncEnvVars } from "@trigger.dev/build/extensions/core";
 import { defineConfig } from "@trigger.dev/sdk";

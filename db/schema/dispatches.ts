@@ -110,6 +110,11 @@ export const dispatches = pgTable(
      * default when the run was created.
      */
     maxCreditsPerRowMilli: bigint("max_credits_per_row_milli", { mode: "number" }),
+    /**
+     * The run span's W3C trace context (`traceparent`, null when tracing was off): a
+     * carrier in any process, or on trigger.dev, links its trace to it (src/tracing).
+     */
+    traceContext: text("trace_context"),
     status: dispatchStatus("status").notNull().default("active"),
     /** Set with `status = halted`: which credit limit stopped the run. */
     haltReason: haltReason("halt_reason"),

@@ -198,6 +198,33 @@ export const Env = z.object({
   ),
   /** `pretty`: coloured lines; `json`: JSON lines. Unset: pretty on a terminal, else JSON. */
   LOG_FORMAT: z.preprocess(emptyAsUndefined, z.enum(["json", "pretty"]).optional()),
+  /**
+   * Set: traces over OTLP/HTTP to this endpoint (src/tracing). Unset: none, and the SDK is
+   * not loaded. The SDK reads these OTEL_* variables itself; they are parsed here so a
+   * wrong value fails at start rather than being ignored by it.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess(
+    emptyAsUndefined,
+    z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
+  ),
+  OTEL_TRACES_SAMPLER: z.preprocess(
+    emptyAsUndefined,
+    z
+      .enum([
+        "always_on",
+        "always_off",
+        "traceidratio",
+        "parentbased_always_on",
+        "parentbased_always_off",
+        "parentbased_traceidratio",
+      ])
+      .optional(),
+  ),
+  OTEL_TRACES_SAMPLER_ARG: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().min(0).max(1).optional(),
+  ),
+  OTEL_SERVICE_NAME: optionalString,
 });
 export type Env = z.infer<typeof Env>;
 

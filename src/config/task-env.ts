@@ -73,6 +73,12 @@ export const NOT_FOR_TASKS = {
   CELLFLOW_REDRIVE_EVERY_MS: "the local worker; the redrive-orphans schedule runs instead",
   LOG_FORMAT: "task logs go to the run's log view through trigger.dev's logger",
   TRIGGER_PROJECT_REF: "read by trigger.config.ts when deploying",
+  OTEL_EXPORTER_OTLP_ENDPOINT:
+    "trigger.dev sets its own in every run (the platform's collector); the tasks' spans join its run traces",
+  OTEL_TRACES_SAMPLER:
+    "the tasks' spans are children of trigger.dev's run spans, sampled as the platform samples them",
+  OTEL_TRACES_SAMPLER_ARG: "as OTEL_TRACES_SAMPLER: the platform's sampling applies in the tasks",
+  OTEL_SERVICE_NAME: "the tasks' spans carry trigger.dev's service name",
 } as const satisfies Partial<Record<EnvName, string>>;
 
 export type TaskEnvName = keyof typeof TASK_ENV;

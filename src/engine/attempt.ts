@@ -7,7 +7,8 @@
  * already there). A Stop reaches it through its abort signal (the process's cancel
  * registry), its next fenced write, or, where the notice does not reach (trigger.dev), a
  * read of its tombstone every `stopCheckMs`. The terminal write is returned, not made:
- * the carrier sends it with its next step, fenced the same way.
+ * the carrier sends it with its next step, fenced the same way. Each attempt is a span
+ * (the child of its carrier's) carrying the cell's ids and how it ended.
  */
 import type { Logger } from "@/config/log";
 import type { EnrichmentGroup, Group } from "@/contracts/table";
@@ -27,6 +28,7 @@ import {
 import { WorkflowError } from "@/execution/executor";
 import { cellDetails } from "@/execution/finished-blocks";
 import { redact, redactText } from "@/security/redact";
+import { tracingOn, withSpan } from "@/tracing/spans";
 import {
   type AttemptRequest,
   type AttemptResult,
@@ -46,7 +48,28 @@ import { ProgressWriter } from "./progress";
 import { waterfallAttempt } from "./waterfall-attempt";
 import { workflowAttempt } from "./workflow-attempt";
 
-export async function runAttempt(engine: Engine, req: AttemptRequest): Promise<AttemptResult> {
+export function runAttempt(engine: Engine, req: AttemptRequest): Promise<AttemptResult> {
+  // Per cell: untraced, not even the span's closures.
+  if (!tracingOn()) return attemptOnce(engine, req);
+  return withSpan(
+    "attempt",
+    () => ({
+      "cellflow.table.id": req.tableId,
+      "cellflow.row.id": req.rowId,
+      "cellflow.group.id": req.cell.groupId,
+      "cellflow.execution.id": req.cell.executionId,
+      "cellflow.attempt": req.cell.attempt,
+      ...(req.cell.dispatchId ? { "cellflow.run.id": req.cell.dispatchId } : {}),
+    }),
+    async (span) => {
+      const result = await attemptOnce(engine, req);
+      span.setAttribute("cellflow.attempt.end", result.end);
+      return result;
+    },
+  );
+}
+
+async function attemptOnce(engine: Engine, req: AttemptRequest): Promise<AttemptResult> {
   const { groupId, executionId } = req.cell;
   const log = req.log.child({ groupId, executionId });
   const group = req.schema.groups.find((g) => g.id === groupId);

@@ -10,7 +10,9 @@
  * cells it ran. Auto-run fires only through `autoStamp`, which a Stop covering the row
  * holds: a Stop ends the cascade of every row in its scope. A run triggered with a pending
  * key (trigger.dev's fold of duplicate carriers) clears its entry before it reads the row.
- * The steps of a locked row are the cascade's (cascade.ts).
+ * The steps of a locked row are the cascade's (cascade.ts). Each row it drives is a span
+ * of its own (a new trace, or the child of trigger.dev's run span in a task) linked to the
+ * span of the run that handed the row out (src/tracing/run-links.ts).
  *
  * Statements per row with n cells: a share of a batched lock, n + 1 steps (each writes
  * the last attempt's terminal state and claims the next cell; batched with other
@@ -21,7 +23,10 @@
 import { type CarrierPayload, carrierSpec, type TaskContext } from "@/backends/port";
 import { resumeCell } from "@/store/cells/resume";
 import { advanceDispatch } from "@/store/dispatches/advance";
+import { readTraceContext } from "@/store/dispatches/trace-context";
 import { clearPendingCarrier } from "@/store/pending-carriers/entries";
+import { runLinks } from "@/tracing/run-links";
+import { tracingOn, withSpan } from "@/tracing/spans";
 import { cascade } from "./cascade";
 import type { Engine } from "./handle";
 import { at } from "./race-points";
@@ -70,7 +75,7 @@ async function carry(
       runKey: payload.pendingKey,
     });
   while (current) {
-    const { contended, handedOut, moreQueued } = await driveRow(engine, current, ctx);
+    const { contended, handedOut, moreQueued } = await tracedDriveRow(engine, current, ctx);
     if (first) outcome = contended ? "contended" : "done";
     await at(engine.pause, "carrier:released", { rowId: current.rowId });
     // Work left on the row (shutdown, or the rounds ran out while cells kept arriving):
@@ -102,6 +107,32 @@ async function carry(
 function withoutPendingKey(payload: CarrierPayload): CarrierPayload {
   const { pendingKey: _, ...rest } = payload;
   return rest;
+}
+
+/** `driveRow` in the row's carrier span, linked to its run's span. */
+async function tracedDriveRow(
+  engine: Engine,
+  payload: CarrierPayload,
+  ctx: TaskContext,
+): ReturnType<typeof driveRow> {
+  if (!tracingOn()) return driveRow(engine, payload, ctx);
+  const { db } = engine.database;
+  const links = await runLinks(payload.dispatchId, (id) => readTraceContext(db, id));
+  return withSpan(
+    "carrier",
+    () => ({
+      "cellflow.table.id": payload.tableId,
+      "cellflow.row.id": payload.rowId,
+      "cellflow.carrier.id": ctx.runId,
+      ...(payload.dispatchId ? { "cellflow.run.id": payload.dispatchId } : {}),
+    }),
+    async (span) => {
+      const driven = await driveRow(engine, payload, ctx);
+      span.setAttribute("cellflow.carrier.contended", driven.contended);
+      return driven;
+    },
+    { links },
+  );
 }
 
 /**

@@ -11,6 +11,9 @@
  * Each verb takes the request side's handle (`RequestEngine`: the database, the backend,
  * the race points) and its own request; the background stamper passes the database and
  * backend of its worker's engine.
+ * Each run has a span (a child of the request's, when a request started it) around its
+ * creation and its first pages; its `traceparent` is kept on the dispatch row, so every
+ * carrier of the run, in whatever process, links its own trace to it.
  */
 import type { Db } from "@db/client";
 import type { TaskBackend } from "@/backends/port";
@@ -26,6 +29,7 @@ import {
 import { type StampProgress, stampNextPage } from "@/store/dispatches/stamp-next";
 import { createKeyedDispatch } from "@/store/run-keys/create-keyed";
 import type { RunKey, SeenRunKey } from "@/store/run-keys/find";
+import { activeTraceparent, type Span, withSpan } from "@/tracing/spans";
 import type { RequestEngine } from "./handle";
 import { at } from "./race-points";
 
@@ -71,10 +75,26 @@ export interface StartedRun {
   stamping: boolean;
 }
 
-export async function startRun(engine: RequestEngine, scope: RunScope): Promise<StartedRun> {
-  const held = { ...scope, window: heldWindow(engine.backend, scope.window) };
-  const dispatchId = await createDispatch(engine.db, newDispatch(held));
-  return runCreated(engine, held, dispatchId);
+export function startRun(engine: RequestEngine, scope: RunScope): Promise<StartedRun> {
+  return inRunSpan(scope, async (span) => {
+    const held = { ...scope, window: heldWindow(engine.backend, scope.window) };
+    const dispatchId = await createDispatch(engine.db, newDispatch(held));
+    span.setAttribute("cellflow.run.id", dispatchId);
+    return runCreated(engine, held, dispatchId);
+  });
+}
+
+/** The run's span around `fn`: the dispatch it creates keeps the span's traceparent. */
+function inRunSpan<T>(scope: RunScope, fn: (span: Span) => Promise<T>): Promise<T> {
+  return withSpan(
+    "run",
+    () => ({
+      "cellflow.table.id": scope.tableId,
+      "cellflow.group.ids": scope.groupIds,
+      "cellflow.run.mode": scope.mode,
+    }),
+    fn,
+  );
 }
 
 /** A run request with its `Idempotency-Key` (and the digest of the request it came with). */
@@ -90,15 +110,18 @@ export interface KeyedRun {
  * which the re-drive hands to the background stamper). A key used before answers `seen`
  * and starts nothing.
  */
-export async function startKeyedRun(
+export function startKeyedRun(
   engine: RequestEngine,
   request: KeyedRun,
 ): Promise<{ kind: "started"; run: StartedRun } | { kind: "seen"; seen: SeenRunKey }> {
   const { scope, key } = request;
-  const held = { ...scope, window: heldWindow(engine.backend, scope.window) };
-  const created = await createKeyedDispatch(engine.db, newDispatch(held), key);
-  if (!created.created) return { kind: "seen", seen: created.seen };
-  return { kind: "started", run: await runCreated(engine, held, created.dispatchId) };
+  return inRunSpan(scope, async (span) => {
+    const held = { ...scope, window: heldWindow(engine.backend, scope.window) };
+    const created = await createKeyedDispatch(engine.db, newDispatch(held), key);
+    if (!created.created) return { kind: "seen", seen: created.seen };
+    span.setAttribute("cellflow.run.id", created.dispatchId);
+    return { kind: "started", run: await runCreated(engine, held, created.dispatchId) };
+  });
 }
 
 /** Stamps a created run's first pages, then hands out its first window. */
@@ -171,6 +194,7 @@ function newDispatch(scope: RunScope): NewDispatch {
     maxCreditsPerRow: scope.maxCreditsPerRow ?? null,
     ...(scope.resume ? { resume: true } : {}),
     staleAfterHours: scope.staleAfterHours ?? null,
+    traceContext: activeTraceparent(),
   };
 }
 
@@ -184,27 +208,33 @@ export interface Stamped extends StartedRun {
  * Creates the dispatch and stamps its cells; nothing runs until `launchRun` (so no
  * backend: in `engine.db`'s transaction when it is one).
  */
-export async function stampRun(
+export function stampRun(
   engine: Pick<RequestEngine, "db" | "pause">,
   scope: RunScope,
 ): Promise<Stamped> {
-  const dispatchId = await createDispatch(engine.db, newDispatch(scope));
-  await at(engine.pause, "run:created", { dispatchId });
-  return stampPages(engine, scope, dispatchId);
+  return inRunSpan(scope, async (span) => {
+    const dispatchId = await createDispatch(engine.db, newDispatch(scope));
+    span.setAttribute("cellflow.run.id", dispatchId);
+    await at(engine.pause, "run:created", { dispatchId });
+    return stampPages(engine, scope, dispatchId);
+  });
 }
 
 /**
  * An auto-fire's `stampRun`: null, nothing created, while the table's auto-run switch is
  * off (store/dispatches/create.ts `createAutoFireDispatch`).
  */
-export async function stampAutoFireRun(
+export function stampAutoFireRun(
   engine: Pick<RequestEngine, "db" | "pause">,
   scope: RunScope,
 ): Promise<Stamped | null> {
-  const dispatchId = await createAutoFireDispatch(engine.db, newDispatch(scope));
-  if (!dispatchId) return null;
-  await at(engine.pause, "run:created", { dispatchId });
-  return stampPages(engine, scope, dispatchId);
+  return inRunSpan(scope, async (span) => {
+    const dispatchId = await createAutoFireDispatch(engine.db, newDispatch(scope));
+    if (!dispatchId) return null;
+    span.setAttribute("cellflow.run.id", dispatchId);
+    await at(engine.pause, "run:created", { dispatchId });
+    return stampPages(engine, scope, dispatchId);
+  });
 }
 
 /**

@@ -8,8 +8,11 @@
  * signal's reason, never recorded as a provider failure. A paid enrichment given a result
  * cache asks it first: a fresh answer is the result (no provider called, nothing
  * charged), and only an answer (`ok`, `not_found`) is kept in it, never a failure.
+ * Each provider's call is a span (the child of its block's or attempt's) with the
+ * provider, its outcome and the credits an answer found costs.
  */
 import { redactedExcerpt } from "@/security/redact";
+import { type Span, SpanKind, startSpan } from "@/tracing/spans";
 import { cacheKeyOf } from "./cache-key";
 import {
   type Enrichment,
@@ -162,12 +165,17 @@ async function askProviders<I>(
     const started = performance.now();
     const ms = () => Math.round(performance.now() - started);
     let answer: Record<string, unknown> | null;
+    const span = providerSpan(enrichment.id, provider.id);
     try {
       answer = await provider.lookup(inputs, { signal: ctx.signal, secrets });
     } catch (err) {
-      if (ctx.signal.aborted) throw ctx.signal.reason;
+      if (ctx.signal.aborted) {
+        endCall(span, "aborted");
+        throw ctx.signal.reason;
+      }
       retryable ||= !(err instanceof ProviderError) || err.retryable;
       const refused = err instanceof ProviderError && err.retryAfterMs !== undefined;
+      endCall(span, refused ? "refused" : "error");
       ctx.onProviderCall?.(provider.id, refused ? "refused" : "error");
       if (err instanceof ProviderError && err.retryAfterMs !== undefined)
         ctx.providerBusy?.(provider.id, err.retryAfterMs);
@@ -183,6 +191,7 @@ async function askProviders<I>(
     }
     const outputs = answer ? cleanOutputs(enrichment, answer) : null;
     if (!outputs || Object.values(outputs).every((v) => v === null)) {
+      endCall(span, "empty");
       ctx.onProviderCall?.(provider.id, "empty");
       details.providers.push({
         id: provider.id,
@@ -194,6 +203,7 @@ async function askProviders<I>(
       continue;
     }
     const cost = provider.costCredits ?? enrichment.cost;
+    endCall(span, "found", cost);
     ctx.onProviderCall?.(provider.id, "found");
     details.providers.push({
       id: provider.id,
@@ -214,4 +224,21 @@ async function askProviders<I>(
     throw new EnrichmentError(`${what} — ${reasons}`, details, retryable);
   }
   return { outcome: "not_found", outputs: blankOutputs(enrichment), details };
+}
+
+/** A provider's call, as a client span (the no-op span when nothing records). */
+function providerSpan(enrichmentId: string, providerId: string): Span {
+  return startSpan(
+    "provider call",
+    () => ({ "cellflow.provider": providerId, "cellflow.enrichment.id": enrichmentId }),
+    SpanKind.CLIENT,
+  );
+}
+
+function endCall(span: Span, outcome: string, credits?: number): void {
+  if (span.isRecording()) {
+    span.setAttribute("cellflow.provider.outcome", outcome);
+    if (credits !== undefined) span.setAttribute("cellflow.credits", credits);
+  }
+  span.end();
 }

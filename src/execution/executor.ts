@@ -11,7 +11,8 @@
  * at any depth, as step records of the execution (`lineage.record`) under the digest of
  * the child's inputs — reused only by a child run with the same inputs. A child's id, and so the
  * Idempotency-Keys and charges of what runs in it, come from its execution's id: what a
- * resumed execution runs again is sent under its own keys.
+ * resumed execution runs again is sent under its own keys. Each block run (its retries
+ * included) is a span, the child of the attempt's (or of its parent block's, in a child run).
  */
 import type { Block, Checkpoint, WorkflowDefinition } from "@/contracts/workflow";
 import type { ChargeKey } from "@/domain/charges";
@@ -19,6 +20,7 @@ import { digestOf } from "@/domain/digest";
 import { assertNever } from "@/domain/statuses";
 import { entryBlock } from "@/domain/workflow-graph";
 import type { PaidCalls } from "@/enrichments/types";
+import { tracingOn, withSpan } from "@/tracing/spans";
 import { runApproval, runCondition, runFail, runTransform, runWait } from "./blocks/basic";
 import { type ChildResult, foreachRunner, type RunChild, workflowRunner } from "./blocks/compose";
 import { runEnrichmentBlock } from "./blocks/enrichment";
@@ -339,19 +341,31 @@ async function settleBlock(run: WorkflowRun, id: string): Promise<Settled> {
 async function runAndRecord(run: WorkflowRun, block: Block): Promise<Settled> {
   const { input, stepScope } = run;
   const id = block.id;
-  const result = await withRetries(block, run.signal, (trySignal) =>
-    runBlock(block, {
-      scope: run.scope,
-      signal: trySignal,
-      executionId: input.executionId,
-      stepScope,
-      recorded: run.recorded,
-      ...(input.children ? { children: input.children } : {}),
-      ...(input.paid ? { paid: input.paid } : {}),
-      ...(input.llm ? { llm: llmOf(input.llm, input.executionId) } : {}),
-      ...(input.lineage ? { lineage: input.lineage } : {}),
-    }),
-  );
+  const runIt = () =>
+    withRetries(block, run.signal, (trySignal) =>
+      runBlock(block, {
+        scope: run.scope,
+        signal: trySignal,
+        executionId: input.executionId,
+        stepScope,
+        recorded: run.recorded,
+        ...(input.children ? { children: input.children } : {}),
+        ...(input.paid ? { paid: input.paid } : {}),
+        ...(input.llm ? { llm: llmOf(input.llm, input.executionId) } : {}),
+        ...(input.lineage ? { lineage: input.lineage } : {}),
+      }),
+    );
+  const result = await (tracingOn()
+    ? withSpan(
+        "block",
+        () => ({
+          "cellflow.block.id": id,
+          "cellflow.block.type": block.type,
+          "cellflow.execution.id": input.executionId,
+        }),
+        runIt,
+      )
+    : runIt());
   if (result.pause) {
     run.paused ??= { blockId: id, pause: result.pause };
     return { ran: false, taken: [] };

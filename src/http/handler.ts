@@ -3,6 +3,7 @@ import { getBackend } from "@/backends/instance";
 import { log } from "@/config/log";
 import { RequestError } from "@/domain/errors";
 import type { ServiceContext } from "@/services/context";
+import { type Span, SpanKind, withSpan } from "@/tracing/spans";
 import { authenticate } from "./auth";
 import { PATH_ID } from "./path-ids";
 import { errorResponse } from "./respond";
@@ -28,7 +29,24 @@ function clientWentAway(err: unknown): boolean {
   return e?.name === "AbortError" || e?.message === "aborted";
 }
 
-async function guard(req: Request, run: () => Promise<Response>): Promise<Response> {
+/**
+ * The request's span (a run it starts is its child), around the handler and its answer:
+ * an error answered here is the span's status code, not a thrown error.
+ */
+function guard(req: Request, run: (span: Span) => Promise<Response>): Promise<Response> {
+  return withSpan(
+    "request",
+    () => ({ "http.request.method": req.method, "url.path": new URL(req.url).pathname }),
+    async (span) => {
+      const response = await answer(req, () => run(span));
+      span.setAttribute("http.response.status_code", response.status);
+      return response;
+    },
+    { kind: SpanKind.SERVER },
+  );
+}
+
+async function answer(req: Request, run: () => Promise<Response>): Promise<Response> {
   try {
     return await run();
   } catch (err) {
@@ -77,9 +95,10 @@ export function workspaceRoute<P extends Params = Params>(
   fn: (req: Request, ctx: ServiceContext, params: P) => Promise<Response>,
 ): (req: Request, route: RouteContext<P>) => Promise<Response> {
   return (req, route) =>
-    guard(req, async () => {
+    guard(req, async (span) => {
       const { db } = getDatabase();
       const workspaceId = await authenticate(req, db);
+      span.setAttribute("cellflow.workspace.id", workspaceId);
       const params = ((await route?.params) ?? {}) as P;
       checkPathIds(params);
       const ctx: ServiceContext = {

@@ -24,6 +24,7 @@ import type { FlushHandle } from "@/metrics/flush-loop";
 import { startMetricsFlush } from "@/runtime/metrics-flush";
 import { closeRequestLimiter } from "@/runtime/request-limiter";
 import { ensureSecretKey, secretKeyId } from "@/security/secret-key";
+import { initTracing, shutdownTracing } from "@/tracing/init";
 import { type DefaultAccess, ensureDefaultAccess } from "./bootstrap";
 import { surviveDatabaseLoss } from "./crash-policy";
 import {
@@ -103,6 +104,8 @@ export async function runServer(opts: ServerOptions): Promise<void> {
   }
 
   try {
+    // OTEL_EXPORTER_OTLP_ENDPOINT set: traces, registered before Next.js loads.
+    await initTracing("server");
     const access = await startBackEnd(setting, parts, shutdown);
     const demo = await seedDemo({
       db: getDatabase().db,
@@ -189,6 +192,7 @@ function makeShutdown(parts: ServerParts, logger: Logger): Shutdown {
     }
     // Its last flush, and its rows retired, while the database is up.
     await step("the metrics flush", () => parts.metrics?.stop(), 1_000);
+    await step("the traces", () => shutdownTracing(), 2_000);
     await step("the task backend", () => closeBackend(), 1_000);
     await step("the event hub", () => closeEventHub(), 1_000);
     await step("the request rate limiter", () => closeRequestLimiter(), 1_000);

@@ -36,6 +36,7 @@ import { maintainRowIndexes } from "@/services/row-indexes";
 import { fireDueSchedules, SCHEDULE_EVERY_MS } from "@/services/schedule-fire";
 import { runningWithoutLock } from "@/store/cells/orphan-probe";
 import { foldCounts } from "@/store/progress/fold";
+import { flushTracing, initTracing } from "@/tracing/init";
 
 export interface WorkerOptions {
   /** Queries; may be a transaction-mode pooler. */
@@ -95,6 +96,8 @@ function workerDatabase(opts: WorkerOptions, sessionUrl: string): Database {
 
 export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
   const log = opts.log.child({ component: "worker" });
+  // OTEL_EXPORTER_OTLP_ENDPOINT set: traces (the server's when it runs in this process).
+  await initTracing("worker");
   const sessionUrl = opts.sessionUrl ?? opts.url;
   const database = workerDatabase(opts, sessionUrl);
   // graphile-worker's pool, shared by the runner (fetching and completing jobs) and our
@@ -180,6 +183,8 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
         await backend.close();
         await jobsPool.end();
         await database.close();
+        // The spans of its last carriers, before the process may end.
+        await flushTracing().catch((err: unknown) => log.warn({ err }, "traces not flushed"));
       })();
       return stopped;
     },

@@ -3,7 +3,8 @@
  * at the composition root (src/runtime/engine.ts) from the database in the environment
  * (DATABASE_URL, and DATABASE_URL_UNPOOLED for the row locks: never a pooler), a
  * trigger.dev backend for the runs the tasks start themselves, and the engine's logger
- * writing to the run's log view (task-log.ts), and the process's metrics flush. Tests seed their own through trigger.dev's
+ * writing to the run's log view (task-log.ts), the process's metrics flush, and spans
+ * through trigger.dev's own OpenTelemetry. Tests seed their own through trigger.dev's
  * `locals` (see `taskEngineKey`).
  */
 
@@ -14,6 +15,7 @@ import { readEnv } from "@/config/env";
 import type { FlushHandle } from "@/metrics/flush-loop";
 import { assembleEngine, type EngineRuntime } from "@/runtime/engine";
 import { startMetricsFlush } from "@/runtime/metrics-flush";
+import { syncTracing } from "@/tracing/spans";
 import { logToTaskRun } from "./task-log";
 
 export const taskEngineKey = locals.create<EngineRuntime>("cellflow.engine");
@@ -25,6 +27,9 @@ export function taskEngine(): EngineRuntime {
   const seeded = locals.get(taskEngineKey);
   if (seeded) return seeded;
   if (!fromEnv) {
+    // trigger.dev registered its tracer provider before any task ran: our spans go to it,
+    // nested under its run spans (we register none of our own here).
+    syncTracing();
     const env = readEnv();
     // Before anything takes a child of the process logger: every engine line of this run
     // process, including those of modules that log on their own, reaches the run's view.

@@ -6,9 +6,11 @@
  * said how long; what `begin` throws (a cap, a Stop, the deadline) is passed on as it is,
  * with no request made. The usage charged is bounded whatever the provider says
  * (`chargedUsage`), so its price always fits the ledger and the cell's terminal write.
+ * The request is a provider-call span (provider `llm:<model>`, with its tokens and credits).
  */
 import type { ChargeKey } from "@/domain/charges";
 import { estimateTokens } from "@/domain/llm-tokens";
+import { failed, SpanKind, startSpan } from "@/tracing/spans";
 import type { LlmCallPlan, LlmCalls, LlmUsage } from "../llm-calls";
 import type { ChatAnswer, ChatCall, ChatRequest, ReportedUsage } from "./chat";
 import { LlmCallError } from "./chat";
@@ -42,9 +44,16 @@ export async function callModel(args: {
     signal,
   );
   let answer: ChatAnswer;
+  const span = startSpan(
+    "provider call",
+    () => ({ "cellflow.provider": `llm:${request.model}`, "cellflow.block.id": args.plan.blockId }),
+    SpanKind.CLIENT,
+  );
   try {
     answer = await args.chat(request, signal, args.quote);
   } catch (err) {
+    failed(span, err);
+    span.end();
     if (turn) {
       if (
         !signal.aborted &&
@@ -59,6 +68,12 @@ export async function callModel(args: {
   }
   const usage = chargedUsage(answer, request, inputTokens);
   const priced = turn ? await turn.answered(usage) : { costCredits: 0, charge: null };
+  if (span.isRecording()) {
+    span.setAttribute("cellflow.llm.input_tokens", usage.inputTokens);
+    span.setAttribute("cellflow.llm.output_tokens", usage.outputTokens);
+    span.setAttribute("cellflow.credits", priced.costCredits);
+  }
+  span.end();
   return { answer, usage, ...priced };
 }
 

@@ -27,6 +27,8 @@ export interface NewDispatch {
   resume?: boolean;
   /** Mode `stale`: completed cells that ended more than this many hours before the run. */
   staleAfterHours?: number | null;
+  /** The run span's W3C traceparent (null or absent: not traced). */
+  traceContext?: string | null;
 }
 
 /**
