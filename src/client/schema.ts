@@ -247,6 +247,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/system": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the app's System page shows: active runs with rate and ETA, queue depth, carriers, stamp → running p50/p99, providers' calls, refusals and waits, this month's credits by source, the 20 newest cell errors
+         * @description Runs, queue, carriers, credits and errors are the key's workspace's; `stampToRunning` and `providers` are the deployment's metric series (`scope: "deployment"`).
+         */
+        get: operations["getSystem"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/secrets": {
         parameters: {
             query?: never;
@@ -1241,6 +1261,76 @@ export interface components {
             limits: {
                 rowsPerTable: number | null;
             };
+        };
+        SystemView: {
+            at: string;
+            runs: components["schemas"]["SystemRun"][];
+            queueDepth: number;
+            carriersRunning: number;
+            stampToRunning: components["schemas"]["StampToRunning"];
+            providers: {
+                /** @enum {string} */
+                scope: "deployment";
+                list: components["schemas"]["ProviderLoad"][];
+            };
+            credits: {
+                month: string;
+                used: number;
+                reserved: number;
+                limit: number | null;
+                bySource: {
+                    source: string;
+                    credits: number;
+                }[];
+            };
+            errors: components["schemas"]["SystemCellError"][];
+        };
+        SystemRun: {
+            id: string;
+            tableId: string;
+            tableName: string;
+            groupIds: string[];
+            /** @enum {string} */
+            mode: "all" | "incomplete" | "new" | "failed" | "stale";
+            createdAt: string;
+            stamping: boolean;
+            total: number;
+            done: number;
+            queued: number;
+            running: number;
+            paused: number;
+            errors: number;
+            cellsPerSecond: number;
+            etaSeconds: number | null;
+        };
+        StampToRunning: {
+            /** @enum {string} */
+            scope: "deployment";
+            claims: number;
+            p50Seconds: number | null;
+            p99Seconds: number | null;
+        };
+        ProviderLoad: {
+            provider: string;
+            calls: number;
+            found: number;
+            empty: number;
+            error: number;
+            refused: number;
+            cached: number;
+            waits: number;
+            waitSeconds: number;
+            waitP99Seconds: number | null;
+        };
+        SystemCellError: {
+            tableId: string;
+            tableName: string;
+            rowId: string;
+            groupId: string;
+            groupName: string | null;
+            error: string | null;
+            finishedAt: string | null;
+            link: string;
         };
         SecretList: {
             secrets: components["schemas"]["SecretView"][];
@@ -2620,6 +2710,53 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UsageView"];
+                };
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    getSystem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspace's system view */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SystemView"];
                 };
             };
             /** @description The credentials are missing or not valid */

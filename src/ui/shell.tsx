@@ -8,6 +8,7 @@ const SECTIONS = [
   { href: "/tables", label: "Tables" },
   { href: "/workflows", label: "Workflows" },
   { href: "/enrichments", label: "Enrichments" },
+  { href: "/system", label: "System" },
 ];
 
 export function Shell({ children, wide = false }: { children: ReactNode; wide?: boolean }) {

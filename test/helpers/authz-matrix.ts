@@ -58,6 +58,12 @@ export const MATRIX: Record<string, KeyedSpec | PublicSpec> = {
     ok: 200,
     request: () => ({ path: "/api/usage" }),
   },
+  "GET /api/system": {
+    kind: "keyed",
+    scope: "own",
+    ok: 200,
+    request: () => ({ path: "/api/system" }),
+  },
   "GET /api/secrets": {
     kind: "keyed",
     scope: "own",

@@ -20,6 +20,7 @@ import * as rows from "@/contracts/rows";
 import * as runs from "@/contracts/runs";
 import * as secrets from "@/contracts/secrets";
 import * as session from "@/contracts/session";
+import * as system from "@/contracts/system";
 import * as table from "@/contracts/table";
 import * as where from "@/contracts/where";
 import * as workflow from "@/contracts/workflow";
@@ -38,6 +39,11 @@ const NAMED: Record<string, ZodType> = {
   UpdateWorkspaceRequest: workspaces.UpdateWorkspaceRequest,
   WorkspaceView: workspaces.WorkspaceView,
   UsageView: workspaces.UsageView,
+  SystemView: system.SystemView,
+  SystemRun: system.SystemRun,
+  StampToRunning: system.StampToRunning,
+  ProviderLoad: system.ProviderLoad,
+  SystemCellError: system.SystemCellError,
   SignInRequest: session.SignInRequest,
   SessionView: session.SessionView,
   Column: table.Column,

@@ -10,6 +10,7 @@ import { InsertRowsRequest } from "@/contracts/rows";
 import { CreateRunRequest, RunRequestHeaders, RunStarted } from "@/contracts/runs";
 import { PutSecretRequest, SecretList, SecretView } from "@/contracts/secrets";
 import { SessionView, SignInRequest } from "@/contracts/session";
+import { SystemView } from "@/contracts/system";
 import {
   CreateWorkflowRequest,
   DeployedWorkflow,
@@ -231,6 +232,19 @@ const workspace: Operation[] = [
       "This month's credits (used, the plan's limit, what remains, by source) and the plan's limits",
     access: "key",
     answers: [{ status: 200, description: "The usage", json: UsageView }],
+    errors: [404],
+  },
+  {
+    method: "get",
+    path: "/api/system",
+    operationId: "getSystem",
+    tag: "Usage",
+    summary:
+      "What the app's System page shows: active runs with rate and ETA, queue depth, carriers, stamp → running p50/p99, providers' calls, refusals and waits, this month's credits by source, the 20 newest cell errors",
+    description:
+      "Runs, queue, carriers, credits and errors are the key's workspace's; `stampToRunning` and `providers` are the deployment's metric series (`scope: \"deployment\"`).",
+    access: "key",
+    answers: [{ status: 200, description: "The workspace's system view", json: SystemView }],
     errors: [404],
   },
   {

@@ -51,22 +51,31 @@ const countByStatus = sql.raw(
   ).join(",\n"),
 );
 
-const select = (where: SQL, tail: SQL = sql``) => sql`
-  select d.id, d.status, d.mode, d.group_ids as "groupIds", d."window", d.stamped, d.stamping,
+/**
+ * `system`: joined to its table (`t`), whose id and name come first, and without its
+ * credits (a sum over the run's ledger entries: too much to read every few seconds).
+ */
+const select = (where: SQL, tail: SQL = sql``, system = false) => sql`
+  select ${system ? sql`t.id as "tableId", t.name as "tableName",` : sql``} d.id, d.status, d.mode, d.group_ids as "groupIds", d."window", d.stamped, d.stamping,
          ${isoTime(sql`d.created_at`)} as "createdAt",
          case when d.finished_at is null then null else ${isoTime(sql`d.finished_at`)} end as "finishedAt",
          d.halt_reason as "haltReason", ${asCredits(sql`d.max_credits_milli`)} as "maxCredits",
          d.stale_after_hours as "staleAfterHours",
          ${asCredits(sql`d.max_credits_per_row_milli`)} as "maxCreditsPerRow",
-         ${asCredits(sql`(select coalesce(sum(u.milli), 0) from usage u
-                            where u.dispatch_id = d.id and u.state = 'charged')`)} as "creditsUsed",
+         ${
+           system
+             ? sql``
+             : sql`${asCredits(sql`(select coalesce(sum(u.milli), 0) from usage u
+                            where u.dispatch_id = d.id and u.state = 'charged')`)} as "creditsUsed",`
+         }
          (select jsonb_build_object(${countByStatus})
             from (select r.status, r.n from run_cell_counts r where r.dispatch_id = d.id
                   union all
                   select x.status, x.n from cell_count_deltas x
                    where x.table_id = d.table_id and x.dispatch_id = d.id and x.group_id is not null) c
          ) as counts
-    from dispatches d where ${where} ${tail}`;
+    from dispatches d ${system ? sql`join tables t on t.id = d.table_id` : sql``}
+   where ${where} ${tail}`;
 
 export async function getDispatch(
   db: Db,
@@ -87,6 +96,30 @@ export function listDispatches(db: Db, tableId: string, limit = 50): Promise<Dis
     select(
       sql`d.table_id = ${tableId}`,
       sql`order by (d.status = 'active') desc, d.created_at desc limit ${limit}`,
+    ),
+  );
+}
+
+/** The most active runs the System page lists (the oldest). */
+const ACTIVE_LIMIT = 100;
+
+/** An active run of a workspace, with its table (and not its credits). */
+export interface ActiveDispatch extends Omit<DispatchView, "creditsUsed"> {
+  tableId: string;
+  tableName: string;
+}
+
+/**
+ * The workspace's active runs, oldest first: off the active runs' partial index (every
+ * workspace's active runs, a few), each counted off its counters like `getDispatch`.
+ */
+export function listActiveDispatches(db: Db, workspaceId: string): Promise<ActiveDispatch[]> {
+  return queryRows<ActiveDispatch>(
+    db,
+    select(
+      sql`d.status = 'active' and t.workspace_id = ${workspaceId}`,
+      sql`order by d.created_at, d.id limit ${ACTIVE_LIMIT}`,
+      true,
     ),
   );
 }

@@ -50,3 +50,27 @@ export async function readDeploymentMetrics(
   );
   return { series: row?.series ?? [], cells: { byStatus: row?.cells ?? {} } };
 }
+
+/** A counter's or histogram's series summed over every process (the `gone` row included). */
+export interface CountedSeries {
+  name: string;
+  /** The labels as JSON, keys sorted. */
+  labels: string;
+  value: number;
+}
+
+/**
+ * The counter and histogram series of `families`, each summed over the processes, as
+ * `GET /api/metrics` sums them (System page: the claims' histogram, the provider calls and
+ * the limiter's waits). Its cost follows the processes and those families' series.
+ */
+export function readCountedSeries(db: Db, families: readonly string[]): Promise<CountedSeries[]> {
+  return queryRows<CountedSeries>(
+    db,
+    sql`select name, labels, sum(value)::float8 as value from metric_series
+         where kind <> 'gauge'
+           and family in (select jsonb_array_elements_text(${JSON.stringify(families)}::jsonb))
+         group by name, labels
+         order by name, labels`,
+  );
+}

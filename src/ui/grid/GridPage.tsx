@@ -6,7 +6,8 @@
  * The Run ▾ menu and its dialogs are `RunMenu`; starting a run (through its dry run and
  * the Run dialog) and stopping cells is `useRunControl`, for every button alike.
  * Saved views (`ViewPicker`, `saved-views.ts`) open into the filter bar and the hidden
- * columns; the open view is in the URL (`?view=`), so a link opens it.
+ * columns; the open view is in the URL (`?view=`), so a link opens it. A link may also
+ * name a cell (`?row=&group=`, `useLinkedCell`): its details open.
  */
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { Column, Group, TableView } from "@/contracts/table";
@@ -45,6 +46,7 @@ import {
   viewFields,
 } from "./saved-views";
 import { pickedIds } from "./selection";
+import { type LinkedCell, useLinkedCell } from "./use-linked-cell";
 import { type PageMessage, useRunControl } from "./use-run-control";
 import { useSavedViews } from "./use-saved-views";
 import { useSelection } from "./use-selection";
@@ -63,7 +65,15 @@ type Open =
   | { kind: "schedules" }
   | null;
 
-export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string }) {
+export function GridPage({
+  tableId,
+  viewId,
+  cell,
+}: {
+  tableId: string;
+  viewId?: string;
+  cell?: LinkedCell;
+}) {
   // A view named by the URL is read through from the first read, before its list is in.
   const [query, setQuery] = useState<RowQuery>(viewId ? { ...NO_QUERY, view: viewId } : NO_QUERY);
   const [hidden, setHidden] = useState<string[]>([]);
@@ -94,6 +104,13 @@ export function GridPage({ tableId, viewId }: { tableId: string; viewId?: string
   const { selected, setSelected } = selection;
 
   const fail = (err: unknown) => setMessage({ text: describeError(err), error: true });
+  useLinkedCell(
+    tableId,
+    cell,
+    table,
+    (row, group) => setOpen({ kind: "details", row, group }),
+    (text) => setMessage({ text, error: true }),
+  );
   const views = useSavedViews(tableId, (text) => setMessage({ text, error: true }));
   const columns = table?.columns ?? null;
   const found = views.list?.find((v) => v.id === openViewId);

@@ -1,0 +1,1 @@
+CREATE INDEX "cells_error_recent_idx" ON "cells" USING btree ("table_id","finished_at" DESC NULLS LAST) WHERE "cells"."status" = 'error';
