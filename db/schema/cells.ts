@@ -92,14 +92,14 @@ export const cells = pgTable(
     index("cells_dispatch_active_idx")
       .on(t.dispatchId, t.rowPosition)
       .where(sql`${t.status} in ('queued', 'running')`),
-    // A large Stop cancels the unfinished cells of no run (a carrier's auto-run) one by one
-    // and the queued cells of runs by scope (cancel_scopes): this finds the former without
-    // walking the latter.
     // The System page's last cell errors, newest first: a table's few newest error cells
     // off the index, however many cells (or errors) the table has.
     index("cells_error_recent_idx")
       .on(t.tableId, t.finishedAt.desc().nullsLast())
       .where(sql`${t.status} = 'error'`),
+    // A large Stop cancels the unfinished cells of no run (a carrier's auto-run) one by one
+    // and the queued cells of runs by scope (cancel_scopes): this finds the former without
+    // walking the latter.
     index("cells_unrun_active_idx")
       .on(t.tableId)
       .where(sql`${t.dispatchId} is null and ${t.status} in ('queued', 'running', 'paused')`),

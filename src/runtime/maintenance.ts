@@ -51,6 +51,8 @@ export interface MaintenanceJob {
   runtimes: readonly Runtime[];
   /** What it did, as counts (logged when any is not zero). */
   run(ctx: MaintenanceContext): Promise<Record<string, number>>;
+  /** A trigger.dev run's budget when the default (300 s) is too short for one step of it. */
+  maxDurationS?: number;
 }
 
 /** Old rows of the tables that only grow otherwise. */
@@ -211,8 +213,11 @@ export const ROW_INDEXES: MaintenanceJob = {
   id: "row-indexes-sweep",
   cron: "* * * * *",
   runtimes: ["local", "trigger"],
+  // One `create index concurrently` scans the whole `rows` table of the deployment and
+  // cannot be cut short: a run killed mid-build would build it again every minute.
+  maxDurationS: 3600,
   run: async ({ engine, signal }) => ({
-    ...(await maintainRowIndexes(engine.database.db, engine.log, signal)),
+    ...(await maintainRowIndexes(engine.database, engine.log, signal)),
   }),
 };
 

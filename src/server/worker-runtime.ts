@@ -130,7 +130,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     })),
     rowIndexes: async (payload) => {
       try {
-        await maintainRowIndexes(database.db, log, stopping.signal);
+        await maintainRowIndexes(database, log, stopping.signal);
       } catch (err) {
         log.error({ err, ...payload }, "row index maintenance failed");
       }

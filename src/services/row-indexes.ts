@@ -6,7 +6,7 @@
  * the ones that are ready. Schema edits and table deletions start a sweep that drops the
  * indexes of columns and tables that are gone.
  */
-import type { Db } from "@db/client";
+import type { Database } from "@db/client";
 import type { TaskBackend } from "@/backends/port";
 import { TASKS } from "@/backends/port";
 import { Env } from "@/config/env";
@@ -79,22 +79,56 @@ async function kick(backend: TaskBackend, tableId: string): Promise<void> {
   ]);
 }
 
-/** The job: drop the retired indexes, then build the recorded ones. */
+/** The maintainer's session lock: two int4 keys, a space apart from the row and stop locks. */
+const MAINTAINER_LOCK = "select pg_try_advisory_lock(1667462004, hashtext('row_indexes')) as got";
+const MAINTAINER_UNLOCK = "select pg_advisory_unlock(1667462004, hashtext('row_indexes'))";
+
+/**
+ * The job: drop the retired indexes, then build the recorded ones — in the database's one
+ * maintainer at a time. Every row index is on the one Postgres table `rows`, where
+ * concurrent builds (and a build and a drop) deadlock whatever tables they serve, so the
+ * job holds a session advisory lock on a connection of its own throughout; a job that
+ * does not get it does nothing (the holder builds every pending index before it lets go,
+ * and the every-minute job takes what was asked after its last claim). The lock dies with
+ * its session, so a maintainer that died frees it, and the next takes its half-built
+ * index over.
+ */
 export async function maintainRowIndexes(
-  db: Db,
+  database: Pick<Database, "db" | "pool">,
   log: Logger,
   signal?: AbortSignal,
-): Promise<{ dropped: number; built: number; failed: number }> {
-  const dropped = await sweepRowIndexes(db);
-  const builds = await buildRowIndexes(db, signal ? { signal } : {});
-  for (const b of builds) {
-    if (b.ok)
-      log.info({ tableId: b.tableId, index: b.name, ms: Math.round(b.ms) }, "row index built");
-    else log.warn({ tableId: b.tableId, index: b.name, error: b.error }, "row index build failed");
+): Promise<{ dropped: number; built: number; failed: number; busy: number }> {
+  const session = await database.pool.connect();
+  let broken = false;
+  try {
+    const got = (await session.query(MAINTAINER_LOCK)).rows[0]?.got === true;
+    if (!got) return { dropped: 0, built: 0, failed: 0, busy: 1 };
+    try {
+      const { db } = database;
+      const dropped = await sweepRowIndexes(db);
+      const builds = await buildRowIndexes(db, signal ? { signal } : {});
+      for (const b of builds) {
+        if (b.ok)
+          log.info({ tableId: b.tableId, index: b.name, ms: Math.round(b.ms) }, "row index built");
+        else
+          log.warn({ tableId: b.tableId, index: b.name, error: b.error }, "row index build failed");
+      }
+      return {
+        dropped,
+        built: builds.filter((b) => b.ok).length,
+        failed: builds.filter((b) => !b.ok).length,
+        busy: 0,
+      };
+    } finally {
+      await session.query(MAINTAINER_UNLOCK).catch(() => {
+        // A session that cannot unlock is destroyed below, which frees the lock.
+        broken = true;
+      });
+    }
+  } catch (err) {
+    broken = true;
+    throw err;
+  } finally {
+    session.release(broken);
   }
-  return {
-    dropped,
-    built: builds.filter((b) => b.ok).length,
-    failed: builds.filter((b) => !b.ok).length,
-  };
 }

@@ -19,15 +19,16 @@ import {
 } from "@/runtime/maintenance";
 import { taskEngine } from "./deps";
 
-/** A run's budget; a job is asked to end a minute before it, and the next run goes on. */
+/** A run's budget (unless the job sets its own); a job is asked to end a minute before it, and the next run goes on. */
 const MAX_DURATION_S = 300;
 
 function scheduled(job: MaintenanceJob) {
+  const budgetS = job.maxDurationS ?? MAX_DURATION_S;
   return schedules.task({
     id: job.id,
     cron: job.cron,
-    maxDuration: MAX_DURATION_S,
-    run: async () => taskEngine().maintain(job, AbortSignal.timeout((MAX_DURATION_S - 60) * 1000)),
+    maxDuration: budgetS,
+    run: async () => taskEngine().maintain(job, AbortSignal.timeout((budgetS - 60) * 1000)),
   });
 }
 

@@ -108,7 +108,7 @@ const built = async (name: string) =>
            where c.relname = ${name}`,
     )
   )[0]?.valid ?? null;
-const maintain = () => maintainRowIndexes(db(), log());
+const maintain = () => maintainRowIndexes(getDatabase(), log());
 
 /** The plan of `query` where scans and sorts of the whole table are priced out. */
 async function planOf(query: ReturnType<typeof sql>): Promise<string> {
@@ -246,5 +246,40 @@ describe("row indexes", () => {
     const t = await bigTable("concurrent");
     await Promise.all(Array.from({ length: 6 }, () => page(t.tableId, { orderBy: "day" })));
     expect((await recorded(t.tableId)).map((r) => r.kind)).toEqual(["sort_asc"]);
+  });
+
+  it("one maintainer at a time builds the indexes of every table: two jobs at once neither deadlock nor fail a build", async () => {
+    const a = await bigTable("first of two");
+    const b = await bigTable("second of two");
+    await page(a.tableId, { orderBy: "n" });
+    await page(b.tableId, { orderBy: "n" });
+    await page(b.tableId, { orderBy: "name", dir: "desc" });
+    const [pending] = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from row_indexes where status = 'pending'`,
+    );
+    expect(pending?.n).toBeGreaterThanOrEqual(3);
+    const jobs = await Promise.all([maintain(), maintain(), maintain()]);
+    // Whichever got the maintainer's lock built every pending one; the others did nothing.
+    expect(jobs.map((j) => j.failed)).toEqual([0, 0, 0]);
+    expect(jobs.reduce((n, j) => n + j.built, 0)).toBe(pending?.n);
+    expect(jobs.filter((j) => j.busy === 1).length).toBe(jobs.filter((j) => j.built === 0).length);
+    for (const r of [...(await recorded(a.tableId)), ...(await recorded(b.tableId))]) {
+      expect(r.status).toBe("ready");
+      expect(await built(r.name)).toBe(true);
+    }
+  });
+
+  it("a build a dead maintainer left half done is taken over by the next one and ends ready", async () => {
+    const t = await bigTable("taken over");
+    await page(t.tableId, { orderBy: "day" });
+    const [r] = await recorded(t.tableId);
+    // As a maintainer that claimed it and died (its session, and so its lock, gone).
+    await db().execute(
+      sql`update row_indexes set status = 'building', started_at = now() where index_name = ${r?.name ?? ""}`,
+    );
+    expect((await maintain()).built).toBe(1);
+    expect((await recorded(t.tableId)).map((x) => x.status)).toEqual(["ready"]);
+    expect(await built(r?.name ?? "")).toBe(true);
   });
 });

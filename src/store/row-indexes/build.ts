@@ -1,10 +1,14 @@
 /**
  * Builds the recorded row indexes, one at a time, with `CREATE INDEX CONCURRENTLY`, so
- * reads and writes of `rows` go on meanwhile. Invariants: an index is built by the one
- * builder that claimed its row (pending, or building under a claim older than
- * BUILD_LEASE_MS: its builder died), so concurrent builders never build it twice; it is
- * `ready` only once its build returned (the index then valid); a failed build is recorded
- * with its error and the invalid index it left is dropped, and it is not tried again.
+ * reads and writes of `rows` go on meanwhile. Invariants: it runs only in the database's
+ * one row-index maintainer (services/row-indexes.ts holds the maintainer's session lock
+ * around every call): every row index is on the one Postgres table `rows`, where two
+ * concurrent builds (or a build and a concurrent drop) wait for each other's snapshots and
+ * deadlock, whichever Cellflow tables they serve. So a row still `building` when a
+ * maintainer starts was left by one that died, and is built again from scratch; an index
+ * is `ready` only once its build returned (the index then valid); a failed build is
+ * recorded with its error and the invalid index it left is dropped, and it is not tried
+ * again.
  */
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
@@ -12,9 +16,6 @@ import { sql } from "drizzle-orm";
 import type { ColumnType } from "@/contracts/table";
 import type { RowIndexKind } from "@/domain/statuses";
 import { createIndexSql } from "./keys";
-
-/** A build claimed this long ago and still `building` is taken over (its process died). */
-export const BUILD_LEASE_MS = 30 * 60_000;
 
 interface Claimed {
   name: string;
@@ -27,31 +28,23 @@ interface Claimed {
 }
 
 /**
- * Claims the oldest buildable index: not of a table whose other index is being built (two
- * concurrent builds on one table only wait for each other, and can deadlock). Claims
- * take turns on an advisory lock, so each sees the claims committed before it.
+ * Claims the oldest buildable index: pending, or `building` under a maintainer that died
+ * (only the one live maintainer builds, and it calls this between its own builds).
  */
 async function claimOne(db: Db): Promise<Claimed | null> {
-  const lease = sql`${BUILD_LEASE_MS} * interval '1 millisecond'`;
-  return db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(hashtext('row_indexes'), 0)`);
-    const rows = await queryRows<Claimed>(
-      tx,
-      sql`with next as (
-            select index_name, status = 'building' as takeover from row_indexes ri
-             where (status = 'pending' or (status = 'building' and started_at < now() - ${lease}))
-               and not exists (select 1 from row_indexes b
-                                where b.table_id = ri.table_id and b.status = 'building'
-                                  and b.started_at >= now() - ${lease})
-             order by requested_at limit 1)
-          update row_indexes ri set status = 'building', started_at = clock_timestamp()
-            from next where ri.index_name = next.index_name
-          returning ri.index_name as name, ri.table_id as "tableId", ri.column_id as "columnId",
-                    ri.column_type as "columnType", ri.kind, ri.started_at::text as "startedAt",
-                    next.takeover`,
-    );
-    return rows[0] ?? null;
-  });
+  const rows = await queryRows<Claimed>(
+    db,
+    sql`with next as (
+          select index_name, status = 'building' as takeover from row_indexes
+           where status in ('pending', 'building')
+           order by requested_at limit 1)
+        update row_indexes ri set status = 'building', started_at = clock_timestamp()
+          from next where ri.index_name = next.index_name and ri.status in ('pending', 'building')
+        returning ri.index_name as name, ri.table_id as "tableId", ri.column_id as "columnId",
+                  ri.column_type as "columnType", ri.kind, ri.started_at::text as "startedAt",
+                  next.takeover`,
+  );
+  return rows[0] ?? null;
 }
 
 /** Drops an index by its checked name (concurrently: reads of `rows` go on). */

@@ -38,17 +38,25 @@ export async function askRowIndexes(
 ): Promise<RowIndexAsk> {
   const ready = new Set<string>();
   if (wants.length === 0) return { ready, recorded: [] };
-  const known = await queryRows<{ key: string; status: RowIndexStatus }>(
+  // One read: the table's indexes and its maintained row count, so a small table (most
+  // reads) costs nothing more than this.
+  const [found] = await queryRows<{
+    rows: number | null;
+    known: { key: string; status: RowIndexStatus }[];
+  }>(
     db,
-    sql`select column_id || '|' || column_type || '|' || kind as key, status
-          from row_indexes where table_id = ${tableId}`,
+    sql`select (select row_count from tables where id = ${tableId})::float8 as rows,
+               coalesce((select json_agg(json_build_object('key', column_id || '|' || column_type || '|' || kind,
+                                                           'status', status))
+                           from row_indexes where table_id = ${tableId}), '[]'::json) as known`,
   );
+  const known = found?.known ?? [];
   for (const k of known) if (k.status === "ready") ready.add(k.key);
   const seen = new Set(known.map((k) => k.key));
   const missing = [...new Map(wants.map((w) => [wantKey(w), w])).values()].filter(
     (w) => !seen.has(wantKey(w)),
   );
-  if (missing.length === 0) return { ready, recorded: [] };
+  if (missing.length === 0 || (found?.rows ?? 0) < minRows) return { ready, recorded: [] };
   const recorded = await db.transaction(async (tx) => {
     await tx.execute(
       sql`select pg_advisory_xact_lock(hashtext('row_indexes'), hashtext(${tableId}))`,

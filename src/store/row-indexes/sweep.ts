@@ -1,8 +1,11 @@
 /**
  * Drops the row indexes nothing can use any more: their table was deleted, or it has no
  * column of that id and type now (deleted, or its type changed; a rename keeps the id).
- * Invariant: the row that names an index is deleted only after the index is dropped, so
- * a sweep that dies halfway leaves the row for the next one, never an unnamed index.
+ * Invariants: the row that names an index is deleted only after the index is dropped, so
+ * a sweep that dies halfway leaves the row for the next one, never an unnamed index; it
+ * runs only in the row-index maintainer (services/row-indexes.ts), so no build of an
+ * index it retires is under way meanwhile (a drop concurrent with a build on `rows` would
+ * wait on it, and the build's claim would otherwise outlive the row the sweep deleted).
  */
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";

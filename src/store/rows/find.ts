@@ -43,10 +43,11 @@ export interface FindRows {
 
 /**
  * The statement `findRows` runs (the benchmark explains it). In position order the page
- * comes straight off the (table, position) index. In a column's order every row of the
- * table is sorted anyway, so its key is computed once per row (`offset 0` keeps Postgres
- * from copying the expression into the keyset condition and the sort, which tripled the
- * cost of a date key), and the top of the rest is kept.
+ * comes straight off the (table, position) index. In a column's order whose row index is
+ * ready (`indexedOrder`), the page is read off that index in its order (`indexedIdsSql`).
+ * Otherwise every row of the table is sorted, so its key is computed once per row
+ * (`offset 0` keeps Postgres from copying the expression into the keyset condition and the
+ * sort, which tripled the cost of a date key), and the top of the rest is kept.
  */
 export function findRowsSql(tableId: string, find: FindRows): SQL {
   const { order, after } = find;
