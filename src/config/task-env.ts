@@ -63,6 +63,8 @@ export const NOT_FOR_TASKS = {
     "the web API's GET /api/metrics token; the tasks flush their series into Postgres, where the web server reads them",
   CELLFLOW_ROWS_PER_TABLE: "read by the web API's row inserts; tasks insert no rows",
   CELLFLOW_IMPORT_MAX_ROWS: "read by the web API's CSV import; tasks import nothing",
+  CELLFLOW_ROW_INDEX_MIN_ROWS:
+    "read by the web API's row reads when they record row indexes; the tasks only build what was recorded",
   CELLFLOW_IMPORT_MAX_BYTES: "read by the web API's CSV import; tasks import nothing",
   CELLFLOW_DATA_DIR: "the embedded Postgres of a single machine",
   CELLFLOW_PG_PORT: "the embedded Postgres of a single machine",
