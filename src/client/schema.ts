@@ -1270,7 +1270,7 @@ export interface components {
             stampToRunning: components["schemas"]["StampToRunning"];
             providers: {
                 /** @enum {string} */
-                scope: "deployment";
+                scope: "deployment" | "withheld";
                 list: components["schemas"]["ProviderLoad"][];
             };
             credits: {
@@ -1305,7 +1305,7 @@ export interface components {
         };
         StampToRunning: {
             /** @enum {string} */
-            scope: "deployment";
+            scope: "deployment" | "withheld";
             claims: number;
             p50Seconds: number | null;
             p99Seconds: number | null;

@@ -31,13 +31,22 @@ export const SystemRun = z.object({
 export type SystemRun = z.infer<typeof SystemRun>;
 
 /**
+ * Whose figures a deployment-wide section holds: `deployment` (every workspace's; shown
+ * only where the key's workspace is the deployment's only one), or `withheld` (other
+ * workspaces exist, and their volumes are theirs: the section is empty, and the figures
+ * are `GET /api/metrics`'s, behind its token).
+ */
+export const DeploymentScope = z.enum(["deployment", "withheld"]);
+export type DeploymentScope = z.infer<typeof DeploymentScope>;
+
+/**
  * Stamp → running over the whole deployment (every workspace): the claims' histogram that
  * `GET /api/metrics` exposes, summed over the processes since their series began. The
  * quantiles are read off its buckets as Prometheus' `histogram_quantile` does (null: no
- * claim yet).
+ * claim yet, or withheld).
  */
 export const StampToRunning = z.object({
-  scope: z.literal("deployment"),
+  scope: DeploymentScope,
   claims: count,
   p50Seconds: seconds.nullable(),
   p99Seconds: seconds.nullable(),
@@ -81,7 +90,7 @@ export type SystemCellError = z.infer<typeof SystemCellError>;
  * `at`. `queueDepth` and `carriersRunning` are its cells queued and running now (a carrier
  * runs one cell of its row at a time), off the progress counters. `stampToRunning` and
  * `providers` are deployment-wide (the Prometheus series, which have no workspace label):
- * their `scope` says so. `credits` is this month's, as `GET /api/usage` has them. `errors`:
+ * their `scope` says so, and they are withheld where other workspaces exist. `credits` is this month's, as `GET /api/usage` has them. `errors`:
  * the workspace's 20 newest cells in `error`, newest first.
  */
 export const SystemView = z.object({
@@ -90,7 +99,7 @@ export const SystemView = z.object({
   queueDepth: count,
   carriersRunning: count,
   stampToRunning: StampToRunning,
-  providers: z.object({ scope: z.literal("deployment"), list: z.array(ProviderLoad) }),
+  providers: z.object({ scope: DeploymentScope, list: z.array(ProviderLoad) }),
   credits: z.object({
     month: z.string(),
     used: z.number(),

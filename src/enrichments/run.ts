@@ -189,7 +189,14 @@ async function askProviders<I>(
       });
       continue;
     }
-    const outputs = answer ? cleanOutputs(enrichment, answer) : null;
+    let outputs: ReturnType<typeof cleanOutputs> | null;
+    try {
+      outputs = answer ? cleanOutputs(enrichment, answer) : null;
+    } catch (err) {
+      // An answer that cannot be read ends its span too: the throw is the attempt's.
+      endCall(span, "error");
+      throw err;
+    }
     if (!outputs || Object.values(outputs).every((v) => v === null)) {
       endCall(span, "empty");
       ctx.onProviderCall?.(provider.id, "empty");

@@ -2,7 +2,9 @@
  * `GET /api/system`: the System page of a workspace. Its own numbers (runs, queue,
  * carriers, credits, errors) come from its tables' progress counters, its runs' counters,
  * the credit ledger and the error cells' index; the claims' latency and the providers'
- * load come from the deployment's metric series (no workspace label there), and say so.
+ * load come from the deployment's metric series (no workspace label there), and say so;
+ * they are shown only to a deployment's only workspace (another's calls, models and
+ * volumes are not a workspace key's to read: `GET /api/metrics` has them, behind its token).
  * Every read is bounded by the workspace's tables and runs or the series, never by cells.
  */
 import type { ProviderLoad, StampToRunning, SystemRun, SystemView } from "@/contracts/system";
@@ -12,7 +14,7 @@ import type { Result } from "@/domain/result";
 import { METRIC } from "@/metrics/registry";
 import { type ActiveDispatch, listActiveDispatches } from "@/store/dispatches/read";
 import { type CountedSeries, readCountedSeries } from "@/store/metrics/read";
-import { recentCellErrors, workspaceCellLoad } from "@/store/system/read";
+import { otherWorkspacesExist, recentCellErrors, workspaceCellLoad } from "@/store/system/read";
 import type { ServiceContext } from "./context";
 import { RunRates } from "./run-rates";
 import { getUsage } from "./usage";
@@ -29,11 +31,18 @@ export async function getSystem(
 ): Promise<Result<SystemView, Failure>> {
   const usage = await getUsage(ctx);
   if (!usage.ok) return { ok: false, reason: notFound("workspace") };
+  const shared = !(await otherWorkspacesExist(ctx.db, ctx.workspaceId));
   const [runs, load, errors, series] = await Promise.all([
     listActiveDispatches(ctx.db, ctx.workspaceId),
     workspaceCellLoad(ctx.db, ctx.workspaceId),
     recentCellErrors(ctx.db, ctx.workspaceId, SYSTEM_ERRORS),
-    readCountedSeries(ctx.db, [METRIC.stampToRunning, METRIC.providerCalls, METRIC.rateLimitWait]),
+    shared
+      ? readCountedSeries(ctx.db, [
+          METRIC.stampToRunning,
+          METRIC.providerCalls,
+          METRIC.rateLimitWait,
+        ])
+      : Promise.resolve([]),
   ]);
   rates.forget(now);
   const { month, used, reserved, limit, bySource } = usage.value;
@@ -44,8 +53,12 @@ export async function getSystem(
       runs: runs.map((r) => systemRun(r, now)),
       queueDepth: load.queued,
       carriersRunning: load.running,
-      stampToRunning: stampToRunning(series),
-      providers: { scope: "deployment", list: providers(series) },
+      stampToRunning: shared
+        ? stampToRunning(series)
+        : { scope: "withheld", claims: 0, p50Seconds: null, p99Seconds: null },
+      providers: shared
+        ? { scope: "deployment", list: providers(series) }
+        : { scope: "withheld", list: [] },
       credits: { month, used, reserved, limit, bySource },
       errors: errors.map((e) => ({
         ...e,

@@ -85,7 +85,15 @@ describe("GET /api/system", () => {
     // The worker carries two rows at a time: the workspace's running cells are its carriers.
     expect(seen.some((v) => v.carriersRunning > 0 && v.queueDepth > 0)).toBe(true);
     expect(view.carriersRunning).toBeLessThanOrEqual(2);
-    expect(view.stampToRunning.scope).toBe("deployment");
+    // Other workspaces exist here: the deployment-wide figures (their calls and volumes
+    // too) are withheld from a workspace key.
+    expect(view.stampToRunning).toEqual({
+      scope: "withheld",
+      claims: 0,
+      p50Seconds: null,
+      p99Seconds: null,
+    });
+    expect(view.providers).toEqual({ scope: "withheld", list: [] });
     // Another workspace sees none of it.
     const theirs = await system(other.key);
     expect(theirs.runs).toEqual([]);

@@ -66,15 +66,22 @@ export async function callModel(args: {
     }
     throw signal.aborted ? signal.reason : err;
   }
-  const usage = chargedUsage(answer, request, inputTokens);
-  const priced = turn ? await turn.answered(usage) : { costCredits: 0, charge: null };
-  if (span.isRecording()) {
-    span.setAttribute("cellflow.llm.input_tokens", usage.inputTokens);
-    span.setAttribute("cellflow.llm.output_tokens", usage.outputTokens);
-    span.setAttribute("cellflow.credits", priced.costCredits);
+  // The span ends however the answer's accounting goes (a throw there is the cell's error).
+  try {
+    const usage = chargedUsage(answer, request, inputTokens);
+    const priced = turn ? await turn.answered(usage) : { costCredits: 0, charge: null };
+    if (span.isRecording()) {
+      span.setAttribute("cellflow.llm.input_tokens", usage.inputTokens);
+      span.setAttribute("cellflow.llm.output_tokens", usage.outputTokens);
+      span.setAttribute("cellflow.credits", priced.costCredits);
+    }
+    return { answer, usage, ...priced };
+  } catch (err) {
+    failed(span, err);
+    throw err;
+  } finally {
+    span.end();
   }
-  span.end();
-  return { answer, usage, ...priced };
 }
 
 /**

@@ -69,3 +69,12 @@ export function recentCellErrors(
          limit ${limit}`,
   );
 }
+
+/** Whether the deployment has a workspace other than this one (its figures are not this one's). */
+export async function otherWorkspacesExist(db: Db, workspaceId: string): Promise<boolean> {
+  const [row] = await queryRows<{ others: boolean }>(
+    db,
+    sql`select exists (select 1 from workspaces where id <> ${workspaceId}) as others`,
+  );
+  return row?.others ?? false;
+}

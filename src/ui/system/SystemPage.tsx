@@ -234,11 +234,20 @@ export function SystemPage() {
           </section>
           <section>
             <h2>Providers</h2>
-            <p className="muted">
-              Calls, refusals (429/503 with Retry-After) and rate-limit waits of all workspaces,
-              since the deployment's series began.
-            </p>
-            <Providers list={view.providers.list} />
+            {view.providers.scope === "withheld" ? (
+              <p className="muted" data-testid="system-providers-withheld">
+                This deployment has other workspaces: its providers' load and claim latency are
+                theirs too, so they are on the metrics endpoint (behind its token), not here.
+              </p>
+            ) : (
+              <>
+                <p className="muted">
+                  Calls, refusals (429/503 with Retry-After) and rate-limit waits of all workspaces,
+                  since the deployment's series began.
+                </p>
+                <Providers list={view.providers.list} />
+              </>
+            )}
           </section>
           <section>
             <h2>Credits this month</h2>
