@@ -90,6 +90,8 @@ async function main(): Promise<void> {
       const w1Result = await runW1(server.url, sizes, profile);
       w1Points = w1Result.sizes;
       result.w1 = w1Result;
+      // Without W6 to add, written at once: a later workload's failure does not lose it.
+      if (chart && !only.has("w6")) writeW1Chart(chart, w1Points, null);
     } else if (chart) say("BENCH_CHART: W1 is not in BENCH_ONLY, so there is no chart to write");
     if (only.has("w2")) result.w2 = await runW2(server.url);
     if (only.has("w3")) result.w3 = await runW3(server.url);
@@ -110,8 +112,9 @@ async function main(): Promise<void> {
         limitMs: W6_STEP_LIMIT_S * 1000,
         say,
       });
-    // Written once everything ran: W6's full run (when it ran) extends the sweep's axis.
-    if (chart && w1Points.length > 0) writeW1Chart(chart, w1Points, fullRunOf(result.w6));
+    // With W6: written once it ran, its full run extending the sweep's axis.
+    if (chart && w1Points.length > 0 && only.has("w6"))
+      writeW1Chart(chart, w1Points, fullRunOf(result.w6));
     say("");
     say(JSON.stringify(result, null, 2));
   } finally {

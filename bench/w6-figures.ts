@@ -61,7 +61,10 @@ export function vmRssBytes(status: string): number | null {
   return m ? Number(m[1]) * 1024 : null;
 }
 
-/** W6's full run as a chart point: its rows and cells/s (null when it did not run or broke). */
+/**
+ * W6's full run as a chart point: its rows and cells/s (null when it did not run or
+ * broke). Its table has one group, so its cells are its rows.
+ */
 export function fullRunOf(w6Result: unknown): ChartRun | null {
   const parsed = W6FullRun.safeParse(w6Result);
   return parsed.success
