@@ -53,10 +53,15 @@ export async function rewriteCoveredBatch(
              limit ${limit}
              for update of c skip locked
           ),
+          -- The picked keys as arrays, unnested into the update: joined to the CTE itself, the
+          -- planner took its row estimate (a few rows) and scanned every queued cell once per
+          -- picked one (minutes a batch while a run's carriers kept the table busy); over an
+          -- unnest it probes the primary key once per key.
+          keys as (select array_agg(row_id) as r, array_agg(group_id) as g from pick),
           upd as (
             update cells c set status = 'cancelled', finished_at = now(), running_block_ids = '{}', updated_at = now()
-              from pick
-             where c.row_id = pick.row_id and c.group_id = pick.group_id and c.status = 'queued'
+              from unnest((select r from keys), (select g from keys)) as p(row_id, group_id)
+             where c.row_id = p.row_id and c.group_id = p.group_id and c.status = 'queued'
             returning 1
           )
           select (select id::text from s) as id, (select table_id from s) as "tableId",
