@@ -161,3 +161,35 @@ export async function startWorkerProcess(
   await untilPrinted(p, /worker ready/, options.timeoutMs ?? 120_000);
   return p;
 }
+
+/**
+ * Runs one of our scripts to its end and reads the JSON it printed last (a report of what
+ * it did, for a test to judge); its exit code and stderr go into the error otherwise.
+ */
+export function runReportingScript<T>(
+  script: string,
+  env: NodeJS.ProcessEnv,
+  what: string,
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", script], {
+      cwd: root,
+      env: { LOG_LEVEL: "silent", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (c: Buffer) => {
+      out += c.toString();
+    });
+    child.stderr.on("data", (c: Buffer) => {
+      err += c.toString();
+    });
+    child.once("error", reject);
+    child.once("exit", (code) => {
+      const line = out.trim().split("\n").at(-1);
+      if (code !== 0 || !line) reject(new Error(`${what} exited ${code}: ${err}`));
+      else resolve(JSON.parse(line) as T);
+    });
+  });
+}

@@ -1,8 +1,5 @@
 /** Runs test/helpers/pacer-child.ts processes and gathers what they granted. */
-import { spawn } from "node:child_process";
-import path from "node:path";
-
-const root = path.resolve(import.meta.dirname, "../..");
+import { runReportingScript } from "./child-scripts";
 
 export interface PacerResult {
   grants: number[];
@@ -10,27 +7,11 @@ export interface PacerResult {
 }
 
 export function runPacerProcess(env: Record<string, string>): Promise<PacerResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "test/helpers/pacer-child.ts"], {
-      cwd: root,
-      env: { ...process.env, LOG_LEVEL: "silent", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (c: Buffer) => {
-      out += c.toString();
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      err += c.toString();
-    });
-    child.once("error", reject);
-    child.once("exit", (code) => {
-      const line = out.trim().split("\n").at(-1);
-      if (code !== 0 || !line) reject(new Error(`pacer process exited ${code}: ${err}`));
-      else resolve(JSON.parse(line) as PacerResult);
-    });
-  });
+  return runReportingScript<PacerResult>(
+    "test/helpers/pacer-child.ts",
+    { ...process.env, LOG_LEVEL: "silent", ...env },
+    "pacer process",
+  );
 }
 
 /** The most grants any `windowMs` span (half-open, sliding over the grants) holds. */

@@ -6,12 +6,9 @@
  * process loads and registers the SDK (the check sees what it should). And the
  * traceparent a run keeps reads back as the span context it was written from.
  */
-import { spawn } from "node:child_process";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseTraceparent } from "@/tracing/spans";
-
-const root = path.resolve(import.meta.dirname, "../..");
+import { runReportingScript } from "../helpers/child-scripts";
 
 /**
  * The packages of the trace SDK and its exporter. Not in it: the api, and what
@@ -37,27 +34,11 @@ interface ChildReport {
 function runChild(env: Record<string, string>): Promise<ChildReport> {
   const base: NodeJS.ProcessEnv = { ...process.env };
   for (const name of Object.keys(base)) if (name.startsWith("OTEL_")) delete base[name];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "test/helpers/tracing-child.ts"], {
-      cwd: root,
-      env: { ...base, LOG_LEVEL: "silent", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (c: Buffer) => {
-      out += c.toString();
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      err += c.toString();
-    });
-    child.once("error", reject);
-    child.once("exit", (code) => {
-      const line = out.trim().split("\n").at(-1);
-      if (code !== 0 || !line) reject(new Error(`tracing child exited ${code}: ${err}`));
-      else resolve(JSON.parse(line) as ChildReport);
-    });
-  });
+  return runReportingScript<ChildReport>(
+    "test/helpers/tracing-child.ts",
+    { ...base, LOG_LEVEL: "silent", ...env },
+    "tracing child",
+  );
 }
 
 describe("tracing off", () => {
