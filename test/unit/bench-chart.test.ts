@@ -204,7 +204,7 @@ describe("W1 chart with W6's full runs", () => {
     expect((square?.cx ?? 0) - x100).toBeCloseTo(x100 - x10, 0);
     expect(square?.cx ?? 0).toBeLessThan(CHART.plotRight);
     expect(svg).toContain(">1M</text>");
-    expect(svg).toContain(">engine, a full run (W6)</text>");
+    expect(svg).toContain(">W6 full run</text>");
     // No peer point where the peer did not run: the lines keep the sweep's four sizes.
     expect(marks(svg, "peer").map((m) => m.rows)).toEqual([3_000, 10_000, 30_000, 100_000]);
   });
