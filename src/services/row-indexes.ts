@@ -19,14 +19,12 @@ import { askRowIndexes, wantKey } from "@/store/row-indexes/request";
 import { hasRowIndexes, sweepRowIndexes } from "@/store/row-indexes/sweep";
 import type { ServiceContext } from "./context";
 
-let minRows: { raw: string | undefined; value: number } | undefined;
-
+/**
+ * CELLFLOW_ROW_INDEX_MIN_ROWS as it is now, read per sorted or filtered read (one field's
+ * parse, as the CSV import reads its limits per import), so a test can lower it.
+ */
 function rowIndexMinRows(): number {
-  const raw = process.env.CELLFLOW_ROW_INDEX_MIN_ROWS;
-  if (minRows && minRows.raw === raw) return minRows.value;
-  const value = Env.shape.CELLFLOW_ROW_INDEX_MIN_ROWS.parse(raw);
-  minRows = { raw, value };
-  return value;
+  return Env.shape.CELLFLOW_ROW_INDEX_MIN_ROWS.parse(process.env.CELLFLOW_ROW_INDEX_MIN_ROWS);
 }
 
 /** Which ready indexes a read may be written for. */
