@@ -3,7 +3,8 @@
  * filter bar narrows the rows to those the server says match; a column header sorts them
  * (ascending, descending, off); "Run failed on matching rows" re-runs only the failed
  * cells of the rows the filter shows; Run ▾ › Run matching… starts a run with the
- * conditions built in its dialog.
+ * conditions built in its dialog; Run ▾ › Run stale rows… runs what is stale (never run, or
+ * completed longer ago than the hours given), not what ran within them.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../helpers/processes";
@@ -174,5 +175,25 @@ describe("finding rows in the grid", () => {
     const latest = (await runs()).find((r) => r.mode === "all" && r.stamped !== NS.length);
     // n = 7, 8 and 9.
     expect(latest?.stamped).toBe(3);
+  }, 60_000);
+
+  it("Run ▾ › Run stale rows… runs the cells never run, not those completed within the hours given", async () => {
+    const before = (await runs()).length;
+    const added = [100, 102].map((n) => ({ data: { n, name: "gamma" } }));
+    expect((await uiApi(s, "POST", `/api/tables/${tableId}/rows`, { rows: added })).status).toBe(
+      201,
+    );
+    await s.page.click("[data-testid=run-menu-odd]");
+    await s.page.click("text=Run stale rows…");
+    const dialog = s.page.getByTestId("run-stale");
+    await dialog.getByTestId("run-stale-hours").fill("0");
+    expect(await dialog.getByTestId("run-stale-start").isDisabled()).toBe(true);
+    await dialog.getByTestId("run-stale-hours").fill("1");
+    await dialog.getByTestId("run-stale-start").click();
+    expect(await waitFor(async () => (await runs()).length === before + 1, 20_000, 100)).toBe(true);
+    expect(await waitFor(allSettled, 30_000, 100)).toBe(true);
+    const stale = (await runs()).filter((r) => r.mode === "stale");
+    // The two rows added, never run; the ten earlier ones ran minutes ago (or errored).
+    expect(stale.map((r) => r.stamped)).toEqual([2]);
   }, 60_000);
 });

@@ -172,3 +172,56 @@ export function FirstNDialog({
     </Modal>
   );
 }
+
+/**
+ * Run ▾ › Run stale rows…: the cells whose last completed attempt ended longer ago than
+ * the hours given, and the cells never run (errored and stopped cells are not stale).
+ */
+export function StaleDialog({
+  group,
+  onRun,
+  onClose,
+}: {
+  group: Group | null;
+  onRun: (staleAfterHours: number) => void;
+  onClose: () => void;
+}) {
+  const [hours, setHours] = useState("24");
+  const value = Number(hours);
+  const valid = hours.trim() !== "" && Number.isFinite(value) && value > 0;
+  return (
+    <Modal title={`Run stale rows${group ? ` of “${group.name}”` : ""}`} onClose={onClose}>
+      <form
+        data-testid="run-stale"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (valid) onRun(value);
+        }}
+      >
+        <div className="field">
+          <label htmlFor="stale-hours">Completed more than this many hours ago</label>
+          <input
+            id="stale-hours"
+            data-testid="run-stale-hours"
+            className={`input${valid ? "" : " invalid"}`}
+            inputMode="decimal"
+            value={hours}
+            onChange={(e) => setHours(e.target.value)}
+          />
+          {!valid && <span className="field-error">Enter a number of hours above 0</span>}
+          <span className="muted">
+            Cells never run are stale too; errored and stopped ones are not.
+          </span>
+        </div>
+        <button
+          className="btn btn-primary"
+          type="submit"
+          disabled={!valid}
+          data-testid="run-stale-start"
+        >
+          Run
+        </button>
+      </form>
+    </Modal>
+  );
+}

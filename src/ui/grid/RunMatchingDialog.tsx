@@ -18,6 +18,7 @@ const MODES: { mode: RunMode; label: string }[] = [
   { mode: "incomplete", label: "Incomplete cells" },
   { mode: "new", label: "Never-run cells" },
   { mode: "failed", label: "Failed cells (last attempt errored)" },
+  { mode: "stale", label: "Stale cells (completed long ago, or never run)" },
 ];
 
 export function RunMatchingDialog({
@@ -30,11 +31,14 @@ export function RunMatchingDialog({
   table: TableView;
   group: Group | null;
   initial: WhereCondition[];
-  onRun(req: { mode: RunMode; where: WhereCondition[] }): void;
+  onRun(req: { mode: RunMode; where: WhereCondition[]; staleAfterHours?: number }): void;
   onClose(): void;
 }) {
   const [where, setWhere] = useState<WhereCondition[]>(initial);
   const [mode, setMode] = useState<RunMode>("all");
+  const [hours, setHours] = useState("24");
+  const staleAfterHours = Number(hours);
+  const hoursValid = hours.trim() !== "" && Number.isFinite(staleAfterHours) && staleAfterHours > 0;
   return (
     <Modal title={`Run matching rows${group ? ` of “${group.name}”` : ""}`} onClose={onClose}>
       <div className="stack" data-testid="run-matching">
@@ -67,13 +71,29 @@ export function RunMatchingDialog({
             ))}
           </select>
         </div>
+        {mode === "stale" && (
+          <div className="field">
+            <label htmlFor="run-matching-stale">Completed more than this many hours ago</label>
+            <input
+              id="run-matching-stale"
+              data-testid="run-matching-stale"
+              className={`input${hoursValid ? "" : " invalid"}`}
+              inputMode="decimal"
+              value={hours}
+              onChange={(e) => setHours(e.target.value)}
+            />
+            {!hoursValid && <span className="field-error">Enter a number of hours above 0</span>}
+          </div>
+        )}
         <div>
           <button
             type="button"
             className="btn btn-primary"
             data-testid="run-matching-start"
-            disabled={where.length === 0}
-            onClick={() => onRun({ mode, where })}
+            disabled={where.length === 0 || (mode === "stale" && !hoursValid)}
+            onClick={() =>
+              onRun(mode === "stale" ? { mode, where, staleAfterHours } : { mode, where })
+            }
           >
             Run matching rows
           </button>

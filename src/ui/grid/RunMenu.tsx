@@ -8,7 +8,7 @@
 import { useState } from "react";
 import type { Group, TableView } from "@/contracts/table";
 import type { WhereCondition } from "@/contracts/where";
-import { FirstNDialog } from "./Dialogs";
+import { FirstNDialog, StaleDialog } from "./Dialogs";
 import { RunMatchingDialog } from "./RunMatchingDialog";
 import { runScope, type Selection, selectedCount } from "./selection";
 import type { RunRequest, StopScope } from "./use-run-control";
@@ -20,7 +20,8 @@ export interface MenuAnchor {
   y: number;
 }
 
-type MenuDialog = { kind: "firstN" | "matching"; group: Group | null } | null;
+type MenuDialog = { kind: DialogKind; group: Group | null } | null;
+type DialogKind = "firstN" | "matching" | "stale";
 
 export function RunMenu({
   anchor,
@@ -49,7 +50,7 @@ export function RunMenu({
     onClose();
     onRun(req);
   };
-  const opens = (kind: "firstN" | "matching") => () => {
+  const opens = (kind: DialogKind) => () => {
     setDialog({ kind, group: anchor?.group ?? null });
     onClose();
   };
@@ -85,6 +86,9 @@ export function RunMenu({
             >
               Resume failed (skip the blocks that finished)
             </button>
+            <button type="button" onClick={opens("stale")}>
+              Run stale rows…
+            </button>
             <button type="button" onClick={opens("firstN")}>
               Run first N rows…
             </button>
@@ -119,6 +123,16 @@ export function RunMenu({
           onRun={(n) => {
             setDialog(null);
             onRun({ ...scoped(dialog.group), mode: "all", limit: n });
+          }}
+        />
+      )}
+      {dialog?.kind === "stale" && (
+        <StaleDialog
+          group={dialog.group}
+          onClose={() => setDialog(null)}
+          onRun={(staleAfterHours) => {
+            setDialog(null);
+            onRun({ ...scoped(dialog.group), mode: "stale", staleAfterHours });
           }}
         />
       )}
