@@ -291,7 +291,7 @@ export class SlidingLogLimiter implements RateLimiter {
     });
     try {
       // The weight rides as the library's own per-call `rate`.
-      const res = await rl.limit(key, weighing ? { rate: weight } : undefined);
+      const res = await rl.limit(slotTagged(key), weighing ? { rate: weight } : undefined);
       if (res.reason === "timeout") {
         return { ok: false, retryAfterMs: UNAVAILABLE_RETRY_MS, reason: "unavailable" };
       }
@@ -306,14 +306,20 @@ export class SlidingLogLimiter implements RateLimiter {
   }
 
   async release(key: string, limit: RateLimit, slot: Slot): Promise<void> {
-    await this.redis.zrem(`${this.prefixOf(limit)}:${key}`, slot.ticket).catch(() => {});
+    await this.redis
+      .zrem(`${this.prefixOf(limit)}:${slotTagged(key)}`, slot.ticket)
+      .catch(() => {});
   }
 
   async settle(key: string, rate: RateLimit, slot: Slot, weight: number): Promise<void> {
     if (rate.weightLimit === undefined) return;
     const id = slot.ticket.slice(0, slot.ticket.lastIndexOf(":"));
     await this.redis
-      .eval(SETTLE_SCRIPT, [`${this.prefixOf(rate)}:${key}`], [slot.ticket, `${id}:${weight}`])
+      .eval(
+        SETTLE_SCRIPT,
+        [`${this.prefixOf(rate)}:${slotTagged(key)}`],
+        [slot.ticket, `${id}:${weight}`],
+      )
       .catch(() => {});
   }
 
@@ -335,8 +341,18 @@ export class SlidingLogLimiter implements RateLimiter {
   }
 
   private coolKeyOf(key: string): string {
-    return `${this.prefix}:cool:${key}`;
+    return `${this.prefix}:cool:${slotTagged(key)}`;
   }
+}
+
+/**
+ * A key's log and its cool-down are read by one script, so on a Redis Cluster (or any
+ * store that checks a script's declared keys, as Upstash's multi-zone databases do) they
+ * must hash to one slot: the key goes in braces, a hash tag, in both names. The prefixes
+ * hold no brace, so the tag is the first one in each name and the same in both.
+ */
+export function slotTagged(key: string): string {
+  return `{${key}}`;
 }
 
 function isSlot(v: unknown): v is Slot {
