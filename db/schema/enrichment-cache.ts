@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, jsonb, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
 import { cellOutcome } from "./enums";
 import { workspaces } from "./workspaces";
@@ -8,7 +9,10 @@ import { workspaces } from "./workspaces";
  * filled (`filled_at`: the outcome and outputs of the call that answered) or claimed (`claim_id`, `claimed_at`): one process is asking the providers and
  * the others wait for its answer instead of paying for the same one (single flight). A
  * claim older than its staleness bound belongs to a process that died and is taken over;
- * a claim whose call failed is deleted (errors are never cached).
+ * a claim whose call failed is deleted (errors are never cached). A filled answer that was
+ * charged for names its charge keys (`paid_by`): it is served only once they are charged,
+ * waited for while they are reserved, and asked again when they were released (a Stop
+ * after the answer, so nobody paid for it).
  */
 export const enrichmentCache = pgTable(
   "enrichment_cache",
@@ -23,6 +27,8 @@ export const enrichmentCache = pgTable(
     filledAt: timestamp("filled_at", { withTimezone: true }),
     claimId: text("claim_id"),
     claimedAt: timestamp("claimed_at", { withTimezone: true }),
+    /** The charge keys (`[{ chargeId, source }]`) the answer is paid by; empty: free. */
+    paidBy: jsonb("paid_by").notNull().default(sql`'[]'::jsonb`),
   },
   (t) => [
     primaryKey({ columns: [t.workspaceId, t.enrichmentId, t.inputKey] }),

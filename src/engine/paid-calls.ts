@@ -16,7 +16,7 @@
  * message); a provider's refusal with a `Retry-After` holds this process's later
  * calls of the workspace to that provider that long. In front of it all, the workspace's
  * result cache (when on): a fresh answer for the same inputs is reused, with no admission
- * and no call. A halt aborts the whole attempt through `onHalt` before it is thrown,
+ * and no call, once the charge of the call that made it was recorded. A halt aborts the whole attempt through `onHalt` before it is thrown,
  * so no block can turn it into a workflow failure: the cell goes back to un-run.
  * Each provider call's outcome is counted in the process's metrics, and a key's credits
  * once, at its first answer found (the write that records it charges them).
@@ -33,7 +33,7 @@ import { attemptSuperseded } from "@/store/engine-reads";
 import { releaseCharge } from "@/store/usage/release";
 import { type AdmissionRequest, admitCall } from "./admission";
 import type { Engine } from "./handle";
-import { resultCache } from "./result-cache";
+import { paidFor, resultCache } from "./result-cache";
 
 /** The attempt whose calls are paid for: an admission request without what it charges. */
 export type PaidAttempt = Omit<AdmissionRequest, "charge" | "credits">;
@@ -149,7 +149,8 @@ export function paidCalls(
         counted.add(key);
         metrics?.charged(creditSource(source), credits);
       },
-      ...(cache ? { cache } : {}),
+      // Only a reserved charge is ever charged: a free call's answer is kept free.
+      ...(cache ? { cache: paidFor(cache, credits > 0 ? charge : null) } : {}),
     };
   };
 }

@@ -5,13 +5,16 @@
  * entry, gives it up or dies; so concurrent misses of one key, in any number of processes,
  * make one provider call. A lease is kept live while its holder works (a call may wait
  * long for its rate-limit turn), so only a dead holder's claim goes stale; only `ok` and
- * `not_found` answers are kept. A cache that cannot be read or written never fails the
- * work: the lookup is a miss.
+ * `not_found` answers are kept. A paid answer is kept with its charge key (`paidFor`) and
+ * served only once that charge is recorded, so an answer whose cell was stopped before
+ * its write is never handed out free. A cache that cannot be read or written never fails
+ * the work: the lookup is a miss.
  */
 import { randomUUID } from "node:crypto";
 import type { Db } from "@db/client";
 import { sleep } from "@/domain/sleep";
-import type { CacheLookup, ResultCache } from "@/enrichments/types";
+import type { ChargeKey } from "@/domain/charges";
+import { type CacheLookup, isPaidAnswer, type ResultCache } from "@/enrichments/types";
 import { fillCached, releaseCached, touchCached } from "@/store/enrichment-cache/fill";
 import { type CacheKey, takeCached } from "@/store/enrichment-cache/take";
 
@@ -82,17 +85,41 @@ function lease(
   touch.unref();
   return {
     kind: "lease",
-    async keep(result) {
+    async keep(result, paidBy) {
       clearInterval(touch);
       const write =
         result.outcome === "ok" || result.outcome === "not_found"
-          ? fillCached(db, { ...claim, outcome: result.outcome, outputs: result.outputs })
+          ? fillCached(db, {
+              ...claim,
+              outcome: result.outcome,
+              outputs: result.outputs,
+              ...(paidBy ? { paidBy } : {}),
+            })
           : releaseCached(db, claim);
       await write.catch(failed);
     },
     async drop() {
       clearInterval(touch);
       await releaseCached(db, claim).catch(failed);
+    },
+  };
+}
+
+/**
+ * The cache as one charge's enrichment calls use it: an answer they keep that is a paid
+ * answer (`isPaidAnswer`) is kept as paid by `charge`, the key whose reservation the write
+ * recording it charges. `charge` null: the calls reserve nothing (free), answers are free.
+ */
+export function paidFor(cache: ResultCache, charge: ChargeKey | null): ResultCache {
+  return {
+    async lookup(enrichmentId, inputKey, signal) {
+      const found = await cache.lookup(enrichmentId, inputKey, signal);
+      if (found.kind === "hit") return found;
+      return {
+        kind: "lease",
+        keep: (result) => found.keep(result, charge && isPaidAnswer(result) ? [charge] : []),
+        drop: () => found.drop(),
+      };
     },
   };
 }

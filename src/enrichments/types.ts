@@ -190,7 +190,15 @@ export type CacheLookup =
       outputs: Record<string, unknown>;
       ageMs: number;
     }
-  | { kind: "lease"; keep(result: EnrichmentResult): Promise<void>; drop(): Promise<void> };
+  | {
+      kind: "lease";
+      /**
+       * Keeps the answer. `paidBy`: the charge keys whose charge pays for it (none: free);
+       * it is served to others only once they are charged (store/enrichment-cache/paid-state.ts).
+       */
+      keep(result: EnrichmentResult, paidBy?: readonly ChargeKey[]): Promise<void>;
+      drop(): Promise<void>;
+    };
 
 /**
  * A provider failure with a message meant for people; `retryable` if trying later may

@@ -2,25 +2,34 @@
  * The enrichment result cache: per workspace, by enrichment and normalized inputs, for
  * the TTL. A hit calls no provider and charges nothing; only answers are kept, never
  * errors; concurrent misses of one key make one provider call, across processes (the
- * claims live in Postgres); the dry run subtracts what the cache would serve.
+ * claims live in Postgres); the dry run subtracts what the cache would serve. A paid
+ * answer is served only once its charge is recorded: while the write that charges it is
+ * pending the callers wait, and an answer whose cell was stopped before its write (its
+ * reservation released, nobody charged) is asked again and charged, never handed out free.
  */
 import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
+import { runCarrier } from "@/engine/carrier";
+import { startRun } from "@/engine/dispatcher";
 import { paidCalls } from "@/engine/paid-calls";
+import type { Pause } from "@/engine/race-points";
 import { CLAIM_STALE_MS, resultCache } from "@/engine/result-cache";
+import { stopRuns } from "@/engine/stop";
 import { getEnrichment } from "@/enrichments/registry";
 import { runEnrichment } from "@/enrichments/run";
 import type { CacheLookup, EnrichmentResult } from "@/enrichments/types";
 import { RateLines } from "@/limits/rate/line";
 import { MemoryLimiter } from "@/limits/rate/memory";
 import { fillCached, releaseCached } from "@/store/enrichment-cache/fill";
+import { freshCacheKeys } from "@/store/enrichment-cache/fresh-keys";
 import { takeCached } from "@/store/enrichment-cache/take";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { type Endpoint, startEndpoint } from "../helpers/endpoint";
-import { cellCounts, runToEnd, useWorker } from "../helpers/engine";
+import { cellCounts, engineDeps, runToEnd, useWorker } from "../helpers/engine";
+import { RecordingBackend, taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
 import { metaTable } from "../helpers/tables";
 
@@ -109,6 +118,113 @@ describe("claims and answers in Postgres", () => {
            where input_key = ${key.inputKey}`,
     );
     expect(await takeCached(db(), { ...key, claimId: "c", ...opts })).toEqual({ kind: "claimed" });
+  });
+});
+
+describe("a paid answer is served once its charge is recorded", () => {
+  const opts = { ttlMs: HOUR, staleMs: CLAIM_STALE_MS };
+  /** A filled entry paid by a charge key whose ledger entry is `state` (or none). */
+  async function paidEntry(state: "reserved" | "charged" | null) {
+    const key = await fresh();
+    const chargeId = `exe_${key.inputKey}`;
+    if (state)
+      await db().execute(
+        sql`insert into usage (workspace_id, execution_id, source, milli, state)
+            values (${key.workspaceId}, ${chargeId}, 'e', 1000, ${state})`,
+      );
+    expect(await takeCached(db(), { ...key, claimId: "a", ...opts })).toEqual({ kind: "claimed" });
+    const paidBy = [{ chargeId, source: "e" }];
+    expect(
+      await fillCached(db(), { ...key, claimId: "a", outcome: "ok", outputs: { a: 1 }, paidBy }),
+    ).toBe("filled");
+    return { key, chargeId };
+  }
+
+  it("waits while the charge is reserved, and serves it once charged", async () => {
+    const { key, chargeId } = await paidEntry("reserved");
+    expect(await takeCached(db(), { ...key, claimId: "b", ...opts })).toEqual({ kind: "busy" });
+    const fresh = await freshCacheKeys(db(), { ...key, inputKeys: [key.inputKey], ttlMs: HOUR });
+    // The dry run counts it: it will be served once charged.
+    expect([...fresh]).toEqual([key.inputKey]);
+    await db().execute(sql`update usage set state = 'charged' where execution_id = ${chargeId}`);
+    expect(await takeCached(db(), { ...key, claimId: "c", ...opts })).toMatchObject({
+      kind: "hit",
+      outputs: { a: 1 },
+    });
+  });
+
+  it("asks again when the charge was released: nobody paid for the answer", async () => {
+    const { key, chargeId } = await paidEntry("reserved");
+    await db().execute(sql`delete from usage where execution_id = ${chargeId}`);
+    const fresh = await freshCacheKeys(db(), { ...key, inputKeys: [key.inputKey], ttlMs: HOUR });
+    expect(fresh.size).toBe(0);
+    expect(await takeCached(db(), { ...key, claimId: "b", ...opts })).toEqual({ kind: "claimed" });
+    // The new claim's answer replaces it; the old one is not served meanwhile.
+    expect(await takeCached(db(), { ...key, claimId: "c", ...opts })).toEqual({ kind: "busy" });
+  });
+
+  it("a free answer is served at once, and one pending past the staleness bound is asked again", async () => {
+    const key = await fresh();
+    await takeCached(db(), { ...key, claimId: "a", ...opts });
+    await fillCached(db(), { ...key, claimId: "a", outcome: "ok", outputs: { a: 1 } });
+    expect(await takeCached(db(), { ...key, claimId: "b", ...opts })).toMatchObject({
+      kind: "hit",
+    });
+    const pending = await paidEntry("reserved");
+    expect(
+      await takeCached(db(), { ...pending.key, claimId: "b", ttlMs: HOUR, staleMs: 0 }),
+    ).toEqual({ kind: "claimed" });
+  });
+
+  it("a cell stopped between its answer and its write leaves the answer unpaid: the next cell asks again and is charged", async () => {
+    const ws = await newWorkspace();
+    await db().execute(sql`update workspaces set plan = 'unlimited' where id = ${ws.id}`);
+    // Two rows of one page: the same inputs.
+    const tableId = await metaTable(ws.key, { siteUrl: ep.url, rows: 2, distinct: 1 });
+    const rows = await queryRows<{ id: string }>(
+      db(),
+      sql`select id from rows where table_id = ${tableId} order by position`,
+    );
+    const [first, second] = rows.map((r) => r.id) as [string, string];
+    const run = async (rowIds: string[]) =>
+      startRun(
+        { db: db(), backend: new RecordingBackend() },
+        { tableId, groupIds: ["meta"], mode: "all", rowIds, limit: null, window: 10 },
+      );
+    await run([first]);
+    ep.hits.length = 0;
+    // The first row's carrier: its answer is in (and kept), then a Stop before the step
+    // that writes it.
+    let steps = 0;
+    const stopBeforeWrite: Pause = async (point, detail) => {
+      if (point !== "carrier:step" || detail?.rowId !== first) return;
+      steps += 1;
+      if (ep.hitsOf("/site").length === 1 && steps > 1)
+        await stopRuns({ db: db(), backend: new RecordingBackend() }, { tableId });
+    };
+    await runCarrier(
+      engineDeps({ backend: new RecordingBackend(), pause: stopBeforeWrite, chain: false }),
+      { tableId, rowId: first },
+      taskContext(),
+    );
+    expect(ep.hitsOf("/site")).toHaveLength(1);
+    expect(await cellCounts(tableId)).toMatchObject({ cancelled: 1 });
+    const api = apiClient(ws.key);
+    expect(dataOf(await api.GET("/api/usage")).used).toBe(0);
+    // The second row, same page: the answer nobody paid for is asked again, and charged.
+    await run([second]);
+    await runCarrier(
+      engineDeps({ backend: new RecordingBackend(), chain: false }),
+      { tableId, rowId: second },
+      taskContext(),
+    );
+    expect(ep.hitsOf("/site")).toHaveLength(2);
+    const [cell] = await queryRows<{ status: string; cached: boolean | null }>(
+      db(),
+      sql`select status, (details->>'cached')::boolean as cached from cells where row_id = ${second}`,
+    );
+    expect(cell).toEqual({ status: "completed", cached: null });
+    expect(dataOf(await api.GET("/api/usage")).used).toBe(1);
   });
 });
 

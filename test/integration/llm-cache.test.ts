@@ -6,6 +6,7 @@
  * or a temperature above 0, calls every time.
  */
 import { getDatabase } from "@db/instance";
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LlmBlock } from "@/contracts/workflow";
 import { resultCache } from "@/engine/result-cache";
@@ -25,7 +26,8 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-/** A gate over a real result cache that reserves nothing and counts its turns. */
+let charged = 0;
+/** A gate over a real result cache that charges each answer and counts its turns. */
 async function cachedGate(ttlMs = HOUR): Promise<{ gate: LlmCalls; begun: () => number }> {
   const { id } = await newWorkspace();
   let begun = 0;
@@ -34,10 +36,16 @@ async function cachedGate(ttlMs = HOUR): Promise<{ gate: LlmCalls; begun: () => 
     async begin() {
       begun += 1;
       return {
-        answered: async () => ({
-          costCredits: 1,
-          charge: { chargeId: "exe_c", source: "llm:gpt-test@ask" },
-        }),
+        // Charged at once, as the write that records the answer would (an answer is
+        // served from the cache only once its charge is recorded).
+        answered: async () => {
+          const charge = { chargeId: `exe_c${++charged}`, source: "llm:gpt-test@ask" };
+          await getDatabase().db.execute(
+            sql`insert into usage (workspace_id, execution_id, source, milli, state)
+                values (${id}, ${charge.chargeId}, ${charge.source}, 1000, 'charged')`,
+          );
+          return { costCredits: 1, charge };
+        },
         failed: async () => {},
         busy: async () => {},
       };

@@ -118,7 +118,8 @@ export const runLlm: BlockRunner<LlmBlock> = async (block, ctx) => {
   }
   const result = resultOf(block, asked);
   const { inputTokens, outputTokens } = usageOf(asked.calls);
-  await lookup.keep({ output: asked.output, inputTokens, outputTokens });
+  // Served to others once the write that records this block charges its calls.
+  await lookup.keep({ output: asked.output, inputTokens, outputTokens }, result.charges ?? []);
   return result;
 };
 

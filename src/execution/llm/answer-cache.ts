@@ -3,8 +3,10 @@
  * paid enrichments use, under the namespace `llm`). Invariant: the key holds everything
  * that shapes the answer — provider, resolved base URL, model, system, rendered prompt,
  * schema and output cap — so a hit is an answer the same call would have been given; the
- * cache's lease makes concurrent misses of one key a single call.
+ * cache's lease makes concurrent misses of one key a single call; an answer is kept with
+ * the charge keys of its calls and served only once they are charged.
  */
+import type { ChargeKey } from "@/domain/charges";
 import { digestOf } from "@/domain/digest";
 import type { ResultCache } from "@/enrichments/types";
 import type { LlmProvider } from "../llm-calls";
@@ -33,7 +35,8 @@ export type AnswerLookup =
   | { kind: "hit"; answer: CachedAnswer }
   | {
       kind: "lease";
-      keep(answer: CachedAnswer): Promise<void>;
+      /** `paidBy`: the charge keys of the calls that made it (none: free). */
+      keep(answer: CachedAnswer, paidBy: readonly ChargeKey[]): Promise<void>;
       drop(): Promise<void>;
     };
 
@@ -56,12 +59,15 @@ export async function lookupAnswer(
   }
   return {
     kind: "lease",
-    keep: (answer) =>
-      found.keep({
-        outcome: "ok",
-        outputs: { ...answer },
-        details: { enrichmentId: LLM_CACHE_NAMESPACE, costCredits: 0, providers: [] },
-      }),
+    keep: (answer, paidBy) =>
+      found.keep(
+        {
+          outcome: "ok",
+          outputs: { ...answer },
+          details: { enrichmentId: LLM_CACHE_NAMESPACE, costCredits: 0, providers: [] },
+        },
+        paidBy,
+      ),
     drop: () => found.drop(),
   };
 }

@@ -6,6 +6,7 @@
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
+import type { ChargeKey } from "@/domain/charges";
 import type { CachedOutcome, CacheKey } from "./take";
 
 export async function fillCached(
@@ -14,13 +15,17 @@ export async function fillCached(
     claimId: string;
     outcome: CachedOutcome;
     outputs: Record<string, unknown>;
+    /** The charge keys whose charge pays for this answer (none: free); see paid-state.ts. */
+    paidBy?: readonly ChargeKey[];
   },
 ): Promise<"filled" | "lost"> {
+  const paidBy = (entry.paidBy ?? []).map(({ chargeId, source }) => ({ chargeId, source }));
   const rows = await queryRows<{ one: number }>(
     db,
     sql`update enrichment_cache
            set outcome = ${entry.outcome}, outputs = ${JSON.stringify(entry.outputs)}::jsonb,
-               filled_at = now(), claim_id = null, claimed_at = null
+               filled_at = now(), claim_id = null, claimed_at = null,
+               paid_by = ${JSON.stringify(paidBy)}::jsonb
          where workspace_id = ${entry.workspaceId} and enrichment_id = ${entry.enrichmentId}
            and input_key = ${entry.inputKey} and claim_id = ${entry.claimId}
         returning 1 as one`,

@@ -9,6 +9,7 @@ import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 import type { CellOutcome } from "@/domain/statuses";
+import { paidState } from "./paid-state";
 
 export interface CacheKey {
   workspaceId: string;
@@ -34,6 +35,7 @@ export async function takeCached(
   },
 ): Promise<CacheTake> {
   const ttl = sql`make_interval(secs => ${key.ttlMs / 1000})`;
+  const stale = sql`now() - make_interval(secs => ${key.staleMs / 1000})`;
   const [row] = await queryRows<{
     outcome: CachedOutcome | null;
     outputs: Record<string, unknown> | null;
@@ -44,9 +46,10 @@ export async function takeCached(
     sql`with fresh as (
           select outcome, outputs,
                  (extract(epoch from now() - filled_at) * 1000)::bigint as age_ms
-            from enrichment_cache
+            from enrichment_cache e
            where workspace_id = ${key.workspaceId} and enrichment_id = ${key.enrichmentId}
              and input_key = ${key.inputKey} and filled_at > now() - ${ttl}
+             and ${paidState(sql`e.paid_by`)} = 'paid'
         ),
         claimed as (
           insert into enrichment_cache (workspace_id, enrichment_id, input_key, claim_id, claimed_at)
@@ -54,11 +57,16 @@ export async function takeCached(
            where not exists (select 1 from fresh)
           on conflict (workspace_id, enrichment_id, input_key) do update
              set claim_id = excluded.claim_id, claimed_at = now(),
-                 filled_at = null, outcome = null, outputs = null
+                 filled_at = null, outcome = null, outputs = null, paid_by = '[]'::jsonb
            where (enrichment_cache.filled_at is not null
                   and enrichment_cache.filled_at <= now() - ${ttl})
               or (enrichment_cache.filled_at is null
-                  and enrichment_cache.claimed_at < now() - make_interval(secs => ${key.staleMs / 1000}))
+                  and enrichment_cache.claimed_at < ${stale})
+              or (enrichment_cache.filled_at is not null
+                  and case ${paidState(sql`enrichment_cache.paid_by`)}
+                        when 'released' then true
+                        when 'pending' then enrichment_cache.filled_at < ${stale}
+                        else false end)
           returning 1
         )
         select f.outcome, f.outputs, f.age_ms::float8 as "ageMs",

@@ -1,0 +1,1 @@
+ALTER TABLE "enrichment_cache" ADD COLUMN "paid_by" jsonb DEFAULT '[]'::jsonb NOT NULL;
