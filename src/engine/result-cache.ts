@@ -12,8 +12,8 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Db } from "@db/client";
-import { sleep } from "@/domain/sleep";
 import type { ChargeKey } from "@/domain/charges";
+import { sleep } from "@/domain/sleep";
 import { type CacheLookup, isPaidAnswer, type ResultCache } from "@/enrichments/types";
 import { fillCached, releaseCached, touchCached } from "@/store/enrichment-cache/fill";
 import { type CacheKey, takeCached } from "@/store/enrichment-cache/take";

@@ -9,10 +9,10 @@
  */
 import { type SQL, sql } from "drizzle-orm";
 
-export const PAID_STATES = ["paid", "pending", "released"] as const;
-export type PaidState = (typeof PAID_STATES)[number];
-
-/** The paid state of the entry whose `paid_by` is `paidBy` (a column reference). */
+/**
+ * The paid state (`'paid' | 'pending' | 'released'`, as text: only SQL reads it) of the
+ * entry whose `paid_by` is `paidBy` (a column reference).
+ */
 export function paidState(paidBy: SQL): SQL {
   const keys = sql`jsonb_to_recordset(${paidBy}) as k("chargeId" text, source text)`;
   return sql`(case
