@@ -2,8 +2,10 @@
  * Charged only for answers, through the HTTP API with a worker and a loopback provider:
  * a paid lookup costs its price only when a provider answered with a result and the write
  * that records it won its fence. Misses, failures, a Stop mid-call, an answer whose write
- * lost to a newer run and a cached answer cost nothing; every reservation is given back;
- * usage, the run's `creditsUsed` and the cells' `details.costCredits` say the same.
+ * lost to a newer run and a cached answer cost nothing; an answer nobody was charged for
+ * is not served free from the cache (the newer run asks again and pays for its own);
+ * every reservation is given back; usage, the run's `creditsUsed` and the cells'
+ * `details.costCredits` say the same.
  */
 import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
@@ -178,7 +180,7 @@ describe("a paid lookup is charged only for answers", () => {
     expect(after.reserved).toBe(0);
   });
 
-  it("an answer whose write lost to a newer run is not charged; the newer run's cached answer costs nothing", async () => {
+  it("an answer whose write lost to a newer run is not charged, and not served free: the newer run asks again and pays for its own", async () => {
     const key = await workspace("/raced");
     let open!: () => void;
     const gate = new Promise<void>((resolve) => {
@@ -212,13 +214,13 @@ describe("a paid lookup is charged only for answers", () => {
     const now = await cell(key, tableId, rowId);
     expect(now.executionId).not.toBe(oldExecution);
     expect(now).toMatchObject({ status: "completed", outcome: "ok" });
-    // The one provider answer was recorded by no winning write; the new run was served
-    // the same answer from the cache.
-    expect(ep.hitsOf("/raced")).toHaveLength(1);
-    expect(now.details).toMatchObject({ cached: true });
-    expect(costOf(now)).toBe(0);
+    // The first answer was recorded by no winning write, so nobody paid for it: the new
+    // run waited for it, saw its charge released, asked again and paid for its answer.
+    expect(ep.hitsOf("/raced")).toHaveLength(2);
+    expect(now.details).not.toMatchObject({ cached: true });
+    expect(costOf(now)).toBe(COST);
     const after = await usage(key);
-    expect(after.used).toBe(before.used);
+    expect(after.used).toBe(before.used + COST);
     expect(after.reserved).toBe(0);
   });
 });
