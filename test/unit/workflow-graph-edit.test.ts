@@ -169,6 +169,23 @@ describe("undo history", () => {
     expect(h.future).toEqual([]);
   });
 
+  it("joins typing in one form field into one step, not across fields", () => {
+    let h = initialHistory(base());
+    const expr = (e: string) => replaceBlock(base(), 0, { type: "transform", expression: e });
+    h = draftReducer(h, { kind: "edit", definition: expr("1 +"), burst: { key: "a.expr", at: 0 } });
+    h = draftReducer(h, {
+      kind: "edit",
+      definition: expr("1 + 2"),
+      burst: { key: "a.expr", at: 10 },
+    });
+    expect(h.past).toHaveLength(1);
+    h = draftReducer(h, { kind: "edit", definition: expr("3"), burst: { key: "a.name", at: 20 } });
+    expect(h.past).toHaveLength(2);
+    h = draftReducer(h, { kind: "edit", definition: base() });
+    h = draftReducer(h, { kind: "edit", definition: expr("4") });
+    expect(h.past).toHaveLength(4);
+  });
+
   it("reads Ctrl/⌘+Z as undo and with Shift as redo", () => {
     const k = { metaKey: false, ctrlKey: true, altKey: false, shiftKey: false, key: "z" };
     expect(undoShortcut(k)).toBe("undo");

@@ -4,7 +4,8 @@
  * gives a new definition and the text is rewritten from it (pretty JSON); typed text that
  * parses replaces the definition, text that does not keeps the last definition that did.
  * Each edit is one undo step; typing is one step per burst (keystrokes less than
- * `TYPING_BURST_MS` apart), so undo does not go back a character at a time.
+ * `TYPING_BURST_MS` apart, in the same field), so undo does not go back a character at a
+ * time: in the JSON text, and in a form's field (an edit with a `burst` key).
  */
 import { parseJsonText } from "./json-text";
 
@@ -18,15 +19,15 @@ export interface DraftHistory {
   past: DraftState[];
   present: DraftState;
   future: DraftState[];
-  /** When the last typed edit happened, to join a burst of typing into one step. */
-  typedAt: number | null;
+  /** The field and time of the last typed edit, to join a burst of typing into one step. */
+  typed: { key: string; at: number } | null;
 }
 
 export type DraftAction =
   /** The workflow as loaded: no history before it. */
   | { kind: "reset"; definition: unknown }
-  /** A graph or form edit. */
-  | { kind: "edit"; definition: unknown }
+  /** A graph or form edit; typing in a form's field names the field in `burst`. */
+  | { kind: "edit"; definition: unknown; burst?: { key: string; at: number } }
   /** Text typed in the JSON view, at time `at` (ms). */
   | { kind: "type"; text: string; at: number }
   | { kind: "undo" }
@@ -43,12 +44,24 @@ export function initialHistory(definition: unknown = null): DraftHistory {
     past: [],
     present: { text: definition === null ? "" : prettyJson(definition), definition },
     future: [],
-    typedAt: null,
+    typed: null,
   };
 }
 
-function push(h: DraftHistory, present: DraftState, typedAt: number | null): DraftHistory {
-  return { past: [...h.past, h.present].slice(-MAX_STEPS), present, future: [], typedAt };
+/** The new state as a step of its own, or joined to the last one in a burst of typing. */
+function step(
+  h: DraftHistory,
+  present: DraftState,
+  typed: { key: string; at: number } | null,
+): DraftHistory {
+  const last = h.typed;
+  const burst =
+    typed !== null &&
+    last !== null &&
+    last.key === typed.key &&
+    typed.at - last.at < TYPING_BURST_MS;
+  if (burst) return { ...h, present, future: [], typed };
+  return { past: [...h.past, h.present].slice(-MAX_STEPS), present, future: [], typed };
 }
 
 export function draftReducer(h: DraftHistory, action: DraftAction): DraftHistory {
@@ -58,7 +71,7 @@ export function draftReducer(h: DraftHistory, action: DraftAction): DraftHistory
     case "edit": {
       const text = prettyJson(action.definition);
       if (text === h.present.text) return h;
-      return push(h, { text, definition: action.definition }, null);
+      return step(h, { text, definition: action.definition }, action.burst ?? null);
     }
     case "type": {
       if (action.text === h.present.text) return h;
@@ -67,9 +80,7 @@ export function draftReducer(h: DraftHistory, action: DraftAction): DraftHistory
         text: action.text,
         definition: parsed.ok ? parsed.value : h.present.definition,
       };
-      const burst = h.typedAt !== null && action.at - h.typedAt < TYPING_BURST_MS;
-      if (burst) return { ...h, present, future: [], typedAt: action.at };
-      return push(h, present, action.at);
+      return step(h, present, { key: "text", at: action.at });
     }
     case "undo": {
       const prev = h.past[h.past.length - 1];
@@ -78,13 +89,13 @@ export function draftReducer(h: DraftHistory, action: DraftAction): DraftHistory
         past: h.past.slice(0, -1),
         present: prev,
         future: [h.present, ...h.future],
-        typedAt: null,
+        typed: null,
       };
     }
     case "redo": {
       const [next, ...rest] = h.future;
       if (!next) return h;
-      return { past: [...h.past, h.present], present: next, future: rest, typedAt: null };
+      return { past: [...h.past, h.present], present: next, future: rest, typed: null };
     }
   }
 }
