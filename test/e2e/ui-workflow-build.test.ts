@@ -50,18 +50,30 @@ async function dragHandle(page: Page, from: string, to: string): Promise<void> {
   await page.mouse.up();
 }
 
-/** Clicks an edge on its drawn line (the middle of the path, wherever the curve goes). */
+/**
+ * Clicks an edge on its drawn line, at a point where nothing covers it (a block drawn
+ * over the line takes the click), wherever the curve goes.
+ */
 async function clickEdge(page: Page, label: string): Promise<void> {
   const path = edge(page, label).locator("path.react-flow__edge-path");
   await path.waitFor({ state: "attached" });
   await settledCentre(path);
   const at = await path.evaluate((p: SVGPathElement) => {
-    const mid = p.getPointAtLength(p.getTotalLength() / 2);
     const m = p.getScreenCTM();
-    if (!m) return null;
-    return { x: mid.x * m.a + mid.y * m.c + m.e, y: mid.x * m.b + mid.y * m.d + m.f };
+    const own = p.closest("[aria-roledescription=edge]");
+    if (!m || !own) return null;
+    const length = p.getTotalLength();
+    // From the middle outwards: the ends are where an edge is grabbed to move it.
+    for (const i of [10, 9, 11, 8, 12, 7, 13, 6, 14, 5, 15, 4, 16, 3, 17]) {
+      const pt = p.getPointAtLength((length * i) / 20);
+      const x = pt.x * m.a + pt.y * m.c + m.e;
+      const y = pt.x * m.b + pt.y * m.d + m.f;
+      if (document.elementFromPoint(x, y)?.closest("[aria-roledescription=edge]") === own)
+        return { x, y };
+    }
+    return null;
   });
-  if (!at) throw new Error(`edge "${label}" is not drawn`);
+  if (!at) throw new Error(`no point of edge "${label}" can be clicked`);
   await page.mouse.click(at.x, at.y);
 }
 

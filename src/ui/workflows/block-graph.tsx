@@ -151,6 +151,27 @@ function Flow(props: BlockGraphProps) {
   }, [measured, shape, width, height, targetX, targetY, fitView, setCenter]);
 
   const selectedId = selected === null ? null : (summary.blocks[selected]?.id ?? null);
+  /** Delete is read on the frame: the keyboard goes there when something is selected in it. */
+  const keysHere = () => {
+    const box = frame.current;
+    if (box && !box.contains(document.activeElement)) box.focus({ preventScroll: true });
+  };
+  // Delete also works when the keyboard is nowhere (on the page's body) after a click in
+  // the graph: the frame's own handler covers the focus inside it.
+  const removeRef = useRef(removeSelected);
+  useEffect(() => {
+    removeRef.current = stale ? () => {} : removeSelected;
+  });
+  useEffect(() => {
+    const onKeyDown = (e: KeyboardEvent) => {
+      if (e.key !== "Delete" && e.key !== "Backspace") return;
+      if (e.defaultPrevented || document.activeElement !== document.body) return;
+      e.preventDefault();
+      removeRef.current();
+    };
+    window.addEventListener("keydown", onKeyDown);
+    return () => window.removeEventListener("keydown", onKeyDown);
+  }, []);
   return (
     <>
       <div className="wf-graph-tools">
@@ -180,6 +201,7 @@ function Flow(props: BlockGraphProps) {
         data-testid="workflow-graph"
         data-highlighted-node={picture.highlightedNode ?? ""}
         data-selected-edge={selectedEdge ?? ""}
+        tabIndex={-1}
         onKeyDown={(e) => {
           if (stale || (e.key !== "Delete" && e.key !== "Backspace")) return;
           if (e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement)
@@ -219,11 +241,13 @@ function Flow(props: BlockGraphProps) {
           }}
           onNodeClick={(_, node) => {
             setSelectedEdge(null);
+            keysHere();
             if (!stale && node.type === "block") onSelect(node.data.index);
           }}
           onEdgeClick={(_, edge) => {
             if (stale) return;
             setSelectedEdge(edge.id);
+            keysHere();
             onSelect(null);
           }}
           onPaneClick={() => {
