@@ -171,4 +171,45 @@ describe("building a workflow in the graph", () => {
       "transform",
     ]);
   }, 240_000);
+
+  it("moves an edge's end to another block, flags an unknown workflow id, and undoes", async () => {
+    const { page } = ui;
+    await page.getByTestId("palette-fail").click();
+    await node(page, "fail").waitFor();
+    // The end of condition's true edge, dragged from the transform to the fail block.
+    const end = edge(page, "condition to transform when true").locator(
+      "circle.react-flow__edgeupdater-target",
+    );
+    await end.waitFor({ state: "attached" });
+    const from = await settledCentre(end);
+    const to = await settledCentre(page.getByTestId("handle-fail-in"));
+    await page.mouse.move(from.x, from.y);
+    await page.mouse.down();
+    await page.mouse.move((from.x + to.x) / 2, (from.y + to.y) / 2, { steps: 5 });
+    await page.mouse.move(to.x, to.y, { steps: 5 });
+    await page.mouse.up();
+    await edge(page, "condition to fail when true").waitFor({ state: "attached" });
+    expect(await edge(page, "condition to transform when true").count()).toBe(0);
+    // The transform has nothing pointing at it now: a second entry.
+    await page.locator('[data-testid="graph-entry-problem"][data-entry=several]').waitFor();
+    expect(await node(page, "transform").getAttribute("data-entry")).toBe("true");
+
+    // A workflow block names no workflow of the workspace until one is chosen.
+    await page.getByTestId("palette-workflow").click();
+    const badge = page.getByTestId("graph-problem-workflow");
+    await badge.waitFor();
+    expect(await badge.getAttribute("title")).toContain("is not a workflow of this workspace");
+    expect(await page.getByTestId("graph-problems").textContent()).toContain(
+      "is not a workflow of this workspace",
+    );
+
+    // Undo, step by step, back to the saved graph.
+    await page.getByTestId("graph-undo").click();
+    await node(page, "workflow").waitFor({ state: "detached" });
+    await page.keyboard.press("Control+z");
+    await edge(page, "condition to transform when true").waitFor({ state: "attached" });
+    await page.keyboard.press("Control+z");
+    await node(page, "fail").waitFor({ state: "detached" });
+    await page.locator(".wf-save-state:not(.dirty)").waitFor();
+  }, 120_000);
 });
