@@ -163,14 +163,24 @@ function Flow(props: BlockGraphProps) {
     removeRef.current = stale ? () => {} : removeSelected;
   });
   useEffect(() => {
+    // Only when the last click was in the graph: a click elsewhere leaves the keyboard on
+    // the body too, and Backspace there must not delete the block still selected.
+    let clickedHere = false;
+    const onPointerDown = (e: PointerEvent) => {
+      clickedHere = e.target instanceof Node && frame.current?.contains(e.target) === true;
+    };
     const onKeyDown = (e: KeyboardEvent) => {
       if (e.key !== "Delete" && e.key !== "Backspace") return;
-      if (e.defaultPrevented || document.activeElement !== document.body) return;
+      if (!clickedHere || e.defaultPrevented || document.activeElement !== document.body) return;
       e.preventDefault();
       removeRef.current();
     };
+    window.addEventListener("pointerdown", onPointerDown, true);
     window.addEventListener("keydown", onKeyDown);
-    return () => window.removeEventListener("keydown", onKeyDown);
+    return () => {
+      window.removeEventListener("pointerdown", onPointerDown, true);
+      window.removeEventListener("keydown", onKeyDown);
+    };
   }, []);
   return (
     <>
