@@ -102,11 +102,7 @@ function Flow(props: BlockGraphProps) {
       ? e.target.slice("missing:".length)
       : blockIdOfNode(e.target);
     if (source === null || target === null) return null;
-    return {
-      source,
-      port: e.data?.port === "true" || e.data?.port === "false" ? e.data.port : null,
-      target,
-    };
+    return { source, port: portOf(e.data?.port), target };
   };
   const endsOfConnection = (c: Connection): EdgeEnds | null => {
     const source = blockIdOfNode(c.source);
