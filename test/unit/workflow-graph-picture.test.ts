@@ -121,6 +121,25 @@ describe("graphPicture", () => {
     expect(graphPicture(summary, { highlight: "gone" }).highlightedNode).toBeNull();
   });
 
+  it("gives each edge the handle it leaves from, the problems' messages and a try's runs to the blocks", () => {
+    const summary = describeDefinition(DIAMOND);
+    const run = { status: "completed" as const, output: 14, error: null, durationMs: 3 };
+    const picture = graphPicture(summary, {
+      issueMessages: new Map([[1, ["one", "two"]]]),
+      results: { big: run },
+    });
+    for (const e of picture.edges) {
+      expect(e.targetHandle).toBe("in");
+      expect(e.sourceHandle).toBe(e.data?.port ?? "out");
+    }
+    const second = picture.nodes.find((n) => n.type === "block" && n.data.index === 1);
+    expect(second?.data).toMatchObject({ issues: 2, messages: ["one", "two"] });
+    expect(blockNode(picture.nodes, "big").data.result).toEqual(run);
+    expect(blockNode(picture.nodes, "small").data.result).toBeNull();
+    // Room for the run's line: the nodes are taller, and still apart.
+    expect(blockNode(picture.nodes, "big").height).toBeGreaterThan(NODE_HEIGHT);
+  });
+
   it("draws a `next` to no block to a marked placeholder, and survives duplicate and missing ids", () => {
     const summary = describeDefinition({
       blocks: [

@@ -16,25 +16,17 @@ function insertAtCaret(ta: HTMLTextAreaElement, insert: string, onChange: (v: st
   }
 }
 
-/** Replaces the whole text, as one undoable edit. */
-export function replaceText(
-  ta: HTMLTextAreaElement,
-  value: string,
-  onChange: (v: string) => void,
-): void {
-  ta.focus({ preventScroll: true });
-  ta.select();
-  insertAtCaret(ta, value, onChange);
-}
-
-/** Selects a span of the text and scrolls it into view, a few lines from the top. */
-export function revealSpan(ta: HTMLTextAreaElement, span: Span): void {
+/**
+ * Selects a span of the text and scrolls it into view, a few lines from the top. Without
+ * `focus` (a block clicked in the graph), the page and the keyboard stay where they are.
+ */
+export function revealSpan(ta: HTMLTextAreaElement, span: Span, focus = true): void {
   const { line } = lineColumn(ta.value, span.start);
-  ta.focus({ preventScroll: true });
+  if (focus) ta.focus({ preventScroll: true });
   ta.setSelectionRange(span.start, span.end, "forward");
   const lineHeight = Number.parseFloat(getComputedStyle(ta).lineHeight) || 20;
   ta.scrollTop = Math.max(0, (line - 3) * lineHeight);
-  ta.scrollIntoView({ block: "nearest", behavior: "smooth" });
+  if (focus) ta.scrollIntoView({ block: "nearest", behavior: "smooth" });
 }
 
 export function CodeEditor({
@@ -69,7 +61,7 @@ export function CodeEditor({
   for (let i = 1; i <= lineCount; i++) numbers.push(i);
 
   return (
-    <div className={`code-editor${invalid ? " invalid" : ""}`}>
+    <div className={`code-editor${invalid ? " invalid" : ""}`} data-draft-undo="">
       <div className="code-gutter" ref={gutter} aria-hidden="true">
         {numbers.map((n) => (
           <div

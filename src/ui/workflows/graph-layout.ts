@@ -10,9 +10,12 @@
 import { Graph, layout } from "@dagrejs/dagre";
 import type { Edge, Node } from "@xyflow/react";
 import type { DefinitionSummary } from "./graph";
+import type { BlockRun } from "./try-panel";
 
 export const NODE_WIDTH = 210;
 export const NODE_HEIGHT = 68;
+/** With a try's results, a node shows a line more: its status, time and output or error. */
+const NODE_HEIGHT_WITH_RESULT = 100;
 const MISSING_WIDTH = 150;
 const MISSING_HEIGHT = 40;
 /** Room dagre keeps on an edge for its `true` / `false` label. */
@@ -36,6 +39,12 @@ export interface BlockNodeData extends Record<string, unknown> {
   selected: boolean;
   /** Problems and save issues pointing into this block. */
   issues: number;
+  /** What they say, for the block's tooltip. */
+  messages: string[];
+  /** A condition: its `true` and `false` ports are two handles. */
+  condition: boolean;
+  /** The block's run in the last try, if any. */
+  result: BlockRun | null;
 }
 
 export interface MissingNodeData extends Record<string, unknown> {
@@ -69,6 +78,10 @@ export interface PictureOptions {
   selected?: number | null;
   /** Issues per block index. */
   issueCounts?: ReadonlyMap<number, number>;
+  /** What the issues say, per block index (the count is their number when given). */
+  issueMessages?: ReadonlyMap<number, readonly string[]>;
+  /** Each block's run in a try, by block id. */
+  results?: Readonly<Record<string, BlockRun>> | null;
 }
 
 const blockNodeId = (index: number): string => `b${index}`;
@@ -77,6 +90,8 @@ const nameOf = (id: string, index: number): string => id || `#${index + 1}`;
 
 export function graphPicture(summary: DefinitionSummary, opts: PictureOptions = {}): GraphPicture {
   const { highlight = null, selected = null, issueCounts = new Map<number, number>() } = opts;
+  const { issueMessages = new Map<number, string[]>(), results = null } = opts;
+  const nodeHeight = results ? NODE_HEIGHT_WITH_RESULT : NODE_HEIGHT;
   // An id names its first block, as the blocks panel's links do.
   const nodeOfId = new Map<string, string>();
   for (const b of summary.blocks)
@@ -97,7 +112,9 @@ export function graphPicture(summary: DefinitionSummary, opts: PictureOptions = 
       edges.push({
         id: `${blockNodeId(b.index)}>${k}`,
         source: blockNodeId(b.index),
+        sourceHandle: e.port ?? "out",
         target,
+        targetHandle: "in",
         ...(e.port !== null ? { label: e.port } : {}),
         ariaLabel: `${nameOf(b.id, b.index)} to ${e.target}${e.port !== null ? ` when ${e.port}` : ""}${known ? "" : " (no such block)"}`,
         className: classes.join(" "),
@@ -113,7 +130,7 @@ export function graphPicture(summary: DefinitionSummary, opts: PictureOptions = 
     ariaLabel: `block ${nameOf(b.id, b.index)}, ${b.type || "no type"}${b.entry ? ", entry" : ""}`,
     position: { x: 0, y: 0 },
     width: NODE_WIDTH,
-    height: NODE_HEIGHT,
+    height: nodeHeight,
     data: {
       index: b.index,
       blockId: b.id,
@@ -126,7 +143,10 @@ export function graphPicture(summary: DefinitionSummary, opts: PictureOptions = 
       end: b.edges.length > 0 ? null : b.type === "fail" ? "fails" : "ends",
       highlighted: highlightedNode === blockNodeId(b.index),
       selected: selected === b.index,
-      issues: issueCounts.get(b.index) ?? 0,
+      issues: issueMessages.get(b.index)?.length ?? issueCounts.get(b.index) ?? 0,
+      messages: [...(issueMessages.get(b.index) ?? [])],
+      condition: b.type === "condition",
+      result: (results && Object.hasOwn(results, b.id) ? results[b.id] : undefined) ?? null,
     },
   }));
   for (const target of missing) {

@@ -44,6 +44,8 @@ export interface DefinitionSummary {
   inputs: InputSummary[];
   blocks: BlockSummary[];
   entryIds: string[];
+  /** The block ids of a cycle, in order, when there is one. */
+  cycle: string[] | null;
   problems: Problem[];
 }
 
@@ -105,7 +107,13 @@ function rawEdges(next: unknown): { port: string | null; target: string }[] {
 }
 
 export function describeDefinition(value: unknown): DefinitionSummary {
-  const summary: DefinitionSummary = { inputs: [], blocks: [], entryIds: [], problems: [] };
+  const summary: DefinitionSummary = {
+    inputs: [],
+    blocks: [],
+    entryIds: [],
+    cycle: null,
+    problems: [],
+  };
   if (!isRecord(value)) {
     summary.problems.push({ path: "", message: 'the definition must be an object with "blocks"' });
     return summary;
@@ -123,6 +131,7 @@ export function describeDefinition(value: unknown): DefinitionSummary {
   const incoming = linkEdges(summary, ids);
   markEntries(summary, incoming);
   const cycle = cycleOf(summary.blocks);
+  summary.cycle = cycle;
   if (cycle) summary.problems.push({ path: "blocks", message: `cycle: ${cycle.join(" → ")}` });
   return summary;
 }

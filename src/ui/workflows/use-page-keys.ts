@@ -1,9 +1,11 @@
 "use client";
 /**
- * The editor's hold on the page: Ctrl/⌘+S saves unsaved changes, and leaving with
- * unsaved changes asks first (links and the nav are full page loads).
+ * The editor's hold on the page: Ctrl/⌘+S saves unsaved changes, Ctrl/⌘+Z and
+ * Ctrl/⌘+Shift+Z undo and redo the definition's edits, and leaving with unsaved changes
+ * asks first (links and the nav are full page loads).
  */
 import { useEffect, useRef } from "react";
+import { undoShortcut } from "./draft-history";
 
 /** Ctrl+S or ⌘+S (with Shift or not), but not with Alt. */
 export function isSaveShortcut(e: Pick<KeyboardEvent, "metaKey" | "ctrlKey" | "altKey" | "key">) {
@@ -39,4 +41,25 @@ export function useLeaveWarning(dirty: boolean): void {
     window.addEventListener("beforeunload", onBeforeUnload);
     return () => window.removeEventListener("beforeunload", onBeforeUnload);
   }, [dirty]);
+}
+
+/**
+ * Ctrl/⌘+Z undoes and Ctrl/⌘+Shift+Z redoes the draft's edits, in the JSON text too (its
+ * own undo would not know the graph's edits). Other fields (the name) keep their own.
+ */
+export function useUndoShortcut(undo: () => void, redo: () => void): void {
+  useEffect(() => {
+    const onKeyDown = (e: KeyboardEvent) => {
+      const which = undoShortcut(e);
+      if (which === null) return;
+      const t = e.target;
+      const field = t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement;
+      if (field && !t.closest("[data-draft-undo]")) return;
+      e.preventDefault();
+      if (which === "undo") undo();
+      else redo();
+    };
+    window.addEventListener("keydown", onKeyDown);
+    return () => window.removeEventListener("keydown", onKeyDown);
+  }, [undo, redo]);
 }

@@ -1,17 +1,20 @@
 "use client";
 /**
  * The workflow being edited, as a draft against what was last saved: loading it (and
- * loading again after a failure: `useWorkflowLoad`), the name and definition text, the
- * parsed definition (the last valid one kept while the text doesn't parse), whether there
- * are unsaved changes, Save and Deploy with the API's issues (`useWorkflowSave`),
- * Ctrl/⌘+S, and the warning on leaving with unsaved changes (`use-page-keys`).
+ * loading again after a failure: `useWorkflowLoad`), the name, the definition and its
+ * JSON text kept together with their undo history (`draft-history`: graph and form edits
+ * rewrite the text, typed text that parses replaces the definition), the parsed text
+ * (the last valid summary kept while it doesn't parse), whether there are unsaved
+ * changes, Save and Deploy with the API's issues (`useWorkflowSave`), Ctrl/⌘+S,
+ * Ctrl/⌘+Z and Ctrl/⌘+Shift+Z, and the warning on leaving with unsaved changes.
  */
-import { useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useReducer, useState } from "react";
 import type { Schemas } from "@/client/cellflow-client";
 import type { WorkflowAnswer } from "../api";
+import { draftReducer, initialHistory } from "./draft-history";
 import { type DefinitionSummary, describeDefinition } from "./graph";
 import { canonicalJson, parseJsonText } from "./json-text";
-import { useLeaveWarning, useSaveShortcut } from "./use-page-keys";
+import { useLeaveWarning, useSaveShortcut, useUndoShortcut } from "./use-page-keys";
 import { useWorkflowLoad } from "./use-workflow-load";
 import { useWorkflowSave } from "./use-workflow-save";
 
@@ -22,11 +25,26 @@ export type WorkflowDraft = ReturnType<typeof useWorkflowDraft>;
 
 export function useWorkflowDraft(id: string) {
   const [name, setName] = useState("");
-  const [text, setText] = useState("");
+  const [history, dispatch] = useReducer(draftReducer, null, () => initialHistory());
+  const text = history.present.text;
+  const setText = useCallback(
+    (t: string) => dispatch({ kind: "type", text: t, at: Date.now() }),
+    [],
+  );
+  /**
+   * A graph or form edit: one undo step, the text rewritten from the definition; edits
+   * typed in one form field (`burstKey`) in a burst are one step.
+   */
+  const edit = useCallback((definition: unknown, burstKey?: string) => {
+    const burst = burstKey === undefined ? {} : { burst: { key: burstKey, at: Date.now() } };
+    dispatch({ kind: "edit", definition, ...burst });
+  }, []);
+  const undo = useCallback(() => dispatch({ kind: "undo" }), []);
+  const redo = useCallback(() => dispatch({ kind: "redo" }), []);
   const saving = useWorkflowSave(id);
   const { load, retry } = useWorkflowLoad(id, (w: WorkflowAnswer) => {
     setName(w.name);
-    setText(JSON.stringify(w.definition, null, 2));
+    dispatch({ kind: "reset", definition: w.definition });
     saving.settle(w, canonicalJson(w.definition));
   });
   useRerenderEvery(30_000);
@@ -49,6 +67,7 @@ export function useWorkflowDraft(id: string) {
     await saving.deploy();
   };
   useSaveShortcut(save, dirty);
+  useUndoShortcut(undo, redo);
 
   return {
     load,
@@ -57,7 +76,15 @@ export function useWorkflowDraft(id: string) {
     setName,
     text,
     setText,
+    /** The text's value when it parses, else null. */
+    definition: parsed.ok ? parsed.value : null,
+    edit,
+    undo,
+    redo,
+    canUndo: history.past.length > 0,
+    canRedo: history.future.length > 0,
     deployedVersion: saving.deployedVersion,
+    setDeployedVersion: saving.setDeployedVersion,
     savedAt: saving.savedAt,
     busy,
     issues: saving.issues,

@@ -76,6 +76,7 @@ export function useWorkflowSave(id: string) {
   return {
     baseline,
     deployedVersion,
+    setDeployedVersion,
     savedAt,
     busy,
     issues,
