@@ -60,7 +60,7 @@ function checkPath(
   out: ExpressionProblem[],
 ) {
   const [root, next] = steps;
-  if (!root || root.type !== "name" || typeof root.value !== "string") return;
+  if (root?.type !== "name" || typeof root.value !== "string") return;
   const name = root.value;
   if (!(ROOT_NAMES as readonly string[]).includes(name)) {
     out.push({
@@ -70,7 +70,7 @@ function checkPath(
     });
     return;
   }
-  if (!next || next.type !== "name" || typeof next.value !== "string") return;
+  if (next?.type !== "name" || typeof next.value !== "string") return;
   if (name === "blocks" && !scope.blockIds.includes(next.value))
     out.push({
       severity: "warning",
@@ -139,7 +139,7 @@ export function checkExpression(
     return [
       {
         severity: "error",
-        message: `${message} (at character ${at + 1})`,
+        message: `${message} (at character ${offset + at + 1})`,
         position: offset + at,
       },
     ];

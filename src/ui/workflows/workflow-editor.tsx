@@ -9,6 +9,7 @@
  */
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { BlockType } from "@/contracts/workflow";
+import { BlockForm } from "./block-form";
 import { BlockGraph } from "./block-graph";
 import { withBlockAdded } from "./block-help";
 import { BlocksPanel } from "./blocks-panel";
@@ -144,6 +145,32 @@ export function WorkflowEditor({ id, highlight }: { id: string; highlight: strin
           reveal={reveal}
         />
       </div>
+      {parsed.ok &&
+        (() => {
+          const def = parsed.value as {
+            blocks?: Record<string, unknown>[];
+            inputs?: { name: string }[];
+          };
+          const at = selected ?? 0;
+          const block = def.blocks?.[at];
+          return block ? (
+            <BlockForm
+              block={block}
+              blockIds={blockIds}
+              inputNames={(def.inputs ?? []).map((i) => i.name)}
+              workflows={[]}
+              onChange={(b) =>
+                setText(
+                  JSON.stringify(
+                    { ...def, blocks: def.blocks?.map((x, i) => (i === at ? b : x)) },
+                    null,
+                    2,
+                  ),
+                )
+              }
+            />
+          ) : null;
+        })()}
     </>
   );
 }
