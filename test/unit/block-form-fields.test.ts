@@ -40,6 +40,15 @@ describe("every block type yields a form from its schema", () => {
     expect(names).not.toContain("next");
   });
 
+  it("no field falls back to raw JSON but the ones whose schema is JSON", () => {
+    const json = BLOCK_TYPES.flatMap((type) =>
+      blockFields(type)
+        .filter((f) => f.kind.kind === "json")
+        .map((f) => `${type}.${f.name}`),
+    );
+    expect(json.sort()).toEqual(["http.body", "llm.jsonSchema"]);
+  });
+
   it("the example block of each type has no issue in its form", () => {
     for (const type of BLOCK_TYPES) {
       expect(blockIssues(type, BLOCK_HELP[type].example, blockFields(type))).toEqual([]);
@@ -76,6 +85,14 @@ describe("every block type yields a form from its schema", () => {
     expect(field("llm", "jsonSchema").kind).toEqual({ kind: "json", object: true });
     expect(field("llm", "prompt").kind.kind).toBe("template");
     expect(field("llm", "system").kind.kind).toBe("text");
+    expect(field("llm", "baseUrl")).toMatchObject({
+      required: false,
+      kind: { kind: "text", max: 2_000 },
+    });
+    expect(field("llm", "model")).toMatchObject({
+      required: true,
+      kind: { kind: "text", min: 1, max: 200 },
+    });
     expect(field("llm", "temperature").kind).toEqual({
       kind: "number",
       min: 0,

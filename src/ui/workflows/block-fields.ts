@@ -109,7 +109,8 @@ function kindOf(
   if (name === "workflowId") return { kind: "workflow" };
   if (name === "enrichmentId") return { kind: "enrichment" };
   if (schema === JsonValue) return { kind: "json", object: false };
-  if (schema instanceof z.ZodString) {
+  // A format (z.url(), z.email()) is a string of its own class.
+  if (schema instanceof z.ZodString || schema instanceof z.ZodStringFormat) {
     if (template) return { kind: "template", multiline };
     return { kind: "text", min: schema.minLength ?? 0, max: schema.maxLength, multiline };
   }

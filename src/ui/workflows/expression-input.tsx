@@ -79,7 +79,7 @@ export function ExpressionInput(props: ExpressionInputProps) {
       e.preventDefault();
       const step = e.key === "ArrowDown" ? 1 : options.length - 1;
       setActive((current + step) % options.length);
-    } else if (e.key === "Enter" || e.key === "Tab") {
+    } else if (e.key === "Enter") {
       const option = options[current];
       if (option === undefined) return;
       e.preventDefault();
