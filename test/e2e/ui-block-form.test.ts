@@ -5,11 +5,14 @@
  * offered and taken with the keyboard, a number out of its schema's bounds is flagged
  * under its field, and an emptied optional field leaves the definition.
  */
+import fs from "node:fs";
+import path from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { waitFor } from "../helpers/processes";
 import { uiSessionOfFile, uiWorkflow } from "../helpers/ui-session";
 
+const root = path.resolve(import.meta.dirname, "../..");
 const ui = uiSessionOfFile("cellflow-ui-form-");
 
 const DEFINITION = {
@@ -23,7 +26,13 @@ const DEFINITION = {
       url: "https://example.test/{{ inputs.n }}",
       next: "pause",
     },
-    { id: "pause", type: "wait", ms: 1000 },
+    { id: "pause", type: "wait", ms: 1000, next: "lookup" },
+    {
+      id: "lookup",
+      type: "enrichment",
+      enrichmentId: "email_domain",
+      inputs: { email: "row.email" },
+    },
   ],
 };
 
@@ -75,7 +84,7 @@ describe("the block form in a browser", () => {
     await page.keyboard.type(".");
     await byTest(page, "form-expression-suggestions").waitFor();
     const offered = await byTest(page, "form-expression-suggestion").allTextContents();
-    expect(offered).toEqual(["blocks.fetch", "blocks.pause"]);
+    expect(offered).toEqual(["blocks.fetch", "blocks.pause", "blocks.lookup"]);
     await page.keyboard.press("ArrowDown");
     await page.keyboard.press("Enter");
     await until(async () => (await expression.inputValue()) === "1 + blocks.pause");
@@ -129,5 +138,36 @@ describe("the block form in a browser", () => {
     await until(
       async () => (await byTest(page, "form-issue-ms").textContent()) === "must be at least 0",
     );
+  }, 120_000);
+
+  it("picks the enrichment from the catalogue and offers the inputs it expects", async () => {
+    const { page } = ui;
+    await page.locator('[data-testid="graph-node-lookup"]').click();
+    const picker = byTest(page, "form-enrichmentId");
+    await page.locator('select[data-testid="form-enrichmentId"]').waitFor();
+    expect(await picker.inputValue()).toBe("email_domain");
+    expect(await byTest(page, "form-inputs-key-0").inputValue()).toBe("email");
+    await picker.selectOption("company_lookup");
+    await byTest(page, "form-inputs-fill").click();
+    await until(async () =>
+      ((await byTest(page, "form-issue-inputs").textContent()) ?? "").includes(
+        "domain: must not be empty",
+      ),
+    );
+    expect(await byTest(page, "form-inputs-warning").textContent()).toContain(
+      "not read by it: email",
+    );
+    await byTest(page, "form-inputs-value-1").fill("row.domain");
+    await until(async () => {
+      const lookup = (await definition(page)).blocks[3];
+      return (
+        JSON.stringify(lookup?.inputs) ===
+        JSON.stringify({ email: "row.email", domain: "row.domain" })
+      );
+    });
+    expect((await definition(page)).blocks[3]).toMatchObject({ enrichmentId: "company_lookup" });
+    const shot = await byTest(page, "form").screenshot();
+    const shots = process.env.SAVE_SCREENSHOTS === "1" ? path.join(root, "docs") : ui.dataDir;
+    fs.writeFileSync(path.join(shots, "workflow-block-form.png"), shot);
   }, 120_000);
 });

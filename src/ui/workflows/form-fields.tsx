@@ -47,7 +47,10 @@ export function FieldFrame(props: {
     <div className="field form-field">
       <label htmlFor={inputId(props.ids, field)}>
         {field.name}
-        {field.required ? <span className="form-required"> (required)</span> : null}
+        {/* Inside an optional group (retry) a field is only required once the group is set. */}
+        {field.required && !field.path.includes(".") ? (
+          <span className="form-required"> (required)</span>
+        ) : null}
       </label>
       {props.children}
       {props.help ? <span className="muted form-help">{props.help}</span> : null}

@@ -57,6 +57,7 @@ export function MapField(
   const local =
     repeated.length > 0 ? `${repeated.join(", ")}: listed twice (the last one counts)` : null;
   const missing = (props.expected ?? []).filter((k) => !keys.includes(k));
+  const unread = props.expected ? keys.filter((k) => k !== "" && !props.expected?.includes(k)) : [];
 
   return (
     <FieldFrame {...props} issues={local ? [local, ...props.issues] : props.issues}>
@@ -107,6 +108,11 @@ export function MapField(
             </button>
           </div>
         ))}
+        {unread.length > 0 && (
+          <div className="form-warning" data-testid={`form-${key}-warning`}>
+            not read by it: {unread.join(", ")} (it reads {props.expected?.join(", ") || "nothing"})
+          </div>
+        )}
         <div className="row">
           <button
             type="button"
