@@ -8,7 +8,6 @@
  */
 import type { Schemas } from "@/client/cellflow-client";
 import { ApiError } from "../api";
-import type { BlockRun } from "./try-panel";
 
 export type TestBody = Schemas["TestWorkflowRequest"];
 export type TestAnswer = Schemas["TestWorkflowResponse"];
@@ -39,14 +38,6 @@ export function paidBlocks(definition: unknown): string[] {
       out.push(`${id} (llm ${typeof b.model === "string" ? b.model : "?"})`);
   }
   return out;
-}
-
-/** The input names a definition declares, in order. */
-export function inputNamesOf(definition: unknown): string[] {
-  if (!isRecord(definition) || !Array.isArray(definition.inputs)) return [];
-  return definition.inputs.flatMap((i) =>
-    isRecord(i) && typeof i.name === "string" ? [i.name] : [],
-  );
 }
 
 /**
@@ -109,9 +100,12 @@ export function asksAllowPaid(err: unknown): boolean {
   );
 }
 
+/** What one block did: the panel's `BlockRun`, as the graph takes it. */
+type BlockRunOf = Omit<TestAnswer["blocks"][number], "id">;
+
 /** The answer's blocks by id, as the graph takes them. */
-export function blockRunsOf(answer: Pick<TestAnswer, "blocks">): Record<string, BlockRun> {
-  const out: Record<string, BlockRun> = {};
+export function blockRunsOf(answer: Pick<TestAnswer, "blocks">): Record<string, BlockRunOf> {
+  const out: Record<string, BlockRunOf> = {};
   for (const b of answer.blocks)
     out[b.id] = { status: b.status, output: b.output, error: b.error, durationMs: b.durationMs };
   return out;

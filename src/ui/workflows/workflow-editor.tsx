@@ -16,6 +16,8 @@ import { replaceText, revealSpan } from "./code-editor";
 import { DefinitionPanel } from "./definition-panel";
 import { blockAtOffset, blockIndexOfPath } from "./graph";
 import { lineColumn, parseJsonText, spanOfPath } from "./json-text";
+import { TryPanel } from "./try-panel";
+import { UseInTable } from "./use-in-table";
 import { DEF, useWorkflowDraft } from "./use-workflow-draft";
 import { WorkflowHead, WorkflowLoadState } from "./workflow-head";
 
@@ -144,6 +146,18 @@ export function WorkflowEditor({ id, highlight }: { id: string; highlight: strin
           reveal={reveal}
         />
       </div>
+      <TryPanel
+        workflowId={id}
+        definition={parsed.ok ? parsed.value : null}
+        dirty={draft.dirty}
+        inputNames={summary?.inputs.map((i) => i.name) ?? []}
+        onResults={() => undefined}
+      />
+      <UseInTable
+        workflowId={id}
+        workflowName={draft.name}
+        definition={parsed.ok ? parsed.value : null}
+      />
     </>
   );
 }
