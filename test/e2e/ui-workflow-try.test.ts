@@ -138,6 +138,8 @@ describe("try it and use in a table, in a browser", () => {
       document.querySelector('[data-testid="try-outputs"]')?.textContent?.includes("lin!"),
     );
 
+    // After `upper`, so that the workflow keeps one entry.
+    edited.blocks[1] = { ...edited.blocks[1], next: "look" };
     edited.blocks.push({
       id: "look",
       type: "enrichment",
@@ -151,6 +153,15 @@ describe("try it and use in a table, in a browser", () => {
     expect(await confirm.textContent()).toContain("look (enrichment company_lookup)");
     await byTest(page, "try-confirm-paid").click();
     await confirm.waitFor({ state: "detached" });
+    await page.waitForFunction(
+      () =>
+        document.querySelector('[data-testid="try-block-look"]') ||
+        document.querySelector('[data-testid="try-refused"]'),
+    );
+    expect(
+      await byTest(page, "try-refused").count(),
+      (await page.locator(".try-panel").textContent()) ?? "",
+    ).toBe(0);
     // The paid block ran (whatever its provider answered): it is listed with its status.
     await byTest(page, "try-block-look").waitFor();
     await byTest(page, "try-status").waitFor();
