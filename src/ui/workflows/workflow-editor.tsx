@@ -15,6 +15,7 @@ import { BlocksPanel } from "./blocks-panel";
 import { replaceText, revealSpan } from "./code-editor";
 import { DefinitionPanel } from "./definition-panel";
 import { blockAtOffset, blockIndexOfPath } from "./graph";
+import { HistoryPanel } from "./history-panel";
 import { lineColumn, parseJsonText, spanOfPath } from "./json-text";
 import { DEF, useWorkflowDraft } from "./use-workflow-draft";
 import { WorkflowHead, WorkflowLoadState } from "./workflow-head";
@@ -144,6 +145,12 @@ export function WorkflowEditor({ id, highlight }: { id: string; highlight: strin
           reveal={reveal}
         />
       </div>
+      <HistoryPanel
+        workflowId={id}
+        draft={parsed.ok ? parsed.value : null}
+        deployedVersion={draft.deployedVersion}
+        onDeployed={(v) => setNotice(`Deployed version ${v}`)}
+      />
     </>
   );
 }
