@@ -13,7 +13,6 @@ import { useTestDatabase } from "../helpers/db";
 import { useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
-import { call } from "../helpers/raw-api";
 import { workflowTable } from "../helpers/tables";
 
 let key: string;
@@ -120,25 +119,37 @@ describe("workflow history API", () => {
     const rollback = await deploy(id, 7);
     expect(rollback.status).toBe(404);
     expect(rollback.error?.error.code).toBe("not_found");
-    for (const path of ["7", "0", "x", "1.5", "99999999999"]) {
-      const res = await call<{ error: { code: string } }>(
-        "GET",
-        `/api/workflows/${id}/versions/${path}`,
-        { key },
-      );
-      expect([path, res.status, res.body.error.code]).toEqual([path, 404, "not_found"]);
+    for (const version of ["7", "0", "x", "1.5", "99999999999"]) {
+      const res = await apiClient(key).GET("/api/workflows/{id}/versions/{version}", {
+        params: { path: { id, version } },
+      });
+      expect([version, res.response.status, res.error?.error.code]).toEqual([
+        version,
+        404,
+        "not_found",
+      ]);
     }
     expect((await versions(id)).map((v) => v.version)).toEqual([1]);
   });
 
-  it("a body that is not { version } is a 400; an empty body or {} deploys the draft", async () => {
+  it("a version that is not a version number is a 400; an empty body or {} deploys the draft", async () => {
     const id = await newWorkflow("one");
-    for (const body of [{ version: 0 }, { version: "1" }, { other: 1 }]) {
-      const res = await call("POST", `/api/workflows/${id}/deploy`, { key, body });
-      expect([JSON.stringify(body), res.status]).toEqual([JSON.stringify(body), 400]);
+    for (const version of [0, -1, 1.5]) {
+      const res = await deploy(id, version);
+      expect([version, res.status, res.error?.error.code]).toEqual([
+        version,
+        400,
+        "validation_failed",
+      ]);
     }
-    const empty = await call("POST", `/api/workflows/${id}/deploy`, { key, body: {} });
-    expect([empty.status, empty.body]).toEqual([201, { version: 1, rolledBackFrom: null }]);
+    const empty = await apiClient(key).POST("/api/workflows/{id}/deploy", {
+      params: { path: { id } },
+      body: {},
+    });
+    expect([empty.response.status, empty.data]).toEqual([
+      201,
+      { version: 1, rolledBackFrom: null },
+    ]);
     expect(await deploy(id)).toMatchObject({ status: 201, body: { version: 2 } });
   });
 
@@ -152,8 +163,13 @@ describe("workflow history API", () => {
     await apiClient(other.key).POST("/api/workflows/{id}/deploy", {
       params: { path: { id: theirs } },
     });
-    for (const path of [`/api/workflows/${theirs}/versions`, `/api/workflows/${theirs}/versions/1`])
-      expect((await call("GET", path, { key })).status, path).toBe(404);
+    const list = await apiClient(key).GET("/api/workflows/{id}/versions", {
+      params: { path: { id: theirs } },
+    });
+    const one = await apiClient(key).GET("/api/workflows/{id}/versions/{version}", {
+      params: { path: { id: theirs, version: "1" } },
+    });
+    expect([list.response.status, one.response.status]).toEqual([404, 404]);
     expect((await deploy(theirs, 1)).status).toBe(404);
     const still = await apiClient(other.key).GET("/api/workflows/{id}/versions", {
       params: { path: { id: theirs } },
