@@ -52,11 +52,12 @@ export function HistoryPanel(props: HistoryPanelProps): ReactNode {
   }, [deployedVersion, reload]);
 
   const [detail, setDetail] = useState<Detail | null>(null);
-  const loaded = useRef(new Map<number, VersionView>());
+  const loaded = useRef(new Map<string, VersionView>());
   const selecting = useRef(0);
   const select = async (version: number) => {
     const n = ++selecting.current;
-    const known = loaded.current.get(version);
+    const cacheKey = `${workflowId}@${version}`;
+    const known = loaded.current.get(cacheKey);
     if (known) {
       setDetail({ state: "ready", view: known });
       return;
@@ -68,7 +69,7 @@ export function HistoryPanel(props: HistoryPanelProps): ReactNode {
           params: { path: { id: workflowId, version: String(version) } },
         }),
       );
-      loaded.current.set(version, view);
+      loaded.current.set(cacheKey, view);
       if (n === selecting.current) setDetail({ state: "ready", view });
     } catch (err) {
       if (n === selecting.current)
