@@ -26,6 +26,8 @@ export const workflowVersions = pgTable(
       .references(() => workflows.id, { onDelete: "cascade" }),
     version: integer("version").notNull(),
     definition: jsonb("definition").notNull(),
+    /** The version this one is a copy of (a rollback); null for a deploy of the draft. */
+    rolledBackFrom: integer("rolled_back_from"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.workflowId, t.version] })],

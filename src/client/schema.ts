@@ -185,8 +185,48 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Freeze the current draft as a new deployed version */
+        /**
+         * Freeze the current draft (or a copy of an earlier version) as a new deployed version
+         * @description No body (or `{}`): the draft becomes the next version. `version`: a copy of that deployed version becomes the next version, with `rolledBackFrom` set to it (a rollback); the draft is left as it is. Groups on `deployed` run the new version from their next cell. Concurrent deploys get distinct, gapless versions. 404: the workflow or the version.
+         */
         post: operations["deployWorkflow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workflow's deployed versions (newest first)
+         * @description Each deploy is kept. `rolledBackFrom`: the version a rollback copied, else null. Empty before the first deploy.
+         */
+        get: operations["listWorkflowVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{id}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One deployed version with its definition */
+        get: operations["getWorkflowVersion"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1197,6 +1237,24 @@ export interface components {
         };
         DeployedWorkflow: {
             version: number;
+            rolledBackFrom: number | null;
+        };
+        DeployWorkflowRequest: {
+            version?: number;
+        };
+        WorkflowVersionList: {
+            versions: components["schemas"]["WorkflowVersionSummary"][];
+        };
+        WorkflowVersionSummary: {
+            version: number;
+            deployedAt: string;
+            rolledBackFrom: number | null;
+        };
+        WorkflowVersionView: {
+            version: number;
+            deployedAt: string;
+            rolledBackFrom: number | null;
+            definition: components["schemas"]["WorkflowDefinitionView"];
         };
         TestWorkflowResponse: {
             /** @enum {string} */
@@ -2544,7 +2602,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DeployWorkflowRequest"];
+            };
+        };
         responses: {
             /** @description The version deployed */
             201: {
@@ -2553,6 +2615,126 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeployedWorkflow"];
+                };
+            };
+            /** @description The request is not valid; `issues` say where */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    listWorkflowVersions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workflow's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowVersionList"];
+                };
+            };
+            /** @description The credentials are missing or not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or not visible to this key) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Something went wrong on the server; the request was not completed */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    getWorkflowVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workflow's id */
+                id: string;
+                /** @description The version's number (from 1) */
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The version */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowVersionView"];
                 };
             };
             /** @description The credentials are missing or not valid */

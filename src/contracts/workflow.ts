@@ -193,9 +193,40 @@ export type WorkflowView = z.infer<typeof WorkflowView>;
 export const WorkflowList = z.object({ workflows: z.array(WorkflowView) });
 export type WorkflowList = z.infer<typeof WorkflowList>;
 
-/** The version a deploy froze. */
-export const DeployedWorkflow = z.object({ version: z.number().int() });
+/** A deployed version's number (from 1). */
+const VersionNumber = z.number().int().min(1).max(2_147_483_647);
+
+/**
+ * `POST /api/workflows/:id/deploy`: no body (or `{}`) freezes the draft; `version` deploys
+ * a copy of that earlier version as the next one (a rollback; the draft is left as is).
+ */
+export const DeployWorkflowRequest = z.strictObject({ version: VersionNumber.optional() });
+export type DeployWorkflowRequest = z.infer<typeof DeployWorkflowRequest>;
+
+/** The version a deploy froze; `rolledBackFrom`: the version it copies (a rollback), else null. */
+export const DeployedWorkflow = z.object({
+  version: z.number().int(),
+  rolledBackFrom: z.number().int().nullable(),
+});
 export type DeployedWorkflow = z.infer<typeof DeployedWorkflow>;
+
+/** One deployed version, as the history lists it. */
+export const WorkflowVersionSummary = z.object({
+  version: z.number().int(),
+  deployedAt: z.string(),
+  rolledBackFrom: z.number().int().nullable(),
+});
+export type WorkflowVersionSummary = z.infer<typeof WorkflowVersionSummary>;
+
+/** A workflow's deployed versions, newest first (empty before the first deploy). */
+export const WorkflowVersionList = z.object({ versions: z.array(WorkflowVersionSummary) });
+export type WorkflowVersionList = z.infer<typeof WorkflowVersionList>;
+
+/** One deployed version with the definition it froze. */
+export const WorkflowVersionView = WorkflowVersionSummary.extend({
+  definition: WorkflowDefinition,
+});
+export type WorkflowVersionView = z.infer<typeof WorkflowVersionView>;
 
 /**
  * A finished block as an execution records it (executions.checkpoints): its output and

@@ -91,6 +91,8 @@ export async function makeFixture(ws: Workspace, role: string): Promise<Fixture>
     }),
     201,
   );
+  // Deployed once, so the workflow's version 1 exists for the history routes.
+  must(await call("POST", `/api/workflows/${wf.id}/deploy`, { key }), 201);
   const table = must(
     await call<{ id: string }>("POST", "/api/tables", {
       key,

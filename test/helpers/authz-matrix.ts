@@ -408,6 +408,19 @@ export const MATRIX: Record<string, KeyedSpec | PublicSpec> = {
     ok: 201,
     request: (f) => ({ path: `/api/workflows/${f.workflowId}/deploy` }),
   },
+  "GET /api/workflows/[id]/versions": {
+    kind: "keyed",
+    scope: "resource",
+    ok: 200,
+    request: (f) => ({ path: `/api/workflows/${f.workflowId}/versions` }),
+  },
+  // The fixture's workflow is deployed once: version 1 exists.
+  "GET /api/workflows/[id]/versions/[version]": {
+    kind: "keyed",
+    scope: "resource",
+    ok: 200,
+    request: (f) => ({ path: `/api/workflows/${f.workflowId}/versions/1` }),
+  },
   "POST /api/workflows/[id]/test": {
     kind: "keyed",
     scope: "resource",

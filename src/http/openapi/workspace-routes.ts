@@ -14,8 +14,11 @@ import { SystemView } from "@/contracts/system";
 import {
   CreateWorkflowRequest,
   DeployedWorkflow,
+  DeployWorkflowRequest,
   UpdateWorkflowRequest,
   WorkflowList,
+  WorkflowVersionList,
+  WorkflowVersionView,
   WorkflowView,
 } from "@/contracts/workflow";
 import { TestWorkflowRequest, TestWorkflowResponse } from "@/contracts/workflow-test";
@@ -191,10 +194,35 @@ const workflows: Operation[] = [
     path: "/api/workflows/{id}/deploy",
     operationId: "deployWorkflow",
     tag: "Workflows",
-    summary: "Freeze the current draft as a new deployed version",
+    summary: "Freeze the current draft (or a copy of an earlier version) as a new deployed version",
+    description:
+      "No body (or `{}`): the draft becomes the next version. `version`: a copy of that deployed version becomes the next version, with `rolledBackFrom` set to it (a rollback); the draft is left as it is. Groups on `deployed` run the new version from their next cell. Concurrent deploys get distinct, gapless versions. 404: the workflow or the version.",
     access: "key",
     params: WORKFLOW,
+    body: { json: DeployWorkflowRequest, optional: true },
     answers: [{ status: 201, description: "The version deployed", json: DeployedWorkflow }],
+  },
+  {
+    method: "get",
+    path: "/api/workflows/{id}/versions",
+    operationId: "listWorkflowVersions",
+    tag: "Workflows",
+    summary: "The workflow's deployed versions (newest first)",
+    description:
+      "Each deploy is kept. `rolledBackFrom`: the version a rollback copied, else null. Empty before the first deploy.",
+    access: "key",
+    params: WORKFLOW,
+    answers: [{ status: 200, description: "The versions", json: WorkflowVersionList }],
+  },
+  {
+    method: "get",
+    path: "/api/workflows/{id}/versions/{version}",
+    operationId: "getWorkflowVersion",
+    tag: "Workflows",
+    summary: "One deployed version with its definition",
+    access: "key",
+    params: { ...WORKFLOW, version: "The version's number (from 1)" },
+    answers: [{ status: 200, description: "The version", json: WorkflowVersionView }],
   },
   {
     method: "post",

@@ -2,6 +2,11 @@ import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
 
+export interface DeployedVersion {
+  version: number;
+  rolledBackFrom: number | null;
+}
+
 /**
  * Freezes the current draft as the next version. One statement: the version number is
  * taken by the UPDATE's row lock, so concurrent deploys get distinct, gapless versions.
@@ -9,9 +14,9 @@ import { sql } from "drizzle-orm";
 export async function deployWorkflow(
   db: Db,
   workflow: { workspaceId: string; workflowId: string },
-): Promise<{ version: number } | null> {
+): Promise<DeployedVersion | null> {
   const { workspaceId, workflowId } = workflow;
-  const rows = await queryRows<{ version: number }>(
+  const rows = await queryRows<DeployedVersion>(
     db,
     sql`
       with bumped as (
@@ -22,7 +27,7 @@ export async function deployWorkflow(
       )
       insert into workflow_versions (workflow_id, version, definition)
       select id, deployed_version, definition from bumped
-      returning version`,
+      returning version, rolled_back_from as "rolledBackFrom"`,
   );
   return rows[0] ?? null;
 }
