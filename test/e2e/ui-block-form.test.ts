@@ -55,6 +55,8 @@ describe("the block form in a browser", () => {
     await page.goto(ui.app.signinUrl);
     await page.waitForURL(/\/tables$/);
     await page.goto(`${ui.app.url}/workflows/${workflowId}`);
+    // The form is the selected block's: select it in the graph.
+    await page.locator('[data-testid="graph-node-score"]').click();
     const expression = byTest(page, "form-expression");
     await expression.waitFor();
     expect(await expression.inputValue()).toBe("inputs.n * 2");
