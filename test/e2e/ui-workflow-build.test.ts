@@ -6,9 +6,9 @@
  * linked; an edge is selected and deleted, the deletion undone (Ctrl+Z) and redone (the
  * button); Save stores exactly the definition the graph shows, which the API accepts.
  */
-import type { Locator, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { waitFor } from "../helpers/processes";
+import { dragHandle, settledCentre } from "../helpers/graph-drag";
 import { uiApi, uiSessionOfFile, uiWorkflow } from "../helpers/ui-session";
 
 const ui = uiSessionOfFile("cellflow-ui-build-");
@@ -17,38 +17,6 @@ const node = (page: Page, id: string) => page.locator(`[data-testid="graph-node-
 const edge = (page: Page, label: string) =>
   page.locator(`[aria-roledescription=edge][aria-label="${label}"]`);
 const edgeCount = async (page: Page) => page.locator("[aria-roledescription=edge]").count();
-
-/** A box that has stopped moving (the graph lays itself out and fits the view after an edit). */
-async function settledCentre(target: Locator): Promise<{ x: number; y: number }> {
-  let last = "";
-  let centre = { x: 0, y: 0 };
-  const settled = await waitFor(
-    async () => {
-      const b = await target.boundingBox();
-      if (!b) return false;
-      centre = { x: b.x + b.width / 2, y: b.y + b.height / 2 };
-      const now = `${Math.round(centre.x)},${Math.round(centre.y)}`;
-      const same = now === last;
-      last = now;
-      return same;
-    },
-    10_000,
-    150,
-  );
-  expect(settled).toBe(true);
-  return centre;
-}
-
-/** Drags from one handle to another with the mouse, as a person connects two blocks. */
-async function dragHandle(page: Page, from: string, to: string): Promise<void> {
-  const a = await settledCentre(page.locator(`[data-testid="${from}"]`));
-  const b = await settledCentre(page.locator(`[data-testid="${to}"]`));
-  await page.mouse.move(a.x, a.y);
-  await page.mouse.down();
-  await page.mouse.move((a.x + b.x) / 2, (a.y + b.y) / 2, { steps: 5 });
-  await page.mouse.move(b.x, b.y, { steps: 5 });
-  await page.mouse.up();
-}
 
 /**
  * Clicks an edge on its drawn line, at a point where nothing covers it (a block drawn
