@@ -13,10 +13,20 @@
  * (the scope lock and a fresh read, see the claim's CTE); the read is the statement's snapshot, taken before
  * both writes, so the caller applies the finished outputs to the row data itself.
  *
- * A step that only claims commits asynchronously (no wait for the WAL flush): a claim
- * lost in a crash leaves the cell queued instead of running, and both are re-driven the
- * same way; WAL is flushed in order, so the attempt's terminal write, which is
- * synchronous, makes the claim durable first. A step with a terminal write waits.
+ * Durability: a batch commits asynchronously (no wait for the WAL flush) unless a terminal
+ * write in it settles a charge (`waitsForFlush`). Only a database crash loses such a
+ * commit, and then only the last few hundred milliseconds of WAL (wal_writer_delay), as a
+ * suffix: WAL is flushed in order, so every synchronous commit that returned (a Stop, a
+ * charge's batch, a job's completion, the sequencer that makes events visible to streams,
+ * the destinations' drain before any send) made everything committed before it durable
+ * first. What the lost suffix held reverts together: a claim lost leaves its cell queued
+ * (re-driven like any queued cell); a terminal write lost leaves its cell `running` with
+ * its attempt, its row lock gone with the crashed sessions, the very state a crash
+ * mid-attempt leaves, so the re-drive hands it back to the queue and it runs again (at
+ * least once, as an attempt cut off by a crash already is; a released credit reservation
+ * comes back with the running cell and is released when it leaves it again). A charge
+ * never rides an asynchronous commit: what a customer was billed for is on disk before
+ * the carrier goes on.
  */
 
 import type { Db } from "@db/client";
@@ -123,15 +133,23 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
 }
 
 /**
+ * Whether a batch's commit waits for the WAL flush: only when a terminal write in it settles
+ * a charge (see the header); claims and terminal writes without one commit asynchronously.
+ */
+export function waitsForFlush(inputs: readonly RowStepInput[]): boolean {
+  return inputs.some(
+    (input) =>
+      input.finish?.end.kind === "complete" && (input.finish.end.finish.charges?.length ?? 0) > 0,
+  );
+}
+
+/**
  * The steps of several rows (each row at most once: a carrier holds its row's lock) in
  * one statement. Results come back in the order of `inputs`.
  */
 export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise<RowStep[]> {
   if (inputs.length === 0) return [];
   const items = JSON.stringify(inputs.map((input, i) => stepItem(i, input)));
-  // A batch that only claims commits asynchronously (see the header); one with a terminal
-  // write waits for the flush, and every step in it with it.
-  const durable = inputs.some((input) => input.finish);
   // Every read and write of cells and rows also names the batch's rows as an array: the
   // generic plan cannot tell how many records the JSON holds (it guesses 100), and joined
   // on that guess alone it scanned whole tables instead of probing their keys.
@@ -142,11 +160,9 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
   // in group id order, this step in dependency order) rolls it back whole; run it again.
   // The answers the terminal writes that won recorded have their reservations charged. Only
   // where a terminal write carries one: data-modifying CTEs run (and are planned) whether or
-  // not anything reads them, and most batches settle nothing.
-  const charged = inputs.some(
-    (input) =>
-      input.finish?.end.kind === "complete" && (input.finish.end.finish.charges?.length ?? 0) > 0,
-  );
+  // not anything reads them, and most batches settle nothing. Such a batch is also the
+  // only one that waits for the WAL flush (see the header).
+  const charged = waitsForFlush(inputs);
   const settled = charged
     ? sql`${settleCtes(
         sql`select k."chargeId" as charge_id, k.source, k.milli, u.execution_id as cell_execution_id, u.attempt
@@ -223,7 +239,7 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
                   select i, 2 as ord, table_id, ${cellEventData} as data from clm) x
            order by i, ord
           returning table_id)
-        select ${durable ? sql`` : sql`set_config('synchronous_commit', 'off', true) as async,`}
+        select ${charged ? sql`` : sql`set_config('synchronous_commit', 'off', true) as async,`}
                inp.i, t.id is not null as "tableFound", t.workspace_id as "workspaceId",
                ${creditsCommitted} as "creditsCommitted", t.schema, t.schema_version as "schemaVersion", w.plan, r.data,
                coalesce((select jsonb_object_agg(wf.id, jsonb_build_object(
