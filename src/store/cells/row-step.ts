@@ -185,6 +185,16 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
             fin_group text, fin_exec text, fin_attempt int, fin_status text, fin_outcome text, fin_error text,
             fin_block_errors jsonb, fin_details jsonb, fin_charges jsonb, fin_outputs jsonb, fin_set jsonb, fin_clear text[],
             claim_version int, claim_order text[], run_id text)),
+        -- Per table of the batch, not per step: the workflows its groups name (when each
+        -- draft changed, its deployed version), read once off the statement's one snapshot,
+        -- so every step of the table gets the same answer its own read would have given.
+        tw as materialized (
+          select t.id as table_id,
+                 (select jsonb_object_agg(wf.id, jsonb_build_object(
+                           'updatedAt', extract(epoch from wf.updated_at)::text, 'deployed', wf.deployed_version))
+                    from workflows wf
+                   where wf.id in (select g->>'workflowId' from jsonb_array_elements(t.schema->'groups') g)) as workflows
+            from tables t where t.id in (select inp.table_id from inp)),
         fin_upd as (
           update cells c
              set status = inp.fin_status::cell_status, outcome = inp.fin_outcome::cell_outcome,
@@ -242,15 +252,8 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
         select ${charged ? sql`` : sql`set_config('synchronous_commit', 'off', true) as async,`}
                inp.i, t.id is not null as "tableFound", t.workspace_id as "workspaceId",
                ${creditsCommitted} as "creditsCommitted", t.schema, t.schema_version as "schemaVersion", w.plan, r.data,
-               coalesce((select jsonb_object_agg(wf.id, jsonb_build_object(
-                          'updatedAt', extract(epoch from wf.updated_at)::text, 'deployed', wf.deployed_version))
-                           from workflows wf
-                          where wf.id in (select g->>'workflowId' from jsonb_array_elements(t.schema->'groups') g)),
-                        '{}'::jsonb) as workflows,
-               coalesce((select jsonb_agg(jsonb_build_object('groupId', c.group_id, 'executionId', c.execution_id,
-                                                             'dispatchId', c.dispatch_id) order by c.queued_at, c.group_id)
-                           from cells c where c.row_id = inp.row_id and ${claimableOnRow("c")}), '[]'::jsonb) as queued,
-               coalesce((select array_agg(c.group_id) from cells c where c.row_id = inp.row_id), '{}') as present,
+               coalesce((select tw.workflows from tw where tw.table_id = t.id), '{}'::jsonb) as workflows,
+               coalesce(rc.queued, '[]'::jsonb) as queued, coalesce(rc.present, '{}') as present,
                (select count(*) from fin_upd u where u.i = inp.i)::int as "finishedCount",
                (select c.status from cells c where inp.fin_group is not null
                    and c.row_id = inp.row_id and c.group_id = inp.fin_group) as "finishCurrent",
@@ -264,6 +267,13 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
           left join tables t on t.id = inp.table_id
           left join workspaces w on w.id = t.workspace_id
           left join rows r on r.id = any(${rids}) and r.id = inp.row_id and r.table_id = t.id
+          -- The row's cells read once for both: the groups present, and the claimable ones.
+          left join lateral (
+            select jsonb_agg(jsonb_build_object('groupId', c.group_id, 'executionId', c.execution_id,
+                                                'dispatchId', c.dispatch_id) order by c.queued_at, c.group_id)
+                     filter (where ${claimableOnRow("c")}) as queued,
+                   array_agg(c.group_id) as present
+              from cells c where c.row_id = inp.row_id) rc on true
          order by inp.i`,
       { prepare: true },
     ),
