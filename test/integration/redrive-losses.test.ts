@@ -14,6 +14,7 @@ import { runCarrier } from "@/engine/carrier";
 import { startRun } from "@/engine/dispatcher";
 import { MAX_LOSSES, redriveOrphans } from "@/engine/redrive";
 import { resumeCell } from "@/store/cells/resume";
+import { rowSteps } from "@/store/cells/row-step";
 import { claimNext } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
 import { cellCounts, engineDeps, redriveEngine } from "../helpers/engine";
@@ -175,6 +176,53 @@ describe("the re-drive counts losses, not claims", () => {
     expect(await loseWorker(t.id, rowId, "g0")).toBe(3);
     expect(await pass()).toMatchObject({ requeued: 1, failed: 0 });
     expect(await cellOf(t.id)).toMatchObject({ status: "queued", losses: 1 });
+  });
+
+  it("a terminal write lost with its asynchronous commit (a database crash) leaves the cell running: the re-drive runs it again, and it ends once", async () => {
+    const t = await waitTable(key, { groups: 1, ms: 0, rows: 1 });
+    const rowId = t.rowIds[0] as string;
+    await startRun(
+      { db: db(), backend: new RecordingBackend() },
+      { tableId: t.id, groupIds: ["g0"], mode: "all", rowIds: null, limit: null, window: 1 },
+    );
+    const attempt = await loseWorker(t.id, rowId, "g0");
+    const { executionId } = await cellOf(t.id);
+    // The step with the attempt's terminal write commits asynchronously (it settles no
+    // charge); a crash before the WAL flush loses the whole transaction, as a rollback does.
+    const lost = new Error("the database crashed before the flush");
+    await expect(
+      db().transaction(async (tx) => {
+        const [step] = await rowSteps(tx, [
+          {
+            tableId: t.id,
+            rowId,
+            finish: {
+              groupId: "g0",
+              ref: { executionId, attempt },
+              end: { kind: "complete", outcome: "ok", finish: { blockErrors: {} } },
+            },
+          },
+        ]);
+        expect(step?.finished).toEqual({ ok: true });
+        throw lost;
+      }),
+    ).rejects.toBe(lost);
+    // Back to the state a crash mid-attempt leaves: running, its row lock gone.
+    expect(await cellOf(t.id)).toMatchObject({ status: "running", attempt, losses: 0 });
+    expect(await pass()).toMatchObject({ requeued: 1, failed: 0 });
+    expect(await cellOf(t.id)).toMatchObject({ status: "queued", losses: 1 });
+    await runCarrier(
+      engineDeps({ backend: new RecordingBackend(), chain: false }),
+      { tableId: t.id, rowId },
+      taskContext(),
+    );
+    expect(await cellOf(t.id)).toMatchObject({ status: "completed", attempt: attempt + 1 });
+    const [ends] = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from events where table_id = ${t.id} and kind = 'cell'
+            and data->>'status' in ('completed', 'error', 'cancelled')`,
+    );
+    expect(ends?.n).toBe(1);
   });
 
   it("a new run of the cell starts its losses from 0", async () => {

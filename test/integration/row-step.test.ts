@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { CellStatus } from "@/domain/statuses";
 import { StepBatcher } from "@/engine/step-batcher";
 import { cancelCells } from "@/store/cells/cancel";
-import { rowStep, rowSteps } from "@/store/cells/row-step";
+import { rowStep, rowSteps, waitsForFlush } from "@/store/cells/row-step";
 import { stampPage } from "@/store/cells/stamp";
 import { insertRows } from "@/store/rows/insert";
 import { createTable } from "@/store/tables/create";
@@ -162,6 +162,30 @@ describe("a carrier's step statement", () => {
     expect(r.claimed).toBeNull();
     expect(r.step?.data).toEqual({});
     expect(await statuses(rowId)).toEqual({ g1: "cancelled", g2: "cancelled" });
+  });
+});
+
+describe("what a step batch's commit waits for", () => {
+  const finish = (charges?: { chargeId: string; source: string; milli: number }[]) => ({
+    tableId,
+    rowId: "r",
+    finish: {
+      groupId: "g1",
+      ref: { executionId: "e", attempt: 1 },
+      end: {
+        kind: "complete" as const,
+        outcome: "ok" as const,
+        finish: { blockErrors: {}, ...(charges ? { charges } : {}) },
+      },
+    },
+  });
+  const claim = { tableId, rowId: "r", claim: { schemaVersion: 1, order: ["g1"], runId: null } };
+
+  it("a batch that settles a charge waits for the WAL flush; claims and ends without one do not", () => {
+    expect(waitsForFlush([claim])).toBe(false);
+    expect(waitsForFlush([finish(), claim])).toBe(false);
+    expect(waitsForFlush([finish([])])).toBe(false);
+    expect(waitsForFlush([claim, finish([{ chargeId: "k", source: "s", milli: 5 }])])).toBe(true);
   });
 });
 

@@ -13,10 +13,20 @@
  * (the scope lock and a fresh read, see the claim's CTE); the read is the statement's snapshot, taken before
  * both writes, so the caller applies the finished outputs to the row data itself.
  *
- * A step that only claims commits asynchronously (no wait for the WAL flush): a claim
- * lost in a crash leaves the cell queued instead of running, and both are re-driven the
- * same way; WAL is flushed in order, so the attempt's terminal write, which is
- * synchronous, makes the claim durable first. A step with a terminal write waits.
+ * Durability: a batch commits asynchronously (no wait for the WAL flush) unless a terminal
+ * write in it settles a charge (`waitsForFlush`). Only a database crash loses such a
+ * commit, and then only the last few hundred milliseconds of WAL (wal_writer_delay), as a
+ * suffix: WAL is flushed in order, so every synchronous commit that returned (a Stop, a
+ * charge's batch, a job's completion, the sequencer that makes events visible to streams,
+ * the destinations' drain before any send) made everything committed before it durable
+ * first. What the lost suffix held reverts together: a claim lost leaves its cell queued
+ * (re-driven like any queued cell); a terminal write lost leaves its cell `running` with
+ * its attempt, its row lock gone with the crashed sessions, the very state a crash
+ * mid-attempt leaves, so the re-drive hands it back to the queue and it runs again (at
+ * least once, as an attempt cut off by a crash already is; a released credit reservation
+ * comes back with the running cell and is released when it leaves it again). A charge
+ * never rides an asynchronous commit: what a customer was billed for is on disk before
+ * the carrier goes on.
  */
 
 import type { Db } from "@db/client";
@@ -123,15 +133,23 @@ export async function rowStep(db: Db, input: RowStepInput): Promise<RowStep> {
 }
 
 /**
+ * Whether a batch's commit waits for the WAL flush: only when a terminal write in it settles
+ * a charge (see the header); claims and terminal writes without one commit asynchronously.
+ */
+export function waitsForFlush(inputs: readonly RowStepInput[]): boolean {
+  return inputs.some(
+    (input) =>
+      input.finish?.end.kind === "complete" && (input.finish.end.finish.charges?.length ?? 0) > 0,
+  );
+}
+
+/**
  * The steps of several rows (each row at most once: a carrier holds its row's lock) in
  * one statement. Results come back in the order of `inputs`.
  */
 export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise<RowStep[]> {
   if (inputs.length === 0) return [];
   const items = JSON.stringify(inputs.map((input, i) => stepItem(i, input)));
-  // A batch that only claims commits asynchronously (see the header); one with a terminal
-  // write waits for the flush, and every step in it with it.
-  const durable = inputs.some((input) => input.finish);
   // Every read and write of cells and rows also names the batch's rows as an array: the
   // generic plan cannot tell how many records the JSON holds (it guesses 100), and joined
   // on that guess alone it scanned whole tables instead of probing their keys.
@@ -142,11 +160,9 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
   // in group id order, this step in dependency order) rolls it back whole; run it again.
   // The answers the terminal writes that won recorded have their reservations charged. Only
   // where a terminal write carries one: data-modifying CTEs run (and are planned) whether or
-  // not anything reads them, and most batches settle nothing.
-  const charged = inputs.some(
-    (input) =>
-      input.finish?.end.kind === "complete" && (input.finish.end.finish.charges?.length ?? 0) > 0,
-  );
+  // not anything reads them, and most batches settle nothing. Such a batch is also the
+  // only one that waits for the WAL flush (see the header).
+  const charged = waitsForFlush(inputs);
   const settled = charged
     ? sql`${settleCtes(
         sql`select k."chargeId" as charge_id, k.source, k.milli, u.execution_id as cell_execution_id, u.attempt
@@ -169,6 +185,16 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
             fin_group text, fin_exec text, fin_attempt int, fin_status text, fin_outcome text, fin_error text,
             fin_block_errors jsonb, fin_details jsonb, fin_charges jsonb, fin_outputs jsonb, fin_set jsonb, fin_clear text[],
             claim_version int, claim_order text[], run_id text)),
+        -- Per table of the batch, not per step: the workflows its groups name (when each
+        -- draft changed, its deployed version), read once off the statement's one snapshot,
+        -- so every step of the table gets the same answer its own read would have given.
+        tw as materialized (
+          select t.id as table_id,
+                 (select jsonb_object_agg(wf.id, jsonb_build_object(
+                           'updatedAt', extract(epoch from wf.updated_at)::text, 'deployed', wf.deployed_version))
+                    from workflows wf
+                   where wf.id in (select g->>'workflowId' from jsonb_array_elements(t.schema->'groups') g)) as workflows
+            from tables t where t.id in (select inp.table_id from inp)),
         fin_upd as (
           update cells c
              set status = inp.fin_status::cell_status, outcome = inp.fin_outcome::cell_outcome,
@@ -223,18 +249,11 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
                   select i, 2 as ord, table_id, ${cellEventData} as data from clm) x
            order by i, ord
           returning table_id)
-        select ${durable ? sql`` : sql`set_config('synchronous_commit', 'off', true) as async,`}
+        select ${charged ? sql`` : sql`set_config('synchronous_commit', 'off', true) as async,`}
                inp.i, t.id is not null as "tableFound", t.workspace_id as "workspaceId",
                ${creditsCommitted} as "creditsCommitted", t.schema, t.schema_version as "schemaVersion", w.plan, r.data,
-               coalesce((select jsonb_object_agg(wf.id, jsonb_build_object(
-                          'updatedAt', extract(epoch from wf.updated_at)::text, 'deployed', wf.deployed_version))
-                           from workflows wf
-                          where wf.id in (select g->>'workflowId' from jsonb_array_elements(t.schema->'groups') g)),
-                        '{}'::jsonb) as workflows,
-               coalesce((select jsonb_agg(jsonb_build_object('groupId', c.group_id, 'executionId', c.execution_id,
-                                                             'dispatchId', c.dispatch_id) order by c.queued_at, c.group_id)
-                           from cells c where c.row_id = inp.row_id and ${claimableOnRow("c")}), '[]'::jsonb) as queued,
-               coalesce((select array_agg(c.group_id) from cells c where c.row_id = inp.row_id), '{}') as present,
+               coalesce((select tw.workflows from tw where tw.table_id = t.id), '{}'::jsonb) as workflows,
+               coalesce(rc.queued, '[]'::jsonb) as queued, coalesce(rc.present, '{}') as present,
                (select count(*) from fin_upd u where u.i = inp.i)::int as "finishedCount",
                (select c.status from cells c where inp.fin_group is not null
                    and c.row_id = inp.row_id and c.group_id = inp.fin_group) as "finishCurrent",
@@ -248,6 +267,13 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
           left join tables t on t.id = inp.table_id
           left join workspaces w on w.id = t.workspace_id
           left join rows r on r.id = any(${rids}) and r.id = inp.row_id and r.table_id = t.id
+          -- The row's cells read once for both: the groups present, and the claimable ones.
+          left join lateral (
+            select jsonb_agg(jsonb_build_object('groupId', c.group_id, 'executionId', c.execution_id,
+                                                'dispatchId', c.dispatch_id) order by c.queued_at, c.group_id)
+                     filter (where ${claimableOnRow("c")}) as queued,
+                   array_agg(c.group_id) as present
+              from cells c where c.row_id = inp.row_id) rc on true
          order by inp.i`,
       { prepare: true },
     ),

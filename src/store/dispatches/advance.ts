@@ -71,9 +71,10 @@ export interface Release {
  * It commits asynchronously: every carrier of a dispatch waits for the dispatch's row
  * lock here, and a synchronous commit would hold that lock through a WAL flush, which
  * serialised the whole window on the disk (3× the statement time in W1). Nothing is
- * lost by it: WAL is flushed in order, and whatever the handed-out rows do next (their
- * job, their claim) is a synchronous commit that flushes this cursor move first; a
- * dispatch completion lost in a crash is completed again by the re-drive.
+ * lost by it: WAL is flushed in order, so any later synchronous commit (the handed-out
+ * rows' carrier jobs, a charge, a Stop) flushes this cursor move first; what a crash
+ * takes before that (this move, the steps around it, see cells/row-step.ts) is healed by
+ * the re-drive, and a dispatch completion lost in a crash is completed again by it.
  */
 export async function advanceSlots(
   db: Db,

@@ -1,0 +1,1 @@
+DROP INDEX "events_table_id_idx";
