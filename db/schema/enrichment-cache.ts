@@ -10,9 +10,9 @@ import { workspaces } from "./workspaces";
  * the others wait for its answer instead of paying for the same one (single flight). A
  * claim older than its staleness bound belongs to a process that died and is taken over;
  * a claim whose call failed is deleted (errors are never cached). A filled answer that was
- * charged for names its charge keys (`paid_by`): it is served only once they are charged,
- * waited for while they are reserved, and asked again when they were released (a Stop
- * after the answer, so nobody paid for it).
+ * charged for names its charge keys (`paid_by`): it is served while they are charged or
+ * still reserved, and asked again once they were released (a Stop after the answer, so
+ * nobody paid for it).
  */
 export const enrichmentCache = pgTable(
   "enrichment_cache",

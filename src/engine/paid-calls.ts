@@ -16,7 +16,7 @@
  * message); a provider's refusal with a `Retry-After` holds this process's later
  * calls of the workspace to that provider that long. In front of it all, the workspace's
  * result cache (when on): a fresh answer for the same inputs is reused, with no admission
- * and no call, once the charge of the call that made it was recorded. A halt aborts the whole attempt through `onHalt` before it is thrown,
+ * and no call, unless the charge of the call that made it was released (nobody paid). A halt aborts the whole attempt through `onHalt` before it is thrown,
  * so no block can turn it into a workflow failure: the cell goes back to un-run.
  * Each provider call's outcome is counted in the process's metrics, and a key's credits
  * once, at its first answer found (the write that records it charges them).

@@ -6,8 +6,8 @@
  * make one provider call. A lease is kept live while its holder works (a call may wait
  * long for its rate-limit turn), so only a dead holder's claim goes stale; only `ok` and
  * `not_found` answers are kept. A paid answer is kept with its charge key (`paidFor`) and
- * served only once that charge is recorded, so an answer whose cell was stopped before
- * its write is never handed out free. A cache that cannot be read or written never fails
+ * not served once that charge was released, so an answer whose cell was stopped before
+ * its write is not handed out free to later runs. A cache that cannot be read or written never fails
  * the work: the lookup is a miss.
  */
 import { randomUUID } from "node:crypto";

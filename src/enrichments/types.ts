@@ -194,7 +194,7 @@ export type CacheLookup =
       kind: "lease";
       /**
        * Keeps the answer. `paidBy`: the charge keys whose charge pays for it (none: free);
-       * it is served to others only once they are charged (store/enrichment-cache/paid-state.ts).
+       * it is not served again once their charge was released (store/enrichment-cache/paid-state.ts).
        */
       keep(result: EnrichmentResult, paidBy?: readonly ChargeKey[]): Promise<void>;
       drop(): Promise<void>;

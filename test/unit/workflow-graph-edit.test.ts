@@ -103,6 +103,14 @@ describe("graph edits", () => {
       { source: "b", port: "false", target: "c" },
     );
     expect(block(r, "b")?.next).toEqual({ false: "c" });
+    // Moved onto a link that exists (a → b, a → c; a → b's end dropped on c): one link.
+    const fan = connect(base(), "a", null, "c");
+    const merged = reconnect(
+      fan,
+      { source: "a", port: null, target: "b" },
+      { source: "a", port: null, target: "c" },
+    );
+    expect(block(merged, "a")?.next).toBe("c");
   });
 
   it("deletes a block and every next pointing at it", () => {

@@ -53,7 +53,7 @@ describe("the test request", () => {
     expect(inputsFrom(["a", "b", "c"], { a: "1", b: "" })).toEqual({ a: 1 });
   });
 
-  it("sends the unsaved definition only when the draft has changes and parses; else the saved draft", () => {
+  it("sends the unsaved definition only when the draft has changes and parses; else the saved draft (live, even through a group on deployed)", () => {
     const target = { mode: "inputs" as const, inputs: { n: 1 } };
     expect(
       buildTestBody({ target, dirty: true, definition: DEFINITION, allowPaid: false }),
@@ -65,15 +65,16 @@ describe("the test request", () => {
       buildTestBody({ target, dirty: false, definition: DEFINITION, allowPaid: false }),
     ).toEqual({
       inputs: { n: 1 },
+      version: "live",
     });
     expect(buildTestBody({ target, dirty: true, definition: null, allowPaid: true })).toEqual({
       inputs: { n: 1 },
+      version: "live",
       allowPaid: true,
     });
     const row = { mode: "row" as const, tableId: "t1", groupId: "g", rowId: "r1" };
     const body = buildTestBody({ target: row, dirty: false, definition: null, allowPaid: false });
-    expect(body).toEqual({ tableId: "t1", groupId: "g", rowId: "r1" });
-    expect(body).not.toHaveProperty("version");
+    expect(body).toEqual({ tableId: "t1", groupId: "g", rowId: "r1", version: "live" });
   });
 
   it("names the enrichment and llm blocks as paid, and nothing for a free definition", () => {

@@ -4,7 +4,7 @@
  * that shapes the answer — provider, resolved base URL, model, system, rendered prompt,
  * schema and output cap — so a hit is an answer the same call would have been given; the
  * cache's lease makes concurrent misses of one key a single call; an answer is kept with
- * the charge keys of its calls and served only once they are charged.
+ * the charge keys of its calls and not served once their charge was released.
  */
 import type { ChargeKey } from "@/domain/charges";
 import { digestOf } from "@/domain/digest";

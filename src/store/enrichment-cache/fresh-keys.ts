@@ -1,6 +1,6 @@
 /**
- * Read-only: which of these input keys have a fresh answer now (the dry-run estimate),
- * counting an answer whose charge is still pending as one (it is served once charged).
+ * Read-only: which of these input keys have a fresh answer now (the dry-run estimate): the
+ * ones a take would serve (paid for, or its charge pending; not released).
  */
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";

@@ -1,11 +1,13 @@
 /**
- * Whether a filled answer was paid for, read from the ledger in the statement that serves
+ * Whether a filled answer is paid for, read from the ledger in the statement that serves
  * it: `paid` when it names no charge key (a free answer, or one kept before keys were
- * recorded) or every key it names is charged; `released` when one of them has no ledger
- * entry left (its reservation was given back: a Stop, a lost race, a crash, so the answer
- * reached no cell that paid for it); `pending` while one is still reserved (the write that
- * records the answer, and charges it, has not committed yet). Invariant: an answer is
- * served free only once someone was charged for it.
+ * recorded) or every key it names is charged; `pending` while one is still reserved (the
+ * write that records the answer, and charges it, has not committed: a waterfall's steps
+ * wait for its last one); `released` when one of them has no ledger entry left (its
+ * reservation was given back: a Stop, a lost race, a crash, so the answer reached no cell
+ * that paid for it). Invariant: an answer whose charge was released is never served
+ * again; one served while pending is served free only to callers running at the same
+ * time as the attempt that pays for it.
  */
 import { type SQL, sql } from "drizzle-orm";
 

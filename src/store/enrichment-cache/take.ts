@@ -3,7 +3,11 @@
  * word that another process holds that claim. Invariant (single flight): of the callers
  * asking for one key at once, at most one gets the claim while it is live — the insert
  * and the takeover of an expired entry or a stale claim are one statement, serialised on
- * the key; the others are told "busy" and wait for the answer.
+ * the key; the others are told "busy" and wait for the answer. An answer is served while
+ * someone is paying for it (paid-state.ts: charged, or reserved by the attempt whose
+ * write will charge it); one whose charge was released (its cell stopped before its
+ * write: nobody paid) is taken over like an expired one, and asked again by a caller who
+ * pays for it.
  */
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
@@ -49,7 +53,7 @@ export async function takeCached(
             from enrichment_cache e
            where workspace_id = ${key.workspaceId} and enrichment_id = ${key.enrichmentId}
              and input_key = ${key.inputKey} and filled_at > now() - ${ttl}
-             and ${paidState(sql`e.paid_by`)} = 'paid'
+             and ${paidState(sql`e.paid_by`)} <> 'released'
         ),
         claimed as (
           insert into enrichment_cache (workspace_id, enrichment_id, input_key, claim_id, claimed_at)
@@ -63,10 +67,7 @@ export async function takeCached(
               or (enrichment_cache.filled_at is null
                   and enrichment_cache.claimed_at < ${stale})
               or (enrichment_cache.filled_at is not null
-                  and case ${paidState(sql`enrichment_cache.paid_by`)}
-                        when 'released' then true
-                        when 'pending' then enrichment_cache.filled_at < ${stale}
-                        else false end)
+                  and ${paidState(sql`enrichment_cache.paid_by`)} = 'released')
           returning 1
         )
         select f.outcome, f.outputs, f.age_ms::float8 as "ageMs",

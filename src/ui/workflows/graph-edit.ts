@@ -116,7 +116,10 @@ function withoutTarget(next: unknown, target: string, port: Port | "any"): unkno
   return plainNext(targets.filter((t) => t !== target));
 }
 
-/** An edge moved: `from` dropped and `to` connected, as one edit. */
+/**
+ * An edge moved: `from` dropped and `to` connected, as one edit. Moved onto a link that
+ * already exists, the two become that one link.
+ */
 export function reconnect(
   def: unknown,
   from: { source: string; port: Port; target: string },
@@ -124,7 +127,7 @@ export function reconnect(
 ): Json | null {
   const without = disconnect(def, from.source, from.port, from.target);
   if (!without) return null;
-  return connect(without, to.source, to.port, to.target);
+  return connect(without, to.source, to.port, to.target) ?? without;
 }
 
 /** The block with `id` removed, and every `next` that pointed at it. */

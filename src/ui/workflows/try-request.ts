@@ -73,7 +73,8 @@ export type TryTarget =
 
 /**
  * The test request: the unsaved `definition` when the draft has changes and parses, else
- * the saved draft (no `version`: the server runs the draft, or the group's version).
+ * the saved draft (`version: "live"`: without it a group on "deployed" would run its
+ * deployed version, not what the editor shows).
  */
 export function buildTestBody(opts: {
   target: TryTarget;
@@ -89,6 +90,7 @@ export function buildTestBody(opts: {
   // The draft is checked by the server like a saved one; the UI only passes it along.
   if (dirty && definition !== null)
     body.definition = definition as NonNullable<TestBody["definition"]>;
+  else body.version = "live";
   if (allowPaid) body.allowPaid = true;
   return body;
 }
