@@ -2,7 +2,8 @@
  * The workflow builder end to end, in real headless Chromium against the real
  * `npm start`, without typing JSON: a new workflow is built in the graph into three blocks
  * with a condition (palette, the block form, dragged handles), saved and deployed, used in
- * a table through "Use in a table…" (a group on its deployed version), tried on that
+ * a table through "Use in a table…" (a group on its deployed version, mapped from that
+ * version, not from an unsaved block on screen), tried on that
  * table's rows through the group (each block's output shown on the graph), changed and
  * deployed again, rolled back to its first version from the history panel, and the
  * table's cells, run, complete with what the rolled-back version computes.
@@ -81,6 +82,11 @@ describe("the workflow builder, start to finish", () => {
       ["transform", null],
     ]);
 
+    // An unsaved block more (undone below): the dialog maps what the group will run, the
+    // deployed version, not the draft on screen.
+    await byTest(page, "palette-transform").click();
+    await node(page, "transform_2").waitFor();
+
     // Use in a table…: the input from the Name column, the terminal block into a new
     // column, the group on the deployed version.
     await byTest(page, "use-in-table-open").click();
@@ -90,10 +96,15 @@ describe("the workflow builder, start to finish", () => {
     expect(await byTest(page, "use-in-table-input-name").inputValue()).toBe("name");
     expect(await byTest(page, "use-in-table-from-0").inputValue()).toBe("transform");
     expect(await byTest(page, "use-in-table-version").inputValue()).toBe("deployed");
+    expect(await byTest(page, "use-in-table-mapped-from").textContent()).toContain("(v1)");
+    expect(await byTest(page, "use-in-table-output-1").count()).toBe(0);
     await byTest(page, "use-in-table-new-type-0").selectOption("text");
     await byTest(page, "use-in-table-submit").click();
     await byTest(page, "use-in-table-done").waitFor();
     await byTest(page, "use-in-table-dialog").getByRole("button", { name: "Close" }).click();
+    await byTest(page, "graph-undo").click();
+    await node(page, "transform_2").waitFor({ state: "detached" });
+    await page.locator(".wf-save-state:not(.dirty)").waitFor();
     const groups = await uiApi<{ groups: { id: string; version: string }[] }>(
       ui,
       "GET",

@@ -53,6 +53,8 @@ function UseInTableDialog(props: UseInTableProps & { onClose: () => void }) {
   const { workflowId, workflowName, onClose } = props;
   const [tables, setTables] = useState<Table[] | null>(null);
   const [workflow, setWorkflow] = useState<Workflow | null>(null);
+  /** The deployed version's definition: what a group on "deployed" runs (null: none). */
+  const [deployedDefinition, setDeployedDefinition] = useState<unknown | null>(null);
   const [tableId, setTableId] = useState("");
   const [table, setTable] = useState<Table | null>(null);
   const [form, setForm] = useState<UseInTableForm | null>(null);
@@ -67,9 +69,19 @@ function UseInTableDialog(props: UseInTableProps & { onClose: () => void }) {
       answer(api.GET("/api/tables")),
       answer(api.GET("/api/workflows/{id}", { params: { path: { id: workflowId } } })),
     ])
-      .then(([list, wf]) => {
+      .then(async ([list, wf]) => {
+        const n = wf.deployedVersion;
+        const frozen =
+          n === null
+            ? null
+            : await answer(
+                api.GET("/api/workflows/{id}/versions/{version}", {
+                  params: { path: { id: workflowId, version: String(n) } },
+                }),
+              );
         if (!live) return;
         setTables(list.tables);
+        setDeployedDefinition(frozen?.definition ?? null);
         setWorkflow(wf);
       })
       .catch((err: unknown) => {
@@ -80,9 +92,15 @@ function UseInTableDialog(props: UseInTableProps & { onClose: () => void }) {
     };
   }, [workflowId]);
 
-  // The definition on screen (unsaved included), or the saved one while the JSON is broken.
-  const definition: unknown = props.definition ?? workflow?.definition ?? null;
   const deployed = workflow?.deployedVersion != null;
+  // What the group will run, so its inputs and outputs are mapped from that: the deployed
+  // version for a group on "deployed"; else the definition on screen (unsaved included),
+  // or the saved one while the JSON is broken.
+  const onDeployed = form ? form.version === "deployed" : deployed;
+  const definition: unknown =
+    onDeployed && deployedDefinition !== null
+      ? deployedDefinition
+      : (props.definition ?? workflow?.definition ?? null);
 
   useEffect(() => {
     setTable(null);
@@ -261,6 +279,13 @@ function UseInTableDialog(props: UseInTableProps & { onClose: () => void }) {
                     </option>
                     <option value="live">Live (the saved draft)</option>
                   </select>
+                  <span className="muted" data-testid="use-in-table-mapped-from">
+                    Inputs and results are those of{" "}
+                    {form.version === "deployed" && deployedDefinition !== null
+                      ? `the deployed version (v${workflow?.deployedVersion})`
+                      : "the draft on screen"}
+                    .
+                  </span>
                 </div>
                 <label className="editor-check editor-toggle">
                   <input
