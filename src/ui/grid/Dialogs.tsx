@@ -173,6 +173,51 @@ export function FirstNDialog({
   );
 }
 
+/** The API's bound on `staleAfterHours`. */
+const MAX_STALE_HOURS = 1_000_000;
+
+/** Hours as typed, when they make a stale run's `staleAfterHours` (else null). */
+export function staleHours(text: string): number | null {
+  const value = Number(text);
+  return text.trim() !== "" && Number.isFinite(value) && value > 0 && value <= MAX_STALE_HOURS
+    ? value
+    : null;
+}
+
+/** The "stale after" hours field of a stale run, with its message when it cannot be sent. */
+export function StaleHoursField({
+  id,
+  hours,
+  onChange,
+}: {
+  id: string;
+  hours: string;
+  onChange: (hours: string) => void;
+}) {
+  const valid = staleHours(hours) !== null;
+  return (
+    <div className="field">
+      <label htmlFor={id}>Completed more than this many hours ago</label>
+      <input
+        id={id}
+        data-testid={id}
+        className={`input${valid ? "" : " invalid"}`}
+        inputMode="decimal"
+        value={hours}
+        onChange={(e) => onChange(e.target.value)}
+      />
+      {!valid && (
+        <span className="field-error">
+          Enter a number of hours above 0 (at most {MAX_STALE_HOURS.toLocaleString()})
+        </span>
+      )}
+      <span className="muted">
+        Cells never run are stale too; errored and stopped ones are not.
+      </span>
+    </div>
+  );
+}
+
 /**
  * Run ▾ › Run stale rows…: the cells whose last completed attempt ended longer ago than
  * the hours given, and the cells never run (errored and stopped cells are not stale).
@@ -187,36 +232,21 @@ export function StaleDialog({
   onClose: () => void;
 }) {
   const [hours, setHours] = useState("24");
-  const value = Number(hours);
-  const valid = hours.trim() !== "" && Number.isFinite(value) && value > 0;
+  const value = staleHours(hours);
   return (
     <Modal title={`Run stale rows${group ? ` of “${group.name}”` : ""}`} onClose={onClose}>
       <form
         data-testid="run-stale"
         onSubmit={(e) => {
           e.preventDefault();
-          if (valid) onRun(value);
+          if (value !== null) onRun(value);
         }}
       >
-        <div className="field">
-          <label htmlFor="stale-hours">Completed more than this many hours ago</label>
-          <input
-            id="stale-hours"
-            data-testid="run-stale-hours"
-            className={`input${valid ? "" : " invalid"}`}
-            inputMode="decimal"
-            value={hours}
-            onChange={(e) => setHours(e.target.value)}
-          />
-          {!valid && <span className="field-error">Enter a number of hours above 0</span>}
-          <span className="muted">
-            Cells never run are stale too; errored and stopped ones are not.
-          </span>
-        </div>
+        <StaleHoursField id="run-stale-hours" hours={hours} onChange={setHours} />
         <button
           className="btn btn-primary"
           type="submit"
-          disabled={!valid}
+          disabled={value === null}
           data-testid="run-stale-start"
         >
           Run

@@ -10,7 +10,7 @@ import type { WhereCondition } from "@/contracts/where";
 import type { RunMode } from "@/domain/statuses";
 import { ConditionChips } from "./ConditionChips";
 import { ConditionEditor } from "./ConditionEditor";
-import { Modal } from "./Dialogs";
+import { Modal, StaleHoursField, staleHours } from "./Dialogs";
 import { withCondition } from "./row-query";
 
 const MODES: { mode: RunMode; label: string }[] = [
@@ -37,8 +37,7 @@ export function RunMatchingDialog({
   const [where, setWhere] = useState<WhereCondition[]>(initial);
   const [mode, setMode] = useState<RunMode>("all");
   const [hours, setHours] = useState("24");
-  const staleAfterHours = Number(hours);
-  const hoursValid = hours.trim() !== "" && Number.isFinite(staleAfterHours) && staleAfterHours > 0;
+  const staleAfterHours = staleHours(hours);
   return (
     <Modal title={`Run matching rows${group ? ` of “${group.name}”` : ""}`} onClose={onClose}>
       <div className="stack" data-testid="run-matching">
@@ -72,27 +71,20 @@ export function RunMatchingDialog({
           </select>
         </div>
         {mode === "stale" && (
-          <div className="field">
-            <label htmlFor="run-matching-stale">Completed more than this many hours ago</label>
-            <input
-              id="run-matching-stale"
-              data-testid="run-matching-stale"
-              className={`input${hoursValid ? "" : " invalid"}`}
-              inputMode="decimal"
-              value={hours}
-              onChange={(e) => setHours(e.target.value)}
-            />
-            {!hoursValid && <span className="field-error">Enter a number of hours above 0</span>}
-          </div>
+          <StaleHoursField id="run-matching-stale" hours={hours} onChange={setHours} />
         )}
         <div>
           <button
             type="button"
             className="btn btn-primary"
             data-testid="run-matching-start"
-            disabled={where.length === 0 || (mode === "stale" && !hoursValid)}
+            disabled={where.length === 0 || (mode === "stale" && staleAfterHours === null)}
             onClick={() =>
-              onRun(mode === "stale" ? { mode, where, staleAfterHours } : { mode, where })
+              onRun(
+                mode === "stale" && staleAfterHours !== null
+                  ? { mode, where, staleAfterHours }
+                  : { mode, where },
+              )
             }
           >
             Run matching rows

@@ -7,6 +7,7 @@
 import { useEffect, useRef, useState } from "react";
 import type { Schemas } from "@/client/cellflow-client";
 import { answer, api, describeError } from "../api";
+import { TableOptions } from "./table-options";
 import { groupsOfWorkflow, rowLabel } from "./try-request";
 
 /** The rows offered in the select; any other row is reached by its id. */
@@ -97,12 +98,7 @@ export function TryRowPicker(props: {
           value={choice.tableId}
           onChange={(e) => onChange({ tableId: e.target.value, groupId: "", rowId: "" })}
         >
-          <option value="">{tables === null ? "Loading…" : "Choose a table"}</option>
-          {tables?.map((t) => (
-            <option key={t.id} value={t.id}>
-              {t.name}
-            </option>
-          ))}
+          <TableOptions tables={tables} />
         </select>
       </div>
 

@@ -10,6 +10,7 @@ import { type ReactNode, useCallback, useEffect, useState } from "react";
 import type { Schemas } from "@/client/cellflow-client";
 import { ApiError, answer, api, describeError, type Issue } from "../api";
 import { EditorModal, FieldHint } from "../grid/editor-frame";
+import { TableOptions } from "./table-options";
 import { blocksOf } from "./try-request";
 import { UseInTableOutputs } from "./use-in-table-outputs";
 import {
@@ -184,12 +185,7 @@ function UseInTableDialog(props: UseInTableProps & { onClose: () => void }) {
               value={tableId}
               onChange={(e) => setTableId(e.target.value)}
             >
-              <option value="">{tables === null ? "Loading…" : "Choose a table"}</option>
-              {tables?.map((t) => (
-                <option key={t.id} value={t.id}>
-                  {t.name}
-                </option>
-              ))}
+              <TableOptions tables={tables} />
             </select>
           </div>
 
