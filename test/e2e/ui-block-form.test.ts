@@ -36,8 +36,6 @@ const DEFINITION = {
   ],
 };
 
-const byTest = (page: Page, id: string) => page.locator(`[data-testid="${id}"]`);
-
 /** The definition the editor holds now, read from its JSON view. */
 async function definition(page: Page): Promise<{ blocks: Record<string, unknown>[] }> {
   const text = await page.getByRole("textbox", { name: "Workflow definition (JSON)" }).inputValue();
@@ -57,40 +55,42 @@ describe("the block form in a browser", () => {
     await page.goto(`${ui.app.url}/workflows/${workflowId}`);
     // The form is the selected block's: select it in the graph.
     await page.locator('[data-testid="graph-node-score"]').click();
-    const expression = byTest(page, "form-expression");
+    const expression = page.getByTestId("form-expression");
     await expression.waitFor();
     expect(await expression.inputValue()).toBe("inputs.n * 2");
 
     // A syntax error, with its position.
     await expression.fill("inputs.n *");
-    await byTest(page, "form-expression-error").waitFor();
-    expect(await byTest(page, "form-expression-error").textContent()).toMatch(/at character \d+/);
+    await page.getByTestId("form-expression-error").waitFor();
+    expect(await page.getByTestId("form-expression-error").textContent()).toMatch(
+      /at character \d+/,
+    );
 
     // An unknown root name and an unknown block id are warnings.
     await expression.fill("blokcs.fetch");
     await until(async () =>
-      ((await byTest(page, "form-expression-warning").textContent()) ?? "").includes("blokcs"),
+      ((await page.getByTestId("form-expression-warning").textContent()) ?? "").includes("blokcs"),
     );
     await expression.fill("blocks.nope");
     await until(async () =>
-      ((await byTest(page, "form-expression-warning").textContent()) ?? "").includes("nope"),
+      ((await page.getByTestId("form-expression-warning").textContent()) ?? "").includes("nope"),
     );
-    expect(await byTest(page, "form-expression-error").count()).toBe(0);
+    expect(await page.getByTestId("form-expression-error").count()).toBe(0);
 
     // Completion from the keyboard: `bl` → blocks, then `.` → the other blocks' ids.
     await expression.fill("");
     await expression.pressSequentially("1 + bl");
-    await byTest(page, "form-expression-suggestions").waitFor();
+    await page.getByTestId("form-expression-suggestions").waitFor();
     await page.keyboard.press("Enter");
     await until(async () => (await expression.inputValue()) === "1 + blocks");
     await page.keyboard.type(".");
-    await byTest(page, "form-expression-suggestions").waitFor();
-    const offered = await byTest(page, "form-expression-suggestion").allTextContents();
+    await page.getByTestId("form-expression-suggestions").waitFor();
+    const offered = await page.getByTestId("form-expression-suggestion").allTextContents();
     expect(offered).toEqual(["blocks.fetch", "blocks.pause", "blocks.lookup"]);
     await page.keyboard.press("ArrowDown");
     await page.keyboard.press("Enter");
     await until(async () => (await expression.inputValue()) === "1 + blocks.pause");
-    expect(await byTest(page, "form-expression-warning").count()).toBe(0);
+    expect(await page.getByTestId("form-expression-warning").count()).toBe(0);
 
     // The block in the definition: the new expression, its next kept.
     const score = (await definition(page)).blocks[0];
@@ -102,64 +102,64 @@ describe("the block form in a browser", () => {
     });
 
     // Out of the schema's bounds, under the field; emptied, the key leaves the block.
-    const timeout = byTest(page, "form-timeoutMs");
+    const timeout = page.getByTestId("form-timeoutMs");
     await timeout.fill("0");
     await until(
       async () =>
-        (await byTest(page, "form-issue-timeoutMs").textContent()) === "must be at least 1",
+        (await page.getByTestId("form-issue-timeoutMs").textContent()) === "must be at least 1",
     );
     expect((await definition(page)).blocks[0]?.timeoutMs).toBe(0);
     await timeout.fill("");
-    await byTest(page, "form-issue-timeoutMs").waitFor({ state: "detached" });
+    await page.getByTestId("form-issue-timeoutMs").waitFor({ state: "detached" });
     expect("timeoutMs" in ((await definition(page)).blocks[0] ?? {})).toBe(false);
   }, 240_000);
 
   it("shows each block type's own fields: a template url, wait's number-or-expression", async () => {
     const { page } = ui;
     await page.locator('[data-testid="graph-node-fetch"]').click();
-    const url = byTest(page, "form-url");
+    const url = page.getByTestId("form-url");
     await url.waitFor();
-    expect(await byTest(page, "form-method").inputValue()).toBe("GET");
+    expect(await page.getByTestId("form-method").inputValue()).toBe("GET");
     await url.fill("https://example.test/{{ inputs.m }}");
     await until(async () =>
-      ((await byTest(page, "form-url-warning").textContent()) ?? "").includes("no input “m”"),
+      ((await page.getByTestId("form-url-warning").textContent()) ?? "").includes("no input “m”"),
     );
     await url.fill("");
     await until(
-      async () => (await byTest(page, "form-issue-url").textContent()) === "must not be empty",
+      async () => (await page.getByTestId("form-issue-url").textContent()) === "must not be empty",
     );
     expect((await definition(page)).blocks[1]).toMatchObject({ url: "", next: "pause" });
 
     await page.locator('[data-testid="graph-node-pause"]').click();
-    const ms = byTest(page, "form-ms");
+    const ms = page.getByTestId("form-ms");
     await ms.waitFor();
     expect(await ms.inputValue()).toBe("1000");
     await ms.fill("inputs.n * 1000");
     await until(async () => (await definition(page)).blocks[2]?.ms === "inputs.n * 1000");
     await ms.fill("-5");
     await until(
-      async () => (await byTest(page, "form-issue-ms").textContent()) === "must be at least 0",
+      async () => (await page.getByTestId("form-issue-ms").textContent()) === "must be at least 0",
     );
   }, 120_000);
 
   it("picks the enrichment from the catalogue and offers the inputs it expects", async () => {
     const { page } = ui;
     await page.locator('[data-testid="graph-node-lookup"]').click();
-    const picker = byTest(page, "form-enrichmentId");
+    const picker = page.getByTestId("form-enrichmentId");
     await page.locator('select[data-testid="form-enrichmentId"]').waitFor();
     expect(await picker.inputValue()).toBe("email_domain");
-    expect(await byTest(page, "form-inputs-key-0").inputValue()).toBe("email");
+    expect(await page.getByTestId("form-inputs-key-0").inputValue()).toBe("email");
     await picker.selectOption("company_lookup");
-    await byTest(page, "form-inputs-fill").click();
+    await page.getByTestId("form-inputs-fill").click();
     await until(async () =>
-      ((await byTest(page, "form-issue-inputs").textContent()) ?? "").includes(
+      ((await page.getByTestId("form-issue-inputs").textContent()) ?? "").includes(
         "domain: must not be empty",
       ),
     );
-    expect(await byTest(page, "form-inputs-warning").textContent()).toContain(
+    expect(await page.getByTestId("form-inputs-warning").textContent()).toContain(
       "not read by it: email",
     );
-    await byTest(page, "form-inputs-value-1").fill("row.domain");
+    await page.getByTestId("form-inputs-value-1").fill("row.domain");
     await until(async () => {
       const lookup = (await definition(page)).blocks[3];
       return (
@@ -168,7 +168,7 @@ describe("the block form in a browser", () => {
       );
     });
     expect((await definition(page)).blocks[3]).toMatchObject({ enrichmentId: "company_lookup" });
-    const shot = await byTest(page, "form").screenshot();
+    const shot = await page.getByTestId("form").screenshot();
     const shots = process.env.SAVE_SCREENSHOTS === "1" ? path.join(root, "docs") : ui.dataDir;
     fs.writeFileSync(path.join(shots, "workflow-block-form.png"), shot);
   }, 120_000);

@@ -16,8 +16,7 @@ import { uiApi, uiSessionOfFile } from "../helpers/ui-session";
 
 const ui = uiSessionOfFile("cellflow-ui-builder-");
 
-const byTest = (page: Page, id: string) => page.locator(`[data-testid="${id}"]`);
-const node = (page: Page, id: string) => byTest(page, `graph-node-${id}`);
+const node = (page: Page, id: string) => page.getByTestId(`graph-node-${id}`);
 const edge = (page: Page, label: string) =>
   page.locator(`[aria-roledescription=edge][aria-label="${label}"]`);
 
@@ -55,17 +54,17 @@ describe("the workflow builder, start to finish", () => {
     await node(page, "greet").waitFor();
 
     // Three blocks with a condition, built in the graph: a long greeting takes the true port.
-    await byTest(page, "palette-condition").click();
+    await page.getByTestId("palette-condition").click();
     await node(page, "condition").waitFor();
-    await byTest(page, "form-expression").fill("$length(blocks.greet) > 12");
-    await byTest(page, "palette-transform").click();
+    await page.getByTestId("form-expression").fill("$length(blocks.greet) > 12");
+    await page.getByTestId("palette-transform").click();
     await node(page, "transform").waitFor();
-    await byTest(page, "form-expression").fill("'long name'");
+    await page.getByTestId("form-expression").fill("'long name'");
     await dragHandle(page, "handle-greet-out", "handle-condition-in");
     await edge(page, "greet to condition").waitFor({ state: "attached" });
     await dragHandle(page, "handle-condition-true", "handle-transform-in");
     await edge(page, "condition to transform when true").waitFor({ state: "attached" });
-    expect(await byTest(page, "graph-entry-problem").count()).toBe(0);
+    expect(await page.getByTestId("graph-entry-problem").count()).toBe(0);
     expect(await node(page, "greet").getAttribute("data-entry")).toBe("true");
 
     // Save & deploy: version 1.
@@ -84,25 +83,25 @@ describe("the workflow builder, start to finish", () => {
 
     // An unsaved block more (undone below): the dialog maps what the group will run, the
     // deployed version, not the draft on screen.
-    await byTest(page, "palette-transform").click();
+    await page.getByTestId("palette-transform").click();
     await node(page, "transform_2").waitFor();
 
     // Use in a table…: the input from the Name column, the terminal block into a new
     // column, the group on the deployed version.
-    await byTest(page, "use-in-table-open").click();
-    await byTest(page, "use-in-table-dialog").waitFor();
-    await byTest(page, "use-in-table-table").selectOption(tableId);
-    await byTest(page, "use-in-table-name").waitFor();
-    expect(await byTest(page, "use-in-table-input-name").inputValue()).toBe("name");
-    expect(await byTest(page, "use-in-table-from-0").inputValue()).toBe("transform");
-    expect(await byTest(page, "use-in-table-version").inputValue()).toBe("deployed");
-    expect(await byTest(page, "use-in-table-mapped-from").textContent()).toContain("(v1)");
-    expect(await byTest(page, "use-in-table-output-1").count()).toBe(0);
-    await byTest(page, "use-in-table-new-type-0").selectOption("text");
-    await byTest(page, "use-in-table-submit").click();
-    await byTest(page, "use-in-table-done").waitFor();
-    await byTest(page, "use-in-table-dialog").getByRole("button", { name: "Close" }).click();
-    await byTest(page, "graph-undo").click();
+    await page.getByTestId("use-in-table-open").click();
+    await page.getByTestId("use-in-table-dialog").waitFor();
+    await page.getByTestId("use-in-table-table").selectOption(tableId);
+    await page.getByTestId("use-in-table-name").waitFor();
+    expect(await page.getByTestId("use-in-table-input-name").inputValue()).toBe("name");
+    expect(await page.getByTestId("use-in-table-from-0").inputValue()).toBe("transform");
+    expect(await page.getByTestId("use-in-table-version").inputValue()).toBe("deployed");
+    expect(await page.getByTestId("use-in-table-mapped-from").textContent()).toContain("(v1)");
+    expect(await page.getByTestId("use-in-table-output-1").count()).toBe(0);
+    await page.getByTestId("use-in-table-new-type-0").selectOption("text");
+    await page.getByTestId("use-in-table-submit").click();
+    await page.getByTestId("use-in-table-done").waitFor();
+    await page.getByTestId("use-in-table-dialog").getByRole("button", { name: "Close" }).click();
+    await page.getByTestId("graph-undo").click();
     await node(page, "transform_2").waitFor({ state: "detached" });
     await page.locator(".wf-save-state:not(.dirty)").waitFor();
     const groups = await uiApi<{ groups: { id: string; version: string }[] }>(
@@ -117,33 +116,35 @@ describe("the workflow builder, start to finish", () => {
     // Tried on the table's rows through the group: Ada's greeting is short (the condition
     // is false, nothing after it), Bartholomew's is long; the graph shows each block's output.
     await page.locator("label", { hasText: "On a table row" }).click();
-    await byTest(page, "try-table").selectOption(tableId);
+    await page.getByTestId("try-table").selectOption(tableId);
     await page.waitForSelector(`[data-testid="try-group"] option[value="${groupId}"]`, {
       state: "attached",
     });
-    await until(async () => (await byTest(page, "try-row-id").inputValue()) !== "");
-    await byTest(page, "try-row").selectOption({ index: 2 });
-    await byTest(page, "try-run").click();
-    await byTest(page, "try-status").waitFor();
-    expect(await byTest(page, "try-status").textContent()).toBe("Completed");
-    expect(JSON.parse((await byTest(page, "try-outputs").textContent()) ?? "")).toEqual({
+    await until(async () => (await page.getByTestId("try-row-id").inputValue()) !== "");
+    await page.getByTestId("try-row").selectOption({ index: 2 });
+    await page.getByTestId("try-run").click();
+    await page.getByTestId("try-status").waitFor();
+    expect(await page.getByTestId("try-status").textContent()).toBe("Completed");
+    expect(JSON.parse((await page.getByTestId("try-outputs").textContent()) ?? "")).toEqual({
       transform: "long name",
     });
-    await byTest(page, "graph-result-greet").waitFor();
-    expect(await byTest(page, "graph-result-greet").textContent()).toContain("Hello, Bartholomew");
-    expect(await byTest(page, "graph-result-transform").textContent()).toContain("long name");
+    await page.getByTestId("graph-result-greet").waitFor();
+    expect(await page.getByTestId("graph-result-greet").textContent()).toContain(
+      "Hello, Bartholomew",
+    );
+    expect(await page.getByTestId("graph-result-transform").textContent()).toContain("long name");
 
     // Changed and deployed again: version 2 says it louder.
     await node(page, "transform").click();
-    await byTest(page, "form-expression").fill("'LONG NAME'");
+    await page.getByTestId("form-expression").fill("'LONG NAME'");
     await page.getByRole("button", { name: "Save & deploy" }).click();
     await page.locator(".wf-version", { hasText: "Deployed · v2" }).waitFor();
 
     // Rolled back from the history: version 1 against the draft, then deployed as v3.
-    const version = (n: number) => byTest(page, `history-version-${n}`);
+    const version = (n: number) => page.getByTestId(`history-version-${n}`);
     await version(2).waitFor();
     await version(1).click();
-    const diff = byTest(page, "history-diff");
+    const diff = page.getByTestId("history-diff");
     await diff.waitFor();
     expect(await diff.locator("[data-op=removed]").textContent()).toContain("'long name'");
     expect(await diff.locator("[data-op=added]").textContent()).toContain("'LONG NAME'");

@@ -1,28 +1,9 @@
-/**
- * "Use in a table…" and "Try it" in the workflow editor, in real headless Chromium against
- * the real `npm start`: the dialog adds the workflow to a table as a group (inputs mapped
- * to the column of the same name, one new column per terminal block) and a run fills
- * them; a try on typed inputs and a try on a row through that group show the run's
- * status, outputs and each block; unsaved changes are what a try runs; a paid block asks
- * for a confirmation before anything is sent.
- */
-import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
+import { splitNameDefinition as DEFINITION } from "../helpers/definitions";
 import { waitFor } from "../helpers/processes";
 import { uiApi, uiSessionOfFile, uiWorkflow } from "../helpers/ui-session";
 
 const ui = uiSessionOfFile("cellflow-ui-try-");
-
-const DEFINITION = {
-  inputs: [{ name: "name", type: "text", required: true }],
-  blocks: [
-    { id: "start", type: "transform", expression: "inputs.name", next: ["upper", "length"] },
-    { id: "upper", type: "transform", expression: "$uppercase(blocks.start)", name: "Upper" },
-    { id: "length", type: "transform", expression: "$length(blocks.start)" },
-  ],
-};
-
-const byTest = (page: Page, id: string) => page.locator(`[data-testid="${id}"]`);
 
 interface RowPage {
   rows: { data: Record<string, unknown>; cells: Record<string, { status: string }> }[];
@@ -48,22 +29,22 @@ describe("try it and use in a table, in a browser", () => {
     await page.goto(ui.app.signinUrl);
     await page.waitForURL(/\/tables$/);
     await page.goto(`${ui.app.url}/workflows/${workflowId}`);
-    await byTest(page, "use-in-table-open").click();
-    await byTest(page, "use-in-table-dialog").waitFor();
-    await byTest(page, "use-in-table-table").selectOption(tableId);
-    await byTest(page, "use-in-table-name").waitFor();
-    expect(await byTest(page, "use-in-table-input-name").inputValue()).toBe("full_name");
-    expect(await byTest(page, "use-in-table-name").inputValue()).toBe("Shout");
-    expect(await byTest(page, "use-in-table-from-0").inputValue()).toBe("upper");
-    expect(await byTest(page, "use-in-table-from-1").inputValue()).toBe("length");
+    await page.getByTestId("use-in-table-open").click();
+    await page.getByTestId("use-in-table-dialog").waitFor();
+    await page.getByTestId("use-in-table-table").selectOption(tableId);
+    await page.getByTestId("use-in-table-name").waitFor();
+    expect(await page.getByTestId("use-in-table-input-name").inputValue()).toBe("full_name");
+    expect(await page.getByTestId("use-in-table-name").inputValue()).toBe("Shout");
+    expect(await page.getByTestId("use-in-table-from-0").inputValue()).toBe("upper");
+    expect(await page.getByTestId("use-in-table-from-1").inputValue()).toBe("length");
     // No deployed version: the group runs the live draft.
-    expect(await byTest(page, "use-in-table-version").inputValue()).toBe("live");
-    await byTest(page, "use-in-table-new-type-0").selectOption("text");
-    await byTest(page, "use-in-table-submit").click();
-    const done = byTest(page, "use-in-table-done");
+    expect(await page.getByTestId("use-in-table-version").inputValue()).toBe("live");
+    await page.getByTestId("use-in-table-new-type-0").selectOption("text");
+    await page.getByTestId("use-in-table-submit").click();
+    const done = page.getByTestId("use-in-table-done");
     await done.waitFor();
     expect(await done.locator("a").getAttribute("href")).toBe(`/tables/${tableId}`);
-    await byTest(page, "use-in-table-dialog").getByRole("button", { name: "Close" }).click();
+    await page.getByTestId("use-in-table-dialog").getByRole("button", { name: "Close" }).click();
 
     const table = await uiApi<{
       columns: { id: string; type: string }[];
@@ -91,35 +72,40 @@ describe("try it and use in a table, in a browser", () => {
 
   it("tries the workflow on typed inputs, then on a row through its group", async () => {
     const { page } = ui;
-    await byTest(page, "try-input-name").fill("grace");
-    await byTest(page, "try-run").click();
-    await byTest(page, "try-status").waitFor();
-    expect(await byTest(page, "try-status").textContent()).toBe("Completed");
-    expect(JSON.parse((await byTest(page, "try-outputs").textContent()) ?? "")).toEqual({
+    await page.getByTestId("try-input-name").fill("grace");
+    await page.getByTestId("try-run").click();
+    await page.getByTestId("try-status").waitFor();
+    expect(await page.getByTestId("try-status").textContent()).toBe("Completed");
+    expect(JSON.parse((await page.getByTestId("try-outputs").textContent()) ?? "")).toEqual({
       upper: "GRACE",
       length: 5,
     });
-    for (const id of ["start", "upper", "length"]) await byTest(page, `try-block-${id}`).waitFor();
-    expect(await byTest(page, "try-block-upper").textContent()).toContain("GRACE");
+    for (const id of ["start", "upper", "length"])
+      await page.getByTestId(`try-block-${id}`).waitFor();
+    expect(await page.getByTestId("try-block-upper").textContent()).toContain("GRACE");
 
     await page.locator("label", { hasText: "On a table row" }).click();
-    await byTest(page, "try-table").selectOption(tableId);
+    await page.getByTestId("try-table").selectOption(tableId);
     // The table's only group of this workflow and its first row are chosen.
     await page.waitForSelector('[data-testid="try-group"] option[value="shout"]', {
       state: "attached",
     });
     expect(
-      await waitFor(async () => (await byTest(page, "try-row-id").inputValue()) !== "", 5_000, 50),
+      await waitFor(
+        async () => (await page.getByTestId("try-row-id").inputValue()) !== "",
+        5_000,
+        50,
+      ),
     ).toBe(true);
-    expect(await byTest(page, "try-row").locator("option:checked").textContent()).toBe(
+    expect(await page.getByTestId("try-row").locator("option:checked").textContent()).toBe(
       "#1 · ada · ADA",
     );
-    await byTest(page, "try-clear").click();
-    await byTest(page, "try-result").waitFor({ state: "detached" });
-    await byTest(page, "try-run").click();
-    await byTest(page, "try-status").waitFor();
+    await page.getByTestId("try-clear").click();
+    await page.getByTestId("try-result").waitFor({ state: "detached" });
+    await page.getByTestId("try-run").click();
+    await page.getByTestId("try-status").waitFor();
     // With a group, the outputs are by column id, as the cell's.
-    expect(JSON.parse((await byTest(page, "try-outputs").textContent()) ?? "")).toEqual({
+    expect(JSON.parse((await page.getByTestId("try-outputs").textContent()) ?? "")).toEqual({
       upper: "ADA",
       length: 3,
     });
@@ -132,8 +118,8 @@ describe("try it and use in a table, in a browser", () => {
     edited.blocks[1] = { ...edited.blocks[1], expression: "$lowercase(blocks.start) & '!'" };
     await text.fill(JSON.stringify(edited, null, 2));
     await page.locator("label", { hasText: "On inputs" }).click();
-    await byTest(page, "try-input-name").fill("Lin");
-    await byTest(page, "try-run").click();
+    await page.getByTestId("try-input-name").fill("Lin");
+    await page.getByTestId("try-run").click();
     await page.waitForFunction(() =>
       document.querySelector('[data-testid="try-outputs"]')?.textContent?.includes("lin!"),
     );
@@ -147,11 +133,11 @@ describe("try it and use in a table, in a browser", () => {
       inputs: { domain: "blocks.start" },
     });
     await text.fill(JSON.stringify(edited, null, 2));
-    await byTest(page, "try-run").click();
-    const confirm = byTest(page, "try-paid");
+    await page.getByTestId("try-run").click();
+    const confirm = page.getByTestId("try-paid");
     await confirm.waitFor();
     expect(await confirm.textContent()).toContain("look (enrichment company_lookup)");
-    await byTest(page, "try-confirm-paid").click();
+    await page.getByTestId("try-confirm-paid").click();
     await confirm.waitFor({ state: "detached" });
     await page.waitForFunction(
       () =>
@@ -159,11 +145,11 @@ describe("try it and use in a table, in a browser", () => {
         document.querySelector('[data-testid="try-refused"]'),
     );
     expect(
-      await byTest(page, "try-refused").count(),
+      await page.getByTestId("try-refused").count(),
       (await page.locator(".try-panel").textContent()) ?? "",
     ).toBe(0);
     // The paid block ran (whatever its provider answered): it is listed with its status.
-    await byTest(page, "try-block-look").waitFor();
-    await byTest(page, "try-status").waitFor();
+    await page.getByTestId("try-block-look").waitFor();
+    await page.getByTestId("try-status").waitFor();
   }, 120_000);
 });

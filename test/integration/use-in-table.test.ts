@@ -14,19 +14,10 @@ import { asksAllowPaid, blockRunsOf, buildTestBody } from "@/ui/workflows/try-re
 import { buildUseInTablePatch, defaultForm } from "@/ui/workflows/use-in-table-plan";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
+import { splitNameDefinition as DEFINITION } from "../helpers/definitions";
 import { runToEnd, useWorker } from "../helpers/engine";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
-
-/** Upper-cases `name` and counts its letters, on two branches that both end. */
-const DEFINITION = {
-  inputs: [{ name: "name", type: "text", required: true }],
-  blocks: [
-    { id: "start", type: "transform", expression: "inputs.name", next: ["upper", "length"] },
-    { id: "upper", type: "transform", expression: "$uppercase(blocks.start)", name: "Upper" },
-    { id: "length", type: "transform", expression: "$length(blocks.start)" },
-  ],
-} satisfies Schemas["WorkflowDefinition"];
 
 let key: string;
 
