@@ -9,6 +9,7 @@ import { apiClient, dataOf, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { useWorker, waitForDispatch } from "../helpers/engine";
 import { classifyDefinition, newWorkspace } from "../helpers/fixtures";
+import { waitFor } from "../helpers/processes";
 import { openEvents } from "../helpers/sse";
 import { workflowTable } from "../helpers/tables";
 
@@ -40,6 +41,20 @@ async function allEventIdsAfter(after: number): Promise<number[]> {
     sql`select seq as id from events where table_id = ${tableId} and seq > ${after} order by seq`,
   );
   return rows.map((r) => r.id);
+}
+
+/** No cell left to run and no run of the table still active. */
+function tableQuiet(): Promise<boolean> {
+  return waitFor(async () => {
+    const [busy] = await queryRows<{ n: number }>(
+      db(),
+      sql`select ((select count(*) from cells where table_id = ${tableId}
+                    and status in ('queued', 'running', 'paused'))
+               + (select count(*) from dispatches where table_id = ${tableId}
+                    and status = 'active'))::int as n`,
+    );
+    return busy?.n === 0;
+  }, 30_000);
 }
 
 describe("events over SSE", () => {
@@ -89,6 +104,9 @@ describe("events over SSE", () => {
       params: { path: { id: tableId, rowId: dataOf(rows).rows[0]?.id as string } },
       body: { data: { n: 100 } },
     });
+    // The edit auto-fires the row's group: its events must all be written before the
+    // expected list is read, or the stream rightly delivers one the list lacks.
+    expect(await tableQuiet()).toBe(true);
 
     const expected = await allEventIdsAfter(last);
     expect(expected.length).toBeGreaterThan(0);
