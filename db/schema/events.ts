@@ -2,6 +2,8 @@ import { sql } from "drizzle-orm";
 import {
   bigint,
   bigserial,
+  boolean,
+  check,
   index,
   jsonb,
   pgSequence,
@@ -42,4 +44,19 @@ export const events = pgTable(
     index("events_table_seq_idx").on(t.tableId, t.seq),
     index("events_unsequenced_idx").on(t.tableId, t.id).where(sql`${t.seq} is null`),
   ],
+);
+
+/**
+ * The highest stream position pruning has deleted (one row, written by the pruning
+ * statement itself): a stream's cursor below it asks for events that are gone, so the
+ * stream sends `reset`. Read instead of `min(seq)` over every event, which no index
+ * answers (events are indexed by table first) and which a table's deletion would move.
+ */
+export const eventsPruned = pgTable(
+  "events_pruned",
+  {
+    one: boolean("one").primaryKey().default(true),
+    throughSeq: bigint("through_seq", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [check("events_pruned_one_row", sql`${t.one}`)],
 );

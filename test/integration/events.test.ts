@@ -4,6 +4,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeEventHub } from "@/events/instance";
 import { appendEvent } from "@/store/events/append";
+import { pruneEvents } from "@/store/events/prune";
 import { sequenceEvents } from "@/store/events/sequence";
 import { apiClient, dataOf, startedRun } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
@@ -155,7 +156,11 @@ describe("events over SSE", () => {
       db(),
       sql`select min(seq)::bigint as seq from events`,
     );
-    await db().execute(sql`delete from events where seq < ${(oldest?.seq ?? 0) + 5}`);
+    // Past retention, and pruned as the maintenance pass prunes.
+    await db().execute(
+      sql`update events set created_at = now() - interval '2 days' where seq < ${(oldest?.seq ?? 0) + 5}`,
+    );
+    expect(await pruneEvents(db(), 24)).toBeGreaterThanOrEqual(5);
     const stream = await openEvents(key, tableId, { lastEventId: 1 });
     await stream.waitFor((ev) => ev.length >= 1);
     await stream.close();
