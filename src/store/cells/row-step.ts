@@ -213,18 +213,11 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
             from fin_upd u
            where r.id = any(${rids}) and r.id = u.row_id and u.fin_outputs is not null
           returning r.id),
-        -- The batch's rows' cells, read once off the statement's snapshot (before either
-        -- write) for every read below: the claim's candidate, the finished cell's status and
-        -- the row's queued and present groups. One index scan, not one per step and read.
-        rcells as materialized (
-          select c.row_id, c.group_id, c.execution_id, c.dispatch_id, c.queued_at, c.status,
-                 ${claimableOnRow("c")} as claimable
-            from cells c where c.row_id = any(${rids})),
         ${settled}-- Materialized: inlined, its subquery ran once per reference (three times a step).
         cand as materialized (
           select inp.i, inp.row_id, inp.run_id,
-                 (select c.group_id from rcells c join tables t on t.id = inp.table_id
-                   where t.schema_version = inp.claim_version and c.row_id = inp.row_id and c.claimable
+                 (select c.group_id from cells c join tables t on t.id = inp.table_id
+                   where t.schema_version = inp.claim_version and c.row_id = inp.row_id and ${claimableOnRow("c")}
                    order by array_position(inp.claim_order, c.group_id) nulls last, c.queued_at, c.group_id
                    limit 1) as group_id
             from inp where inp.claim_version is not null),
@@ -262,7 +255,7 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
                coalesce((select tw.workflows from tw where tw.table_id = t.id), '{}'::jsonb) as workflows,
                coalesce(rc.queued, '[]'::jsonb) as queued, coalesce(rc.present, '{}') as present,
                (select count(*) from fin_upd u where u.i = inp.i)::int as "finishedCount",
-               (select c.status from rcells c where inp.fin_group is not null
+               (select c.status from cells c where inp.fin_group is not null
                    and c.row_id = inp.row_id and c.group_id = inp.fin_group) as "finishCurrent",
                (select jsonb_build_object('groupId', group_id, 'executionId', execution_id, 'dispatchId', dispatch_id,
                                           'attempt', attempt,
@@ -278,9 +271,9 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
           left join lateral (
             select jsonb_agg(jsonb_build_object('groupId', c.group_id, 'executionId', c.execution_id,
                                                 'dispatchId', c.dispatch_id) order by c.queued_at, c.group_id)
-                     filter (where c.claimable) as queued,
+                     filter (where ${claimableOnRow("c")}) as queued,
                    array_agg(c.group_id) as present
-              from rcells c where c.row_id = inp.row_id) rc on true
+              from cells c where c.row_id = inp.row_id) rc on true
          order by inp.i`,
       { prepare: true },
     ),
