@@ -274,9 +274,7 @@ async function startWorkflowRun(input: RunInput): Promise<WorkflowRun> {
   // (W1 runs one per cell), and kept each combined signal until a GC.
   const failure = new AbortController();
   const forward = () => failure.abort(input.signal.reason);
-  if (input.signal.aborted) forward();
-  else input.signal.addEventListener("abort", forward, { once: true });
-  return {
+  const run: WorkflowRun = {
     input,
     entryId: entry.id,
     preds: predecessorsOf(definition),
@@ -295,6 +293,10 @@ async function startWorkflowRun(input: RunInput): Promise<WorkflowRun> {
     retryOnResume: false,
     unrecorded: [],
   };
+  // Last, once nothing above can throw: `runWorkflow`'s finally removes it.
+  if (input.signal.aborted) forward();
+  else input.signal.addEventListener("abort", forward, { once: true });
+  return run;
 }
 
 /** Each block's predecessors: the blocks with an edge to it. */

@@ -150,6 +150,34 @@ describe("foreach", () => {
     });
   });
 
+  it("runs many items at once without piling listeners on one signal past Node's leak warning", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => {
+      if (w.name === "MaxListenersExceededWarning") warnings.push(w.message);
+    };
+    process.on("warning", onWarning);
+    try {
+      const child = await workflow([{ id: "pause", type: "wait", ms: 200 }]);
+      const wf = await workflow([
+        {
+          id: "each",
+          type: "foreach",
+          items: "[1..24]",
+          workflowId: child,
+          concurrency: 24,
+        },
+      ]);
+      const { row } = await runOne(wf, "each");
+      expect(row.cells.g?.status).toBe("completed");
+      expect((row.data.out as { ok: number }).ok).toBe(24);
+      // A warning is emitted on the next tick of the listener that passed the limit.
+      await sleep(50);
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
   it("fail-fast stops the items still to run after one fails; continue collects failures", async () => {
     ep.on("/ff", async (hit) => {
       await sleep(50);

@@ -16,6 +16,7 @@
  * `continue`, or a child holding one, is marked `retryOnResume`: a resumed execution runs
  * it again, its finished items reused.
  */
+import { setMaxListeners } from "node:events";
 import type { ForeachBlock, WorkflowBlock, WorkflowDefinition } from "@/contracts/workflow";
 import type { ChargeKey } from "@/domain/charges";
 import { digestOf } from "@/domain/digest";
@@ -160,6 +161,9 @@ export function foreachRunner(runChild: RunChild): BlockRunner<ForeachBlock> {
       next: 0,
       charges: [],
     };
+    // Each running item's workflow run listens to this signal: up to `concurrency` at once,
+    // past the default of 10 that makes Node warn of a leak.
+    setMaxListeners(0, fan.signal);
     reuseFinishedItems(fan);
     const concurrency = Math.min(
       block.concurrency ?? DEFAULT_FOREACH_CONCURRENCY,
