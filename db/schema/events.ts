@@ -2,8 +2,6 @@ import { sql } from "drizzle-orm";
 import {
   bigint,
   bigserial,
-  boolean,
-  check,
   index,
   jsonb,
   pgSequence,
@@ -47,16 +45,16 @@ export const events = pgTable(
 );
 
 /**
- * The highest stream position pruning has deleted (one row, written by the pruning
- * statement itself): a stream's cursor below it asks for events that are gone, so the
- * stream sends `reset`. Read instead of `min(seq)` over every event, which no index
- * answers (events are indexed by table first) and which a table's deletion would move.
+ * Per table, the highest stream position pruning has deleted of its events (written by
+ * the pruning statement itself): a stream's cursor below it asks for events that are
+ * gone, so the stream sends `reset`. Read instead of `min(seq)` over every event, which
+ * no index answers (events are indexed by table first), and per table because positions
+ * are global: a table whose backlog was sequenced late, or deleted, moves no other
+ * table's history. No foreign key: pruning would then lock the table's row after its
+ * events, the opposite order of a table's deletion; marks of deleted tables are removed
+ * by the next pruning pass.
  */
-export const eventsPruned = pgTable(
-  "events_pruned",
-  {
-    one: boolean("one").primaryKey().default(true),
-    throughSeq: bigint("through_seq", { mode: "number" }).notNull().default(0),
-  },
-  (t) => [check("events_pruned_one_row", sql`${t.one}`)],
-);
+export const eventsPruned = pgTable("events_pruned", {
+  tableId: text("table_id").primaryKey(),
+  throughSeq: bigint("through_seq", { mode: "number" }).notNull(),
+});

@@ -1,7 +1,8 @@
 /**
- * Where a stream's history starts: one past the highest position pruning deleted (the
- * pruned mark), not the lowest position kept anywhere. A cursor below it gets `reset`; a
- * cursor at it gets every event after it; deleting another table's events moves nothing.
+ * Where a table's stream history starts: one past the highest position pruning deleted of
+ * the table's events (its pruned mark), not the lowest position kept anywhere. A cursor
+ * below it gets `reset`; a cursor at it gets every event after it; another table's
+ * deletion, or its backlog sequenced late and pruned, moves nothing.
  */
 
 import { queryRows } from "@db/client";
@@ -54,15 +55,21 @@ async function pruneThrough(seq: number): Promise<number> {
   return pruneEvents(db(), 24);
 }
 
-const mark = async () =>
+/** The table's pruned mark; 0 without one (nothing of it pruned). */
+const mark = async (tableId: string) =>
   Number(
-    (await queryRows<{ s: number }>(db(), sql`select through_seq as s from events_pruned`))[0]?.s,
+    (
+      await queryRows<{ s: number }>(
+        db(),
+        sql`select through_seq as s from events_pruned where table_id = ${tableId}`,
+      )
+    )[0]?.s ?? 0,
   );
 
 describe("the pruned mark", () => {
   it("starts at nothing pruned on a fresh database: every cursor is in history", async () => {
     const t = await newTable("fresh");
-    expect(await mark()).toBe(0);
+    expect(await mark(t)).toBe(0);
     expect((await eventBounds(db(), t)).oldest).toBe(1);
   });
 
@@ -71,7 +78,7 @@ describe("the pruned mark", () => {
     const seqs = await events(t, 6);
     const cut = seqs[2] as number;
     expect(await pruneThrough(cut)).toBeGreaterThanOrEqual(3);
-    expect(await mark()).toBe(cut);
+    expect(await mark(t)).toBe(cut);
     expect((await eventBounds(db(), t)).oldest).toBe(cut + 1);
 
     const behind = await openEvents(key, t, { after: cut - 1 });
@@ -95,16 +102,16 @@ describe("the pruned mark", () => {
       sql`update events set created_at = now() - interval '2 days' where seq = ${high as number}`,
     );
     expect(await pruneEvents(db(), 24)).toBeGreaterThanOrEqual(1);
-    expect(await mark()).toBe(high);
+    expect(await mark(t)).toBe(high);
     expect(await pruneThrough(low as number)).toBeGreaterThanOrEqual(1);
-    expect(await mark()).toBe(high);
+    expect(await mark(t)).toBe(high);
     // An unsequenced straggler older than retention (seq null) pruned on its own.
     await db().execute(
       sql`insert into events (table_id, kind, data, created_at)
           values (${t}, 'rows', '{}', now() - interval '3 days')`,
     );
     expect(await pruneEvents(db(), 24)).toBe(1);
-    expect(await mark()).toBe(high);
+    expect(await mark(t)).toBe(high);
   });
 
   it("another table's deletion moves no stream's history (the lowest kept position would)", async () => {
@@ -114,13 +121,13 @@ describe("the pruned mark", () => {
     const goneSeqs = await events(gone, 3);
     const kept = await newTable("kept");
     const keptSeqs = await events(kept, 2);
-    const before = await mark();
+    const before = await mark(kept);
     expect(before).toBeLessThan(goneSeqs[0] as number);
     expect(
       (await apiClient(key).DELETE("/api/tables/{id}", { params: { path: { id: gone } } })).response
         .status,
     ).toBe(204);
-    expect(await mark()).toBe(before);
+    expect(await mark(kept)).toBe(before);
     // A cursor from before the deleted table's events is still in this table's history.
     const cursor = (goneSeqs[0] as number) - 1;
     const stream = await openEvents(key, kept, { after: cursor });
@@ -133,5 +140,41 @@ describe("the pruned mark", () => {
     );
     expect(keptAll.map((r) => Number(r.seq))).toEqual(expect.arrayContaining(keptSeqs));
     expect(stream.events.map((e) => e.id)).toEqual(keptAll.map((r) => Number(r.seq)));
+  });
+
+  it("a table's backlog sequenced late and then pruned moves no other table's history", async () => {
+    const quiet = await newTable("nobody watching");
+    const watched = await newTable("watched");
+    // Unsequenced for hours: nobody had the table's stream open.
+    await db().execute(
+      sql`insert into events (table_id, kind, data, created_at)
+          select ${quiet}, 'rows', '{"op":"update","rowIds":["old"]}', now() - interval '3 days'
+            from generate_series(1, 3)`,
+    );
+    const watchedSeqs = await events(watched, 2);
+    // Its stream opens: the backlog gets positions after the watched table's events.
+    await sequenceEvents(db(), quiet);
+    expect(await pruneEvents(db(), 24)).toBeGreaterThanOrEqual(3);
+    expect(await mark(quiet)).toBeGreaterThan(watchedSeqs[1] as number);
+    const cursor = (watchedSeqs[0] as number) - 1;
+    const stream = await openEvents(key, watched, { after: cursor });
+    await stream.waitFor((ev) => ev.length >= 2);
+    await stream.close();
+    expect(stream.events.some((e) => e.event === "reset")).toBe(false);
+    expect(stream.events.map((e) => e.id).slice(0, 2)).toEqual(watchedSeqs);
+  });
+
+  it("a deleted table's mark goes with the next pruning pass", async () => {
+    const t = await newTable("pruned then deleted");
+    const seqs = await events(t, 2);
+    await pruneThrough(seqs[0] as number);
+    expect(await mark(t)).toBe(seqs[0]);
+    await apiClient(key).DELETE("/api/tables/{id}", { params: { path: { id: t } } });
+    await pruneEvents(db(), 24);
+    const [left] = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from events_pruned where table_id = ${t}`,
+    );
+    expect(left?.n).toBe(0);
   });
 });

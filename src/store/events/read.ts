@@ -26,9 +26,9 @@ export function eventsAfter(
 
 /**
  * Where a stream without a cursor starts (the table's newest position), and the lowest
- * position pruning has not deleted (one past the pruned mark, see prune.ts): a cursor
- * below `oldest - 1` asks for pruned events. Both are index lookups, however many events
- * are kept.
+ * position of the table pruning has not deleted (one past its pruned mark, see
+ * prune.ts): a cursor below `oldest - 1` asks for pruned events. Both are index lookups,
+ * however many events are kept.
  */
 export async function eventBounds(
   db: Db,
@@ -37,7 +37,7 @@ export async function eventBounds(
   const [row] = await queryRows<{ newest: number; oldest: number }>(
     db,
     sql`select coalesce((select max(seq) from events where table_id = ${tableId}), 0)::bigint as newest,
-               (coalesce((select through_seq from events_pruned), 0) + 1)::bigint as oldest`,
+               (coalesce((select through_seq from events_pruned where table_id = ${tableId}), 0) + 1)::bigint as oldest`,
   );
   return { newest: row?.newest ?? 0, oldest: row?.oldest ?? 1 };
 }
