@@ -7,28 +7,23 @@
  * the Run dialog) and stopping cells is `useRunControl`, for every button alike.
  * Saved views (`ViewPicker`, `saved-views.ts`) open into the filter bar and the hidden
  * columns; the open view is in the URL (`?view=`), so a link opens it. A link may also
- * name a cell (`?row=&group=`, `useLinkedCell`): its details open.
+ * name a cell (`?row=&group=`, `useLinkedCell`): its details open. The editors and
+ * dialogs it opens are `GridDialogs`.
  */
 import { useEffect, useMemo, useRef, useState } from "react";
-import type { Column, Group, TableView } from "@/contracts/table";
+import type { TableView } from "@/contracts/table";
 import type { SavedView } from "@/contracts/views";
 import { answer, api, describeError } from "../api";
 import { Shell } from "../shell";
-import { AiColumnDialog } from "./AiColumnDialog";
-import { CellDetailsDialog } from "./CellDetails";
-import { ColumnEditor } from "./ColumnEditor";
-import { ApproveDialog } from "./Dialogs";
 import { FilterBar } from "./FilterBar";
 import { Grid } from "./Grid";
+import { GridDialogs, type OpenDialog } from "./GridDialogs";
 import { GridToolbar } from "./GridToolbar";
-import { GroupEditor } from "./GroupEditor";
 import type { GridActions } from "./grid-actions";
-import type { RowView } from "./model";
 import { RunDialog } from "./RunDialog";
 import { type MenuAnchor, RunMenu } from "./RunMenu";
 import { RunProgress } from "./RunProgress";
 import { NO_QUERY, nextSort, type RowQuery } from "./row-query";
-import { SchedulesDialog } from "./SchedulesDialog";
 import { SelectionBar } from "./SelectionBar";
 import {
   edited,
@@ -45,25 +40,12 @@ import {
   viewEdited,
   viewFields,
 } from "./saved-views";
-import { pickedIds } from "./selection";
 import { type LinkedCell, useLinkedCell } from "./use-linked-cell";
 import { type PageMessage, useRunControl } from "./use-run-control";
 import { useSavedViews } from "./use-saved-views";
 import { useSelection } from "./use-selection";
 import { useLiveTable } from "./use-table";
 import { ViewPicker } from "./ViewPicker";
-
-/** The AI column's try row under a `matching` selection: the first row shown. */
-const NONE_PICKED: ReadonlySet<string> = new Set();
-
-type Open =
-  | { kind: "column"; column?: Column }
-  | { kind: "group"; group?: Group }
-  | { kind: "ai-column" }
-  | { kind: "approve"; row: RowView; group: Group }
-  | { kind: "details"; row: RowView; group: Group }
-  | { kind: "schedules" }
-  | null;
 
 export function GridPage({
   tableId,
@@ -82,7 +64,7 @@ export function GridPage({
   const { table, rows, version } = live;
   // Cached by `rows` until the next change; `version` re-renders this page when it moves.
   const list = rows.list();
-  const [open, setOpen] = useState<Open>(null);
+  const [open, setOpen] = useState<OpenDialog>(null);
   const [menu, setMenu] = useState<MenuAnchor | null>(null);
   const [message, setMessage] = useState<PageMessage | null>(null);
   const groupNames = useMemo(
@@ -362,50 +344,16 @@ export function GridPage({
         onStop={(scope) => void stop(scope)}
         onClose={() => setMenu(null)}
       />
-      {open?.kind === "column" && table && (
-        <ColumnEditor
-          table={table}
-          {...(open.column ? { column: open.column } : {})}
-          onClose={() => setOpen(null)}
-          onSaved={saved}
-        />
-      )}
-      {open?.kind === "group" && table && (
-        <GroupEditor
-          table={table}
-          {...(open.group ? { group: open.group } : {})}
-          onClose={() => setOpen(null)}
-          onSaved={saved}
-        />
-      )}
-      {open?.kind === "ai-column" && table && (
-        <AiColumnDialog
-          table={table}
-          rows={list}
-          selected={pickedIds(selected) ?? NONE_PICKED}
-          onClose={() => setOpen(null)}
-          onSaved={saved}
-        />
-      )}
-      {open?.kind === "approve" && (
-        <ApproveDialog
-          tableId={tableId}
-          row={live.rows.get(open.row.id) ?? open.row}
-          group={open.group}
-          onClose={() => setOpen(null)}
-        />
-      )}
-      {open?.kind === "details" && (
-        <CellDetailsDialog
-          tableId={tableId}
-          row={live.rows.get(open.row.id) ?? open.row}
-          group={open.group}
-          onClose={() => setOpen(null)}
-        />
-      )}
-      {open?.kind === "schedules" && (
-        <SchedulesDialog tableId={tableId} onClose={() => setOpen(null)} />
-      )}
+      <GridDialogs
+        open={open}
+        tableId={tableId}
+        table={table}
+        rows={list}
+        selected={selected}
+        current={(row) => live.rows.get(row.id) ?? row}
+        onClose={() => setOpen(null)}
+        onSaved={saved}
+      />
       {confirming && (
         <RunDialog
           estimate={confirming.estimate}
