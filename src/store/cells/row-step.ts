@@ -213,7 +213,13 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
             from fin_upd u
            where r.id = any(${rids}) and r.id = u.row_id and u.fin_outputs is not null
           returning r.id),
-        ${settled}-- Materialized: inlined, its subquery ran once per reference (three times a step).
+        ${settled}-- The runs of the claims' tables that have a large Stop's scope, read once with a fresh
+        -- snapshot after every claim of the batch took its table's scope lock (the array reads
+        -- all of inp first). Only a cell of one of these runs pays for the per-cell fresh read
+        -- below. Migration \`scoped_runs_now\`.
+        scoped as materialized (
+          select cellflow_scoped_runs_now(array(select distinct inp.table_id from inp where inp.scope_locked)) as runs),
+        -- Materialized: inlined, its subquery ran once per reference (three times a step).
         cand as materialized (
           select inp.i, inp.row_id, inp.run_id,
                  (select c.group_id from cells c join tables t on t.id = inp.table_id
@@ -229,7 +235,8 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
              and ${queuedOnRow("c")}
              -- Read with a fresh snapshot, under the scope lock: a Stop that committed while
              -- this statement ran is seen, so a covered cell is never claimed.
-             and (c.dispatch_id is null or not cellflow_covered_now(c.dispatch_id, c.row_id, c.group_id))
+             and (c.dispatch_id is null or c.dispatch_id <> all(coalesce((select scoped.runs from scoped), '{}'::text[]))
+                  or not cellflow_covered_now(c.dispatch_id, c.row_id, c.group_id))
           returning cand.i, c.table_id, c.row_id, c.group_id, c.status, c.outcome, c.execution_id, c.error,
                     c.running_block_ids, c.block_errors, c.dispatch_id, c.attempt, c.queued_at),
         -- One insert, ordered: a row's finished cell's event before its claimed one's, so a
