@@ -112,20 +112,27 @@ export async function cascade(engine: Engine, req: CascadeRequest): Promise<void
 async function step(c: Cascade): Promise<boolean> {
   const { engine, tableId, rowId, stopped } = c;
   await at(engine.pause, "carrier:step", { rowId });
-  const hint = stopped.signal.aborted ? undefined : engine.definitions.lastGroupOrder(tableId);
+  // Held here, not looked up again after the read: the read leaves out the schema of the
+  // version we say we hold, and the cache may have let it go meanwhile.
+  const seen = engine.definitions.lastGroupOrder(tableId);
+  const hint = stopped.signal.aborted ? undefined : seen;
   // With the steps of the process's other carriers, in one statement (step-batcher.ts).
   const { step, claimed, finished, eventsWritten } = await engine.steps.step({
     tableId,
     rowId,
     finish: c.pending,
-    claim: hint && { ...hint, runId: c.ctx.runId },
+    claim: hint && { schemaVersion: hint.schemaVersion, order: hint.order, runId: c.ctx.runId },
+    ...(seen ? { knownSchemaVersion: seen.schemaVersion } : {}),
   });
   if (eventsWritten) engine.waker.wake(tableId);
   if (c.pending && finished && !finished.ok)
     c.log.debug({ groupId: c.pending.groupId, reason: finished.reason }, "terminal write lost");
   c.pending = undefined;
   if (!rowIsThere(step)) return false;
-  const schema = engine.definitions.tableSchema(tableId, step.schemaVersion, step.schema);
+  const schema =
+    step.schema === null && seen?.schemaVersion === step.schemaVersion
+      ? seen.schema
+      : engine.definitions.tableSchema(tableId, step.schemaVersion, step.schema);
   const order = engine.definitions.groupOrder(tableId, step.schemaVersion, schema);
   const limits = c.limits ?? startDeadline(c, step);
   const rank = new Map(order.map((g, i) => [g, i]));

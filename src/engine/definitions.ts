@@ -38,7 +38,7 @@ export class Definitions {
   private readonly schemas = new Lru<TableSchema>();
   private readonly definitions = new Lru<WorkflowDefinition>();
   private readonly orders = new WeakMap<TableSchema, readonly string[]>();
-  private readonly lastSeen = new Lru<{ schemaVersion: number; order: readonly string[] }>();
+  private readonly lastSeen = new Lru<LastSeenSchema>();
 
   tableSchema(tableId: string, version: number, raw: unknown): TableSchema {
     const key = `${tableId}@${version}`;
@@ -57,15 +57,16 @@ export class Definitions {
       order = groupOrder(schema);
       this.orders.set(schema, order);
     }
-    this.lastSeen.set(tableId, { schemaVersion: version, order });
+    this.lastSeen.set(tableId, { schemaVersion: version, order, schema });
     return order;
   }
 
   /**
-   * The group order of the table's last schema version seen here, for a claim made in the
-   * same statement as the read (which claims nothing if the version moved on).
+   * The table's last schema version seen here, parsed, with its group order: for a claim
+   * made in the same statement as the read (which claims nothing if the version moved on),
+   * and for a read that leaves out a schema its caller already holds.
    */
-  lastGroupOrder(tableId: string): { schemaVersion: number; order: readonly string[] } | undefined {
+  lastGroupOrder(tableId: string): LastSeenSchema | undefined {
     return this.lastSeen.get(tableId);
   }
 
@@ -94,6 +95,12 @@ export class Definitions {
     this.definitions.set(key, parsed.data);
     return { ok: true, definition: parsed.data };
   }
+}
+
+export interface LastSeenSchema {
+  schemaVersion: number;
+  order: readonly string[];
+  schema: TableSchema;
 }
 
 export type DefinitionLookup =

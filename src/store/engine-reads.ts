@@ -142,6 +142,7 @@ export interface CascadeStep {
   workspaceId: string;
   /** Charged this month plus reserved (see `creditsCommitted`). */
   creditsCommitted: number;
+  /** null when the step's caller said it holds this version's schema (`knownSchemaVersion`). */
   schema: unknown;
   schemaVersion: number;
   /** Per workflow the table's groups name: when its draft changed and its deployed version. */

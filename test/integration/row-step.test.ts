@@ -14,6 +14,7 @@ import { rowStep, rowSteps, waitsForFlush } from "@/store/cells/row-step";
 import { stampPage } from "@/store/cells/stamp";
 import { insertRows } from "@/store/rows/insert";
 import { createTable } from "@/store/tables/create";
+import { updateTable } from "@/store/tables/update";
 import { claimNext } from "../helpers/cells";
 import { useTestDatabase } from "../helpers/db";
 import { newWorkspace } from "../helpers/fixtures";
@@ -109,6 +110,41 @@ describe("a carrier's step statement", () => {
     expect(r.claimed).toBeNull();
     expect(r.step?.queued.map((c) => c.groupId).sort()).toEqual(["g1", "g2"]);
     expect(await statuses(rowId)).toEqual({ g1: "queued", g2: "queued" });
+  });
+
+  it("leaves out the schema its caller holds, and sends it once the schema moved past that version", async () => {
+    const ws = await newWorkspace();
+    const schema = { columns: [{ id: "out", name: "Out", type: "text" as const }], groups: [] };
+    const t = await createTable(db(), ws.id, { name: "known schema", schema });
+    const rows = await insertRows(db(), t.id, [{}]);
+    const rowId = rows?.[0]?.id as string;
+    const read = (knownSchemaVersion?: number) =>
+      rowStep(db(), {
+        tableId: t.id,
+        rowId,
+        ...(knownSchemaVersion === undefined ? {} : { knownSchemaVersion }),
+      });
+    expect((await read())?.step).toMatchObject({ schemaVersion: t.schemaVersion, schema });
+    expect((await read(t.schemaVersion))?.step).toMatchObject({
+      schemaVersion: t.schemaVersion,
+      schema: null,
+    });
+    const edited = {
+      ...schema,
+      columns: [...schema.columns, { id: "more", name: "More", type: "text" as const }],
+    };
+    const updated = await updateTable(db(), {
+      workspaceId: ws.id,
+      tableId: t.id,
+      expectedVersion: t.schemaVersion,
+      next: { name: "known schema", schema: edited },
+    });
+    expect(updated.ok).toBe(true);
+    // The caller still holds the old version: it gets the new schema, and its version.
+    expect((await read(t.schemaVersion))?.step).toMatchObject({
+      schemaVersion: t.schemaVersion + 1,
+      schema: edited,
+    });
   });
 
   it("a Stop committed before the step wins over its claim", async () => {

@@ -47,6 +47,12 @@ export interface RowStepInput {
   finish?: { groupId: string; ref: AttemptRef; end: Terminal };
   /** Claim the next queued cell in this group order, if the schema is still this version. */
   claim?: { schemaVersion: number; order: readonly string[]; runId: string | null };
+  /**
+   * The schema version whose parsed schema the caller holds: while the table is still at
+   * it, the read leaves the schema out (null). A table's schema is the largest thing a
+   * step reads, and it is the same at every step until the schema is edited.
+   */
+  knownSchemaVersion?: number;
 }
 
 export interface ClaimedCell {
@@ -114,6 +120,7 @@ function stepItem(i: number, input: RowStepInput) {
     claim_version: input.claim?.schemaVersion ?? null,
     claim_order: input.claim ? [...input.claim.order] : null,
     run_id: input.claim?.runId ?? null,
+    known_schema: input.knownSchemaVersion ?? null,
   };
 }
 
@@ -184,7 +191,7 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
             i int, table_id text, row_id text,
             fin_group text, fin_exec text, fin_attempt int, fin_status text, fin_outcome text, fin_error text,
             fin_block_errors jsonb, fin_details jsonb, fin_charges jsonb, fin_outputs jsonb, fin_set jsonb, fin_clear text[],
-            claim_version int, claim_order text[], run_id text)),
+            claim_version int, claim_order text[], run_id text, known_schema int)),
         -- Per table of the batch, not per step: the workflows its groups name (when each
         -- draft changed, its deployed version), read once off the statement's one snapshot,
         -- so every step of the table gets the same answer its own read would have given.
@@ -258,7 +265,9 @@ export async function rowSteps(db: Db, inputs: readonly RowStepInput[]): Promise
           returning table_id)
         select ${charged ? sql`` : sql`set_config('synchronous_commit', 'off', true) as async,`}
                inp.i, t.id is not null as "tableFound", t.workspace_id as "workspaceId",
-               ${creditsCommitted} as "creditsCommitted", t.schema, t.schema_version as "schemaVersion", w.plan, r.data,
+               ${creditsCommitted} as "creditsCommitted",
+               case when t.schema_version is distinct from inp.known_schema then t.schema end as schema,
+               t.schema_version as "schemaVersion", w.plan, r.data,
                coalesce((select tw.workflows from tw where tw.table_id = t.id), '{}'::jsonb) as workflows,
                coalesce(rc.queued, '[]'::jsonb) as queued, coalesce(rc.present, '{}') as present,
                (select count(*) from fin_upd u where u.i = inp.i)::int as "finishedCount",
