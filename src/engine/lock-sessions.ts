@@ -11,8 +11,9 @@
  *   reserved) before Postgres is asked, and the key leaves the map only once Postgres
  *   answered the unlock.
  * - A key is unlocked on the session that locked it.
- * - Lock and unlock requests that arrive while a session's statement is in flight go
- *   out together in its next statement: one round trip serves every carrier waiting.
+ * - Lock and unlock requests that arrive while a session's statement is in flight, or in
+ *   the same event-loop turn, go out together in its next statement: one round trip
+ *   serves every carrier waiting.
  * - A session found lost (connection error, failed unlock, a heartbeat that misses a
  *   lock it should hold) aborts every carrier holding a lock on it and is destroyed,
  *   which frees whatever it still held; new locks go to a fresh session.
@@ -51,6 +52,10 @@ export class LockSession {
   private queue: (Op | Check)[] = [];
   private busy = false;
   private heartbeat: NodeJS.Timeout | undefined;
+  /** A drain is due at the end of this event-loop turn. */
+  private scheduled = false;
+  /** Lock statements sent, for tests and profiles. */
+  statements = 0;
 
   constructor(
     private readonly database: Database,
@@ -91,7 +96,14 @@ export class LockSession {
       return;
     }
     this.queue.push(op);
-    void this.drain();
+    // At the end of this event-loop turn, as the batchers do (batcher.ts): the carriers one
+    // answer released lock and unlock together, in one statement instead of the first alone.
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.drain();
+    });
   }
 
   private async connect(): Promise<SessionClient> {
@@ -137,6 +149,7 @@ export class LockSession {
   }
 
   private async send(client: SessionClient, batch: Op[]): Promise<void> {
+    this.statements++;
     const answers = await lockBatch(
       client,
       batch.map((op) =>
@@ -248,6 +261,11 @@ export class LockHub {
     } finally {
       if (this.keys.get(key) === entry) this.keys.delete(key);
     }
+  }
+
+  /** Lock statements the live sessions sent, for tests and profiles. */
+  get statements(): number {
+    return this.sessions.reduce((n, s) => n + (s?.statements ?? 0), 0);
   }
 
   close(): void {

@@ -4,6 +4,7 @@
 
 import { getDatabase } from "@db/instance";
 import { beforeAll, describe, expect, it } from "vitest";
+import { LockHub, rowLockKey } from "@/engine/lock-sessions";
 import { acquireRowLock } from "@/engine/row-lock";
 import { useTestDatabase } from "../helpers/db";
 import { resourcesOf } from "../helpers/engine";
@@ -22,6 +23,18 @@ describe("row locks on shared sessions", () => {
     const again = await acquireRowLock(resourcesOf(getDatabase()), "tbl_lock", "row_busy");
     expect(again).not.toBeNull();
     await again?.release();
+  });
+
+  it("locks asked in the same event-loop turn share one statement, the first not alone", async () => {
+    const hub = new LockHub(getDatabase(), 1);
+    try {
+      const keys = ["row_turn_a", "row_turn_b", "row_turn_c"].map((r) => rowLockKey("tbl_lock", r));
+      const sessions = await Promise.all(keys.map((k) => hub.acquire(k)));
+      expect(sessions.every((s) => s !== null)).toBe(true);
+      expect(hub.statements).toBe(1);
+    } finally {
+      hub.close();
+    }
   });
 
   it("a carrier asking while the holder is letting go waits for it and gets the row", async () => {
