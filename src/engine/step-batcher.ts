@@ -1,9 +1,10 @@
 /**
  * The process's carriers' steps, many per statement. A carrier's step (its last
  * attempt's terminal write, its next claim, its fresh read) waits here while up to
- * MAX_IN_FLIGHT statements are out; whatever gathered meanwhile goes out as one
- * statement (store/cells/row-step.ts `rowSteps`): one round trip, one commit and one WAL
- * flush for all of them, where each used to cost its own.
+ * MAX_IN_FLIGHT statements are out, or until the end of the event-loop turn it was asked
+ * in (engine/batcher.ts); whatever gathered meanwhile goes out as one statement
+ * (store/cells/row-step.ts `rowSteps`): one round trip, one commit and one WAL flush for
+ * all of them, where each used to cost its own.
  *
  * Invariants: each step keeps its own guards (the attempt fence, the queued guard of the
  * claim), so a step that lost its race loses only its own write; a batch has each row
