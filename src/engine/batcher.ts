@@ -40,12 +40,20 @@ export class Batcher<In, Out> {
   submit(input: In): Promise<Out> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ input, resolve, reject });
-      if (this.scheduled) return;
-      this.scheduled = true;
-      setImmediate(() => {
-        this.scheduled = false;
-        this.pump();
-      });
+      this.schedule();
+    });
+  }
+
+  /**
+   * A pump at the end of this turn. Also when a statement answers: the carriers its answer
+   * released ask in the same turn, and go out with the requests that waited for it.
+   */
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.pump();
     });
   }
 
@@ -55,7 +63,7 @@ export class Batcher<In, Out> {
       this.inFlight++;
       void this.send(batch).finally(() => {
         this.inFlight--;
-        this.pump();
+        this.schedule();
       });
     }
   }

@@ -285,6 +285,22 @@ describe("the steps of several carriers in one statement", () => {
     expect(batcher.stats).toEqual({ statements: 2, steps: 3, largest: 2 });
   });
 
+  it("steps asked in the turn a statement answers go out with the ones that waited for it", async () => {
+    const [a, b, c] = await Promise.all([stampedRow(), stampedRow(), stampedRow()]);
+    const batcher = new StepBatcher(db(), 1);
+    const order = { schemaVersion: version, order: ["g1", "g2"], runId: "run_batch" };
+    const step = (rowId: string) => batcher.step({ tableId, rowId, claim: order });
+    const first = step(a?.rowId as string);
+    await new Promise((turn) => setImmediate(turn));
+    const waited = step(b?.rowId as string);
+    await first;
+    // A carrier the answer released asks a few promise hops later, in the same turn.
+    for (let hop = 0; hop < 10; hop++) await null;
+    const asked = step(c?.rowId as string);
+    await Promise.all([waited, asked]);
+    expect(batcher.stats).toEqual({ statements: 2, steps: 3, largest: 2 });
+  });
+
   it("steps asked in the same event-loop turn go in one statement, the first not alone", async () => {
     const rows = await Promise.all([stampedRow(), stampedRow(), stampedRow()]);
     const batcher = new StepBatcher(db(), 2);
