@@ -17,6 +17,11 @@ const node = (page: Page, id: string) => page.locator(`[data-testid="graph-node-
 const edge = (page: Page, label: string) =>
   page.locator(`[aria-roledescription=edge][aria-label="${label}"]`);
 const edgeCount = async (page: Page) => page.locator("[aria-roledescription=edge]").count();
+/**
+ * How long an edge count may take to settle: one edge's change can redraw the others, and a
+ * count taken in between saw none of them (CI, once).
+ */
+const settled = { timeout: 10_000, interval: 50 };
 
 /**
  * Clicks an edge on its drawn line, at a point where nothing covers it (a block drawn
@@ -94,17 +99,17 @@ describe("building a workflow in the graph", () => {
     // A fan-out edge added, then selected and deleted with the Delete key.
     await dragHandle(page, "handle-greet-out", "handle-transform-in");
     await edge(page, "greet to transform").waitFor({ state: "attached" });
-    expect(await edgeCount(page)).toBe(3);
+    await expect.poll(() => edgeCount(page), settled).toBe(3);
     await clickEdge(page, "greet to transform");
     await page.locator("[data-testid=workflow-graph]:not([data-selected-edge=''])").waitFor();
     await page.keyboard.press("Delete");
     await edge(page, "greet to transform").waitFor({ state: "detached" });
-    expect(await edgeCount(page)).toBe(2);
+    await expect.poll(() => edgeCount(page), settled).toBe(2);
 
     // Undo brings the edge back; redo (the button) takes it away again.
     await page.keyboard.press("Control+z");
     await edge(page, "greet to transform").waitFor({ state: "attached" });
-    expect(await edgeCount(page)).toBe(3);
+    await expect.poll(() => edgeCount(page), settled).toBe(3);
     await page.getByTestId("graph-redo").click();
     await edge(page, "greet to transform").waitFor({ state: "detached" });
     expect(await page.getByTestId("graph-redo").isDisabled()).toBe(true);
