@@ -26,8 +26,11 @@ export class Batcher<In, Out> {
 
   constructor(private readonly opts: BatcherOptions<In, Out>) {}
 
-  /** A pump is due at the end of this event-loop turn. */
-  private scheduled = false;
+  /**
+   * A pump at the end of this turn. Also when a statement answers: the carriers its answer
+   * released ask in the same turn, and go out with the requests that waited for it.
+   */
+  private readonly schedule = atEndOfTurn(() => this.pump());
 
   /**
    * Queues the request; the statement goes out at the end of this event-loop turn, not at
@@ -41,19 +44,6 @@ export class Batcher<In, Out> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ input, resolve, reject });
       this.schedule();
-    });
-  }
-
-  /**
-   * A pump at the end of this turn. Also when a statement answers: the carriers its answer
-   * released ask in the same turn, and go out with the requests that waited for it.
-   */
-  private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      this.pump();
     });
   }
 
@@ -84,6 +74,22 @@ export class Batcher<In, Out> {
       for (const w of batch) w.reject(err);
     }
   }
+}
+
+/**
+ * `run` once at the end of the event-loop turn, however many times the returned function
+ * is called during it: what callers resumed together ask for goes out together.
+ */
+export function atEndOfTurn(run: () => void): () => void {
+  let due = false;
+  return () => {
+    if (due) return;
+    due = true;
+    setImmediate(() => {
+      due = false;
+      run();
+    });
+  };
 }
 
 /** A request answered with this value. */

@@ -26,6 +26,7 @@ import { setMaxListeners } from "node:events";
 import type { Database, Db, SessionClient } from "@db/client";
 import { lockBatch } from "@/store/locks/batch";
 import { heldLockKeys } from "@/store/locks/held";
+import { atEndOfTurn } from "./batcher";
 
 /** Pinned lock sessions per process: lock statements are tiny and batched. */
 export const LOCK_SESSIONS = 2;
@@ -52,8 +53,12 @@ export class LockSession {
   private queue: (Op | Check)[] = [];
   private busy = false;
   private heartbeat: NodeJS.Timeout | undefined;
-  /** A drain is due at the end of this event-loop turn. */
-  private scheduled = false;
+  /**
+   * A drain at the end of this event-loop turn, as the batchers do (batcher.ts): the
+   * carriers one answer released lock and unlock together, in one statement instead of the
+   * first alone.
+   */
+  private readonly scheduleDrain = atEndOfTurn(() => void this.drain());
   /** Lock statements sent, for tests and profiles. */
   statements = 0;
 
@@ -96,14 +101,7 @@ export class LockSession {
       return;
     }
     this.queue.push(op);
-    // At the end of this event-loop turn, as the batchers do (batcher.ts): the carriers one
-    // answer released lock and unlock together, in one statement instead of the first alone.
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      void this.drain();
-    });
+    this.scheduleDrain();
   }
 
   private async connect(): Promise<SessionClient> {
