@@ -352,6 +352,16 @@ describe("CSV import", () => {
     ]);
     // The row without its dependency was not run.
     expect(rows[1]?.cells).toEqual({});
+    // The outputs land before the run's own end is recorded; wait for it, so its last
+    // event cannot fall inside the next test's fingerprints.
+    const ended = await waitFor(async () => {
+      const runs = await apiClient(key).GET("/api/tables/{id}/runs", {
+        params: { path: { id: t } },
+      });
+      const list = dataOf(runs).runs;
+      return list.length > 0 && list.every((r) => r.status !== "active");
+    }, 30_000);
+    expect(ended).toBe(true);
   });
 
   it("another workspace's table is 404 and nothing is inserted", async () => {
