@@ -3,7 +3,9 @@
  * attempt or run, of a run's cursor, status or stamping, and of a row's `a` column (what
  * the paid group's run condition reads), recorded by triggers in the transaction that
  * made it, read back in commit order (the server keeps commit timestamps: see
- * global-setup). Installed in the model test's database only.
+ * global-setup). A cell's record carries a snapshot taken in its transaction, for what
+ * commit order alone cannot tell: whether an earlier commit was visible yet (see
+ * `checkRunConditions`). Installed in the model test's database only.
  */
 
 import { type Db, queryRows } from "@db/client";
@@ -32,6 +34,9 @@ const STATEMENTS = [
    )`,
   `create index if not exists model_audit_table_idx on model_audit (table_id)`,
   `alter table model_audit add column if not exists value jsonb`,
+  // A snapshot taken inside the writing transaction (the trigger's statement's): a
+  // transaction in progress in it had not become visible when this one ran.
+  `alter table model_audit add column if not exists snap text`,
   `create or replace function model_audit_rows() returns trigger language plpgsql as $$
    begin
      if tg_op = 'INSERT' or (new.data -> 'a') is distinct from (old.data -> 'a') then
@@ -53,10 +58,10 @@ const STATEMENTS = [
            or new.execution_id is distinct from old.execution_id or new.attempt is distinct from old.attempt
            or new.dispatch_id is distinct from old.dispatch_id then
        insert into model_audit (kind, op, table_id, row_id, group_id, row_position, status, execution_id, attempt,
-                                dispatch_id, outcome, cached)
+                                dispatch_id, outcome, cached, snap)
        values ('cell', lower(tg_op), new.table_id, new.row_id, new.group_id, new.row_position, new.status::text,
                new.execution_id, new.attempt, new.dispatch_id, new.outcome::text,
-               coalesce((new.details->>'cached')::boolean, false));
+               coalesce((new.details->>'cached')::boolean, false), pg_current_snapshot()::text);
      end if;
      return null;
    end $$`,
@@ -106,7 +111,8 @@ export async function auditedHistory(
                  as committed,
                kind, op, row_id as "rowId", group_id as "groupId", row_position::float8 as "rowPosition",
                status, execution_id as "executionId", attempt, dispatch_id as "dispatchId",
-               "cursor"::float8 as "cursor", "window", stamping, outcome, cached, value
+               "cursor"::float8 as "cursor", "window", stamping, outcome, cached, value,
+               snap as snapshot
           from model_audit where table_id = ${tableId} ${opts.rows ? sql`` : sql`and kind <> 'row'`}
          order by committed, txn, id`,
   );

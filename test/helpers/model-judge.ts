@@ -28,6 +28,12 @@ export interface AuditRecord {
   cached?: boolean | null;
   /** A row record's value of the column the run condition reads (JSON null: absent). */
   value?: unknown;
+  /**
+   * A cell record's snapshot, taken in its transaction (`xmin:xmax:xip,…`, as
+   * `pg_current_snapshot()` prints it): the transactions it does not see were still in
+   * progress then, whatever their commit time says.
+   */
+  snapshot?: string | null;
 }
 
 export interface StopScope {
@@ -317,33 +323,67 @@ function emptyValue(v: unknown): boolean {
 }
 
 /**
+ * Whether `txn` had ended (become visible) when `snapshot` was taken: below its xmin, or
+ * below its xmax and not among those it lists in progress.
+ */
+export function visibleIn(snapshot: string, txn: string): boolean {
+  const [xmin = "0", xmax = "0", xip = ""] = snapshot.split(":");
+  const x = BigInt(txn);
+  if (x < BigInt(xmin)) return true;
+  if (x >= BigInt(xmax)) return false;
+  return !xip
+    .split(",")
+    .filter((v) => v !== "")
+    .some((v) => BigInt(v) === x);
+}
+
+/**
  * Run conditions (the group's `runIf`: `column` not empty): a cell of `groupId` ends
- * `condition_not_met` only if the group has the condition and the row's `column` was empty
- * at some committed moment between the claim of that attempt and its end (the judging
- * statement reads the row on its snapshot, taken in between). `records` is the history
- * with the row records (`auditedHistory(…, { rows: true })`).
+ * `condition_not_met` only if the group has the condition and the row's `column` may have
+ * been empty on the snapshot of the judging statement, which the carrier sends after its
+ * claim committed and before the cell's end. So the column was empty at some committed
+ * moment between the claim and the end, or its value at the claim came from writes the
+ * claim's transaction did not see yet (in progress in its snapshot): a synchronous commit
+ * (an edit) takes its commit time before its WAL flush and becomes visible only after it,
+ * while the claim, committed asynchronously, can become visible and be answered first. Then
+ * the statement may read the value from before those writes. `records` is the history with
+ * the row records (`auditedHistory(…, { rows: true })`).
  */
 export function checkRunConditions(
   records: AuditRecord[],
   c: { groupId: string; column: string; runIf: boolean },
 ): string[] {
   const found: string[] = [];
-  const empty = new Map<string, boolean>();
+  /** Each row's writes of the column, in commit order. */
+  const writes = new Map<string, { txn: string; empty: boolean }[]>();
   /** Claims of the group under way (row/execution/attempt) → the column was empty since. */
   const sawEmpty = new Map<string, boolean>();
   const claimKey = (r: AuditRecord) => `${r.rowId}/${r.executionId}/${r.attempt}`;
+  /** Whether the claim `r` may have read an empty column: walks back over what it did not see. */
+  const emptyAtClaim = (r: AuditRecord): boolean => {
+    const chain = writes.get(r.rowId ?? "") ?? [];
+    for (let i = chain.length - 1; i >= 0; i -= 1) {
+      const w = chain[i] as { txn: string; empty: boolean };
+      if (w.empty) return true;
+      // A row's writes are serialized by its lock: once one was visible, all before it were.
+      if (!r.snapshot || w.txn === r.txn || visibleIn(r.snapshot, w.txn)) return false;
+    }
+    return true;
+  };
   for (const tx of transactions(records)) {
     for (const r of tx) {
       if (r.kind !== "row" || !r.rowId) continue;
       const isEmpty = emptyValue(r.value);
-      empty.set(r.rowId, isEmpty);
+      const chain = writes.get(r.rowId) ?? [];
+      chain.push({ txn: r.txn, empty: isEmpty });
+      writes.set(r.rowId, chain);
       if (isEmpty)
         for (const key of sawEmpty.keys())
           if (key.startsWith(`${r.rowId}/`)) sawEmpty.set(key, true);
     }
     for (const r of tx) {
       if (r.kind !== "cell" || r.groupId !== c.groupId) continue;
-      if (r.status === "running") sawEmpty.set(claimKey(r), empty.get(r.rowId ?? "") ?? true);
+      if (r.status === "running") sawEmpty.set(claimKey(r), emptyAtClaim(r));
       if (r.status !== "completed" || r.outcome !== "condition_not_met") continue;
       if (!c.runIf) {
         found.push(`runIf: ${key(r)} ended condition_not_met, but the group has no run condition`);

@@ -11,6 +11,7 @@ import {
   checkStopHolds,
   checkWindowsAndCompletion,
   type History,
+  visibleIn,
 } from "../helpers/model-judge";
 
 let id = 0;
@@ -276,5 +277,58 @@ describe("run conditions (checkRunConditions)", () => {
     expect(judged([rowValue(1, null), notMet(3)])).toEqual([
       expect.stringContaining("without a claim"),
     ]);
+  });
+
+  // Transactions numbered as the server numbers them; a snapshot as pg_current_snapshot prints it.
+  const write = (at: number, txn: number, value: unknown) => ({
+    ...rowValue(at, value),
+    txn: `${txn}`,
+  });
+  const claimSeeing = (at: number, txn: number, snapshot: string) => ({
+    ...claim(at),
+    txn: `${txn}`,
+    snapshot,
+  });
+
+  it("keeps one whose claim did not see yet the write that filled a (still in progress in its snapshot)", () => {
+    // 101 cleared a; 105 filled it and took its commit time before the claim's (110), but
+    // was still in progress when the claim ran: the judging statement may read 101's value.
+    const history = [write(1, 101, null), write(2, 105, "x"), claimSeeing(3, 110, "103:111:105")];
+    expect(judged([...history, notMet(4)])).toEqual([]);
+    // Not begun yet when the claim's snapshot was taken (at or past its xmax): the same.
+    expect(
+      judged([write(1, 101, null), write(2, 112, "x"), claimSeeing(3, 110, "103:111:"), notMet(4)]),
+    ).toEqual([]);
+  });
+
+  it("finds one whose claim saw the write that filled a, and whose writes before it were never empty", () => {
+    // 105 ended before the claim's snapshot: the statement after the claim saw "x".
+    expect(
+      judged([write(1, 101, null), write(2, 105, "x"), claimSeeing(3, 110, "106:111:"), notMet(4)]),
+    ).toEqual([expect.stringContaining("never empty since its claim")]);
+    // 107 was unseen, but the value before it (105's, seen) was not empty either.
+    expect(
+      judged([
+        write(1, 101, null),
+        write(2, 105, "x"),
+        write(3, 107, "x"),
+        claimSeeing(4, 110, "106:111:107"),
+        notMet(5),
+      ]),
+    ).toEqual([expect.stringContaining("never empty since its claim")]);
+  });
+
+  it("reads a snapshot's xmin, xmax and in-progress list (visibleIn)", () => {
+    expect(visibleIn("100:110:103,105", "99")).toBe(true);
+    expect(visibleIn("100:110:103,105", "104")).toBe(true);
+    expect(visibleIn("100:110:103,105", "105")).toBe(false);
+    expect(visibleIn("100:110:103,105", "110")).toBe(false);
+    expect(visibleIn("100:100:", "100")).toBe(false);
+    // Full 64-bit transaction ids, past what a float holds exactly.
+    expect(visibleIn("9007199254740993:9007199254740995:", "9007199254740992")).toBe(true);
+    expect(visibleIn("9007199254740993:9007199254740995:", "9007199254740994")).toBe(true);
+    expect(
+      visibleIn("9007199254740993:9007199254740995:9007199254740994", "9007199254740994"),
+    ).toBe(false);
   });
 });
