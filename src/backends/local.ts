@@ -3,7 +3,7 @@ import type { Db } from "@db/client";
 import { graphilePool, type JobsPool } from "@db/pools";
 /**
  * The local task backend: graphile-worker in the same Postgres (its own schema). Jobs are
- * added after the engine's own transaction committed, or inside it (`enqueueIn`: they
+ * added after the engine's own transaction committed, or inside it (`launchWindowIn`: they
  * exist only if it commits), keyed per row so a row waiting for a carrier has at most one
  * waiting job. The engine decides retries, so jobs run once.
  */
@@ -15,7 +15,7 @@ import {
   type WorkerUtils,
 } from "graphile-worker";
 import type { Logger } from "@/config/log";
-import { addLocalJobs } from "@/store/local-jobs/add";
+import { advanceWithLocalJobs, type LocalJob } from "@/store/local-jobs/launch-window";
 import {
   type CancelOutcome,
   CarrierPayloadSchema,
@@ -28,6 +28,20 @@ import {
   type TaskBackend,
   type TaskHandler,
 } from "./port";
+
+/** Stands for a row id in a job built before the rows are known (launchWindowIn). */
+const ROW_PLACEHOLDER = "__cellflow_row_id__";
+
+/** A spec as graphile-worker's `job_spec` reads it: the engine decides retries, so one attempt. */
+function localJob(s: EnqueueSpec): LocalJob {
+  return {
+    identifier: s.task,
+    payload: s.payload,
+    job_key: s.idempotencyKey,
+    max_attempts: 1,
+    ...(s.delayMs ? { run_at: new Date(Date.now() + s.delayMs).toISOString() } : {}),
+  };
+}
 
 export class LocalBackend implements TaskBackend {
   readonly kind = "local" as const;
@@ -84,24 +98,20 @@ export class LocalBackend implements TaskBackend {
   }
 
   /**
-   * The jobs of `enqueue`, added in the caller's transaction on the same database
-   * (store/local-jobs/add.ts). The schema is migrated first, on graphile-worker's pool, as
-   * `enqueue` does.
+   * The run's window slid and its carriers' jobs added in the caller's transaction on the
+   * same database, in one statement (store/local-jobs/launch-window.ts). The schema is
+   * migrated first, on graphile-worker's pool, as `enqueue` does.
    */
-  async enqueueIn(tx: Db, specs: EnqueueSpec[]): Promise<void> {
-    if (specs.length === 0) return;
+  async launchWindowIn(
+    tx: Db,
+    dispatchId: string,
+    carrier: (rowId: string) => EnqueueSpec,
+  ): Promise<{ rowIds: string[]; completed: boolean }> {
     await this.workerUtils();
-    await addLocalJobs(
-      tx,
-      specs.map((s) => ({
-        identifier: s.task,
-        payload: s.payload,
-        job_key: s.idempotencyKey,
-        max_attempts: 1,
-        ...(s.delayMs ? { run_at: new Date(Date.now() + s.delayMs).toISOString() } : {}),
-      })),
-      true,
-    );
+    return advanceWithLocalJobs(tx, dispatchId, {
+      template: localJob(carrier(ROW_PLACEHOLDER)),
+      placeholder: ROW_PLACEHOLDER,
+    });
   }
 
   /** Local attempts are aborted through the cancel channel (NOTIFY); jobs end with them. */

@@ -96,12 +96,17 @@ export interface TaskBackend {
   readonly remoteCancel: boolean;
   enqueue(specs: EnqueueSpec[]): Promise<void>;
   /**
-   * Where the jobs live in the engine's own database (the local worker): enqueues in the
-   * caller's transaction `tx`, so the jobs exist only if it commits, and a worker sees
-   * them at that commit, not a round trip and a commit of their own later. Absent where
-   * the queue is elsewhere (trigger.dev): the caller enqueues after its commit.
+   * Where the jobs live in the engine's own database (the local worker): slides run
+   * `dispatchId`'s window in the caller's transaction `tx` and enqueues the carrier
+   * (`carrier(rowId)`) of each row it hands out, in one statement, so the jobs exist only
+   * if `tx` commits and a worker sees them at that commit. Absent where the queue is
+   * elsewhere (trigger.dev): the caller slides and enqueues after its commit.
    */
-  enqueueIn?(tx: Db, specs: EnqueueSpec[]): Promise<void>;
+  launchWindowIn?(
+    tx: Db,
+    dispatchId: string,
+    carrier: (rowId: string) => EnqueueSpec,
+  ): Promise<{ rowIds: string[]; completed: boolean }>;
   /**
    * Cancels one carrier run, once, without retrying (the outbox drain retries). Correctness
    * never depends on it (the tombstone does); it ends a run the Stop covered entirely

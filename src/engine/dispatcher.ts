@@ -20,7 +20,7 @@ import type { TaskBackend } from "@/backends/port";
 import { carrierSpec, stamperSpec } from "@/backends/port";
 import type { RunMode } from "@/domain/statuses";
 import type { TypedCondition } from "@/domain/where";
-import { advanceDispatch, advanceInTransaction } from "@/store/dispatches/advance";
+import { advanceDispatch } from "@/store/dispatches/advance";
 import {
   createAutoFireDispatch,
   createDispatch,
@@ -256,15 +256,13 @@ async function stampPages(
   let cells = 0;
   let launched = false;
   const displaced = new Set<string>();
-  const enqueueIn = backend?.enqueueIn?.bind(backend);
-  const launchIn = enqueueIn
+  const launchWindowIn = backend?.launchWindowIn?.bind(backend);
+  const launchIn = launchWindowIn
     ? async (tx: Db, page: StampProgress) => {
         // Not the request's last page: carriers start only once the request's pages are done.
         if (page.more && rows + page.rows < syncRows) return false;
-        const next = await advanceInTransaction(tx, dispatchId);
-        await enqueueIn(
-          tx,
-          next.rowIds.map((rowId) => carrierSpec({ tableId: scope.tableId, rowId, dispatchId })),
+        await launchWindowIn(tx, dispatchId, (rowId) =>
+          carrierSpec({ tableId: scope.tableId, rowId, dispatchId }),
         );
         return true;
       }

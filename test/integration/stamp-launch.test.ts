@@ -75,6 +75,23 @@ describe("the first window in the stamp's transaction", () => {
     expect(seen).toEqual([0, 0, 0, 5]);
     expect(run).toMatchObject({ stamped: 7, stamping: false });
     expect(await carrierJobs(run.dispatchId)).toBe(5);
+    // Each is the carrier's spec for one of the first five rows (the job built in SQL from
+    // it): its key, payload and single attempt.
+    const jobs = await queryRows<{ key: string; payload: unknown; attempts: number }>(
+      db(),
+      sql`select j.key, j.payload, j.max_attempts as attempts from graphile_worker._private_jobs j
+           where j.payload->>'dispatchId' = ${run.dispatchId} order by j.key`,
+    );
+    const first = await queryRows<{ id: string }>(
+      db(),
+      sql`select id from rows where table_id = ${tableId} order by position limit 5`,
+    );
+    const specs = first
+      .map((r) => carrierSpec({ tableId, rowId: r.id, dispatchId: run.dispatchId }))
+      .sort((a, b) => (a.idempotencyKey < b.idempotencyKey ? -1 : 1));
+    expect(jobs).toEqual(
+      specs.map((s) => ({ key: s.idempotencyKey, payload: s.payload, attempts: 1 })),
+    );
     await stopRuns({ db: db(), backend: getBackend() }, { tableId });
   });
 
@@ -89,11 +106,14 @@ describe("the first window in the stamp's transaction", () => {
       window: 5,
     });
     const backend = getBackend();
-    const enqueueIn = backend.enqueueIn?.bind(backend);
-    expect(enqueueIn).toBeDefined();
+    const launchWindowIn = backend.launchWindowIn?.bind(backend);
+    expect(launchWindowIn).toBeDefined();
     await expect(
       stampNextPage(db(), dispatchId, 10, async (tx) => {
-        await enqueueIn?.(tx, [carrierSpec({ tableId, rowId: "r_gone", dispatchId })]);
+        const launched = await launchWindowIn?.(tx, dispatchId, (rowId) =>
+          carrierSpec({ tableId, rowId, dispatchId }),
+        );
+        expect(launched?.rowIds).toHaveLength(3);
         expect(await carrierJobs(dispatchId)).toBe(0);
         throw new Error("the page fails after its enqueue");
       }),
@@ -115,13 +135,8 @@ describe("the first window in the stamp's transaction", () => {
     const backend = getBackend();
     let stop: Promise<unknown> | undefined;
     await stampNextPage(db(), dispatchId, 10, async (tx) => {
-      const rows = await queryRows<{ row_id: string }>(
-        tx,
-        sql`select row_id from cells where dispatch_id = ${dispatchId}`,
-      );
-      await backend.enqueueIn?.(
-        tx,
-        rows.map((r) => carrierSpec({ tableId, rowId: r.row_id, dispatchId })),
+      await backend.launchWindowIn?.(tx, dispatchId, (rowId) =>
+        carrierSpec({ tableId, rowId, dispatchId }),
       );
       // The Stop starts while the page holds the run's row, and waits for it.
       stop = stopRuns({ db: db(), backend }, { tableId });

@@ -37,19 +37,12 @@ export interface Advance {
 export async function advanceDispatch(db: Db, dispatchId: string): Promise<Advance> {
   // One statement: a deadlock (a Stop or a stamping page holding the run's row while it
   // waits for cells) rolls it back whole, and it runs again.
-  return retryOnConflict(() => advanceInTransaction(db, dispatchId));
-}
-
-/**
- * `advanceDispatch` as one statement of the caller's transaction `tx` (a stamping page
- * that hands out its run's first window before it commits): not retried here, since a
- * deadlock rolled back the whole transaction, which its owner runs again.
- */
-export async function advanceInTransaction(tx: Db, dispatchId: string): Promise<Advance> {
-  const [step] = await queryRows<{ row_ids: string[] | null; completed: boolean }>(
-    tx,
-    sql`select row_ids, completed from cellflow_advance_dispatch(${dispatchId}, null, ${QUEUED_GRACE_MS})`,
-    { prepare: true },
+  const [step] = await retryOnConflict(() =>
+    queryRows<{ row_ids: string[] | null; completed: boolean }>(
+      db,
+      sql`select row_ids, completed from cellflow_advance_dispatch(${dispatchId}, null, ${QUEUED_GRACE_MS})`,
+      { prepare: true },
+    ),
   );
   return { rowIds: step?.row_ids ?? [], completed: step?.completed ?? false };
 }

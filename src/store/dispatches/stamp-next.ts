@@ -67,6 +67,7 @@ export async function stampNextPage<T = never>(
         sql`select seq, table_id, group_ids, mode, row_ids, row_limit, stamp_after, stamped_rows, depends_on, excluded,
                    "where", resume, stale_after_hours, created_at::text
             from dispatches where id = ${dispatchId} and status = 'active' and stamping for update`,
+        { prepare: true },
       );
       if (!d) return { more: false, cells: 0, rows: 0, displaced: [] };
       const room =
@@ -111,6 +112,7 @@ export async function stampNextPage<T = never>(
              where ${d.mode === "all" && page.cells > 0} and table_id = ${d.table_id}
                and status = 'active' and id <> ${dispatchId}
                and exists (select 1 from upd)`,
+        { prepare: true },
       );
       const progress = {
         more,
