@@ -67,6 +67,26 @@ export const runCellCounts = pgTable(
 );
 
 /**
+ * Folded cell counts per run, group and status: what a Stop of some groups of a run (or of
+ * a run of several groups) moves to `cancelled` without reading a cell. Maintained by the
+ * database, not the fold's code: a statement trigger on the fold's delete of deltas adds
+ * them here (migration `run_group_counts`), so a fold of any version keeps it. Complete
+ * only for the runs created after that migration (`dispatches.group_counted`).
+ */
+export const runGroupCellCounts = pgTable(
+  "run_group_cell_counts",
+  {
+    dispatchId: text("dispatch_id")
+      .notNull()
+      .references(() => dispatches.id, { onDelete: "cascade" }),
+    groupId: text("group_id").notNull(),
+    status: cellStatus("status").notNull(),
+    n: bigint("n", { mode: "number" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.dispatchId, t.groupId, t.status] })],
+);
+
+/**
  * A table's folded row count, and when its last `progress` event went out: the fold sends
  * one for a table whose counts it changed (`progressPending`) at most once a second.
  */

@@ -58,6 +58,12 @@ export const dispatches = pgTable(
     stamped: integer("stamped").notNull().default(0),
     /** True while a background job is still stamping the rest of a large run. */
     stamping: boolean("stamping").notNull().default(false),
+    /**
+     * Whether `run_group_cell_counts` holds all of this run's cells: true for every run
+     * created after the table and its trigger were (migration `run_group_counts` set it
+     * false for the runs before them). A Stop counts the others' cells one by one.
+     */
+    groupCounted: boolean("group_counted").notNull().default(true),
     /** Position of the last row looked at by stamping (where the background job resumes). */
     stampAfter: bigint("stamp_after", { mode: "number" }).notNull().default(-1),
     /**

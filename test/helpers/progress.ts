@@ -56,6 +56,40 @@ export async function fullRunCounts(db: Db, dispatchId: string): Promise<Record<
   );
 }
 
+/** A run's cells by group and status (`group/status` → n, none left out at 0), by a full count. */
+export async function fullRunGroupCounts(
+  db: Db,
+  dispatchId: string,
+): Promise<Record<string, number>> {
+  return countsByKey(
+    await queryRows<{ key: string; n: number }>(
+      db,
+      sql`select group_id || '/' || status::text as key, count(*)::int as n from cells
+           where dispatch_id = ${dispatchId} group by 1`,
+    ),
+  );
+}
+
+/** A run's counts by group and status as its counters have them: base + deltas. */
+export async function runGroupCounts(db: Db, dispatchId: string): Promise<Record<string, number>> {
+  return countsByKey(
+    await queryRows<{ key: string; n: number }>(
+      db,
+      sql`select key, sum(n)::int as n from (
+            select group_id || '/' || status::text as key, n from run_group_cell_counts
+             where dispatch_id = ${dispatchId}
+            union all
+            select group_id || '/' || status::text, n from cell_count_deltas
+             where dispatch_id = ${dispatchId} and group_id is not null) c
+          group by 1`,
+    ),
+  );
+}
+
+function countsByKey(rows: { key: string; n: number }[]): Record<string, number> {
+  return Object.fromEntries(rows.filter((r) => r.n !== 0).map((r) => [r.key, r.n]));
+}
+
 /** Folds, waiting out a fold another process is making (a worker's own loop). */
 export async function foldNow(db: Db): Promise<void> {
   // A deadline, not a count of tries: a worker's fold of a large batch may hold the lock a while.
@@ -74,7 +108,7 @@ export async function deltasOf(db: Db, tableId: string): Promise<number> {
 
 /**
  * What the counters say against what a full count says, for the table and each of its
- * runs: before a fold (base + deltas), and after one (the base alone: no delta of the
+ * runs (and by group, for a run whose group counters are complete): before a fold (base + deltas), and after one (the base alone: no delta of the
  * table is left). Findings as text; none when they agree.
  */
 export async function counterFindings(db: Db, tableId: string): Promise<string[]> {
@@ -84,16 +118,23 @@ export async function counterFindings(db: Db, tableId: string): Promise<string[]
     const full = await fullProgress(db, tableId);
     if (!isDeepStrictEqual(counted, full))
       findings.push(`${when}: progress ${JSON.stringify(counted)} ≠ full ${JSON.stringify(full)}`);
-    const runs = await queryRows<{ id: string }>(
+    const runs = await queryRows<{ id: string; groupCounted: boolean }>(
       db,
-      sql`select id from dispatches where table_id = ${tableId}`,
+      sql`select id, group_counted as "groupCounted" from dispatches where table_id = ${tableId}`,
     );
-    for (const { id } of runs) {
+    for (const { id, groupCounted } of runs) {
       const view = await getDispatch(db, tableId, id);
       const full = await fullRunCounts(db, id);
       if (!isDeepStrictEqual(view?.counts, full))
         findings.push(
           `${when}: run ${id} counts ${JSON.stringify(view?.counts)} ≠ ${JSON.stringify(full)}`,
+        );
+      if (!groupCounted) continue;
+      const byGroup = await runGroupCounts(db, id);
+      const fullByGroup = await fullRunGroupCounts(db, id);
+      if (!isDeepStrictEqual(byGroup, fullByGroup))
+        findings.push(
+          `${when}: run ${id} counts by group ${JSON.stringify(byGroup)} ≠ ${JSON.stringify(fullByGroup)}`,
         );
     }
   };

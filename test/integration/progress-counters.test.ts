@@ -31,7 +31,14 @@ import { useTestDatabase } from "../helpers/db";
 import { engineDeps } from "../helpers/engine";
 import { RecordingBackend, taskContext } from "../helpers/engine-harness";
 import { newWorkspace, upperDefinition } from "../helpers/fixtures";
-import { counterFindings, deltasOf, foldNow, fullProgress } from "../helpers/progress";
+import {
+  counterFindings,
+  deltasOf,
+  foldNow,
+  fullProgress,
+  fullRunGroupCounts,
+  runGroupCounts,
+} from "../helpers/progress";
 
 let url: string;
 let key: string;
@@ -253,6 +260,63 @@ describe("the full-count check the model test uses", () => {
       true,
     );
   });
+
+  it("notices a run's counter of one group off by one", async () => {
+    const tableId = await ranTable(2);
+    expect(await counterFindings(db(), tableId)).toEqual([]);
+    const [run] = await queryRows<{ id: string }>(
+      db(),
+      sql`select id from dispatches where table_id = ${tableId} and group_counted limit 1`,
+    );
+    expect(run).toBeDefined();
+    await db().execute(
+      sql`update run_group_cell_counts set n = n + 1 where dispatch_id = ${run?.id} and status = 'completed'`,
+    );
+    const findings = await counterFindings(db(), tableId);
+    expect(findings.some((f) => f.includes(`run ${run?.id} counts by group`))).toBe(true);
+  });
+});
+
+describe("a run's counters per group", () => {
+  it("are kept by the database as the fold takes the deltas, equal to a full count by group", async () => {
+    const tableId = await ranTable(3);
+    await createRun(ctx(), tableId, { mode: "all", groupIds: ["gm", "ga"] });
+    const [run] = await queryRows<{ id: string }>(
+      db(),
+      sql`select id from dispatches where table_id = ${tableId} and group_ids @> '{gm}'`,
+    );
+    const id = run?.id ?? "";
+    await foldNow(db());
+    expect(await deltasOf(db(), tableId)).toBe(0);
+    // All in the base now (no delta left): the fold's delete added them there.
+    expect(await runGroupCounts(db(), id)).toEqual({ "ga/queued": 3, "gm/queued": 3 });
+    await carryAll();
+    await foldNow(db());
+    expect(await runGroupCounts(db(), id)).toEqual(await fullRunGroupCounts(db(), id));
+    expect(await runGroupCounts(db(), id)).toMatchObject({ "ga/completed": 3, "gm/completed": 3 });
+    expect(await counterFindings(db(), tableId)).toEqual([]);
+  });
+
+  it("a delta of a run deleted before the fold is dropped, and the fold goes on", async () => {
+    const tableId = await ranTable(1);
+    const [run] = await queryRows<{ id: string }>(
+      db(),
+      sql`insert into dispatches (id, table_id, group_ids, mode, "window")
+          values ('run_gone_' || md5(random()::text), ${tableId}, '{gm}', 'all', 1) returning id`,
+    );
+    await db().execute(
+      sql`insert into cell_count_deltas (table_id, group_id, dispatch_id, status, n)
+          values (${tableId}, 'gm', ${run?.id}, 'queued', 1)`,
+    );
+    await db().execute(sql`delete from dispatches where id = ${run?.id}`);
+    await foldNow(db());
+    expect(await deltasOf(db(), tableId)).toBe(0);
+    const [left] = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from run_group_cell_counts where dispatch_id = ${run?.id}`,
+    );
+    expect(left?.n).toBe(0);
+  });
 });
 
 describe("the fold", () => {
@@ -320,9 +384,13 @@ describe("the migration's backfill", () => {
     await client.connect();
     try {
       await client.query("begin");
-      // The database as it was before the migration: no counters at all.
+      // The database as it was before the migration: no counters at all (and so no counters
+      // per group either, which a later migration made, for the runs after it only).
       await client.query(
         "delete from cell_counts; delete from run_cell_counts; delete from table_counts; delete from cell_count_deltas",
+      );
+      await client.query(
+        "delete from run_group_cell_counts; update dispatches set group_counted = false",
       );
       for (const s of statements) await client.query(s);
       await client.query("commit");

@@ -30,6 +30,7 @@ import { engineDeps } from "../helpers/engine";
 import { RecordingBackend, taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
+import { foldNow } from "../helpers/progress";
 
 let key: string;
 const db = () => getDatabase().db;
@@ -260,6 +261,56 @@ describe("a large Stop's covered cells read as cancelled from its return", () =>
     await drain(backend);
     expect(await stored(tableId)).toEqual({ cancelled: ROWS, completed: ROWS });
     expect((await getDispatch(db(), tableId, run.dispatchId))?.status).toBe("completed");
+    await expectProgressExact(tableId);
+  });
+
+  /**
+   * A run of groups g and h, stamped and its counts folded, with the run's counter of g's
+   * queued cells then made 100 too high: an answer that comes off the counters shows it,
+   * one that counts the cells does not. `counted`: whether the run's group counters are
+   * complete (false: a run made before them).
+   */
+  async function miscounted(counted: boolean) {
+    const { tableId } = await table(["g", "h"]);
+    const backend = new RecordingBackend();
+    const run = await startRun(
+      { db: db(), backend },
+      { tableId, groupIds: ["g", "h"], mode: "all", rowIds: null, limit: null, window: 5 },
+    );
+    await foldNow(db());
+    await db().execute(
+      sql`update run_group_cell_counts set n = n + 100
+           where dispatch_id = ${run.dispatchId} and group_id = 'g' and status = 'queued'`,
+    );
+    await db().execute(
+      sql`update dispatches set group_counted = ${counted} where id = ${run.dispatchId}`,
+    );
+    return { tableId, backend };
+  }
+
+  it("a Stop of some groups of a run, or of a run of several groups, takes its number off the run's counters per group, reading no cell", async () => {
+    const one = await miscounted(true);
+    const stop = await stopRuns(
+      { db: db(), backend: one.backend, stopEagerUpTo: 3 },
+      { tableId: one.tableId, groupIds: ["g"] },
+    );
+    // What the window bounds (5 rows handed out) is cancelled cell by cell beside the scope.
+    expect(stop.cancelled).toBe(ROWS + 100);
+    const both = await miscounted(true);
+    const all = await stopRuns(
+      { db: db(), backend: both.backend, stopEagerUpTo: 3 },
+      { tableId: both.tableId },
+    );
+    expect(all.cancelled).toBe(2 * ROWS + 100);
+  });
+
+  it("a run made before the group counters is counted cell by cell", async () => {
+    const { tableId, backend } = await miscounted(false);
+    const stop = await stopRuns(
+      { db: db(), backend, stopEagerUpTo: 3 },
+      { tableId, groupIds: ["g"] },
+    );
+    expect(stop.cancelled).toBe(ROWS);
     await expectProgressExact(tableId);
   });
 

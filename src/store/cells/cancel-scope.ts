@@ -8,8 +8,10 @@
  * what the scope covers is counted once (a cell an earlier scope covers is left out), so
  * progress and a run's counts stay equal to a full count of what reads show; each run gets
  * one `dispatch` event with its number, as a Stop's events are bounded by runs. Its cost
- * is a count: of a whole run of one group, off the run's counters (no cell read); otherwise
- * of the cells in scope.
+ * is a count: of a whole run of one group, off the run's counters; of some groups of a run
+ * on all of its rows, off its counters per group (`run_group_cell_counts`, complete for the
+ * runs created since it exists: `dispatches.group_counted`); neither reads a cell.
+ * Otherwise (some rows, a `where`, an older run) it counts the cells in scope.
  */
 
 import type { Db } from "@db/client";
@@ -72,7 +74,9 @@ export async function recordCancelScopes(
                  case when ${groups} is null or d.group_ids <@ ${groups} then null else ${groups} end as group_ids,
                  d.group_ids[1] as only_group,
                  ${wholeRows} and cardinality(d.group_ids) = 1 and (${groups} is null or d.group_ids <@ ${groups})
-                   as by_counters
+                   as by_counters,
+                 ${wholeRows} and d.group_counted as by_group_counters,
+                 d.group_ids as run_groups
             from dispatches d where d.id = any(${textArray([...runs])})
         ),
         n as (
@@ -89,9 +93,24 @@ export async function recordCancelScopes(
                                   and x.group_id is not null and x.status = 'queued'), 0))::int as n) q
            where r.by_counters and q.n > 0
           union all
+          -- Some groups of a run, or a run of several: off its counters per group, when they
+          -- hold all of its cells (the same exactness; a covered cell is cancelled there too).
+          select r.id as dispatch_id, g.group_id, q.n
+            from runs r
+           cross join lateral unnest(r.run_groups) as g(group_id)
+           cross join lateral (
+             select (coalesce((select sum(k.n) from run_group_cell_counts k
+                                where k.dispatch_id = r.id and k.group_id = g.group_id and k.status = 'queued'), 0)
+                   + coalesce((select sum(x.n) from cell_count_deltas x
+                                where x.table_id = ${scope.tableId} and x.dispatch_id = r.id
+                                  and x.group_id = g.group_id and x.status = 'queued'), 0))::int as n) q
+           where not r.by_counters and r.by_group_counters
+             and (${groups} is null or g.group_id = any(${groups})) and q.n > 0
+          union all
           select c.dispatch_id, c.group_id, count(*)::int as n
             from cells c join runs r on r.id = c.dispatch_id
-           where c.dispatch_id in (select id from runs where not by_counters) and ${inScope(scope)}
+           where c.dispatch_id in (select id from runs where not by_counters and not by_group_counters)
+             and ${inScope(scope)}
              and not (r.scoped and cellflow_covered(c.dispatch_id, c.row_id, c.group_id))
            group by 1, 2
         ),
