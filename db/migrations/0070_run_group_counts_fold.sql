@@ -2,15 +2,14 @@
 -- deletes the deltas it adds to the base tables; this statement trigger adds the same
 -- deltas, per (run, group, status), to run_group_cell_counts in that statement, so a read
 -- (base + deltas, one snapshot) sees each delta on one side only, and a fold of any code
--- version (one running beside a newer one during a deploy) keeps the table. The runs are
--- locked first, as a run's delete takes them: a delete waits for the fold, and one that
--- committed before it is skipped (its counts went with it).
+-- version (one running beside a newer one during a deploy) keeps the table. A delta of a
+-- run gone is dropped, as the fold drops it from run_cell_counts; a run deleted while the
+-- fold runs fails the fold's foreign key check as it fails the fold's own insert there,
+-- and the next fold drops the delta. No lock on the runs beyond that check: a lock held to
+-- the fold's commit would make every window slide of those runs wait for it.
 CREATE OR REPLACE FUNCTION cellflow_fold_run_groups() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM 1 FROM dispatches d
-   WHERE d.id IN (SELECT f.dispatch_id FROM folded f WHERE f.group_id IS NOT NULL)
-   ORDER BY d.id FOR KEY SHARE;
   INSERT INTO run_group_cell_counts AS c (dispatch_id, group_id, status, n)
   SELECT f.dispatch_id, f.group_id, f.status, sum(f.n)
     FROM folded f
@@ -22,14 +21,6 @@ BEGIN
   RETURN NULL;
 END $$;
 --> statement-breakpoint
--- No delta is written or folded while the trigger comes in (a writer in progress is waited
--- for): every delta of a run is then folded with the trigger, or was folded before it and
--- its run is marked below.
-LOCK TABLE cell_count_deltas IN SHARE ROW EXCLUSIVE MODE;
---> statement-breakpoint
 CREATE TRIGGER cell_count_deltas_fold_run_groups AFTER DELETE ON cell_count_deltas
 REFERENCING OLD TABLE AS folded
 FOR EACH STATEMENT EXECUTE FUNCTION cellflow_fold_run_groups();
---> statement-breakpoint
--- The runs made before: some of their deltas were folded without the trigger.
-UPDATE dispatches SET group_counted = false;

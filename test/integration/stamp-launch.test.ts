@@ -9,6 +9,7 @@ import { queryRows } from "@db/client";
 import { getDatabase } from "@db/instance";
 import { sql } from "drizzle-orm";
 import { Logger, runMigrations } from "graphile-worker";
+import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
 import { closeBackend, getBackend } from "@/backends/instance";
 import { carrierSpec } from "@/backends/port";
@@ -120,6 +121,41 @@ describe("the first window in the stamp's transaction", () => {
     ).rejects.toThrow("the page fails after its enqueue");
     expect(await carrierJobs(dispatchId)).toBe(0);
     expect(await cellsOf(tableId)).toEqual([]);
+  });
+
+  it("a window with nothing to hand out adds no job and wakes no worker", async () => {
+    const tableId = (await waitTable(key, { groups: 1, ms: 0, rows: 1, waitOnly: true })).id;
+    // A run of a row that is not there: its page stamps nothing.
+    const dispatchId = await createDispatch(db(), {
+      tableId,
+      groupIds: ["g0"],
+      mode: "all",
+      rowIds: ["r_none"],
+      rowLimit: null,
+      window: 5,
+    });
+    const listener = new pg.Client({ connectionString: url });
+    await listener.connect();
+    try {
+      const heard: string[] = [];
+      listener.on("notification", (n) => heard.push(n.payload ?? ""));
+      await listener.query('listen "jobs:insert"');
+      const backend = getBackend();
+      await stampNextPage(db(), dispatchId, 10, async (tx) => {
+        const launched = await backend.launchWindowIn?.(tx, dispatchId, (rowId) =>
+          carrierSpec({ tableId, rowId, dispatchId }),
+        );
+        expect(launched?.rowIds).toEqual([]);
+      });
+      // Notices come in commit order: one sent after the page's commit arrives after any
+      // the page sent.
+      await db().execute(sql`select pg_notify('jobs:insert', 'marker')`);
+      expect(await waitFor(async () => heard.includes("marker"), 10_000)).toBe(true);
+      expect(heard).toEqual(["marker"]);
+    } finally {
+      await listener.end();
+    }
+    expect(await carrierJobs(dispatchId)).toBe(0);
   });
 
   it("holds a Stop that waited for the page: its carriers run nothing", async () => {

@@ -7,9 +7,10 @@
  * page commits. Not retried here: a deadlock rolled back the caller's whole transaction,
  * which its owner runs again.
  *
- * Each row's job is `job.template` with the row's id where `job.placeholder` stands in its
- * JSON text: the caller builds it from the carrier's spec (backends/port.ts), so the job's
- * key and payload have one source, whatever this SQL knows of them.
+ * Each row's job is `job.template` with the row's id (as JSON escapes it) where
+ * `job.placeholder` stands in its JSON text: the caller builds it from the carrier's spec
+ * (backends/port.ts), so the job's key and payload have one source, whatever this SQL
+ * knows of them.
  */
 
 import { type Db, queryRows } from "@db/client";
@@ -42,12 +43,16 @@ export async function advanceWithLocalJobs(
           select row_ids, completed from cellflow_advance_dispatch(${dispatchId}, null, ${QUEUED_GRACE_MS})
         ),
         j as (
-          select count(*)::int as n from graphile_worker.add_jobs(
-            array(select json_populate_record(null::graphile_worker.job_spec,
-                                              replace(${JSON.stringify(job.template)}::text, ${job.placeholder}, x.id)::json)
-                    from a cross join unnest(a.row_ids) with ordinality as x(id, ord)
-                   order by x.ord),
-            true)  -- a row's job already waiting keeps its run time
+          -- Not called for an empty window: add_jobs would still wake a worker for nothing.
+          select count(*)::int as n
+            from a cross join lateral graphile_worker.add_jobs(
+              array(select json_populate_record(null::graphile_worker.job_spec,
+                                                replace(${JSON.stringify(job.template)}::text, ${job.placeholder},
+                                                        left(right(to_json(x.id)::text, -1), -1))::json)
+                      from unnest(a.row_ids) with ordinality as x(id, ord)
+                     order by x.ord),
+              true) as added  -- a row's job already waiting keeps its run time
+           where coalesce(cardinality(a.row_ids), 0) > 0
         )
         select a.row_ids, a.completed, (select n from j) as jobs from a`,
     { prepare: true },
