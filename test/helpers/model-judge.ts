@@ -362,8 +362,7 @@ export function checkRunConditions(
   /** Whether the claim `r` may have read an empty column: walks back over what it did not see. */
   const emptyAtClaim = (r: AuditRecord): boolean => {
     const chain = writes.get(r.rowId ?? "") ?? [];
-    for (let i = chain.length - 1; i >= 0; i -= 1) {
-      const w = chain[i] as { txn: string; empty: boolean };
+    for (const w of [...chain].reverse()) {
       if (w.empty) return true;
       // A row's writes are serialized by its lock: once one was visible, all before it were.
       if (!r.snapshot || w.txn === r.txn || visibleIn(r.snapshot, w.txn)) return false;

@@ -48,6 +48,18 @@ async function carrierJobs(dispatchId: string): Promise<number> {
   return r?.n ?? 0;
 }
 
+/** A run of group g0 (window 5) over `rowIds` (null: every row), created, not stamped. */
+function runOf(tableId: string, rowIds: string[] | null = null): Promise<string> {
+  return createDispatch(db(), {
+    tableId,
+    groupIds: ["g0"],
+    mode: "all",
+    rowIds,
+    rowLimit: null,
+    window: 5,
+  });
+}
+
 async function cellsOf(tableId: string): Promise<{ status: string; started: boolean }[]> {
   return queryRows(
     db(),
@@ -98,14 +110,7 @@ describe("the first window in the stamp's transaction", () => {
 
   it("leaves no job when the page's transaction rolls back", async () => {
     const tableId = (await waitTable(key, { groups: 1, ms: 0, rows: 3, waitOnly: true })).id;
-    const dispatchId = await createDispatch(db(), {
-      tableId,
-      groupIds: ["g0"],
-      mode: "all",
-      rowIds: null,
-      rowLimit: null,
-      window: 5,
-    });
+    const dispatchId = await runOf(tableId);
     const backend = getBackend();
     const launchWindowIn = backend.launchWindowIn?.bind(backend);
     expect(launchWindowIn).toBeDefined();
@@ -126,14 +131,7 @@ describe("the first window in the stamp's transaction", () => {
   it("a window with nothing to hand out adds no job and wakes no worker", async () => {
     const tableId = (await waitTable(key, { groups: 1, ms: 0, rows: 1, waitOnly: true })).id;
     // A run of a row that is not there: its page stamps nothing.
-    const dispatchId = await createDispatch(db(), {
-      tableId,
-      groupIds: ["g0"],
-      mode: "all",
-      rowIds: ["r_none"],
-      rowLimit: null,
-      window: 5,
-    });
+    const dispatchId = await runOf(tableId, ["r_none"]);
     const listener = new pg.Client({ connectionString: url });
     await listener.connect();
     try {
@@ -160,14 +158,7 @@ describe("the first window in the stamp's transaction", () => {
 
   it("holds a Stop that waited for the page: its carriers run nothing", async () => {
     const tableId = (await waitTable(key, { groups: 1, ms: 0, rows: 4, waitOnly: true })).id;
-    const dispatchId = await createDispatch(db(), {
-      tableId,
-      groupIds: ["g0"],
-      mode: "all",
-      rowIds: null,
-      rowLimit: null,
-      window: 5,
-    });
+    const dispatchId = await runOf(tableId);
     const backend = getBackend();
     let stop: Promise<unknown> | undefined;
     await stampNextPage(db(), dispatchId, 10, async (tx) => {
