@@ -11,10 +11,10 @@
  *    pages stamped by the stamper's own loop (`runStamper`) in this process, with a backend
  *    that carries nothing, so every cell stays queued: time until the request returns,
  *    until every cell is stamped, events per cell, database growth per row;
- * 3. a Stop of that run (the cancel route's service call, `cancelRuns`) over those queued
- *    cells: time to answer, then until none is queued or running as reads show it, events
- *    it wrote, then until the rewrite job (run here) has made every covered cell
- *    `cancelled` where it is stored;
+ * 3. a Stop by `where` of about 90 % of those rows, then a Stop of that run over the
+ *    queued cells left (the cancel route's service call, `cancelRuns`): each one's time to
+ *    answer; then until none is queued or running as reads show it, events written, and
+ *    until the rewrite job (run here) has made every covered cell `cancelled` where stored;
  * 4. a full run on a second table of `runRows` rows with one `npm run worker` process
  *    (concurrency 50, window 50, as W1): cells/s, events per cell, extrapolated linearly
  *    to `rows` when smaller (the report says so);
@@ -230,10 +230,30 @@ async function stamp(e: W6Env): Promise<Step> {
   };
 }
 
-/** 3. Stop over the queued cells (however far stamping got), as the cancel route does. */
+/**
+ * `n` is at least this on at least 90 % of the rows, scattered (`fillTable`'s `n` takes
+ * distinct values in 0..1,000,002, so at most 100,000 fall below): the first Stop's `where`.
+ */
+const W6_STOP_WHERE_FROM = 100_000;
+
+/**
+ * 3. Stops over the queued cells (however far stamping got), as the cancel route makes
+ * them: first one by `where` (n ≥ W6_STOP_WHERE_FROM: about 90 % of the rows, in short
+ * stretches), then one of the whole run over the rest.
+ */
 async function stop(e: W6Env): Promise<Step> {
   const { database, ctx, o, tableId } = e;
+  const whereQueued = await countOpen(database, tableId);
+  const w0 = performance.now();
+  const byWhere = await cancelRuns(ctx, tableId, {
+    where: [{ column: "n", op: "gte", value: W6_STOP_WHERE_FROM }],
+  });
+  const whereMs = performance.now() - w0;
+  if (!byWhere.ok) throw new Error("Stop by where refused");
   const queued = await countOpen(database, tableId);
+  o.say(
+    `W6 stop by where (n >= ${W6_STOP_WHERE_FROM}): ${whereQueued} queued; answered in ${Math.round(whereMs)} ms (${byWhere.value.cancelled} cancelled; ${queued} left open)`,
+  );
   const events = await eventCounts(database);
   const t0 = performance.now();
   const r = await cancelRuns(ctx, tableId, {});
@@ -251,6 +271,9 @@ async function stop(e: W6Env): Promise<Step> {
     `W6 stop: ${queued} queued; answered in ${Math.round(answeredMs)} ms (${r.value.cancelled} cancelled); ${open} open as read after ${Math.round(noneOpenMs)} ms; ${written} events written; rewrite of ${rewrite.rewritten} covered cells done after ${Math.round(rewrittenMs)} ms (${storedOpen} stored open)`,
   );
   return {
+    whereQueued,
+    whereAnsweredMs: Math.round(whereMs),
+    whereCancelled: byWhere.value.cancelled,
     queued,
     answeredMs: Math.round(answeredMs),
     cancelled: r.value.cancelled,

@@ -6,8 +6,8 @@ import { tables } from "./tables";
 /**
  * A large Stop's record of the queued cells it cancelled without rewriting them: one row
  * per run it covers. A cell is covered while it is `queued` under this run (dispatch_id)
- * and matches the groups and rows (null: all; `stop_seq`: the rows a `where` listed in
- * `stop_rows`); every read and every writer of cells takes a covered cell as `cancelled`
+ * and matches the groups and rows (null: all; `stop_seq`: the rows a `where` matched, its
+ * `stop_ranges`); every read and every writer of cells takes a covered cell as `cancelled`
  * (function `cellflow_covered`, migration `cancel_scopes`). Only the Stop's own run can
  * have queued such a cell: a new run request re-stamps it under its own dispatch id, and
  * the stopped run stamps nothing the Stop covers (`holdStamping`). The rewrite job

@@ -35,14 +35,22 @@ export const stops = pgTable(
   (t) => [index("stops_table_seq_idx").on(t.tableId, t.seq)],
 );
 
-/** The rows a Stop with a `where` covers (those that matched at the Stop). */
-export const stopRows = pgTable(
-  "stop_rows",
+/**
+ * The rows a Stop with a `where` covers (those that matched at the Stop), as ranges of
+ * positions: every row of the table whose position is in [lo, hi] matched. Exact, as a
+ * row's position never changes and rows are added past every existing position (allotted
+ * under the table's row lock, so no row still being added sits below a visible one): no
+ * row can later appear inside a range. A `where` matching in blocks is a few ranges
+ * however many rows it matched; a scattered one is at worst one range per row.
+ */
+export const stopRanges = pgTable(
+  "stop_ranges",
   {
     seq: bigint("seq", { mode: "number" })
       .notNull()
       .references(() => stops.seq, { onDelete: "cascade" }),
-    rowId: text("row_id").notNull(),
+    lo: bigint("lo", { mode: "number" }).notNull(),
+    hi: bigint("hi", { mode: "number" }).notNull(),
   },
-  (t) => [primaryKey({ columns: [t.seq, t.rowId] })],
+  (t) => [primaryKey({ columns: [t.seq, t.lo] })],
 );

@@ -48,15 +48,25 @@ export function queuedOnRow(alias: string): SQL {
  * `cellflow_covered` (migration `cancel_scope_covered`), written out for the claim's hot
  * reads: the planner sees an index probe of `cancel_scopes` instead of a function call per
  * cell (W1 at 10,000 rows: 1,300–1,460 cells/s through the function, 1,480–1,650 inline).
- * The test `cancel-scope-covered-text` holds the two to the same answers.
+ * A `where` Stop's rows are its ranges, probed by `cellflow_in_stop` (migration
+ * `stop_ranges_covered`). The test `cancel-scope-covered-text` holds the two to the same answers.
  */
 export function coveredText(alias: string): string {
   return `(${alias}.dispatch_id is not null and exists (select 1 from cancel_scopes s
      where s.dispatch_id = ${alias}.dispatch_id
        and (s.group_ids is null or ${alias}.group_id = any (s.group_ids))
        and (s.row_ids is null or ${alias}.row_id = any (s.row_ids))
-       and (s.stop_seq is null
-            or exists (select 1 from stop_rows sr where sr.seq = s.stop_seq and sr.row_id = ${alias}.row_id))))`;
+       and (s.stop_seq is null or cellflow_in_stop(s.stop_seq, ${alias}.row_position))))`;
+}
+
+/**
+ * The ids of the rows `where` Stop `seq` of table `tableId` matched, off its ranges and the
+ * rows' position index: for set-based reads, where the planner may drive from them.
+ */
+export function stopRowIds(tableId: string, seq: number): SQL {
+  return sql`select sr_r.id from stop_ranges sr
+    join rows sr_r on sr_r.table_id = ${tableId} and sr_r.position between sr.lo and sr.hi
+   where sr.seq = ${seq}`;
 }
 
 export function coveredCell(alias: string): SQL {

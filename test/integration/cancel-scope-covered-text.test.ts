@@ -2,7 +2,7 @@
  * What a large Stop's cancel scope covers is one test written twice: the database's
  * `cellflow_covered` (reads, the count trigger, the rewrite) and `coveredText` (the
  * claim's and the lock batch's hot reads, written out for the planner). Invariant: for
- * every cell, under scopes of every shape (whole run, groups, rows, a `where`'s row list,
+ * every cell, under scopes of every shape (whole run, groups, rows, a `where`'s ranges,
  * and combinations), both give the same answer, so no path claims what reads call
  * cancelled, nor the reverse.
  */
@@ -43,15 +43,18 @@ async function run(tableId: string): Promise<string> {
 describe("a cancel scope's coverage", () => {
   it("the written-out test and cellflow_covered agree on every cell under scopes of every shape", async () => {
     const t = await waitTable(key, { groups: 2, ms: 0, rows: 6, waitOnly: true });
-    const [r0 = "", r1 = "", r2 = "", r3 = ""] = t.rowIds;
+    const [r0 = "", r1 = "", , r3 = "", r4 = ""] = t.rowIds;
     const d1 = await run(t.id);
     const [stop] = await queryRows<{ seq: number }>(
       db(),
       sql`insert into stops (table_id) values (${t.id}) returning seq::int as seq`,
     );
     const seq = stop?.seq ?? 0;
+    // The where matched r1, r3 and r4: two ranges, a row between them and one after.
     await db().execute(
-      sql`insert into stop_rows (seq, row_id) values (${seq}, ${r2}), (${seq}, ${r3})`,
+      sql`insert into stop_ranges (seq, lo, hi)
+          select ${seq}, min(position), max(position) from rows where id in (${r1}, ${r3}, ${r4})
+           group by id = ${r1}`,
     );
     // Scopes of d1: one group on some rows; the other group on a where's rows.
     await db().execute(
@@ -64,14 +67,16 @@ describe("a cancel scope's coverage", () => {
       sql`select c.row_id, c.group_id,
                  (c.dispatch_id is not null and cellflow_covered(c.dispatch_id, c.row_id, c.group_id)) as fn,
                  ${sql.raw(coveredText("c"))} as text
-            from (select row_id, group_id, dispatch_id from cells where table_id = ${t.id}
+            from (select row_id, group_id, row_position, dispatch_id from cells where table_id = ${t.id}
                   union all
-                  select row_id, group_id, null from cells where table_id = ${t.id}) c`,
+                  select row_id, group_id, row_position, null from cells where table_id = ${t.id}) c`,
     );
     expect(cases).toHaveLength(24);
     for (const c of cases) expect({ ...c, text: c.fn }).toEqual(c);
     const covered = cases.filter((c) => c.fn).map((c) => `${c.row_id}:${c.group_id}`);
-    expect(covered.sort()).toEqual([`${r0}:g0`, `${r1}:g0`, `${r2}:g1`, `${r3}:g1`].sort());
+    expect(covered.sort()).toEqual(
+      [`${r0}:g0`, `${r1}:g0`, `${r1}:g1`, `${r3}:g1`, `${r4}:g1`].sort(),
+    );
     // A whole-run scope covers every cell of the run, and only of the run.
     await db().execute(
       sql`insert into cancel_scopes (table_id, dispatch_id) values (${t.id}, ${d1})`,
@@ -80,9 +85,9 @@ describe("a cancel scope's coverage", () => {
       db(),
       sql`select (c.dispatch_id is not null and cellflow_covered(c.dispatch_id, c.row_id, c.group_id)) as fn,
                  ${sql.raw(coveredText("c"))} as text, count(*)::int as n
-            from (select row_id, group_id, dispatch_id from cells where table_id = ${t.id}
+            from (select row_id, group_id, row_position, dispatch_id from cells where table_id = ${t.id}
                   union all
-                  select row_id, group_id, 'no-such-run' from cells where table_id = ${t.id}) c
+                  select row_id, group_id, row_position, 'no-such-run' from cells where table_id = ${t.id}) c
            group by 1, 2 order by 1`,
     );
     expect(whole).toEqual([

@@ -436,7 +436,8 @@ class World {
           // record; which rows a condition matches is where-filters.test.ts's subject).
           const matched = await queryRows<{ rowId: string }>(
             db(),
-            sql`select sr.row_id as "rowId" from stop_rows sr
+            sql`select r.id as "rowId" from stop_ranges sr
+                  join rows r on r.table_id = ${this.tableId} and r.position between sr.lo and sr.hi
                  where sr.seq = (select max(seq) from stops where table_id = ${this.tableId} and matched)`,
           );
           const covered: StopScope = {

@@ -323,7 +323,8 @@ describe("where: runs and Stops", () => {
     expect(await cellsIn(t, "g", "cancelled")).toEqual([0, 1, 2, 3, 4, 5]);
     const [recorded] = await queryRows<{ n: number }>(
       db(),
-      sql`select count(*)::int as n from stop_rows sr join stops s on s.seq = sr.seq
+      sql`select count(*)::int as n from stop_ranges sr join stops s on s.seq = sr.seq
+            join rows r on r.table_id = s.table_id and r.position between sr.lo and sr.hi
            where s.table_id = ${t.tableId} and s.matched`,
     );
     expect(recorded?.n).toBe(6);

@@ -15,7 +15,7 @@ import { queryRows } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
 import { CELL_EVENTS_UP_TO } from "@/contracts/events";
 import type { CellStatus } from "@/domain/statuses";
-import { IN_FLIGHT, textArray } from "../sql";
+import { IN_FLIGHT, stopRowIds, textArray } from "../sql";
 import { cellEventData } from "./transition";
 
 export interface CancelScope {
@@ -23,7 +23,7 @@ export interface CancelScope {
   dispatchId?: string;
   rowIds?: string[];
   groupIds?: string[];
-  /** A Stop with a `where`: only the rows it listed in `stop_rows` under this number. */
+  /** A Stop with a `where`: only the rows it matched (`stop_ranges` under this number). */
   stopSeq?: number;
 }
 
@@ -65,7 +65,7 @@ async function cancelWhere(db: Db, scope: CancelScope, statuses: SQL): Promise<C
   if (scope.rowIds) terms.push(sql`row_id = any(${textArray(scope.rowIds)})`);
   if (scope.groupIds) terms.push(sql`group_id = any(${textArray(scope.groupIds)})`);
   if (scope.stopSeq !== undefined)
-    terms.push(sql`row_id in (select row_id from stop_rows where seq = ${scope.stopSeq})`);
+    terms.push(sql`row_id in (${stopRowIds(scope.tableId, scope.stopSeq)})`);
   return queryRows<CancelledCell>(
     db,
     sql`with target as (

@@ -21,7 +21,7 @@ export const REWRITE_BATCH = 10_000;
 const underScope = sql`c.dispatch_id = s.dispatch_id and c.status = 'queued'
   and (s.group_ids is null or c.group_id = any(s.group_ids))
   and (s.row_ids is null or c.row_id = any(s.row_ids))
-  and (s.stop_seq is null or exists (select 1 from stop_rows sr where sr.seq = s.stop_seq and sr.row_id = c.row_id))`;
+  and (s.stop_seq is null or cellflow_in_stop(s.stop_seq, c.row_position))`;
 
 export interface RewriteBatch {
   /** The scope worked on (null: none left to take). */

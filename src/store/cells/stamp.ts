@@ -89,7 +89,7 @@ function staleBefore(stale: StaleCutoff | undefined): SQL {
 
 /**
  * Rows and groups a scoped Stop took out of a run (null: all). `stop`: the Stop had a
- * `where`, and its rows are the ones it listed in `stop_rows` under that sequence number.
+ * `where`, and its rows are the ones it matched (`stop_ranges` under that sequence number).
  */
 export interface StopExclusion {
   rows: string[] | null;
@@ -208,8 +208,7 @@ function notExcluded(page: StampScope): SQL {
     select 1 from jsonb_array_elements(${JSON.stringify(page.excluded)}::jsonb) x
      where (x->'rows' = 'null'::jsonb or x->'rows' @> to_jsonb(r.id))
        and (x->'groups' = 'null'::jsonb or x->'groups' @> to_jsonb(g.group_id))
-       and (x->'stop' is null
-            or exists (select 1 from stop_rows sr where sr.seq = (x->>'stop')::bigint and sr.row_id = r.id)))`;
+       and (x->'stop' is null or cellflow_in_stop((x->>'stop')::bigint, r.position)))`;
 }
 
 /**
@@ -226,7 +225,7 @@ function notHeld(page: StampScope): SQL {
     select 1 from stops s
      where s.table_id = ${page.tableId}
        and (s.row_ids is null or r.id = any(s.row_ids))
-       and (not s.matched or exists (select 1 from stop_rows sr where sr.seq = s.seq and sr.row_id = r.id))
+       and (not s.matched or cellflow_in_stop(s.seq, r.position))
        and (s.group_ids is null or s.group_ids && ${textArray([...page.hold.upstream])})
        and (s.dispatch_id is null
             or exists (select 1 from cells sc where sc.row_id = r.id and sc.dispatch_id = s.dispatch_id))
@@ -297,7 +296,7 @@ export async function stampPage(db: Db, page: StampPage): Promise<StampResult> {
                    || left(replace(gen_random_uuid()::text, '-', ''), 20),
                  ${page.dispatchId}, ${requestSeqOf(page)}, now(), now()
             from page_rows p
-           cross join lateral (select p.row_id as id, p.data) as r
+           cross join lateral (select p.row_id as id, p.position, p.data) as r
            cross join ${groups.from}
             left join cells c on c.row_id = p.row_id and c.group_id = g.group_id
            where ${eligible(page)} and ${guards}
@@ -392,7 +391,7 @@ export async function countScope(
         by_group as (
           select g.group_id, count(*)::int as n, count(*) filter (where ${notMet})::int as not_met
             from scoped_rows p
-           cross join lateral (select p.row_id as id, p.data) as r
+           cross join lateral (select p.row_id as id, p.position, p.data) as r
            cross join ${groups.from}
             left join cells c on c.row_id = p.row_id and c.group_id = g.group_id
            where ${eligible(scope)} and ${guards}

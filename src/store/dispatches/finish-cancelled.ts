@@ -1,12 +1,16 @@
 import type { Db } from "@db/client";
 import { queryRows } from "@db/client";
 import { type SQL, sql } from "drizzle-orm";
-import { coveredCell } from "../sql";
 
 /**
  * After a Stop: active dispatches of the table (or the one named) that are done stamping
  * and have nothing queued or running left become `cancelled`, each with its `dispatch`
  * event. One still stamping (a Stop of some of its rows) goes on: it has more to stamp.
+ * "Nothing left" is read off the run's counters (base + deltas not yet folded, as its
+ * counts are read): exact as of the statement's snapshot, as the triggers write them in
+ * each cell write's own statement, and they count a cell a cancel scope covers as
+ * cancelled. A walk of the cells for one not covered read every covered cell before it:
+ * 1.7 s after a `where` Stop of 900,000 cells whose rows were first in the heap.
  */
 export async function finishCancelledDispatches(
   db: Db,
@@ -14,23 +18,16 @@ export async function finishCancelledDispatches(
 ): Promise<string[]> {
   const { tableId, dispatchId } = scope;
   const only: SQL = dispatchId ? sql`and d.id = ${dispatchId}` : sql``;
-  // `('queued', 'running')` written out: the window's partial index (db/schema/cells.ts)
-  // names that set, and the planner matches it by its text.
   const rows = await queryRows<{ id: string }>(
     db,
     sql`with done as (
           update dispatches d set status = 'cancelled', finished_at = now(), updated_at = now()
            where d.table_id = ${tableId} and d.status = 'active' and not d.stamping ${only}
-             and case
-                   -- A large Stop's scope over the whole run covers every queued cell of it:
-                   -- only a running one is left to look for, not a million covered ones.
-                   when exists (select 1 from cancel_scopes s where s.dispatch_id = d.id and s.group_ids is null
-                                   and s.row_ids is null and s.stop_seq is null)
-                   then not exists (select 1 from cells c where c.dispatch_id = d.id and c.status = 'running')
-                   -- A queued cell a scope covers is not in flight (it reads as cancelled).
-                   else not exists (select 1 from cells c where c.dispatch_id = d.id and c.status in ('queued', 'running')
-                                     and not (c.status = 'queued' and ${coveredCell("c")}))
-                 end
+             and coalesce((select sum(k.n) from run_cell_counts k
+                            where k.dispatch_id = d.id and k.status in ('queued', 'running')), 0)
+               + coalesce((select sum(x.n) from cell_count_deltas x
+                            where x.table_id = d.table_id and x.dispatch_id = d.id and x.group_id is not null
+                              and x.status in ('queued', 'running')), 0) = 0
           returning d.id, d.table_id
         ),
         ev as (

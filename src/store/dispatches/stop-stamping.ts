@@ -22,8 +22,8 @@ export async function holdStamping(
     groupIds?: string[];
     /**
      * A Stop with a `where`: draw its number once the runs are locked (so it is newer than
-     * any cell a page in progress stamped) and name it in the exclusions; `stop_rows`
-     * will list its rows under that number.
+     * any cell a page in progress stamped) and name it in the exclusions; `stop_ranges`
+     * will hold its rows under that number.
      */
     matchRows?: boolean;
   },

@@ -1,0 +1,1 @@
+DROP TABLE "stop_rows" CASCADE;
