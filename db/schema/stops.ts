@@ -23,7 +23,7 @@ export const stops = pgTable(
     rowIds: text("row_ids").array(),
     /**
      * A Stop with a `where`: the rows it covers are the ones that matched when it was made,
-     * listed in `stop_rows` (row_ids then narrows nothing further; it is null).
+     * recorded in `stop_ranges` (row_ids then narrows nothing further; it is null).
      */
     matched: boolean("matched").notNull().default(false),
     /** null: every group. Auto-run of these groups and of groups downstream of them is held. */

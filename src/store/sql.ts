@@ -76,7 +76,7 @@ export function coveredCell(alias: string): SQL {
 /** The cell's (alias) status as reads report it: a covered queued cell is `cancelled`. */
 export function effectiveStatus(alias: string): SQL {
   return sql.raw(
-    `cellflow_cell_status(${alias}.status, ${alias}.dispatch_id, ${alias}.row_id, ${alias}.group_id)`,
+    `cellflow_cell_status(${alias}.status, ${alias}.dispatch_id, ${alias}.row_id, ${alias}.group_id, ${alias}.row_position)`,
   );
 }
 

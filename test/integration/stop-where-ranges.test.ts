@@ -5,7 +5,8 @@
  * it; a row added after it is outside every range); a large one's count equals what reads
  * show as cancelled, whether it comes off the run's counters less the cells between the
  * ranges (most rows matched) or from the cells in the ranges (few did), and counts no cell
- * an earlier Stop covered; the run it leaves work in goes on, one it empties ends; the
+ * an earlier Stop covered; deleting covered rows keeps the counts exact; the run it leaves
+ * work in (a queued or a running cell) goes on, one it empties ends; the
  * migration from the list of rows keeps what old Stops covered, and the list's old name
  * still reads the same rows.
  */
@@ -19,7 +20,7 @@ import { startRun } from "@/engine/dispatcher";
 import { stopRuns } from "@/engine/stop";
 import { getDispatch } from "@/store/dispatches/read";
 import { readProgress } from "@/store/progress/read";
-import { textArray } from "@/store/sql";
+import { effectiveStatus, textArray } from "@/store/sql";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { RecordingBackend } from "../helpers/engine-harness";
@@ -171,6 +172,46 @@ describe("a where Stop's rows as ranges of positions", () => {
             from stops s where s.table_id = ${tableId} and s.matched`,
     );
     expect(probe).toEqual({ late: false, first: true, between: false });
+    // A run made after the Stop stamps the added row, and reads show its cell queued.
+    const lateId = dataOf(added).rows[0]?.id ?? "";
+    await startRun(
+      { db: db(), backend: new RecordingBackend() },
+      { tableId, groupIds: ["g"], mode: "all", rowIds: [lateId], limit: null, window: 5 },
+    );
+    const [cell] = await queryRows<{ status: string }>(
+      db(),
+      sql`select ${effectiveStatus("c")}::text as status from cells c where c.row_id = ${lateId}`,
+    );
+    expect(cell?.status).toBe("queued");
+  });
+
+  it("deleting rows it covers before the rewrite keeps every count exact", async () => {
+    const { tableId, rowIds } = await table(MOST);
+    const { backend } = await run(tableId);
+    await stopRuns({ db: db(), backend, stopEagerUpTo: 3 }, { tableId, where: b1 });
+    // Rows 0–2 are covered; row 12 is not. Their cells go with them (the cascade), and the
+    // count trigger judges them by their own positions, their rows already gone.
+    const gone = [rowIds[0] ?? "", rowIds[1] ?? "", rowIds[2] ?? "", rowIds[12] ?? ""];
+    await db().execute(sql`delete from rows where id = any(${textArray(gone)})`);
+    await expectProgressExact(tableId);
+    await foldNow(db());
+    await expectProgressExact(tableId);
+  });
+
+  it("a run left with a running cell outside the where stays active", async () => {
+    const all = new Set(range(0, ROWS).filter((i) => i !== 10));
+    const { tableId, rowIds } = await table(all);
+    const backend = new RecordingBackend();
+    const r = await startRun(
+      { db: db(), backend },
+      { tableId, groupIds: ["g"], mode: "all", rowIds: null, limit: null, window: 5 },
+    );
+    await db().execute(
+      sql`update cells set status = 'running' where row_id = ${rowIds[10] ?? ""} and group_id = 'g'`,
+    );
+    const stop = await stopRuns({ db: db(), backend, stopEagerUpTo: 3 }, { tableId, where: b1 });
+    expect(stop.cancelled).toBe(all.size);
+    expect((await getDispatch(db(), tableId, r.dispatchId))?.status).toBe("active");
   });
 
   it("a where Stop naming rows records each matching one as its own range", async () => {
@@ -251,15 +292,21 @@ describe("the move from a list of rows to ranges", () => {
            where s.table_id = ${tableId}`,
     );
     expect(listed.map((r) => rowIds.indexOf(r.rowId)).sort((a, b) => a - b)).toEqual([...MOST]);
-    await expect(
-      db().execute(sql`insert into stop_rows (seq, row_id) values (1, ${rowIds[0] ?? ""})`),
-    ).rejects.toThrow();
+    const refused = await db()
+      .execute(sql`insert into stop_rows (seq, row_id) select seq, ${rowIds[0] ?? ""} from stops
+                    where table_id = ${tableId}`)
+      .then(
+        () => null,
+        (e: unknown) => String((e as { cause?: unknown }).cause ?? e),
+      );
+    expect(refused).toMatch(/cannot insert into view "stop_rows"/);
     // The migration's copy, run against a list as the version before kept it.
     const file = fs.readFileSync(
       path.resolve(import.meta.dirname, "../../db/migrations/0072_stop_ranges_covered.sql"),
       "utf8",
     );
-    const copy = file.split("--> statement-breakpoint")[0] ?? "";
+    // Its lock of the list, then its copy.
+    const [lock = "", copy = ""] = file.split("--> statement-breakpoint");
     const [stop] = await queryRows<{ seq: number }>(
       db(),
       sql`insert into stops (table_id, matched) values (${tableId}, true) returning seq::int as seq`,
@@ -270,6 +317,7 @@ describe("the move from a list of rows to ranges", () => {
       await tx.execute(
         sql`insert into pg_temp.stop_rows values (${seq}, ${rowIds[3] ?? ""}), (${seq}, ${rowIds[7] ?? ""}), (${seq}, 'row_gone')`,
       );
+      await tx.execute(sql.raw(lock));
       await tx.execute(sql.raw(copy));
       await tx.execute(sql`drop table pg_temp.stop_rows`);
     });

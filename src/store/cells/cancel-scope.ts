@@ -23,7 +23,8 @@ import { textArray } from "../sql";
 import type { CancelScope } from "./cancel";
 
 /**
- * The queued cells in `scope` of the runs `runs`, as (dispatch_id, row_id, group_id). A
+ * The queued cells in `scope` of the runs `runs`, as (dispatch_id, row_id, group_id,
+ * row_position). A
  * `where` Stop's are found off its ranges, each a walk of the runs' unfinished cells at its
  * positions (cells_dispatch_active_idx), so the cost follows the cells it matched, not the
  * size of the runs. `runs` is a text[] value (cast: a subquery in parentheses alone would
@@ -33,7 +34,7 @@ function queuedInScope(scope: CancelScope, runs: SQL): SQL {
   const terms: SQL[] = [sql`c.dispatch_id = any(${runs})`, sql`c.status = 'queued'`];
   if (scope.rowIds) terms.push(sql`c.row_id = any(${textArray(scope.rowIds)})`);
   if (scope.groupIds) terms.push(sql`c.group_id = any(${textArray(scope.groupIds)})`);
-  const cols = sql`c.dispatch_id, c.row_id, c.group_id`;
+  const cols = sql`c.dispatch_id, c.row_id, c.group_id, c.row_position`;
   const where = sql.join(terms, sql` and `);
   if (scope.stopSeq === undefined) return sql`select ${cols} from cells c where ${where}`;
   // `offset 0` keeps the walk per range: pulled up into a join, it was planned the other
@@ -59,8 +60,8 @@ function queuedBetweenRanges(scope: CancelScope & { stopSeq: number }, runs: SQL
       union all
       select coalesce(max(sr.hi) + 1, ${POSITION_MIN}), ${POSITION_MAX} from stop_ranges sr where sr.seq = ${scope.stopSeq}
     )
-    select c.dispatch_id, c.row_id, c.group_id from gaps x
-     cross join lateral (select c.dispatch_id, c.row_id, c.group_id from cells c
+    select c.dispatch_id, c.row_id, c.group_id, c.row_position from gaps x
+     cross join lateral (select c.dispatch_id, c.row_id, c.group_id, c.row_position from cells c
                           where c.dispatch_id = any(${runs}) and c.status = 'queued' ${groups}
                             and c.row_position between x.lo and x.hi offset 0) c`;
 }
@@ -115,7 +116,8 @@ export async function recordCancelScopes(
           { ...scope, stopSeq },
           sql`(select array_agg(id) from runs where by_gaps)::text[]`,
         )
-      : sql`select null::text as dispatch_id, null::text as row_id, null::text as group_id where false`;
+      : sql`select null::text as dispatch_id, null::text as row_id, null::text as group_id,
+                   null::bigint as row_position where false`;
   // A Stop naming every group of a run covers the whole run: the scope says so (null), which
   // lets the run's end read nothing cell by cell (finish-cancelled.ts).
   const [row] = await queryRows<{ covered: number }>(
@@ -152,7 +154,7 @@ export async function recordCancelScopes(
         outside as (
           select c.dispatch_id, c.group_id, count(*)::int as n
             from (${outside}) c join runs r on r.id = c.dispatch_id
-           where not (r.scoped and cellflow_covered(c.dispatch_id, c.row_id, c.group_id))
+           where not (r.scoped and cellflow_covered(c.dispatch_id, c.row_id, c.group_id, c.row_position))
            group by 1, 2
         ),
         n as (
@@ -178,7 +180,7 @@ export async function recordCancelScopes(
           select c.dispatch_id, c.group_id, count(*)::int as n
             from (${queuedInScope(scope, sql`(select array_agg(id) from runs where not by_counters and not by_group_counters and not by_gaps)::text[]`)}) c
             join runs r on r.id = c.dispatch_id
-           where not (r.scoped and cellflow_covered(c.dispatch_id, c.row_id, c.group_id))
+           where not (r.scoped and cellflow_covered(c.dispatch_id, c.row_id, c.group_id, c.row_position))
            group by 1, 2
         ),
         ins as (
