@@ -6,6 +6,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { type Db, queryRows } from "@db/client";
 import { sql } from "drizzle-orm";
+import { expect } from "vitest";
 import { outcomeField, type TableProgress } from "@/contracts/progress";
 import { CELL_OUTCOMES, CELL_STATUSES, type CellStatus } from "@/domain/statuses";
 import { getDispatch } from "@/store/dispatches/read";
@@ -144,4 +145,24 @@ export async function counterFindings(db: Db, tableId: string): Promise<string[]
   if (left > 0) findings.push(`after a fold: ${left} deltas of the table left`);
   await compare("after a fold");
   return findings;
+}
+
+/**
+ * The progress read equals a full count of what reads show (a queued cell a cancel scope
+ * covers as `cancelled`), status by status, for every group: before any rewrite.
+ */
+export async function expectProgressExact(db: Db, tableId: string): Promise<void> {
+  const full = await queryRows<{ groupId: string; status: string; n: number }>(
+    db,
+    sql`select group_id as "groupId",
+               cellflow_cell_status(status, dispatch_id, row_id, group_id, row_position)::text as status,
+               count(*)::int as n
+          from cells where table_id = ${tableId} group by 1, 2`,
+  );
+  const progress = await readProgress(db, { tableId });
+  for (const g of progress?.groups ?? [])
+    for (const s of ["queued", "running", "paused", "completed", "error", "cancelled"] as const)
+      expect(g[s], `${g.groupId} ${s}`).toBe(
+        full.find((f) => f.groupId === g.groupId && f.status === s)?.n ?? 0,
+      );
 }

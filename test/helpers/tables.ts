@@ -117,6 +117,46 @@ export async function workflowTable(
   return { tableId, workflowId, rowIds };
 }
 
+/**
+ * A table of manual groups `groups` (ids), each filling its json column `c_<id>` with
+ * 'ok' by one transform, after `columns` (the data, typed); `rows` inserted (each a row's
+ * data).
+ */
+export async function transformTable(
+  key: string,
+  spec: { groups: string[]; columns?: Schemas["Column"][]; rows: Record<string, unknown>[] },
+): Promise<{ tableId: string; rowIds: string[] }> {
+  const wf = dataOf(
+    await apiClient(key).POST("/api/workflows", {
+      body: {
+        name: "w",
+        definition: { inputs: [], blocks: [{ id: "out", type: "transform", expression: "'ok'" }] },
+      },
+    }),
+  ).id;
+  const t = await apiClient(key).POST("/api/tables", {
+    body: {
+      name: "transform groups",
+      columns: [
+        ...(spec.columns ?? []),
+        ...spec.groups.map((g) => ({ id: `c_${g}`, name: g, type: "json" as const })),
+      ],
+      groups: spec.groups.map((g) => ({
+        id: g,
+        name: g,
+        kind: "workflow" as const,
+        workflowId: wf,
+        inputs: {} as Record<string, string>,
+        outputs: [{ columnId: `c_${g}`, from: "out" }],
+        autoRun: false,
+        dependsOn: [],
+      })),
+    },
+  });
+  const tableId = dataOf(t).id;
+  return { tableId, rowIds: await addRows(key, tableId, spec.rows) };
+}
+
 /** Inserts `rows` (each a row's data) a page of 1,000 at a time; their ids, in order. */
 async function addRows(
   key: string,

@@ -30,7 +30,8 @@ import { engineDeps } from "../helpers/engine";
 import { RecordingBackend, taskContext } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
 import { waitFor } from "../helpers/processes";
-import { foldNow } from "../helpers/progress";
+import { expectProgressExact, foldNow } from "../helpers/progress";
+import { transformTable } from "../helpers/tables";
 
 let key: string;
 const db = () => getDatabase().db;
@@ -43,36 +44,7 @@ beforeAll(async () => {
 const ROWS = 30;
 
 async function table(groups: string[]): Promise<{ tableId: string; rowIds: string[] }> {
-  const wf = dataOf(
-    await apiClient(key).POST("/api/workflows", {
-      body: {
-        name: "w",
-        definition: { inputs: [], blocks: [{ id: "out", type: "transform", expression: "'ok'" }] },
-      },
-    }),
-  ).id;
-  const t = await apiClient(key).POST("/api/tables", {
-    body: {
-      name: "scoped stop",
-      columns: groups.map((g) => ({ id: `c_${g}`, name: g, type: "json" as const })),
-      groups: groups.map((g) => ({
-        id: g,
-        name: g,
-        kind: "workflow" as const,
-        workflowId: wf,
-        inputs: {} as Record<string, string>,
-        outputs: [{ columnId: `c_${g}`, from: "out" }],
-        autoRun: false,
-        dependsOn: [],
-      })),
-    },
-  });
-  expect(t.response.status).toBe(201);
-  const ins = await apiClient(key).POST("/api/tables/{id}/rows", {
-    params: { path: { id: dataOf(t).id } },
-    body: { rows: Array.from({ length: ROWS }, () => ({ data: {} })) },
-  });
-  return { tableId: dataOf(t).id, rowIds: dataOf(ins).rows.map((r) => r.id) };
+  return transformTable(key, { groups, rows: Array.from({ length: ROWS }, () => ({})) });
 }
 
 /** Runs what the engine enqueued (carriers) as a worker would, until nothing is left. */
@@ -107,17 +79,6 @@ async function fullCount(tableId: string): Promise<Record<string, Record<string,
   const out: Record<string, Record<string, number>> = {};
   for (const r of rows) out[r.groupId] = { ...out[r.groupId], [r.status]: r.n };
   return out;
-}
-
-/** The progress read equals the full count, status by status, for every group. */
-async function expectProgressExact(tableId: string): Promise<void> {
-  const progress = await readProgress(db(), { tableId });
-  const full = await fullCount(tableId);
-  for (const g of progress?.groups ?? []) {
-    const counted = full[g.groupId] ?? {};
-    for (const s of ["queued", "running", "paused", "completed", "error", "cancelled"] as const)
-      expect(g[s], `${g.groupId} ${s}`).toBe(counted[s] ?? 0);
-  }
 }
 
 async function scopes(tableId: string): Promise<number> {
@@ -159,7 +120,7 @@ describe("a large Stop's covered cells read as cancelled from its return", () =>
 
     const progress = await readProgress(db(), { tableId });
     expect(progress?.groups[0]).toMatchObject({ queued: 0, running: 0, cancelled: ROWS });
-    await expectProgressExact(tableId);
+    await expectProgressExact(db(), tableId);
 
     const run = await getDispatch(db(), tableId, dispatchId);
     expect(run?.status).toBe("cancelled");
@@ -186,7 +147,7 @@ describe("a large Stop's covered cells read as cancelled from its return", () =>
     );
     const candidates = await orphanCandidates(db(), { limit: 10_000 });
     expect(candidates.filter((c) => c.tableId === tableId)).toEqual([]);
-    await expectProgressExact(tableId);
+    await expectProgressExact(db(), tableId);
   });
 
   it("a new run after the Stop re-stamps the covered cells, and they run to completion", async () => {
@@ -197,11 +158,11 @@ describe("a large Stop's covered cells read as cancelled from its return", () =>
       { tableId, groupIds: ["g"], mode: "incomplete", rowIds: null, limit: null, window: 5 },
     );
     expect(again.stamped).toBe(ROWS);
-    await expectProgressExact(tableId);
+    await expectProgressExact(db(), tableId);
     await drain(backend);
     expect(await stored(tableId)).toEqual({ completed: ROWS });
     expect((await getDispatch(db(), tableId, again.dispatchId))?.status).toBe("completed");
-    await expectProgressExact(tableId);
+    await expectProgressExact(db(), tableId);
     // Nothing of the old scope is left to cover: the rewrite finds no cell of it (other
     // tests' scopes it rewrites too).
     await rewriteCovered({ db: db(), backend });
@@ -214,23 +175,23 @@ describe("a large Stop's covered cells read as cancelled from its return", () =>
     await rewriteCovered({ db: db(), backend: new RecordingBackend() });
     const { tableId, rowIds } = await stoppedRun(["g", "h"]);
     expect(await stored(tableId)).toEqual({ queued: 2 * ROWS });
-    await expectProgressExact(tableId);
+    await expectProgressExact(db(), tableId);
     // One batch, then the pass is "interrupted" (no more batches from it).
     const first = await rewriteCoveredBatch(db(), 25);
     expect(first).toMatchObject({ rewritten: 25, done: false });
     expect(await stored(tableId)).toEqual({ queued: 2 * ROWS - 25, cancelled: 25 });
-    await expectProgressExact(tableId);
+    await expectProgressExact(db(), tableId);
     const row = await getRow(db(), tableId, rowIds[ROWS - 1] as string);
     expect([row?.cells.g?.status, row?.cells.h?.status]).toEqual(["cancelled", "cancelled"]);
     // A new pass finds the rest in the table.
     let batches = 0;
     while ((await scopes(tableId)) > 0 && batches++ < 10) {
       await rewriteCoveredBatch(db(), 25);
-      await expectProgressExact(tableId);
+      await expectProgressExact(db(), tableId);
     }
     expect(await stored(tableId)).toEqual({ cancelled: 2 * ROWS });
     expect(await scopes(tableId)).toBe(0);
-    await expectProgressExact(tableId);
+    await expectProgressExact(db(), tableId);
   });
 
   it("a Stop of one group of a run covers that group only; the run goes on with the other and completes before the rewrite", async () => {
@@ -256,12 +217,12 @@ describe("a large Stop's covered cells read as cancelled from its return", () =>
     await drain(backend);
     expect(await stored(tableId)).toEqual({ queued: ROWS, completed: ROWS });
     expect((await getDispatch(db(), tableId, run.dispatchId))?.status).toBe("completed");
-    await expectProgressExact(tableId);
+    await expectProgressExact(db(), tableId);
     await rewriteCovered({ db: db(), backend });
     await drain(backend);
     expect(await stored(tableId)).toEqual({ cancelled: ROWS, completed: ROWS });
     expect((await getDispatch(db(), tableId, run.dispatchId))?.status).toBe("completed");
-    await expectProgressExact(tableId);
+    await expectProgressExact(db(), tableId);
   });
 
   /**
@@ -311,7 +272,7 @@ describe("a large Stop's covered cells read as cancelled from its return", () =>
       { tableId, groupIds: ["g"] },
     );
     expect(stop.cancelled).toBe(ROWS);
-    await expectProgressExact(tableId);
+    await expectProgressExact(db(), tableId);
   });
 
   /** Some session waits for the table's scope lock (a Stop or a claim blocked on it). */
@@ -350,7 +311,7 @@ describe("a large Stop's covered cells read as cancelled from its return", () =>
     }
     expect(await stored(tableId)).toEqual({ queued: ROWS - 1, cancelled: 1 });
     expect((await fullCount(tableId)).g).toEqual({ cancelled: ROWS });
-    await expectProgressExact(tableId);
+    await expectProgressExact(db(), tableId);
   });
 
   it("a claim that waited for the Stop's scope lock sees the scope it committed, with its older snapshot, and claims nothing", async () => {

@@ -19,13 +19,13 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { startRun } from "@/engine/dispatcher";
 import { stopRuns } from "@/engine/stop";
 import { getDispatch } from "@/store/dispatches/read";
-import { readProgress } from "@/store/progress/read";
 import { effectiveStatus, textArray } from "@/store/sql";
 import { apiClient, dataOf } from "../helpers/api";
 import { useTestDatabase } from "../helpers/db";
 import { RecordingBackend } from "../helpers/engine-harness";
 import { newWorkspace } from "../helpers/fixtures";
-import { foldNow } from "../helpers/progress";
+import { expectProgressExact, foldNow } from "../helpers/progress";
+import { transformTable } from "../helpers/tables";
 
 let key: string;
 const db = () => getDatabase().db;
@@ -46,39 +46,11 @@ function range(from: number, to: number): number[] {
 
 /** A table of groups g and h over ROWS rows, row i with b = 1 when `ones` has i. */
 async function table(ones: ReadonlySet<number>): Promise<{ tableId: string; rowIds: string[] }> {
-  const wf = dataOf(
-    await apiClient(key).POST("/api/workflows", {
-      body: {
-        name: "w",
-        definition: { inputs: [], blocks: [{ id: "out", type: "transform", expression: "'ok'" }] },
-      },
-    }),
-  ).id;
-  const t = await apiClient(key).POST("/api/tables", {
-    body: {
-      name: "where stop",
-      columns: [
-        { id: "b", name: "b", type: "number" as const },
-        ...["g", "h"].map((g) => ({ id: `c_${g}`, name: g, type: "json" as const })),
-      ],
-      groups: ["g", "h"].map((g) => ({
-        id: g,
-        name: g,
-        kind: "workflow" as const,
-        workflowId: wf,
-        inputs: {} as Record<string, string>,
-        outputs: [{ columnId: `c_${g}`, from: "out" }],
-        autoRun: false,
-        dependsOn: [],
-      })),
-    },
+  return transformTable(key, {
+    groups: ["g", "h"],
+    columns: [{ id: "b", name: "b", type: "number" }],
+    rows: range(0, ROWS).map((i) => ({ b: ones.has(i) ? 1 : 0 })),
   });
-  expect(t.response.status).toBe(201);
-  const ins = await apiClient(key).POST("/api/tables/{id}/rows", {
-    params: { path: { id: dataOf(t).id } },
-    body: { rows: range(0, ROWS).map((i) => ({ data: { b: ones.has(i) ? 1 : 0 } })) },
-  });
-  return { tableId: dataOf(t).id, rowIds: dataOf(ins).rows.map((r) => r.id) };
 }
 
 /** A run of both groups over every row, its counts folded. */
@@ -118,22 +90,6 @@ async function cancelledRows(tableId: string, rowIds: string[], group: string): 
            and cellflow_cell_status(status, dispatch_id, row_id, group_id) = 'cancelled'`,
   );
   return rows.map((r) => rowIds.indexOf(r.rowId)).sort((a, b) => a - b);
-}
-
-/** The progress read equals a full count of what reads show, for every group and status. */
-async function expectProgressExact(tableId: string): Promise<void> {
-  const full = await queryRows<{ groupId: string; status: string; n: number }>(
-    db(),
-    sql`select group_id as "groupId", cellflow_cell_status(status, dispatch_id, row_id, group_id)::text as status,
-               count(*)::int as n
-          from cells where table_id = ${tableId} group by 1, 2`,
-  );
-  const progress = await readProgress(db(), { tableId });
-  for (const g of progress?.groups ?? [])
-    for (const s of ["queued", "running", "paused", "completed", "error", "cancelled"] as const)
-      expect(g[s], `${g.groupId} ${s}`).toBe(
-        full.find((f) => f.groupId === g.groupId && f.status === s)?.n ?? 0,
-      );
 }
 
 /** Makes the run's counter of g's queued cells 100 too high: an answer off it shows that. */
@@ -193,9 +149,9 @@ describe("a where Stop's rows as ranges of positions", () => {
     // count trigger judges them by their own positions, their rows already gone.
     const gone = [rowIds[0] ?? "", rowIds[1] ?? "", rowIds[2] ?? "", rowIds[12] ?? ""];
     await db().execute(sql`delete from rows where id = any(${textArray(gone)})`);
-    await expectProgressExact(tableId);
+    await expectProgressExact(db(), tableId);
     await foldNow(db());
-    await expectProgressExact(tableId);
+    await expectProgressExact(db(), tableId);
   });
 
   it("a run left with a running cell outside the where stays active", async () => {
@@ -241,7 +197,7 @@ describe("a where Stop's rows as ranges of positions", () => {
     const stop = await stopRuns({ db: db(), backend, stopEagerUpTo: 3 }, { tableId, where: b1 });
     expect(stop.cancelled).toBe(2 * MOST.size);
     for (const g of ["g", "h"]) expect(await cancelledRows(tableId, rowIds, g)).toEqual([...MOST]);
-    await expectProgressExact(tableId);
+    await expectProgressExact(db(), tableId);
     expect((await getDispatch(db(), tableId, dispatchId))?.status).toBe("active");
   });
 
@@ -266,7 +222,7 @@ describe("a where Stop's rows as ranges of positions", () => {
     const stop = await stopRuns({ db: db(), backend, stopEagerUpTo: 3 }, { tableId, where: b1 });
     expect(stop.cancelled).toBe(MOST.size);
     expect(await cancelledRows(tableId, rowIds, "h")).toEqual([...MOST]);
-    await expectProgressExact(tableId);
+    await expectProgressExact(db(), tableId);
     expect((await getDispatch(db(), tableId, dispatchId))?.status).toBe("active");
   });
 
